@@ -1,0 +1,33 @@
+"""The `sagelaunch` command. Each group lives in its own module; heavy imports stay inside commands."""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(
+    name="sagelaunch",
+    help="Validate, run and inspect training jobs locally or on SageMaker.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+
+def _register() -> None:
+    from launcher import cli_jobs, cli_package, cli_validate
+    from profiler.cli import profile_app
+
+    cli_validate.register(app)
+    cli_jobs.register(app)
+    cli_package.register(app)
+    app.add_typer(profile_app, name="profile", help="Analyse, report and browse profiles.")
+
+
+_register()
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,76 @@
+"""TrainingJob: one handle for a job wherever it runs.
+
+`describe()` returns a DescribeTrainingJob-shaped dict in both backends, so code and the
+CLI treat local and SageMaker jobs the same. `TrainingJob.attach(name)` finds a job in the
+local registry first, then on SageMaker.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, Iterator
+
+TERMINAL_STATUSES = ("Completed", "Failed", "Stopped")
+
+
+class TrainingJob(ABC):
+    backend: str  # "local" | "sagemaker"
+
+    def __init__(self, name: str):
+        self.name = name
+
+    @abstractmethod
+    def describe(self) -> dict[str, Any]:
+        """DescribeTrainingJob-shaped: TrainingJobName, TrainingJobStatus, SecondaryStatus,
+        SecondaryStatusTransitions, FailureReason, CreationTime, TrainingStartTime,
+        TrainingEndTime, ModelArtifacts.S3ModelArtifacts, OutputDataConfig, ProfilerConfig…"""
+
+    @abstractmethod
+    def wait(self, logs: bool = True) -> dict[str, Any]:
+        """Block until a terminal status; raise JobFailedError on Failed; return describe()."""
+
+    @abstractmethod
+    def logs(self, follow: bool = False) -> Iterator[str]:
+        """Log lines, each prefixed by host (and rank locally); follow=True tails until the end."""
+
+    @abstractmethod
+    def stop(self) -> None:
+        """Ask the job to stop; the status becomes Stopping then Stopped."""
+
+    @property
+    def status(self) -> str:
+        return self.describe()["TrainingJobStatus"]
+
+    @property
+    def model_data(self) -> str | None:
+        return self.describe().get("ModelArtifacts", {}).get("S3ModelArtifacts")
+
+    @property
+    @abstractmethod
+    def profiler_output(self) -> str | None:
+        """Where the profiler's files are: s3://… prefix or a local folder."""
+
+    @classmethod
+    def attach(cls, name: str, **kwargs: Any) -> "TrainingJob":
+        from launcher import registry
+
+        if registry.exists(name):
+            from launcher.backends.local import LocalTrainingJob
+
+            return LocalTrainingJob(name)
+        from launcher.backends.sagemaker import SageMakerTrainingJob
+
+        return SageMakerTrainingJob.attach(name, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name}>"
+
+
+class JobFailedError(RuntimeError):
+    """A job ended Failed, Stopped or MaxRuntimeExceeded; carries the reason and the last log lines."""
+
+    def __init__(self, name: str, status: str, reason: str | None, last_logs: list[str] | None = None):
+        self.job_name, self.status, self.reason, self.last_logs = name, status, reason, last_logs or []
+        tail = "\n".join(self.last_logs[-20:])
+        msg = f"training job {name} ended {status}: {reason or 'no reason given'}"
+        super().__init__(msg + (f"\n--- last log lines ---\n{tail}" if tail else ""))

@@ -1,0 +1,102 @@
+"""TrainingJobSpec: the one typed description of a training job.
+
+Estimators build it (after validating every field); backends run it. It is frozen:
+a backend that learns something at submit time (the code bucket, say) makes a copy
+with `spec.model_copy(update=...)`. Nothing here imports torch, boto3 or transformers.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+LOCAL_INSTANCE_TYPES = ("local", "local_gpu")
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class InputChannel(_Frozen):
+    """One data channel: `SM_CHANNEL_<NAME>` inside the job."""
+
+    name: str
+    uri: str  # s3://bucket/prefix, file:///abs/path, or a plain local path
+    content_type: str | None = None
+    input_mode: Literal["File", "Pipe", "FastFile"] = "File"
+    s3_data_type: Literal["S3Prefix", "ManifestFile", "AugmentedManifestFile"] = "S3Prefix"
+    distribution: Literal["FullyReplicated", "ShardedByS3Key"] = "FullyReplicated"
+
+
+class ProfilerSettings(_Frozen):
+    """What ProfilerConfig/Profiler add to a job (values already validated)."""
+
+    s3_output_path: str | None = None
+    system_monitor_interval_millis: int | None = None
+    cpu_profiling_duration: int = 3600  # seconds of detailed (Kineto) capture
+    file_rotation_interval: int = 600  # SMPFileRotationSecs
+    disable_profiler: bool = False
+
+
+class TrainingJobSpec(_Frozen):
+    job_name: str
+    framework: Literal["pytorch", "tensorflow"]
+    framework_version: str
+    py_version: str
+    image_uri: str
+    region: str
+    role: str | None = None
+
+    # code
+    entry_point: str  # file name relative to source_dir (or the lone file's name)
+    source_dir: str | None = None  # local folder, or an s3:// sourcedir.tar.gz; None = folder of entry_point
+    entry_point_path: str | None = None  # absolute local path of the entry point when source_dir is None
+    ignore_patterns: tuple[str, ...] = ()
+    submit_directory: str | None = None  # s3:// URI of the uploaded sourcedir.tar.gz (set by the backend)
+
+    # resources
+    instance_type: str
+    instance_count: int = 1
+    gpus_per_host: int = 0  # from the support matrix; 0 for CPU instances and "local"
+    processes_per_host: int = 1  # torchrun --nproc_per_node: distribution, else GPUs, else 1
+    volume_size: int = 30
+    volume_kms_key: str | None = None
+
+    # what the script sees
+    hyperparameters: dict[str, Any] = Field(default_factory=dict)  # the user's, raw values
+    environment: dict[str, str] = Field(default_factory=dict)
+    inputs: tuple[InputChannel, ...] = ()
+
+    # distribution, already validated by estimators.distribution
+    distribution: dict[str, Any] = Field(default_factory=dict)  # the user's dict, as given
+    distribution_hyperparameters: dict[str, Any] = Field(default_factory=dict)  # sagemaker_* / mp_parameters
+    mp_parameters: dict[str, Any] | None = None  # SMP parameters when model parallel is on
+
+    # outputs and limits
+    output_path: str | None = None  # s3://… or a local folder
+    output_kms_key: str | None = None
+    checkpoint_s3_uri: str | None = None
+    checkpoint_local_path: str | None = None
+    max_run: int = 24 * 60 * 60
+    max_wait: int | None = None
+    use_spot_instances: bool = False
+    profiler: ProfilerSettings | None = None  # None: no profiler at all
+
+    # network and tags
+    subnets: tuple[str, ...] | None = None
+    security_group_ids: tuple[str, ...] | None = None
+    enable_network_isolation: bool = False
+    encrypt_inter_container_traffic: bool = False
+    tags: tuple[tuple[str, str], ...] = ()
+    container_log_level: int = 20
+
+    @property
+    def is_local(self) -> bool:
+        return self.instance_type in LOCAL_INSTANCE_TYPES
+
+    def to_create_training_job_request(self) -> dict[str, Any]:
+        """The complete CreateTrainingJob request (pure; no network)."""
+        from launcher.request import compile_create_training_job_request
+
+        return compile_create_training_job_request(self)

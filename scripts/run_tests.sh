@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Install everything the tests need into .venv and run the whole suite.
+# Usage: bash scripts/run_tests.sh [pytest args]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ -x .venv/bin/python ] || python3 -m venv .venv
+PY=.venv/bin/python
+# the CPU build of torch (a bare torch requirement would pull a multi-GB CUDA build)
+$PY -c "import torch" 2>/dev/null || $PY -m pip install -q torch==2.13.0
+$PY -m pip install -q -e ".[test]"
+# headless Chromium for the browser tests (Debian's package; Playwright cannot download browsers here)
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium >/dev/null
+fi
+set +e
+$PY -m pytest "$@"
+rc=$?
+set -e
+# pytest exits 5 when it collected no test: that is a failure here
+[ "$rc" = 5 ] && { echo "pytest collected no tests" >&2; exit 1; }
+exit "$rc"

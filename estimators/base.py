@@ -1,0 +1,234 @@
+"""FrameworkEstimator: the SageMaker SDK's estimator arguments as a validated pydantic model.
+
+Every field is checked when it is set (extra="forbid", validate_assignment); cross-field rules
+run in `estimators.resolve`. `to_spec` turns an estimator into the frozen TrainingJobSpec the
+backends run, `training_job_request` compiles it to a CreateTrainingJob request (pure), and
+`fit` submits it to the backend its instance type selects.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+
+from estimators import field_checks as check
+from estimators import support
+from estimators.inputs import to_channels
+from estimators.naming import check_job_name, job_name_from_base
+from estimators.resolve import Resolved, resolve
+from launcher.spec import TrainingJobSpec
+from profiler_config import ProfilerConfig
+
+MAX_RUN_SECS = 28 * 24 * 3600
+
+
+class FrameworkEstimator(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, protected_namespaces=(), defer_build=True)
+
+    framework: ClassVar[str]
+
+    entry_point: str
+    source_dir: str | None = None
+    role: str | None = None
+    framework_version: str | None = None
+    py_version: str | None = None
+    image_uri: str | None = None
+    instance_type: str
+    instance_count: int = Field(1, ge=1, le=1000)
+    region: str | None = None
+    hyperparameters: dict[str, Any] | None = None
+    distribution: dict[str, Any] | None = None
+    profiler_config: ProfilerConfig | None = None
+    disable_profiler: bool = False
+    output_path: str | None = None
+    checkpoint_s3_uri: str | None = None
+    checkpoint_local_path: str | None = None
+    max_run: int = Field(24 * 60 * 60, ge=1, le=MAX_RUN_SECS)
+    use_spot_instances: bool = False
+    max_wait: int | None = Field(None, ge=1, le=MAX_RUN_SECS)
+    volume_size: int = Field(30, ge=1, le=16384)
+    volume_kms_key: str | None = None
+    output_kms_key: str | None = None
+    subnets: list[str] | None = None
+    security_group_ids: list[str] | None = None
+    enable_network_isolation: bool = False
+    encrypt_inter_container_traffic: bool = False
+    environment: dict[str, str] | None = None
+    tags: list[dict[str, str]] | None = None
+    base_job_name: str | None = None
+    ignore_patterns: list[str] | None = None
+    container_log_level: int = Field(20, ge=0, le=50)
+
+    _resolved: Resolved | None = PrivateAttr(default=None)
+    _latest_training_job: Any = PrivateAttr(default=None)
+
+    # ------------------------------------------------------------ field checks
+    _entry = field_validator("entry_point")(classmethod(lambda cls, v: check.entry_point(v)))
+    _source = field_validator("source_dir")(classmethod(lambda cls, v: check.source_dir(v)))
+    _role = field_validator("role")(classmethod(lambda cls, v: check.role(v)))
+    _version = field_validator("framework_version")(classmethod(lambda cls, v: check.version_text(v)))
+    _py = field_validator("py_version")(classmethod(lambda cls, v: check.py_version(v)))
+    _image = field_validator("image_uri")(classmethod(lambda cls, v: check.image_uri(v)))
+    _region = field_validator("region")(classmethod(lambda cls, v: check.region(v)))
+    _hp = field_validator("hyperparameters")(classmethod(lambda cls, v: check.hyperparameters(v)))
+    _ckpt = field_validator("checkpoint_s3_uri")(classmethod(lambda cls, v: check.s3_uri("checkpoint_s3_uri", v)))
+    _vkms = field_validator("volume_kms_key")(classmethod(lambda cls, v: check.kms_key("volume_kms_key", v)))
+    _okms = field_validator("output_kms_key")(classmethod(lambda cls, v: check.kms_key("output_kms_key", v)))
+    _env = field_validator("environment")(classmethod(lambda cls, v: check.environment(v)))
+    _base = field_validator("base_job_name")(classmethod(lambda cls, v: check.base_job_name(v)))
+    _tags = field_validator("tags", mode="before")(classmethod(lambda cls, v: check.tags(v)))
+    _subnets = field_validator("subnets")(
+        classmethod(lambda cls, v: check.id_list("subnets", v, check.SUBNET, 16, "subnet-0123abcd"))
+    )
+    _sgs = field_validator("security_group_ids")(
+        classmethod(lambda cls, v: check.id_list("security_group_ids", v, check.SECURITY_GROUP, 5, "sg-0123abcd"))
+    )
+
+    @field_validator("instance_type")
+    @classmethod
+    def _instance_type(cls, v: str) -> str:
+        return support.check_instance_type(v)
+
+    @field_validator("output_path")
+    @classmethod
+    def _output_path(cls, v: str | None) -> str | None:
+        if v is None or v.startswith("s3://"):
+            return check.s3_uri("output_path", v)
+        if not v or "\x00" in v:
+            raise ValueError(f"output_path={v!r} must be s3://<bucket>[/prefix] or a local folder")
+        return v
+
+    @field_validator("checkpoint_local_path")
+    @classmethod
+    def _ckpt_local(cls, v: str | None) -> str | None:
+        if v is not None and not check.LOCAL_PATH.match(v):
+            raise ValueError(f"checkpoint_local_path={v!r} must be an absolute path such as /opt/ml/checkpoints")
+        return v
+
+    @model_validator(mode="after")
+    def _resolve(self) -> "FrameworkEstimator":
+        self._resolved = resolve(self)
+        return self
+
+    # ------------------------------------------------------------ derived values
+    @property
+    def resolved(self) -> Resolved:
+        assert self._resolved is not None
+        return self._resolved
+
+    @property
+    def latest_training_job(self) -> Any:
+        return self._latest_training_job
+
+    @property
+    def training_image_uri(self) -> str:
+        return self.resolved.image_uri
+
+    def _default_base_job_name(self) -> str:
+        return self.base_job_name or self.resolved.repository
+
+    def make_job_name(self) -> str:
+        return job_name_from_base(self._default_base_job_name())
+
+    # ------------------------------------------------------------ spec and request
+    def to_spec(self, job_name: str | None = None, inputs: Any = None) -> TrainingJobSpec:
+        r = self.resolved
+        name = check_job_name(job_name) if job_name is not None else self.make_job_name()
+        local = self.instance_type in support.LOCAL_INSTANCE_TYPES
+        if self.source_dir is None:
+            entry, source_dir, entry_path = os.path.basename(self.entry_point), None, os.path.abspath(self.entry_point)
+        else:
+            entry, entry_path = self._entry_in_source_dir(), None
+            source_dir = self.source_dir if self.source_dir.startswith("s3://") else os.path.abspath(self.source_dir)
+        return TrainingJobSpec(
+            job_name=name, framework=self.framework, framework_version=r.framework_version, py_version=r.py_version,
+            image_uri=r.image_uri, region=r.region, role=self.role,
+            entry_point=entry, source_dir=source_dir, entry_point_path=entry_path,
+            ignore_patterns=tuple(self.ignore_patterns or ()),
+            instance_type=self.instance_type, instance_count=self.instance_count, gpus_per_host=r.gpus_per_host,
+            processes_per_host=r.plan.processes_per_host, volume_size=self.volume_size,
+            volume_kms_key=self.volume_kms_key, hyperparameters=dict(self.hyperparameters or {}),
+            environment=dict(self.environment or {}), inputs=to_channels(inputs, local=local),
+            distribution=dict(self.distribution or {}), distribution_hyperparameters=dict(r.plan.hyperparameters),
+            mp_parameters=r.plan.mp_parameters, output_path=self.output_path, output_kms_key=self.output_kms_key,
+            checkpoint_s3_uri=self.checkpoint_s3_uri, checkpoint_local_path=self.checkpoint_local_path,
+            max_run=self.max_run, max_wait=self.max_wait, use_spot_instances=self.use_spot_instances,
+            profiler=r.profiler,
+            subnets=tuple(self.subnets) if self.subnets is not None else None,
+            security_group_ids=tuple(self.security_group_ids) if self.security_group_ids is not None else None,
+            enable_network_isolation=self.enable_network_isolation,
+            encrypt_inter_container_traffic=self.encrypt_inter_container_traffic,
+            tags=tuple((t["Key"], t["Value"]) for t in self.tags or ()), container_log_level=self.container_log_level,
+        )
+
+    def _entry_in_source_dir(self) -> str:
+        """entry_point relative to a local source_dir (an absolute path inside it is made relative)."""
+        assert self.source_dir is not None
+        if os.path.isabs(self.entry_point) and not self.source_dir.startswith("s3://"):
+            rel = os.path.relpath(self.entry_point, os.path.abspath(self.source_dir))
+            if not rel.startswith(".."):
+                return rel.replace(os.sep, "/")
+        return self.entry_point
+
+    def training_job_request(self, job_name: str, inputs: Any = None) -> dict[str, Any]:
+        """The complete CreateTrainingJob request (pure; no network, no files read)."""
+        from launcher.request import compile_create_training_job_request
+
+        return compile_create_training_job_request(self.to_spec(job_name, inputs))
+
+    # ------------------------------------------------------------ running
+    def check_files(self) -> None:
+        """The local code must exist before a job is submitted (construction does not read files)."""
+        if self.source_dir is None:
+            if not os.path.isfile(self.entry_point):
+                raise ValueError(f"entry_point={self.entry_point!r}: no such file (from {os.getcwd()})")
+        elif not self.source_dir.startswith("s3://"):
+            if not os.path.isdir(self.source_dir):
+                raise ValueError(f"source_dir={self.source_dir!r}: no such folder")
+            if not os.path.isfile(os.path.join(self.source_dir, self._entry_in_source_dir())):
+                raise ValueError(f"entry_point={self.entry_point!r}: no such file in source_dir={self.source_dir!r}")
+
+    def fit(self, inputs: Any = None, wait: bool = True, logs: bool = True, job_name: str | None = None, **options: Any):
+        """Build the spec, submit it (local or SageMaker by instance type), keep the job handle."""
+        from launcher.backends import submit
+
+        self.check_files()
+        spec = self.to_spec(job_name, inputs)
+        self._latest_training_job = submit(spec, wait=wait, logs=logs, **options)
+        return self._latest_training_job
+
+    def deploy(self, **kwargs: Any) -> Any:
+        """Model(model_data=<this job's model.tar.gz>, …).deploy(**kwargs) — estimators.model does the work."""
+        from estimators.model import Model  # owned by the deployment code; imported only here
+
+        job = self._latest_training_job
+        if job is None:
+            raise ValueError("deploy() needs a trained model: call fit() first (latest_training_job is None)")
+        r = self.resolved
+        offered = {
+            "model_data": job.model_data, "role": self.role, "framework": self.framework,
+            "framework_version": r.framework_version, "py_version": r.py_version, "region": r.region,
+            "entry_point": None, "source_dir": None,
+        }
+        params = _accepted_params(Model)
+        model_kwargs = {k: v for k, v in offered.items() if v is not None and (params is None or k in params)}
+        for key in list(kwargs):
+            if params is not None and key in params and key not in _accepted_params(Model.deploy, default=set()):
+                model_kwargs[key] = kwargs.pop(key)
+        return Model(**model_kwargs).deploy(**kwargs)
+
+
+def _accepted_params(obj: Any, default: Any = None) -> set[str] | None:
+    fields = getattr(obj, "model_fields", None)
+    if isinstance(fields, dict):
+        return set(fields)
+    try:
+        sig = inspect.signature(obj)
+    except (TypeError, ValueError):
+        return default
+    if any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
+        return default
+    return set(sig.parameters)

@@ -1,0 +1,169 @@
+"""Single-field checks of estimator arguments (pure functions; each error names its field)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from estimators.suggest import did_you_mean
+
+ROLE_ARN = re.compile(r"^arn:aws[a-z\-]*:iam::\d{12}:role/?[a-zA-Z_0-9+=,.@\-_/]+$")
+IMAGE_URI = re.compile(r"^[a-z0-9][a-z0-9.\-]*(:\d+)?(/[a-z0-9._\-]+)+(:[A-Za-z0-9_.\-]{1,128}|@sha256:[0-9a-f]{64})?$")
+S3_URI = re.compile(r"^s3://[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9](/.*)?$")
+KMS_KEY = re.compile(r"^[a-zA-Z0-9:/_\-]{1,2048}$")
+SUBNET = re.compile(r"^subnet-[0-9a-z]{1,32}$")
+SECURITY_GROUP = re.compile(r"^sg-[0-9a-z]{1,32}$")
+ENV_KEY = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]{0,511}$")
+REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d$")
+PY_VERSION = re.compile(r"^py3\d{0,2}$")
+VERSION = re.compile(r"^\d+(\.\d+){0,2}$")
+LOCAL_PATH = re.compile(r"^/[^\x00]{0,4095}$")
+RESERVED_HYPERPARAMETERS = (
+    "sagemaker_program", "sagemaker_submit_directory", "sagemaker_region", "sagemaker_job_name",
+    "sagemaker_container_log_level",
+)
+MAX_HYPERPARAMETERS = 100  # SageMaker's limit on HyperParameters entries
+
+
+def role(v: str | None) -> str | None:
+    if v is None or ROLE_ARN.match(v):
+        return v
+    fix = f"arn:aws:iam::<account-id>:role/{v}" if re.match(r"^[\w+=,.@\-]{1,64}$", v) else "arn:aws:iam::<account-id>:role/<name>"
+    raise ValueError(f"role={v!r} is not an IAM role ARN; allowed: arn:aws:iam::<12 digits>:role/<name>; did you mean {fix!r}?")
+
+
+def image_uri(v: str | None) -> str | None:
+    if v is None:
+        return v
+    if len(v) > 255 or not IMAGE_URI.match(v):
+        raise ValueError(
+            f"image_uri={v!r} is not a container image URI; allowed: <registry>/<repository>[:tag], e.g. "
+            "763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-training:2.0.0-gpu-py310-cu118-ubuntu20.04-sagemaker"
+        )
+    return v
+
+
+def py_version(v: str | None) -> str | None:
+    if v is not None and not PY_VERSION.match(v):
+        raise ValueError(f"py_version={v!r} is not valid; allowed: py3, py38, py39, py310, py311, py312 (or omit it)")
+    return v
+
+
+def version_text(v: str | None) -> str | None:
+    if v is not None and not VERSION.match(v):
+        raise ValueError(f"framework_version={v!r} is not a version; allowed: e.g. '2.0.0' or '2.0'")
+    return v
+
+
+def region(v: str | None) -> str | None:
+    if v is not None and not REGION.match(v):
+        raise ValueError(f"region={v!r} is not an AWS region name; allowed: e.g. us-west-2, eu-central-1")
+    return v
+
+
+def s3_uri(field: str, v: str | None) -> str | None:
+    if v is not None and not S3_URI.match(v):
+        raise ValueError(f"{field}={v!r} is not an S3 URI; allowed: s3://<bucket>[/prefix]")
+    return v
+
+
+def source_dir(v: str | None) -> str | None:
+    if v is None:
+        return v
+    if not v:
+        raise ValueError("source_dir='' is empty; give a folder, an s3://…/sourcedir.tar.gz, or omit it")
+    if v.startswith("s3://") and (not S3_URI.match(v) or not v.endswith(".tar.gz")):
+        raise ValueError(f"source_dir={v!r}: an S3 source_dir must be a .tar.gz, e.g. s3://bucket/code/sourcedir.tar.gz")
+    return v
+
+
+def entry_point(v: str) -> str:
+    if not v or v.startswith("s3://") or v.endswith("/"):
+        raise ValueError(f"entry_point={v!r} must be a script path such as 'train.py' (relative to source_dir)")
+    return v
+
+
+def kms_key(field: str, v: str | None) -> str | None:
+    if v is not None and not KMS_KEY.match(v):
+        raise ValueError(f"{field}={v!r} is not a KMS key id/ARN; allowed: letters, digits, : / _ - (≤ 2048)")
+    return v
+
+
+def id_list(field: str, v: list[str] | None, pattern: re.Pattern[str], max_len: int, example: str) -> list[str] | None:
+    if v is None:
+        return v
+    if not v or len(v) > max_len:
+        raise ValueError(f"{field} has {len(v)} entries; allowed: 1..{max_len}")
+    for item in v:
+        if not pattern.match(item):
+            raise ValueError(f"{field} entry {item!r} is not valid; allowed: e.g. {example!r}")
+    return v
+
+
+def environment(v: dict[str, str] | None) -> dict[str, str] | None:
+    if v is None:
+        return v
+    if len(v) > 100:
+        raise ValueError(f"environment has {len(v)} variables; allowed: at most 100")
+    for key, value in v.items():
+        if not ENV_KEY.match(key):
+            raise ValueError(f"environment key {key!r} is not a variable name; allowed: [A-Za-z_][A-Za-z0-9_]*")
+        if len(value) > 512:
+            raise ValueError(f"environment[{key!r}] is {len(value)} characters; allowed: at most 512")
+    return v
+
+
+def tags(v: Any) -> list[dict[str, str]] | None:
+    if v is None:
+        return None
+    items = [{"Key": k, "Value": val} for k, val in v.items()] if isinstance(v, dict) else v
+    if not isinstance(items, list):
+        raise ValueError(f"tags={v!r} must be a list of {{'Key': …, 'Value': …}} or a dict")
+    out = []
+    for t in items:
+        if not isinstance(t, dict) or set(t) != {"Key", "Value"} or not all(isinstance(x, str) for x in t.values()):
+            raise ValueError(f"tags entry {t!r} must be {{'Key': str, 'Value': str}}")
+        if not 1 <= len(t["Key"]) <= 128 or len(t["Value"]) > 256 or t["Key"].lower().startswith("aws:"):
+            raise ValueError(f"tags entry {t!r}: Key 1-128 characters not starting with 'aws:', Value ≤ 256")
+        out.append(dict(t))
+    if len(out) > 50:
+        raise ValueError(f"tags has {len(out)} entries; allowed: at most 50")
+    return out
+
+
+def hyperparameters(v: dict[str, Any] | None) -> dict[str, Any] | None:
+    if v is None:
+        return v
+    if len(v) > MAX_HYPERPARAMETERS - 15:  # room for sagemaker_* and distribution entries
+        raise ValueError(f"hyperparameters has {len(v)} entries; allowed: at most {MAX_HYPERPARAMETERS - 15}")
+    for key, value in v.items():
+        if not isinstance(key, str) or not 1 <= len(key) <= 256:
+            raise ValueError(f"hyperparameters key {key!r} must be a string of 1-256 characters")
+        if key in RESERVED_HYPERPARAMETERS or key == "mp_parameters":
+            raise ValueError(f"hyperparameters[{key!r}] is set by sagelaunch; use a different name")
+        try:
+            encoded = json.dumps(value)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"hyperparameters[{key!r}]={value!r} is not JSON-serialisable; allowed: str, int, float, bool, list, dict"
+            ) from None
+        if len(encoded) > 2500:
+            raise ValueError(f"hyperparameters[{key!r}] encodes to {len(encoded)} characters; allowed: at most 2500")
+    return v
+
+
+def base_job_name(v: str | None) -> str | None:
+    if v is not None and (not v or not re.match(r"^[a-zA-Z0-9](-*[a-zA-Z0-9])*$", v) or len(v) > 63):
+        cleaned = re.sub(r"[^a-zA-Z0-9-]+", "-", v or "").strip("-") or "my-job"
+        raise ValueError(
+            f"base_job_name={v!r} is not valid; allowed: letters, digits and hyphens (≤ 63); "
+            f"did you mean {cleaned[:39]!r}?"
+        )
+    return v
+
+
+def choice(field: str, v: str, allowed: tuple[str, ...]) -> str:
+    if v not in allowed:
+        raise ValueError(f"{field}={v!r} is not supported{did_you_mean(v, allowed)}; allowed: {', '.join(allowed)}")
+    return v

@@ -1,0 +1,145 @@
+"""Model: a trained model.tar.gz and how to serve it; `deploy` returns a Predictor.
+
+    Model(model_data="s3://…/model.tar.gz", role=ROLE, framework_version="2.0.0")
+        .deploy(instance_type="ml.c7g.4xlarge", initial_instance_count=1)     # SageMaker endpoint
+    Model(model_data="/path/to/model").deploy(instance_type="local")        # 127.0.0.1, no Docker
+
+The archive is (re)packed when it has no code/inference.py, with the sentiment handler
+(scripts/inference.py) unless `entry_point` names another. The serving image comes from the
+support matrix: Graviton instances (c6g, c7g, m6g, r6g…) get pytorch-inference-graviton.
+Nothing here imports boto3 or torch at module level.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from estimators import field_checks as check
+from estimators.support import LOCAL_INSTANCE_TYPES
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, protected_namespaces=())
+
+    model_data: str
+    role: str | None = None
+    framework: Literal["pytorch"] = "pytorch"
+    framework_version: str = "2.0.0"
+    py_version: str | None = None
+    entry_point: str | None = None  # inference handler; default: the sentiment handler
+    source_dir: str | None = None  # folder of entry_point (and of a requirements.txt)
+    image_uri: str | None = None
+    region: str | None = None
+    name: str | None = None  # model / endpoint config / endpoint name; default: timestamped
+    env: dict[str, str] = Field(default_factory=dict)
+
+    _role = field_validator("role")(classmethod(lambda cls, v: check.role(v)))
+    _version = field_validator("framework_version")(classmethod(lambda cls, v: check.version_text(v)))
+    _py = field_validator("py_version")(classmethod(lambda cls, v: check.py_version(v)))
+    _image = field_validator("image_uri")(classmethod(lambda cls, v: check.image_uri(v)))
+    _region = field_validator("region")(classmethod(lambda cls, v: check.region(v)))
+    _env = field_validator("env")(classmethod(lambda cls, v: check.environment(v) or {}))
+
+    @field_validator("model_data")
+    @classmethod
+    def _model_data(cls, v: str) -> str:
+        if not v:
+            raise ValueError("model_data='' is empty; pass s3://…/model.tar.gz, a local model.tar.gz or a model folder")
+        if v.startswith("s3://"):
+            return check.s3_uri("model_data", v)
+        if "://" in v and not v.startswith("file://"):
+            raise ValueError(f"model_data={v!r}: allowed are s3://…, file://… or a local path")
+        return v
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str | None) -> str | None:
+        if v is None:
+            return v
+        from launcher.aws.naming import check_name
+
+        return check_name(v, "name")
+
+    # ------------------------------------------------------------------ helpers
+    def handler_files(self) -> tuple[str | None, str | None]:
+        """(entry_point path, requirements.txt path) resolved against source_dir."""
+        if self.entry_point is None:
+            return None, None
+        base = self.source_dir or ""
+        entry = os.path.join(base, self.entry_point)
+        if not os.path.isfile(entry):
+            raise ValueError(f"entry_point={self.entry_point!r}: no such file" + (f" in source_dir={base!r}" if base else ""))
+        requirements = os.path.join(base, "requirements.txt") if base else None
+        return entry, requirements if requirements and os.path.isfile(requirements) else None
+
+    def serving_image_uri(self, instance_type: str, region: str) -> str:
+        from estimators.support import inference_image_uri
+
+        return self.image_uri or inference_image_uri(
+            self.framework, self.framework_version, region=region, instance_type=instance_type, py_version=self.py_version
+        )
+
+    def _make_name(self) -> str:
+        from launcher.aws.naming import job_name
+
+        return self.name or job_name("sagelaunch-model")
+
+    # ------------------------------------------------------------------ deploy
+    def deploy(self, instance_type: str, initial_instance_count: int = 1, endpoint_name: str | None = None,
+               wait: bool = True, max_body_bytes: int | None = None):
+        """Serve the model; returns a Predictor (predict / delete).
+
+        instance_type="local" serves it on 127.0.0.1 in a child process; any SageMaker hosting type
+        creates a real endpoint (model, endpoint config, endpoint) and, with wait, blocks until InService.
+        max_body_bytes applies to local endpoints (SageMaker's own limit is 6 MB).
+        """
+        if initial_instance_count < 1:
+            raise ValueError(f"initial_instance_count={initial_instance_count} must be at least 1")
+        entry, requirements = self.handler_files()
+        name = check_endpoint_name(endpoint_name) if endpoint_name else self._make_name()
+        if instance_type in LOCAL_INSTANCE_TYPES:
+            return self._deploy_local(name, entry, requirements, max_body_bytes)
+        from launcher.aws.clients import resolve_region
+        from launcher.aws.training import role_arn
+        from launcher.deploy import sagemaker_endpoint as sme
+        from launcher.deploy.predictors import SageMakerPredictor
+
+        sme.check_instance_type(instance_type)
+        region = resolve_region(self.region)
+        image = self.serving_image_uri(instance_type, region)
+        role = role_arn(self.role, instance_type, region)
+        uri = sme.upload_model_data(self.model_data, region, name, entry_point=entry, requirements=requirements)
+        resources = sme.create_endpoint(
+            model_data_uri=uri, image_uri=image, role_arn=role, instance_type=instance_type,
+            initial_instance_count=initial_instance_count, name=name, region=region, environment=self.env, wait=wait,
+        )
+        return SageMakerPredictor(resources)
+
+    def _deploy_local(self, name: str, entry: str | None, requirements: str | None, max_body_bytes: int | None):
+        import shutil
+        import tempfile
+
+        from launcher.deploy.local_endpoint import LocalEndpoint
+        from launcher.deploy.package import package_model
+        from launcher.deploy.predictors import LocalPredictor
+
+        model_data, scratch = self.model_data, None
+        if entry:  # a custom handler: pack it in as SageMaker would
+            scratch = tempfile.mkdtemp(prefix="sagelaunch-model-")
+            model_data = str(package_model(model_data.removeprefix("file://"), os.path.join(scratch, "model.tar.gz"),
+                                           entry_point=entry, requirements=requirements))
+        try:
+            endpoint = LocalEndpoint(model_data, name, region=self.region, max_body_bytes=max_body_bytes).start()
+        finally:  # the endpoint unpacked its own copy
+            if scratch:
+                shutil.rmtree(scratch, ignore_errors=True)
+        return LocalPredictor(endpoint)
+
+
+def check_endpoint_name(name: str) -> str:
+    from launcher.aws.naming import check_name
+
+    return check_name(name, "endpoint_name")

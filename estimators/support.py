@@ -1,0 +1,336 @@
+"""Lookups and checks over support_matrix.json (facts there, rules here).
+
+The matrix loads on first use, so `import estimators` stays cheap. Every check raises a
+ValueError that names the field, the value, what is supported and a likely fix.
+"""
+
+from __future__ import annotations
+
+import configparser
+import json
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from estimators.suggest import allowed_list, choice_error, did_you_mean
+
+MATRIX_PATH = Path(__file__).with_name("support_matrix.json")
+LOCAL_INSTANCE_TYPES = ("local", "local_gpu")
+FRAMEWORKS = ("pytorch", "tensorflow")
+DEFAULT_ACCOUNT = "763104351884"  # the DLC account of most regions
+
+
+@lru_cache(maxsize=1)
+def matrix() -> dict[str, Any]:
+    with open(MATRIX_PATH, "rb") as f:
+        return json.load(f)
+
+
+def _facts(block: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in block.items() if not k.startswith("_")}
+
+
+# ---------------------------------------------------------------- versions
+@lru_cache(maxsize=None)
+def framework_versions(framework: str, scope: str = "training") -> tuple[str, ...]:
+    return tuple(matrix()["frameworks"][framework][scope]["versions"])
+
+
+def _version_key(v: str) -> tuple[int, ...]:
+    return tuple(int(p) if p.isdigit() else 0 for p in v.split("."))
+
+
+def version_entry(framework: str, version: str, scope: str = "training") -> dict[str, Any]:
+    return matrix()["frameworks"][framework][scope]["versions"][version]
+
+
+def resolve_framework_version(framework: str, version: str, scope: str = "training") -> str:
+    """Exact version, or the newest patch of a 'major.minor' alias (2.0 → 2.0.1)."""
+    versions = framework_versions(framework, scope)
+    if version in versions:
+        return version
+    same_minor = [v for v in versions if v.rsplit(".", 1)[0] == version]
+    if same_minor:
+        return max(same_minor, key=_version_key)
+    raise ValueError(
+        f"framework_version={version!r} is not supported for {framework} {scope.replace('_', ' ')}; "
+        f"supported: {', '.join(versions)}{did_you_mean(version, versions)}"
+    )
+
+
+def py_versions(framework: str, version: str, scope: str = "training") -> list[str]:
+    return list(version_entry(framework, version, scope)["py_versions"])
+
+
+def check_py_version(framework: str, version: str, py_version: str | None, scope: str = "training") -> str:
+    allowed = py_versions(framework, version, scope)
+    if py_version is None:
+        return allowed[-1] if allowed else "py3"
+    if allowed and py_version not in allowed:
+        raise ValueError(
+            f"py_version={py_version!r} is not available for {framework} {version}; supported: "
+            f"{', '.join(allowed)}{did_you_mean(py_version, allowed)} (or omit py_version to derive it)"
+        )
+    return py_version
+
+
+# ---------------------------------------------------------------- regions
+@lru_cache(maxsize=1)
+def regions() -> tuple[str, ...]:
+    return tuple(_facts(matrix()["dlc_registry_accounts"]))
+
+
+def check_region(region: str) -> str:
+    if region not in regions():
+        raise choice_error("region", region, regions())
+    return region
+
+
+def registry_account(region: str) -> str:
+    return _facts(matrix()["dlc_registry_accounts"]).get(region, DEFAULT_ACCOUNT)
+
+
+def ecr_domain(region: str) -> str:
+    return "amazonaws.com.cn" if region.startswith("cn-") else "amazonaws.com"
+
+
+def registry(region: str, account: str | None = None) -> str:
+    return f"{account or registry_account(region)}.dkr.ecr.{region}.{ecr_domain(region)}"
+
+
+def default_region() -> str:
+    """AWS_REGION, AWS_DEFAULT_REGION, then the profile's region in the AWS config file; no network."""
+    for var in ("AWS_REGION", "AWS_DEFAULT_REGION"):
+        if os.environ.get(var):
+            return os.environ[var]
+    path = Path(os.environ.get("AWS_CONFIG_FILE", "~/.aws/config")).expanduser()
+    if path.is_file():
+        parser = configparser.ConfigParser()
+        try:
+            parser.read(path)
+        except configparser.Error:
+            return "us-east-1"
+        profile = os.environ.get("AWS_PROFILE", "default")
+        for section in (f"profile {profile}", profile):
+            if parser.has_option(section, "region"):
+                return parser.get(section, "region")
+    return "us-east-1"
+
+
+# ---------------------------------------------------------------- instance types
+@lru_cache(maxsize=1)
+def training_instance_types() -> tuple[str, ...]:
+    return tuple(_facts(matrix()["instance_types"]))
+
+
+def instance_info(instance_type: str) -> dict[str, Any]:
+    """Facts of a training instance type; local types describe this machine ("local_gpu": 1+ GPU)."""
+    if instance_type == "local":
+        return {"kind": "cpu", "gpus": 0}
+    if instance_type == "local_gpu":
+        return {"kind": "gpu", "gpus": local_gpu_count()}
+    info = matrix()["instance_types"].get(instance_type)
+    if info is None or instance_type.startswith("_"):
+        raise choice_error("instance_type", instance_type, (*training_instance_types(), *LOCAL_INSTANCE_TYPES))
+    return info
+
+
+def check_instance_type(instance_type: str) -> str:
+    instance_info(instance_type)
+    return instance_type
+
+
+def gpus_per_host(instance_type: str) -> int:
+    return int(instance_info(instance_type).get("gpus", 0))
+
+
+@lru_cache(maxsize=1)
+def local_gpu_count() -> int:
+    """GPUs this machine shows (CUDA_VISIBLE_DEVICES, then NVML); at least 1 for local_gpu."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        return max(1, len([d for d in visible.split(",") if d.strip() and d.strip() != "-1"]))
+    try:
+        import pynvml  # nvidia-ml-py, light; only for local_gpu
+
+        pynvml.nvmlInit()
+        try:
+            return max(1, pynvml.nvmlDeviceGetCount())
+        finally:
+            pynvml.nvmlShutdown()
+    except Exception:  # no driver / no package: one GPU is what local_gpu promises
+        return 1
+
+
+def processor_for(instance_type: str) -> str:
+    kind = instance_info(instance_type)["kind"]
+    return {"gpu": "gpu", "cpu": "cpu", "trainium": "neuron", "graviton": "cpu"}[kind]
+
+
+# ---------------------------------------------------------------- images
+def image_tag(framework: str, version: str, py_version: str, processor: str, scope: str = "training") -> str:
+    entry = version_entry(framework, version, scope)
+    if processor not in entry["processors"]:
+        raise ValueError(
+            f"{framework} {version} has no {processor.upper()} {scope.replace('_', ' ')} image; "
+            f"available: {', '.join(entry['processors'])} images — pick a matching instance_type"
+        )
+    if "os" not in entry:  # no full tag known: the DLC's moving tag
+        return f"{version}-{processor}" + (f"-{py_version}" if entry["py_versions"] else "")
+    cuda = f"-{entry['cuda']}" if processor == "gpu" and entry.get("cuda") else ""
+    return f"{version}-{processor}-{py_version}{cuda}-{entry['os']}-sagemaker"
+
+
+def image_uri(
+    framework: str, version: str, py_version: str, region: str, instance_type: str, scope: str = "training"
+) -> str:
+    entry = version_entry(framework, version, scope)
+    processor = processor_for(instance_type)
+    if processor == "neuron":
+        raise ValueError(
+            f"instance_type={instance_type!r} is a Trainium instance: it needs a Neuron image "
+            f"({framework}-training-neuronx); pass image_uri=... or choose a GPU instance such as ml.p4d.24xlarge"
+        )
+    tag = image_tag(framework, version, py_version, processor, scope)
+    return f"{registry(region)}/{entry['repository']}:{tag}"
+
+
+def training_image_uri(framework: str, version: str, py_version: str, region: str, instance_type: str) -> str:
+    return image_uri(framework, version, py_version, region, instance_type, "training")
+
+
+def is_graviton(instance_type: str) -> bool:
+    parts = instance_type.split(".")
+    return len(parts) == 3 and parts[1] in matrix()["graviton_families"]
+
+
+def inference_image_uri(
+    framework: str, version: str, region: str, instance_type: str, py_version: str | None = None
+) -> str:
+    """Serving image for `deploy`: Graviton (scope inference_graviton) on ARM instances, else CPU/GPU.
+
+    A training version without its own inference image maps to the newest inference image
+    of the same minor version, then to the newest older one.
+    """
+    check_framework(framework)
+    scope = "inference_graviton" if is_graviton(instance_type) else "inference"
+    versions = framework_versions(framework, scope)
+    if version not in versions:
+        version = _nearest_version(version, versions, framework, scope)
+    py = check_py_version(framework, version, py_version if py_version in py_versions(framework, version, scope) else None, scope)
+    entry = version_entry(framework, version, scope)
+    if scope == "inference_graviton":
+        processor = "cpu"
+    elif instance_type in LOCAL_INSTANCE_TYPES:
+        processor = "gpu" if instance_type == "local_gpu" else "cpu"
+    else:
+        info = matrix()["inference_instance_types"].get(instance_type) or matrix()["instance_types"].get(instance_type)
+        family = instance_type.split(".")[1] if instance_type.count(".") == 2 else ""
+        kind = info["kind"] if info else ("gpu" if family[:1] in ("p", "g") else "cpu")  # serving-only types
+        processor = "gpu" if kind == "gpu" else "cpu"
+    tag = image_tag(framework, version, py, processor, scope)
+    return f"{registry(region)}/{entry['repository']}:{tag}"
+
+
+def _nearest_version(version: str, versions: tuple[str, ...], framework: str, scope: str) -> str:
+    minor = version.rsplit(".", 1)[0] if version.count(".") == 2 else version
+    same = [v for v in versions if v.rsplit(".", 1)[0] == minor]
+    older = [v for v in versions if _version_key(v) <= _version_key(version)]
+    pick = same or older
+    if not pick:
+        raise ValueError(
+            f"framework_version={version!r} has no {framework} {scope.replace('_', ' ')} image; "
+            f"supported: {allowed_list(versions)}"
+        )
+    return max(pick, key=_version_key)
+
+
+def check_framework(framework: str) -> str:
+    if framework not in FRAMEWORKS:
+        raise choice_error("framework", framework, FRAMEWORKS)
+    return framework
+
+
+# ---------------------------------------------------------------- profiler
+def profiler_facts() -> dict[str, Any]:
+    return matrix()["profiler"]
+
+
+def check_profiler_support(framework: str, version: str, region: str, instance_type: str) -> None:
+    """SageMaker Profiler's own matrix; only for jobs that run on SageMaker."""
+    p = profiler_facts()
+    versions = list(p["images"][framework])
+    if version not in versions:
+        raise ValueError(
+            f"framework_version={version!r}: SageMaker Profiler supports {framework} {', '.join(versions)} only; "
+            f"set framework_version={versions[0]!r}, drop profiler_config, or run with instance_type='local'"
+        )
+    if region not in p["regions"]:
+        raise ValueError(
+            f"region={region!r}: SageMaker Profiler is available in {', '.join(p['regions'])}"
+            f"{did_you_mean(region, p['regions'])}; choose one of them or drop profiler_config"
+        )
+    if instance_type not in p["instance_types"]:
+        raise ValueError(
+            f"instance_type={instance_type!r}: SageMaker Profiler supports {', '.join(p['instance_types'])}"
+            f"{did_you_mean(instance_type, p['instance_types'])}; choose one of them or drop profiler_config"
+        )
+
+
+def profiler_image_uri(framework: str, version: str, region: str) -> str:
+    return f"{registry(region)}/{profiler_facts()['images'][framework][version]}"
+
+
+def detailed_profiler_image_uri(region: str) -> str:
+    d = profiler_facts()["detailed_profiler_processing"]
+    account = d["registries"].get(region, d["registries"]["us-west-2"])
+    return f"{registry(region, account)}/{d['repository']}:{d['tag']}"
+
+
+# ---------------------------------------------------------------- distribution support
+def check_distribution_support(strategy: str, framework: str, version: str, instance_type: str) -> None:
+    d = matrix()["distribution"]
+    info = instance_info(instance_type)
+    if strategy == "dataparallel":
+        types, versions = d["dataparallel"]["instance_types"], d["dataparallel"]["versions"][framework]
+        if instance_type not in types:
+            raise ValueError(
+                f"instance_type={instance_type!r}: smdistributed dataparallel runs on {', '.join(types)} only"
+                f"{did_you_mean(instance_type, types)}; or use torch_distributed"
+            )
+        if version not in versions:
+            raise ValueError(
+                f"framework_version={version!r}: smdistributed dataparallel supports {framework} "
+                f"{', '.join(versions) or 'no version'}; use torch_distributed for newer PyTorch"
+            )
+    elif strategy == "torch_distributed":
+        key = "trainium_versions" if info["kind"] == "trainium" else "gpu_versions"
+        versions = d["torch_distributed"][key]
+        if info["kind"] == "cpu":
+            raise ValueError(
+                f"instance_type={instance_type!r}: torch_distributed needs GPU or Trainium instances; "
+                "choose e.g. ml.g5.12xlarge or ml.p4d.24xlarge"
+            )
+        if version not in versions:
+            raise ValueError(
+                f"framework_version={version!r}: torch_distributed supports PyTorch {', '.join(versions)} "
+                f"on {info['kind'].upper()} instances"
+            )
+    elif strategy == "pytorchddp":
+        if info["kind"] != "gpu":
+            raise ValueError(f"instance_type={instance_type!r}: pytorchddp needs a GPU instance such as ml.g5.12xlarge")
+        if _version_key(version) < _version_key(d["pytorchddp"]["min_version"]):
+            raise ValueError(f"framework_version={version!r}: pytorchddp needs PyTorch ≥ {d['pytorchddp']['min_version']}")
+    elif strategy == "modelparallel":
+        versions = d["modelparallel"]["versions"][framework]
+        if info["kind"] != "gpu":
+            raise ValueError(
+                f"instance_type={instance_type!r}: smdistributed modelparallel needs GPU instances "
+                "(e.g. ml.p4d.24xlarge), or run with instance_type='local'"
+            )
+        if version not in versions:
+            raise ValueError(
+                f"framework_version={version!r}: SMP v1 (smdistributed modelparallel) ships in {framework} "
+                f"{', '.join(versions) or 'no'} images on SageMaker; use one of them or instance_type='local'"
+            )

@@ -1,0 +1,88 @@
+"""boto3 sessions and clients with bounded, standard-mode retries.
+
+Endpoints come from boto3's own resolution, so `AWS_ENDPOINT_URL` (and the per-service
+`AWS_ENDPOINT_URL_<SERVICE>`) redirect every call — that is how tests reach a moto server.
+Clients are cached per (service, region, endpoint, attempts, credentials source) so a changed
+endpoint, profile or key is honoured.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import Any
+
+DEFAULT_MAX_ATTEMPTS = 5  # botocore's standard mode: 1 call + 4 retries with jittered backoff
+MAX_ATTEMPTS_ENV = "SAGELAUNCH_AWS_MAX_ATTEMPTS"
+
+
+def max_attempts() -> int:
+    raw = os.environ.get(MAX_ATTEMPTS_ENV)
+    if raw is None:
+        return DEFAULT_MAX_ATTEMPTS
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ValueError(f"{MAX_ATTEMPTS_ENV}={raw!r} must be a whole number >= 1, e.g. {DEFAULT_MAX_ATTEMPTS}.")
+    return value
+
+
+def resolve_region(region: str | None = None) -> str:
+    """The region to use: the given one, else boto3's configured one."""
+    if region:
+        return region
+    import boto3
+
+    found = boto3.session.Session().region_name
+    if not found:
+        raise ValueError(
+            "no AWS region: pass region='us-west-2' (for example) or set AWS_REGION / AWS_DEFAULT_REGION."
+        )
+    return found
+
+
+def botocore_config(attempts: int | None = None, **overrides: Any):
+    from botocore.config import Config
+
+    return Config(
+        retries={"mode": "standard", "total_max_attempts": attempts or max_attempts()},  # incl. the first call
+        connect_timeout=overrides.pop("connect_timeout", 10),
+        read_timeout=overrides.pop("read_timeout", 60),
+        user_agent_extra="sagelaunch",
+        **overrides,
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _cached_client(service: str, region: str, endpoint: str | None, attempts: int, _credentials: tuple):
+    import boto3
+
+    session = boto3.session.Session(region_name=region)
+    return session.client(service, config=botocore_config(attempts))
+
+
+def client(service: str, region: str | None = None):
+    """A retrying boto3 client for `service` ("sagemaker", "s3", "logs", "sts", ...)."""
+    region = resolve_region(region)
+    endpoint = os.environ.get(f"AWS_ENDPOINT_URL_{service.upper().replace('-', '_')}") or os.environ.get(
+        "AWS_ENDPOINT_URL"
+    )
+    credentials = (os.environ.get("AWS_PROFILE"), os.environ.get("AWS_ACCESS_KEY_ID"))
+    return _cached_client(service, region, endpoint, max_attempts(), credentials)
+
+
+def account_id(region: str | None = None) -> str:
+    """The caller's account id (STS GetCallerIdentity), asked once per endpoint and credentials."""
+    region = resolve_region(region)
+    return _cached_account(region, os.environ.get("AWS_ENDPOINT_URL"), os.environ.get("AWS_ACCESS_KEY_ID"),
+                           os.environ.get("AWS_PROFILE"))
+
+
+@functools.lru_cache(maxsize=16)
+def _cached_account(region: str, endpoint: str | None, key: str | None, profile: str | None) -> str:
+    from launcher.aws.errors import translate
+
+    with translate("find your AWS account (sts:GetCallerIdentity)"):
+        return client("sts", region).get_caller_identity()["Account"]

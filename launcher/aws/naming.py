@@ -1,0 +1,52 @@
+"""SageMaker resource names: `<base>-YYYY-MM-DD-HH-MM-SS-mmm`, at most 63 valid characters."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+
+MAX_NAME_LENGTH = 63
+# SageMaker's own pattern for TrainingJobName / ModelName / EndpointName
+NAME_PATTERN = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
+_TIMESTAMP_LENGTH = len("-2026-01-01-00-00-00-000")
+
+
+def timestamp(now: datetime | None = None) -> str:
+    """UTC time as YYYY-MM-DD-HH-MM-SS-mmm (milliseconds keep names from one second apart)."""
+    now = now or datetime.now(timezone.utc)
+    return now.strftime("%Y-%m-%d-%H-%M-%S-") + f"{now.microsecond // 1000:03d}"
+
+
+def sanitize_base(base: str) -> str:
+    """Map a free-form base name (an image or script name, say) onto SageMaker's name alphabet."""
+    cleaned = re.sub(r"[^a-zA-Z0-9-]+", "-", base).strip("-")
+    cleaned = re.sub(r"-{2,}", "-", cleaned)
+    if not cleaned:
+        raise ValueError(
+            f"base_job_name={base!r} has no letter or digit; SageMaker names use [a-zA-Z0-9-]. "
+            "Fix: pass base_job_name='my-training-job'."
+        )
+    return cleaned
+
+
+def job_name(base: str, now: datetime | None = None) -> str:
+    """A unique, valid job name: the sanitized base, cut so the timestamp always fits."""
+    stem = sanitize_base(base)[: MAX_NAME_LENGTH - _TIMESTAMP_LENGTH].rstrip("-")
+    name = f"{stem}{'-' + timestamp(now)}"
+    assert NAME_PATTERN.match(name), name
+    return name
+
+
+def check_name(name: str, field: str = "job_name") -> str:
+    """Reject a user-given name SageMaker would refuse, saying why."""
+    if len(name) > MAX_NAME_LENGTH:
+        raise ValueError(
+            f"{field}={name!r} has {len(name)} characters; SageMaker allows at most {MAX_NAME_LENGTH}. "
+            f"Fix: shorten it, e.g. {name[:MAX_NAME_LENGTH].rstrip('-')!r}."
+        )
+    if not NAME_PATTERN.match(name):
+        raise ValueError(
+            f"{field}={name!r} is not a valid SageMaker name: use letters, digits and hyphens, "
+            f"starting and ending with a letter or digit. Did you mean {sanitize_base(name)!r}?"
+        )
+    return name

@@ -1,0 +1,114 @@
+"""Preparing a SageMaker training job: role, inputs, code upload, and the CreateTrainingJob call."""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from launcher.aws import s3
+from launcher.aws.clients import account_id, client
+from launcher.aws.errors import AWSError, describe_exception
+
+if TYPE_CHECKING:
+    from launcher.spec import TrainingJobSpec
+
+
+def role_arn(role: str | None, instance_type: str, region: str) -> str:
+    """The execution role as an ARN; a bare role name is expanded with the caller's account."""
+    if not role:
+        raise ValueError(
+            f"role is required to run on SageMaker (instance_type={instance_type!r}): SageMaker assumes it "
+            "to read your data and write the model. Fix: pass role='arn:aws:iam::<account>:role/<name>' "
+            "(a role trusted by sagemaker.amazonaws.com), or use instance_type='local' to run here without AWS."
+        )
+    if role.startswith("arn:"):
+        return role
+    return f"arn:aws:iam::{account_id(region)}:role/{role}"
+
+
+def check_inputs(spec: "TrainingJobSpec") -> None:
+    """Every channel must point at existing S3 data: SageMaker would otherwise fail minutes later."""
+    for channel in spec.inputs:
+        if not channel.uri.startswith("s3://"):
+            raise ValueError(
+                f"inputs[{channel.name!r}]={channel.uri!r} is not in S3, and jobs on {spec.instance_type} read "
+                f"their data from S3. Fix: upload it (aws s3 cp --recursive {channel.uri} s3://<bucket>/<prefix>) "
+                "and pass that URI, or use instance_type='local' to read local data."
+            )
+        if not s3.prefix_exists(channel.uri, spec.region):
+            raise AWSError(
+                f"start the job {spec.job_name}",
+                f"input channel {channel.name!r} is missing: no object at or under {channel.uri}",
+                "check the URI for typos and that the data is uploaded to that bucket "
+                f"(aws s3 ls {channel.uri}).",
+                "MissingInput",
+            )
+
+
+def check_name_free(name: str, region: str) -> None:
+    """A taken name must fail before the upload, which would overwrite that job's code archive."""
+    try:
+        existing = client("sagemaker", region).describe_training_job(TrainingJobName=name)
+    except Exception as exc:
+        clear = describe_exception(f"check the job name {name}", exc)
+        if clear is not None and clear.code == "ValidationException" and "find" in clear.cause.lower():
+            return  # no such job: the name is free
+        if clear is None:
+            raise
+        raise clear from None
+    raise AWSError(
+        f"create training job {name}",
+        f"a training job named {name!r} already exists in {region} (status {existing['TrainingJobStatus']})",
+        "leave job_name unset to generate a unique name, or choose a new one.", "ResourceInUse",
+    )
+
+
+@dataclass
+class UploadedCode:
+    uri: str
+    files: list[str]
+    size: int
+    uploaded: bool  # False when source_dir already was an s3:// archive
+
+
+def upload_code(spec: "TrainingJobSpec", bucket: str, progress=None) -> UploadedCode:
+    """Pack source_dir (or the lone entry point) and upload it to s3://<bucket>/<job>/source/."""
+    from launcher.sourcedir import pack_sourcedir
+
+    if spec.source_dir and spec.source_dir.startswith("s3://"):
+        return UploadedCode(spec.source_dir, [], 0, uploaded=False)
+    entry = spec.entry_point if spec.source_dir else (spec.entry_point_path or spec.entry_point)
+    if spec.source_dir is None and not Path(entry).is_file():
+        raise ValueError(f"entry_point={entry!r} does not exist. Fix: pass the path of your training script.")
+    with tempfile.TemporaryDirectory(prefix="sagelaunch-") as tmp:
+        archive = Path(tmp) / "sourcedir.tar.gz"
+        files = pack_sourcedir(spec.source_dir, entry, archive, spec.ignore_patterns)
+        if spec.source_dir is not None and spec.entry_point not in files:
+            raise ValueError(
+                f"entry_point={spec.entry_point!r} is not among the files of source_dir={spec.source_dir!r} "
+                f"(after ignore patterns): {files[:10]}. Fix: name a file relative to source_dir."
+            )
+        size = archive.stat().st_size
+        uri = s3.upload_file(archive, f"s3://{bucket}/{spec.job_name}/source/sourcedir.tar.gz", spec.region,
+                             progress=progress)
+    return UploadedCode(uri, files, size, uploaded=True)
+
+
+def create_training_job(request: dict[str, Any], region: str, code: UploadedCode) -> str:
+    """CreateTrainingJob; on rejection remove the uploaded code and say what was uploaded where."""
+    name = request["TrainingJobName"]
+    try:
+        return client("sagemaker", region).create_training_job(**request)["TrainingJobArn"]
+    except Exception as exc:
+        clear = describe_exception(f"create training job {name}", exc)
+        if clear is None:
+            raise
+        if code.uploaded:
+            removed = s3.delete_object(code.uri, region)
+            note = (f"the code uploaded for it ({len(code.files)} files, {code.size} bytes at {code.uri}) "
+                    + ("was removed again" if removed else "could not be removed: delete it by hand"))
+        else:
+            note = f"the code stays at {code.uri}"
+        raise AWSError(clear.action, f"{clear.cause}; {note}", clear.fix, clear.code) from None

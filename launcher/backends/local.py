@@ -1,0 +1,344 @@
+"""Run a spec on this machine, without Docker: the SageMaker contract in a job folder + torchrun per host.
+
+`submit` checks everything it can before any process starts (entry point, framework, ports,
+channels, folders), records the job in the local registry, lays out the job folder and
+starts the job's supervisor (launcher.local.supervisor) detached from the caller.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from launcher import registry
+from launcher.jobs import TERMINAL_STATUSES, JobFailedError, TrainingJob
+from launcher.local.logs import LogFollower, read_lines
+from launcher.spec import TrainingJobSpec
+
+_OPTIONS = {"python", "master_port", "tf_ports", "stop_grace"}
+DEFAULT_STOP_GRACE = 10.0
+
+
+def _record(spec: TrainingJobSpec, job_dir: Path, prefix: str, hyperparameters: dict[str, str]) -> dict[str, Any]:
+    """The job's first DescribeTrainingJob-shaped record."""
+    from launcher.local.artifacts import join
+
+    created = registry.now()
+    record: dict[str, Any] = {
+        "TrainingJobName": spec.job_name,
+        "TrainingJobArn": f"arn:aws:sagemaker:{spec.region}:000000000000:training-job/{spec.job_name}",
+        "TrainingJobStatus": "InProgress",
+        "SecondaryStatus": "Starting",
+        "SecondaryStatusTransitions": [{"Status": "Starting", "StartTime": created,
+                                        "StatusMessage": "Preparing the instances for training"}],
+        "CreationTime": created,
+        "LastModifiedTime": created,
+        "AlgorithmSpecification": {"TrainingImage": spec.image_uri, "TrainingInputMode": "File"},
+        "HyperParameters": hyperparameters,
+        "ResourceConfig": {"InstanceType": spec.instance_type, "InstanceCount": spec.instance_count,
+                           "VolumeSizeInGB": spec.volume_size},
+        "StoppingCondition": {"MaxRuntimeInSeconds": spec.max_run},
+        "InputDataConfig": [_channel_record(c) for c in spec.inputs],
+        "OutputDataConfig": {"S3OutputPath": spec.output_path or prefix},
+        "Environment": dict(spec.environment),
+        "EnableNetworkIsolation": spec.enable_network_isolation,
+        "JobDir": str(job_dir),
+    }
+    if spec.role:
+        record["RoleArn"] = spec.role
+    if spec.checkpoint_local_path or spec.checkpoint_s3_uri:
+        record["CheckpointConfig"] = {k: v for k, v in (("S3Uri", spec.checkpoint_s3_uri),
+                                                        ("LocalPath", spec.checkpoint_local_path)) if v}
+    if spec.profiler is not None:
+        p = spec.profiler
+        record["ProfilerConfig"] = {
+            "S3OutputPath": p.s3_output_path or join(prefix, "profiler"),
+            "ProfilingIntervalInMilliseconds": p.system_monitor_interval_millis,
+            "ProfilingParameters": {"CPUProfilingDuration": str(p.cpu_profiling_duration),
+                                    "SMPFileRotationSecs": str(p.file_rotation_interval)},
+            "DisableProfiler": p.disable_profiler,
+        }
+    return record
+
+
+def _channel_record(channel: Any) -> dict[str, Any]:
+    if channel.uri.startswith("s3://"):
+        source = {"S3DataSource": {"S3DataType": channel.s3_data_type, "S3Uri": channel.uri,
+                                   "S3DataDistributionType": channel.distribution}}
+    else:
+        source = {"FileDataSource": {"FileUri": channel.uri}}
+    entry = {"ChannelName": channel.name, "DataSource": source, "InputMode": channel.input_mode}
+    if channel.content_type:
+        entry["ContentType"] = channel.content_type
+    return entry
+
+
+def _check_options(options: dict[str, Any]) -> None:
+    unknown = sorted(set(options) - _OPTIONS)
+    if unknown:
+        import difflib
+
+        hints = [f"{u!r} (did you mean {difflib.get_close_matches(u, _OPTIONS, n=1)[0]!r}?)"
+                 if difflib.get_close_matches(u, _OPTIONS, n=1) else repr(u) for u in unknown]
+        raise ValueError(f"local backend options {', '.join(hints)} are unknown; allowed: {sorted(_OPTIONS)}")
+
+
+def submit(spec: TrainingJobSpec, *, wait: bool = True, logs: bool = True, **options: Any) -> "LocalTrainingJob":
+    """Run `spec` here. Options: python (the job's interpreter, default this one), master_port,
+    tf_ports (one per host), stop_grace (seconds between SIGTERM and SIGKILL, default 10)."""
+    from launcher import contract
+    from launcher.local import channels, plan, preflight
+    from launcher.local.artifacts import artifact_prefix
+
+    _check_options(options)
+    python = str(options.get("python") or sys.executable)
+    # --- everything that can be wrong is found before any process starts --------------
+    registry.check_new_name(spec.job_name)
+    job_dir = registry.job_dir(spec.job_name)
+    if job_dir.exists():
+        raise ValueError(f"job_name {spec.job_name!r}: the folder {job_dir} already exists; choose another job_name")
+    files = preflight.source_files(spec)
+    warning = preflight.check_framework(spec, python)
+    if spec.framework == "tensorflow":
+        ports = options.get("tf_ports") or [preflight.free_port() for _ in range(spec.instance_count)]
+        if len(ports) != spec.instance_count:
+            raise ValueError(f"tf_ports={ports}: give one port per host ({spec.instance_count})")
+        ports = [preflight.check_port(int(p), "tf_ports") for p in ports]
+        master_port = 0
+    else:
+        ports = []
+        master_port = options.get("master_port")
+        master_port = preflight.check_port(int(master_port), "master_port") if master_port else preflight.free_port()
+    resolved = [channels.resolve(channel, spec.region) for channel in spec.inputs]
+    prefix = artifact_prefix(spec.output_path, spec.job_name, job_dir)
+    if not prefix.startswith("s3://"):
+        preflight.check_writable_folder(Path(prefix), "output_path")
+    if spec.checkpoint_local_path:
+        preflight.check_writable_folder(Path(spec.checkpoint_local_path).expanduser(), "checkpoint_local_path")
+    stop_grace = float(options.get("stop_grace", DEFAULT_STOP_GRACE))
+    if warning:
+        _console(stderr=True).print(warning, style="yellow", soft_wrap=True, markup=False, highlight=False)
+
+    # --- record, lay out, start ----------------------------------------------------------
+    first_code_dir = contract.HostLayout(job_dir / "algo-1").code_dir
+    registry.create(_record(spec, job_dir, prefix,
+                            contract.job_hyperparameters(spec, spec.submit_directory or str(first_code_dir))))
+    try:
+        job_dir.mkdir(parents=True)
+        if spec.inputs or (spec.source_dir or "").startswith("s3://"):
+            registry.transition(spec.job_name, "Downloading", "Downloading input data")
+        base_env = dict(os.environ)
+        plan.build(spec, job_dir=job_dir, files=files, resolved_channels=resolved, python=python,
+                   master_port=master_port, tf_ports=ports, stop_grace=stop_grace, base_env=base_env)
+        (job_dir / "logs").mkdir(exist_ok=True)
+        with open(job_dir / "logs" / "supervisor.log", "ab") as supervisor_log:
+            proc = subprocess.Popen(plan.supervisor_command(job_dir), env=plan.supervisor_env(base_env),
+                                    stdin=subprocess.DEVNULL, stdout=supervisor_log, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
+        registry.set_supervisor(spec.job_name, proc.pid, _create_time(proc.pid))
+    except BaseException as error:
+        registry.transition(spec.job_name, "Failed", "Training job failed", TrainingJobStatus="Failed",
+                            FailureReason=f"ClientError: {error}", TrainingEndTime=registry.now())
+        raise
+    job = LocalTrainingJob(spec.job_name, _process=proc)
+    if wait:
+        job.wait(logs=logs)
+    return job
+
+
+def _create_time(pid: int) -> float:
+    import psutil
+
+    try:
+        return psutil.Process(pid).create_time()
+    except psutil.Error:
+        return 0.0
+
+
+def _console(stderr: bool = False) -> Any:
+    from rich.console import Console
+
+    return Console(stderr=stderr)
+
+
+_HOST_STYLES = ("cyan", "magenta", "green", "yellow", "blue", "red")
+
+
+def _styled(line: str) -> Any:
+    """Colour the `[algo-N rankR]` prefix by host."""
+    from rich.text import Text
+
+    text = Text(line)
+    if line.startswith("[algo-"):
+        end = line.find("]") + 1
+        host = line[6:].split(" ", 1)[0].split("]", 1)[0]
+        style = _HOST_STYLES[(int(host) - 1) % len(_HOST_STYLES)] if host.isdigit() else "cyan"
+        text.stylize(style, 0, end)
+    elif line.startswith("[sagelaunch]"):
+        text.stylize("bold", 0, len("[sagelaunch]"))
+    return text
+
+
+class LocalTrainingJob(TrainingJob):
+    """A job run by the local backend; everything it knows comes from the registry and the job folder."""
+
+    backend = "local"
+
+    def __init__(self, name: str, _process: subprocess.Popen | None = None):
+        super().__init__(name)
+        self._process = _process  # the supervisor, when this process started it
+
+    @property
+    def job_dir(self) -> Path:
+        return Path(registry.get(self.name)["JobDir"])
+
+    @property
+    def log_file(self) -> Path:
+        return self.job_dir / "logs" / "job.log"
+
+    def describe(self) -> dict[str, Any]:
+        record = registry.get(self.name)
+        if record["TrainingJobStatus"] not in TERMINAL_STATUSES and not self._supervisor_alive():
+            record = self._mark_lost()
+        return record
+
+    def _supervisor_alive(self) -> bool:
+        if self._process is not None:
+            return self._process.poll() is None
+        found = registry.supervisor(self.name)
+        if found is None:
+            return True  # still being laid out by its submitter
+        import psutil
+
+        pid, started = found
+        try:
+            return abs(psutil.Process(pid).create_time() - started) < 1e-3 and \
+                psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+        except psutil.Error:
+            return False
+
+    def _mark_lost(self) -> dict[str, Any]:
+        record = registry.get(self.name)  # it may have finished between the two reads
+        if record["TrainingJobStatus"] in TERMINAL_STATUSES:
+            return record
+        return registry.transition(self.name, "Failed", "Training job failed", TrainingJobStatus="Failed",
+                                   FailureReason="InternalServerError: the job's supervisor process ended unexpectedly",
+                                   TrainingEndTime=registry.now())
+
+    def _pause(self, seconds: float) -> None:
+        if self._process is not None:
+            try:
+                self._process.wait(timeout=seconds)
+            except subprocess.TimeoutExpired:
+                pass
+        else:
+            time.sleep(seconds)
+
+    def wait(self, logs: bool = True) -> dict[str, Any]:
+        """Block until the job ends, streaming its logs; Ctrl-C stops the job."""
+        console = _console() if logs else None
+        follower = LogFollower(self.log_file)
+        try:
+            while True:
+                record = self.describe()
+                done = record["TrainingJobStatus"] in TERMINAL_STATUSES
+                if console is not None:
+                    for line in follower.read(final=done):
+                        console.print(_styled(line), soft_wrap=True, markup=False, highlight=False)
+                if done:
+                    break
+                self._pause(0.1)
+            self._wait_supervisor_exit()
+        except KeyboardInterrupt:
+            self.stop()
+            self._wait_terminal(timeout=DEFAULT_STOP_GRACE + 30)
+            raise
+        if record["TrainingJobStatus"] == "Failed" or record.get("SecondaryStatus") == "MaxRuntimeExceeded":
+            raise JobFailedError(self.name, record["TrainingJobStatus"] if record["TrainingJobStatus"] == "Failed"
+                                 else "MaxRuntimeExceeded", record.get("FailureReason"), self._last_lines(40))
+        return record
+
+    def _wait_supervisor_exit(self, timeout: float = 30) -> None:
+        """The status is final just before the supervisor exits: let it finish, so nothing outlives wait()."""
+        if self._process is not None:
+            try:
+                self._process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                pass
+            return
+        found = registry.supervisor(self.name)
+        if found is not None:
+            import psutil
+
+            try:
+                proc = psutil.Process(found[0])
+                if abs(proc.create_time() - found[1]) < 1e-3:
+                    proc.wait(timeout=timeout)
+            except (psutil.Error, psutil.TimeoutExpired):
+                pass
+
+    def _wait_terminal(self, timeout: float) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        record = self.describe()
+        while record["TrainingJobStatus"] not in TERMINAL_STATUSES and time.monotonic() < deadline:
+            self._pause(0.1)
+            record = self.describe()
+        return record
+
+    def _last_lines(self, count: int) -> list[str]:
+        from collections import deque
+
+        return list(deque(read_lines(self.log_file), maxlen=count))
+
+    def logs(self, follow: bool = False) -> Iterator[str]:
+        """Lines of logs/job.log, each `[algo-N rankR] …`; follow=True tails until the job ends."""
+        follower = LogFollower(self.log_file)
+        while True:
+            done = not follow or self.describe()["TrainingJobStatus"] in TERMINAL_STATUSES
+            yield from follower.read(final=done)
+            if done:
+                return
+            self._pause(0.1)
+
+    def stop(self) -> None:
+        """SIGTERM to the supervisor: it ends each host (SIGKILL after the grace period); status Stopped."""
+        record = registry.get(self.name)
+        if record["TrainingJobStatus"] in TERMINAL_STATUSES:
+            return
+        def to_stopping(current: dict[str, Any]) -> None:
+            if current["TrainingJobStatus"] not in TERMINAL_STATUSES:  # it may have just ended
+                current["TrainingJobStatus"] = "Stopping"
+
+        registry.update(self.name, to_stopping)
+        found = registry.supervisor(self.name)
+        if found is None:
+            return
+        import psutil
+
+        pid, started = found
+        try:
+            proc = psutil.Process(pid)
+            if abs(proc.create_time() - started) < 1e-3:
+                proc.send_signal(signal.SIGTERM)
+        except psutil.Error:
+            pass
+
+    @property
+    def model_data(self) -> str | None:
+        return self.describe().get("ModelArtifacts", {}).get("S3ModelArtifacts")
+
+    @property
+    def profiler_output(self) -> str | None:
+        record = self.describe()
+        if "ProfilerOutput" in record:
+            return record["ProfilerOutput"]
+        if record["TrainingJobStatus"] in TERMINAL_STATUSES:
+            return None
+        live = Path(record["JobDir"]) / "algo-1" / "output" / "profiler"
+        return str(live) if record.get("ProfilerConfig") else None

@@ -1,0 +1,193 @@
+"""Runs a TrainingJobSpec on SageMaker: upload the code, CreateTrainingJob, wait, stream logs, stop.
+
+The AWS details live in launcher/aws/*; this module is the flow and the job handle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from launcher.jobs import JobFailedError, TrainingJob
+
+if TYPE_CHECKING:
+    from launcher.spec import TrainingJobSpec
+
+# Stopped with one of these secondary statuses means the job was cut off, not stopped by you
+CUT_OFF = {
+    "MaxRuntimeExceeded": "it ran past max_run (StoppingCondition.MaxRuntimeInSeconds); raise max_run or checkpoint",
+    "MaxWaitTimeExceeded": "spot capacity did not arrive within max_wait; raise max_wait or use on-demand instances",
+}
+
+
+class SageMakerTrainingJob(TrainingJob):
+    backend = "sagemaker"
+
+    def __init__(self, name: str, region: str | None = None, *, poll_interval: float | None = None,
+                 max_poll_interval: float | None = None):
+        from launcher.aws.clients import resolve_region
+        from launcher.aws.watch import poll_intervals
+
+        super().__init__(name)
+        self.region = resolve_region(region)
+        self.poll_interval, self.max_poll_interval = poll_intervals(poll_interval, max_poll_interval)
+
+    @classmethod
+    def attach(cls, name: str, region: str | None = None, **kwargs: Any) -> "SageMakerTrainingJob":
+        """A handle on an existing SageMaker job (it must exist in `region`)."""
+        job = cls(name, region, **kwargs)
+        job.describe()
+        return job
+
+    def _client(self):
+        from launcher.aws.clients import client
+
+        return client("sagemaker", self.region)
+
+    def describe(self) -> dict[str, Any]:
+        from launcher.aws.errors import AWSError, describe_exception
+
+        try:
+            answer = self._client().describe_training_job(TrainingJobName=self.name)
+        except Exception as exc:
+            clear = describe_exception(f"describe training job {self.name}", exc)
+            if clear is None:
+                raise
+            if clear.code in ("ValidationException", "ResourceNotFound") and "find" in clear.cause.lower():
+                raise AWSError(clear.action, f"there is no training job named {self.name!r} in {self.region}",
+                               "check the name with `sagelaunch jobs list`, or pass the region it ran in.",
+                               "NotFound") from None
+            raise clear from None
+        answer.pop("ResponseMetadata", None)
+        return answer
+
+    def _tail(self):
+        from launcher.aws.logs import JobLogTail
+
+        return JobLogTail(self.name, self.region)
+
+    def wait(self, logs: bool = True, stop_on_interrupt: bool = False) -> dict[str, Any]:
+        from launcher.aws.console import make_console
+        from launcher.aws.watch import watch
+
+        console = make_console()
+        tail = self._tail() if logs else None
+        try:
+            desc = watch(self.name, self.describe, console, tail, self.poll_interval, self.max_poll_interval)
+        except KeyboardInterrupt as interrupt:
+            interrupt.training_job = self  # type: ignore[attr-defined]  # the caller keeps a handle
+            if stop_on_interrupt:
+                self.stop()
+                console.print(f"Interrupted: stopping training job {self.name} (stop_on_interrupt=True).", markup=False)
+            else:
+                console.print(
+                    f"Interrupted: training job {self.name} keeps running on SageMaker. Reattach with "
+                    f"`sagelaunch jobs logs {self.name} --follow` (or TrainingJob.attach({self.name!r}).wait()); "
+                    f"stop it with `sagelaunch jobs stop {self.name}`.", markup=False)
+            raise
+        try:
+            return self._finish(desc, console, tail)
+        except JobFailedError as failed:
+            failed.training_job = self  # type: ignore[attr-defined]  # the caller keeps a handle
+            raise
+
+    def _finish(self, desc: dict[str, Any], console, tail) -> dict[str, Any]:
+        state, secondary = desc["TrainingJobStatus"], desc.get("SecondaryStatus")
+        if state == "Completed":
+            console.print(f"Training job {self.name} Completed; model: {self.model_data_of(desc)}", markup=False)
+            return desc
+        if state == "Stopped" and secondary not in CUT_OFF:
+            console.print(f"Training job {self.name} was Stopped ({secondary}).", markup=False)
+            return desc
+        if tail is None:
+            tail = self._tail()
+            try:
+                tail.poll()
+            except Exception:  # the reason below matters more than the log tail
+                pass
+        status = secondary if state == "Stopped" else state
+        reason = desc.get("FailureReason") or CUT_OFF.get(secondary or "")
+        if state == "Stopped":
+            reason = f"{CUT_OFF[secondary]}" + (f" ({desc['FailureReason']})" if desc.get("FailureReason") else "")
+        raise JobFailedError(self.name, status, reason, list(tail.last_lines))
+
+    @staticmethod
+    def model_data_of(desc: dict[str, Any]) -> str | None:
+        return desc.get("ModelArtifacts", {}).get("S3ModelArtifacts")
+
+    def logs(self, follow: bool = False) -> Iterator[str]:
+        """The job's log lines, `[algo-N]`-prefixed; follow=True keeps tailing until the job ends."""
+        import time
+
+        from launcher.aws.watch import TERMINAL
+
+        tail, delay = self._tail(), self.poll_interval
+        while True:
+            done = not follow or self.status in TERMINAL
+            lines = tail.poll()
+            yield from lines
+            if done:
+                return
+            delay = self.poll_interval if lines else min(delay * 1.5, self.max_poll_interval)
+            time.sleep(delay)
+
+    def stop(self) -> None:
+        from launcher.aws.errors import translate
+
+        with translate(f"stop training job {self.name}"):
+            self._client().stop_training_job(TrainingJobName=self.name)
+
+    @property
+    def profiler_output(self) -> str | None:
+        config = self.describe().get("ProfilerConfig") or {}
+        if not config.get("S3OutputPath") or config.get("DisableProfiler"):
+            return None
+        return f"{config['S3OutputPath'].rstrip('/')}/{self.name}/profiler-output/"
+
+
+def list_jobs(region: str | None = None, status: str | None = None, max_results: int = 100) -> list[dict[str, Any]]:
+    """TrainingJobSummaries, newest first (ListTrainingJobs)."""
+    from launcher.aws.clients import client
+    from launcher.aws.errors import translate
+
+    kwargs: dict[str, Any] = {"SortBy": "CreationTime", "SortOrder": "Descending", "MaxResults": min(max_results, 100)}
+    if status:
+        kwargs["StatusEquals"] = status
+    with translate("list training jobs"):
+        summaries = client("sagemaker", region).list_training_jobs(**kwargs)["TrainingJobSummaries"]
+    return summaries[:max_results]
+
+
+KNOWN_OPTIONS = {"bucket", "poll_interval", "max_poll_interval"}
+
+
+def submit(spec: "TrainingJobSpec", *, wait: bool = True, logs: bool = True, stop_on_interrupt: bool = False,
+           **options: Any) -> SageMakerTrainingJob:
+    """Upload the code, create the job and (wait=True) follow it to the end."""
+    from launcher.aws import s3
+    from launcher.aws.console import make_console
+    from launcher.aws.naming import check_name
+    from launcher.aws.training import check_inputs, check_name_free, create_training_job, role_arn, upload_code
+
+    unknown = set(options) - KNOWN_OPTIONS
+    if unknown:
+        raise TypeError(f"unknown SageMaker option(s) {sorted(unknown)}; allowed: {sorted(KNOWN_OPTIONS)}")
+    check_name(spec.job_name)
+    console = make_console()
+    role = role_arn(spec.role, spec.instance_type, spec.region)
+    check_inputs(spec)
+    check_name_free(spec.job_name, spec.region)
+    bucket = options.get("bucket") or s3.default_bucket(spec.region)
+    with console.status(f"Uploading code for {spec.job_name} to s3://{bucket}/{spec.job_name}/source/"):
+        code = upload_code(spec, bucket)
+    update: dict[str, Any] = {"submit_directory": code.uri, "role": role}
+    if not spec.output_path:
+        update["output_path"] = f"s3://{bucket}/"
+    request = spec.model_copy(update=update).to_create_training_job_request()
+    create_training_job(request, spec.region, code)
+    console.print(f"Created training job {spec.job_name} in {spec.region} (code: {code.uri})", markup=False)
+    job = SageMakerTrainingJob(spec.job_name, spec.region, poll_interval=options.get("poll_interval"),
+                               max_poll_interval=options.get("max_poll_interval"))
+    if wait:
+        job.wait(logs=logs, stop_on_interrupt=stop_on_interrupt)
+    return job

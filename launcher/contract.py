@@ -1,0 +1,334 @@
+"""The SageMaker training container contract, for one host of a local job.
+
+On SageMaker each host sees /opt/ml: input/config/*.json, input/data/<channel>/, code/,
+model/, output/{data,failure}, checkpoints/, and the SM_* variables the
+sagemaker-training-toolkit derives from those files (its ENVIRONMENT_VARIABLES.md and
+`Environment.to_env_vars`). Locally each host gets the same tree under the job folder and the
+same variables, with the same encodings: JSON for non-strings, `--key value` user arguments.
+Pure functions: no processes, no network.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from launcher.spec import ProfilerSettings, TrainingJobSpec
+
+# Hyperparameters the toolkit keeps for itself (params.SAGEMAKER_HYPERPARAMETERS); other
+# `sagemaker_*` keys become SM_FRAMEWORK_PARAMS.
+SAGEMAKER_HYPERPARAMETERS = (
+    "sagemaker_program",
+    "sagemaker_submit_directory",
+    "sagemaker_enable_cloudwatch_metrics",
+    "sagemaker_region",
+    "sagemaker_container_log_level",
+    "sagemaker_job_name",
+    "default_user_module_name",
+    "_tuning_objective_metric",
+    "sagemaker_s3_output",
+)
+SAGEMAKER_PREFIX = "sagemaker_"
+FRAMEWORK_MODULES = {
+    "pytorch": "sagemaker_pytorch_container.training:main",
+    "tensorflow": "sagemaker_tensorflow_container.training:main",
+}
+INSTANCE_GROUP = "homogeneousCluster"
+# The loopback interface: every local "host" talks over 127.0.0.1.
+NETWORK_INTERFACE = "lo"
+
+
+@dataclass(frozen=True)
+class HostLayout:
+    """The /opt/ml tree of one host, rooted in the job folder."""
+
+    root: Path
+
+    @property
+    def input_dir(self) -> Path:
+        return self.root / "input"
+
+    @property
+    def config_dir(self) -> Path:
+        return self.root / "input" / "config"
+
+    @property
+    def data_dir(self) -> Path:
+        return self.root / "input" / "data"
+
+    @property
+    def code_dir(self) -> Path:
+        return self.root / "code"
+
+    @property
+    def model_dir(self) -> Path:
+        return self.root / "model"
+
+    @property
+    def output_dir(self) -> Path:
+        return self.root / "output"
+
+    @property
+    def output_data_dir(self) -> Path:
+        return self.root / "output" / "data"
+
+    @property
+    def intermediate_dir(self) -> Path:
+        return self.root / "output" / "intermediate"
+
+    @property
+    def failure_file(self) -> Path:
+        return self.root / "output" / "failure"
+
+    @property
+    def profiler_dir(self) -> Path:
+        return self.root / "output" / "profiler"
+
+    @property
+    def checkpoints_dir(self) -> Path:
+        return self.root / "checkpoints"
+
+    @property
+    def profiler_config_file(self) -> Path:
+        return self.config_dir / "profilerconfig.json"
+
+    def channel_dir(self, channel: str) -> Path:
+        return self.data_dir / channel
+
+    def create(self) -> None:
+        """Make the folders (checkpoints/ and channels are laid out by the backend)."""
+        for folder in (self.config_dir, self.data_dir, self.code_dir, self.model_dir,
+                       self.output_data_dir, self.intermediate_dir, self.profiler_dir):
+            folder.mkdir(parents=True, exist_ok=True)
+
+
+def host_names(instance_count: int) -> list[str]:
+    return [f"algo-{i + 1}" for i in range(instance_count)]
+
+
+def encode_hyperparameters(values: dict[str, Any]) -> dict[str, str]:
+    """hyperparameters.json holds JSON-encoded strings, as the SageMaker SDK sends them."""
+    return {str(key): json.dumps(value) for key, value in values.items()}
+
+
+def decode_hyperparameters(encoded: dict[str, str]) -> dict[str, Any]:
+    """The toolkit's read_hyperparameters: json.loads each value, keep it raw when that fails."""
+    decoded = {}
+    for key, value in encoded.items():
+        try:
+            decoded[key] = json.loads(value)
+        except (TypeError, ValueError):
+            decoded[key] = value
+    return decoded
+
+
+def job_hyperparameters(spec: "TrainingJobSpec", submit_directory: str) -> dict[str, str]:
+    """The full hyperparameters.json of a job: the user's, distribution's and the sagemaker_* ones."""
+    values: dict[str, Any] = dict(spec.hyperparameters)
+    values.update(spec.distribution_hyperparameters)
+    if spec.mp_parameters is not None and "mp_parameters" not in values:
+        values["mp_parameters"] = spec.mp_parameters
+    values.update(
+        sagemaker_program=spec.entry_point,
+        sagemaker_submit_directory=submit_directory,
+        sagemaker_container_log_level=spec.container_log_level,
+        sagemaker_job_name=spec.job_name,
+        sagemaker_region=spec.region,
+    )
+    return encode_hyperparameters(values)
+
+
+def split_hyperparameters(all_hps: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """(user hyperparameters, sagemaker_* reserved ones, additional framework parameters)."""
+    reserved = {k: v for k, v in all_hps.items() if k in SAGEMAKER_HYPERPARAMETERS or k.startswith(SAGEMAKER_PREFIX)}
+    user = {k: v for k, v in all_hps.items() if k not in reserved}
+    framework = {k: v for k, v in reserved.items() if k not in SAGEMAKER_HYPERPARAMETERS}
+    return user, reserved, framework
+
+
+def user_args(hyperparameters: dict[str, Any]) -> list[str]:
+    """`--key value` per hyperparameter, sorted (the toolkit's mapping.to_cmd_args)."""
+    args: list[str] = []
+    for key in sorted(hyperparameters):
+        value = hyperparameters[key]
+        args.append(f"--{key}" if len(str(key)) > 1 else f"-{key}")
+        if hasattr(value, "items"):
+            args.append(",".join(f"{k}={v}" for k, v in sorted(value.items())))
+        else:
+            args.append("" if value is None else str(value))
+    return args
+
+
+def resource_config(current_host: str, hosts: list[str], instance_type: str) -> dict[str, Any]:
+    return {
+        "current_host": current_host,
+        "current_instance_type": instance_type,
+        "current_group_name": INSTANCE_GROUP,
+        "hosts": list(hosts),
+        "instance_groups": [{"instance_group_name": INSTANCE_GROUP, "instance_type": instance_type, "hosts": list(hosts)}],
+        "network_interface_name": NETWORK_INTERFACE,
+    }
+
+
+def input_data_config(spec: "TrainingJobSpec") -> dict[str, dict[str, str]]:
+    config = {}
+    for channel in spec.inputs:
+        entry = {
+            "TrainingInputMode": channel.input_mode,
+            "S3DistributionType": channel.distribution,
+            "RecordWrapperType": "None",
+        }
+        if channel.content_type:
+            entry["ContentType"] = channel.content_type
+        config[channel.name] = entry
+    return config
+
+
+def profiler_config(settings: "ProfilerSettings") -> dict[str, Any]:
+    """profilerconfig.json: what `profiler` reads inside the job (the team's agreed shape)."""
+    return {
+        "ProfilingIntervalInMilliseconds": settings.system_monitor_interval_millis,
+        "ProfilingParameters": {
+            "CPUProfilingDuration": str(settings.cpu_profiling_duration),
+            "SMPFileRotationSecs": str(settings.file_rotation_interval),
+        },
+        "DisableProfiler": bool(settings.disable_profiler),
+    }
+
+
+def write_config_files(layout: HostLayout, spec: "TrainingJobSpec", current_host: str, hosts: list[str],
+                       hyperparameters: dict[str, str]) -> None:
+    """input/config/{hyperparameters,resourceconfig,inputdataconfig}.json (+ profilerconfig.json)."""
+    files = {
+        "hyperparameters.json": hyperparameters,
+        "resourceconfig.json": resource_config(current_host, hosts, spec.instance_type),
+        "inputdataconfig.json": input_data_config(spec),
+    }
+    if spec.profiler is not None:
+        files["profilerconfig.json"] = profiler_config(spec.profiler)
+    layout.config_dir.mkdir(parents=True, exist_ok=True)
+    for name, content in files.items():
+        (layout.config_dir / name).write_text(json.dumps(content, indent=2, sort_keys=True))
+
+
+def _env_value(value: Any) -> str:
+    """The toolkit's mapping.to_env_vars encoding: strings raw, None empty, the rest compact JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
+def training_env(layout: HostLayout, spec: "TrainingJobSpec", current_host: str, hosts: list[str],
+                 hyperparameters: dict[str, str], num_gpus: int, num_cpus: int) -> dict[str, Any]:
+    """SM_TRAINING_ENV: everything the toolkit's Environment knows about this host."""
+    user_hps, reserved, framework = split_hyperparameters(decode_hyperparameters(hyperparameters))
+    resources = resource_config(current_host, hosts, spec.instance_type)
+    entry_point = reserved.get("sagemaker_program", spec.entry_point)
+    group = {"instance_group_name": INSTANCE_GROUP, "instance_type": spec.instance_type, "hosts": list(hosts)}
+    return {
+        "additional_framework_parameters": framework,
+        "channel_input_dirs": {c.name: str(layout.channel_dir(c.name)) for c in spec.inputs},
+        "current_host": current_host,
+        "current_instance_group": INSTANCE_GROUP,
+        "current_instance_group_hosts": list(hosts),
+        "current_instance_type": spec.instance_type,
+        "distribution_hosts": list(hosts) if spec.distribution else [],
+        "distribution_instance_groups": [INSTANCE_GROUP] if spec.distribution else [],
+        "framework_module": FRAMEWORK_MODULES[spec.framework],
+        "hosts": list(hosts),
+        "hyperparameters": user_hps,
+        "input_config_dir": str(layout.config_dir),
+        "input_data_config": input_data_config(spec),
+        "input_dir": str(layout.input_dir),
+        "instance_groups": [INSTANCE_GROUP],
+        "instance_groups_dict": {INSTANCE_GROUP: group},
+        "is_hetero": False,
+        "is_master": current_host == hosts[0],
+        "is_modelparallel_enabled": True if spec.mp_parameters is not None else None,
+        "job_name": spec.job_name,
+        "log_level": reserved.get("sagemaker_container_log_level", spec.container_log_level),
+        "master_hostname": hosts[0],
+        "model_dir": str(layout.model_dir),
+        "module_dir": str(reserved.get("sagemaker_submit_directory", layout.code_dir)),
+        "module_name": entry_point[:-3] if entry_point.endswith(".py") else entry_point,
+        "network_interface_name": NETWORK_INTERFACE,
+        "num_cpus": num_cpus,
+        "num_gpus": num_gpus,
+        "num_neurons": 0,
+        "output_data_dir": str(layout.output_data_dir),
+        "output_dir": str(layout.output_dir),
+        "output_intermediate_dir": str(layout.intermediate_dir),
+        "resource_config": resources,
+        "user_entry_point": entry_point,
+    }
+
+
+def environment(layout: HostLayout, spec: "TrainingJobSpec", current_host: str, hosts: list[str],
+                hyperparameters: dict[str, str], num_gpus: int, num_cpus: int) -> dict[str, str]:
+    """The SM_* variables of one host (the toolkit's Environment.to_env_vars) plus the local extras."""
+    env_info = training_env(layout, spec, current_host, hosts, hyperparameters, num_gpus, num_cpus)
+    user_hps = env_info["hyperparameters"]
+    values: dict[str, Any] = {
+        "hosts": env_info["hosts"],
+        "network_interface_name": env_info["network_interface_name"],
+        "hps": user_hps,
+        "user_entry_point": env_info["user_entry_point"],
+        "framework_params": env_info["additional_framework_parameters"],
+        "resource_config": env_info["resource_config"],
+        "input_data_config": env_info["input_data_config"],
+        "output_data_dir": env_info["output_data_dir"],
+        "channels": sorted(env_info["channel_input_dirs"]),
+        "current_host": current_host,
+        "current_instance_type": env_info["current_instance_type"],
+        "current_instance_group": env_info["current_instance_group"],
+        "current_instance_group_hosts": env_info["current_instance_group_hosts"],
+        "instance_groups": env_info["instance_groups"],
+        "instance_groups_dict": env_info["instance_groups_dict"],
+        "distribution_instance_groups": env_info["distribution_instance_groups"],
+        "is_hetero": env_info["is_hetero"],
+        "module_name": env_info["module_name"],
+        "log_level": env_info["log_level"],
+        "framework_module": env_info["framework_module"],
+        "input_dir": env_info["input_dir"],
+        "input_config_dir": env_info["input_config_dir"],
+        "output_dir": env_info["output_dir"],
+        "num_cpus": num_cpus,
+        "num_gpus": num_gpus,
+        "num_neurons": 0,
+        "model_dir": env_info["model_dir"],
+        "module_dir": env_info["module_dir"],
+        "training_env": env_info,
+        "user_args": user_args(user_hps),
+        "output_intermediate_dir": env_info["output_intermediate_dir"],
+    }
+    for name, path in env_info["channel_input_dirs"].items():
+        values[f"channel_{name}"] = path
+    for key, value in user_hps.items():
+        values[f"hp_{key}"] = value
+    env = {f"SM_{str(key).upper()}": _env_value(value) for key, value in values.items()}
+    if spec.mp_parameters is not None:
+        env["SM_HP_MP_PARAMETERS"] = _env_value(user_hps.get("mp_parameters", spec.mp_parameters))
+    env["SM_PROFILER_OUTPUT_DIR"] = str(layout.profiler_dir)
+    if spec.profiler is not None:
+        env["SAGELAUNCH_PROFILER_CONFIG"] = str(layout.profiler_config_file)
+    # Outside /opt/ml the toolkit (and scripts that follow it) find the tree here.
+    env["SAGEMAKER_BASE_DIR"] = str(layout.root)
+    env["TRAINING_JOB_NAME"] = spec.job_name
+    env["SAGEMAKER_REGION"] = spec.region
+    return env
+
+
+def tf_config(hosts: list[str], current_host: str, ports: list[int]) -> str:
+    """TF_CONFIG for MultiWorkerMirroredStrategy: every host a worker, on 127.0.0.1."""
+    cluster = {"worker": [f"127.0.0.1:{port}" for port in ports]}
+    return json.dumps({"cluster": cluster, "task": {"type": "worker", "index": hosts.index(current_host)}})
+
+
+def num_cpus() -> int:
+    return os.cpu_count() or 1

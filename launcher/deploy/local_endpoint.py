@@ -1,0 +1,132 @@
+"""A local endpoint: the model unpacked as a container would see it, served by a child process.
+
+The server runs in its own process (like a serving container): a handler that crashes or leaks
+cannot take the caller down, and stop() frees everything it held.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from launcher.deploy.package import unpack_model
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def fetch_model(model_data: str | Path, workdir: Path, region: str | None = None) -> Path:
+    """The model as a folder: a local folder as is; a .tar.gz (local, file:// or s3://) unpacked."""
+    source = str(model_data)
+    if source.startswith("s3://"):
+        from launcher.aws.clients import client
+        from launcher.aws.errors import translate
+        from launcher.aws.s3 import parse_s3_uri
+
+        bucket, key = parse_s3_uri(source)
+        local = workdir / "model.tar.gz"
+        with translate(f"download {source}"):
+            client("s3", region).download_file(bucket, key, str(local))
+        source = str(local)
+    source = source.removeprefix("file://")
+    if not Path(source).exists():
+        raise ValueError(f"model_data={str(model_data)!r} does not exist; pass a model folder or model.tar.gz")
+    return unpack_model(source, workdir / "model")
+
+
+class LocalEndpoint:
+    """Start with `LocalEndpoint(model_data).start()`; `url`, `invoke(...)`, `stop()`."""
+
+    def __init__(self, model_data: str | Path, name: str = "local-endpoint", *, region: str | None = None,
+                 max_body_bytes: int | None = None, startup_timeout: float = 180.0):
+        self.model_data, self.name, self.region = model_data, name, region
+        self.max_body_bytes, self.startup_timeout = max_body_bytes, startup_timeout
+        self.url: str | None = None
+        self.workdir: Path | None = None
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def log_path(self) -> Path | None:
+        return self.workdir / "endpoint.log" if self.workdir else None
+
+    def start(self) -> "LocalEndpoint":
+        self.workdir = Path(tempfile.mkdtemp(prefix=f"sagelaunch-{self.name}-"))
+        try:
+            model_dir = fetch_model(self.model_data, self.workdir, self.region)
+            ready = self.workdir / "ready.json"
+            cmd = [sys.executable, "-m", "launcher.deploy.local_server", "--model-dir", str(model_dir),
+                   "--port", "0", "--ready-file", str(ready)]
+            if self.max_body_bytes:
+                cmd += ["--max-body-bytes", str(self.max_body_bytes)]
+            env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])))
+            with open(self.log_path, "wb") as log:
+                self.process = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.workdir)
+            self.url = self._wait_ready(ready)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _wait_ready(self, ready: Path) -> str:
+        deadline = time.monotonic() + self.startup_timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(
+                    f"local endpoint {self.name} exited with code {self.process.returncode} while loading the "
+                    f"model:\n{self.log_tail()}"
+                )
+            if ready.is_file():
+                url = json.loads(ready.read_text())["url"]
+                if self._ping(url):
+                    return url
+            time.sleep(0.1)
+        raise TimeoutError(f"local endpoint {self.name} was not ready after {self.startup_timeout:.0f}s:\n{self.log_tail()}")
+
+    @staticmethod
+    def _ping(url: str) -> bool:
+        try:
+            with urllib.request.urlopen(f"{url}/ping", timeout=5) as answer:
+                return answer.status == 200
+        except (urllib.error.URLError, ConnectionError):
+            return False
+
+    def ping(self) -> bool:
+        return bool(self.url) and self.process is not None and self.process.poll() is None and self._ping(self.url)
+
+    def invoke(self, body: bytes, content_type: str = "application/json", accept: str = "application/json",
+               timeout: float = 60.0) -> tuple[int, bytes, str]:
+        """(status, body, content type) of POST /invocations; 4xx/5xx are returned, not raised."""
+        if not self.url:
+            raise RuntimeError(f"local endpoint {self.name} is not running; call start() (or deploy) first")
+        request = urllib.request.Request(f"{self.url}/invocations", data=body, method="POST",
+                                         headers={"Content-Type": content_type, "Accept": accept})
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as answer:
+                return answer.status, answer.read(), answer.headers.get("Content-Type", "")
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read(), exc.headers.get("Content-Type", "")
+
+    def log_tail(self, lines: int = 30) -> str:
+        if not self.log_path or not self.log_path.is_file():
+            return ""
+        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=15)
+        self.process, self.url = None, None
+        if self.workdir is not None:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+            self.workdir = None

@@ -1,0 +1,107 @@
+"""model.tar.gz in the SageMaker PyTorch inference layout.
+
+    model.tar.gz
+    ├── config.json, model.safetensors, tokenizer.json, ...   the model, at the top
+    └── code/
+        ├── inference.py        model_fn / input_fn / predict_fn / output_fn
+        └── requirements.txt    installed by the serving container before it imports inference.py
+
+The input is a model folder (what train_sentiment.py saves to SM_MODEL_DIR) or a training job's
+model.tar.gz; any code/ folder it already has is replaced.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tarfile
+import tempfile
+from pathlib import Path
+
+HANDLER_PATH = "code/inference.py"
+# The PyTorch 2.0 inference images ship torch but not transformers; 4.x releases support their
+# torch 2.0 and read the tokenizer.json / safetensors files transformers 5 saves.
+DEFAULT_REQUIREMENTS = "transformers>=4.40,<5\n"
+# training leftovers a server never reads (training_args.bin is a pickle: keep it out of serving)
+SKIPPED_FILES = ("training_args.bin",)
+
+
+def default_inference_script() -> Path:
+    """scripts/inference.py: the sentiment handler shipped with sagelaunch."""
+    return Path(__file__).resolve().parents[2] / "scripts" / "inference.py"
+
+
+def is_archive(path: str | Path) -> bool:
+    path = Path(path)
+    return path.is_file() and tarfile.is_tarfile(path)
+
+
+def unpack_model(model: str | Path, dest: str | Path) -> Path:
+    """A model folder as is, or a model.tar.gz extracted into `dest` (refusing unsafe member paths)."""
+    model = Path(model)
+    if model.is_dir():
+        return model
+    if not is_archive(model):
+        raise ValueError(
+            f"model={str(model)!r} is neither a folder nor a .tar.gz archive; pass the folder the training "
+            "script saved (SM_MODEL_DIR) or the job's model.tar.gz"
+        )
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(model) as tar:
+        tar.extractall(dest, filter="data")
+    return dest
+
+
+def archive_members(archive: str | Path) -> list[str]:
+    """The file names inside an archive, normalised (no leading ./)."""
+    with tarfile.open(archive) as tar:
+        return sorted(m.name.removeprefix("./") for m in tar.getmembers() if m.isfile())
+
+
+def package_model(
+    model: str | Path,
+    output: str | Path = "model.tar.gz",
+    *,
+    entry_point: str | Path | None = None,
+    requirements: str | Path | None = None,
+) -> Path:
+    """Write `output`: the model's files at the top, code/inference.py and code/requirements.txt.
+
+    entry_point: the inference handler (default: scripts/inference.py, the sentiment handler).
+    requirements: a requirements.txt for the serving container (default: transformers 4.x).
+    """
+    handler = Path(entry_point) if entry_point else default_inference_script()
+    if not handler.is_file():
+        raise ValueError(f"entry_point={str(handler)!r} does not exist; pass the path of your inference.py")
+    if requirements is not None and not Path(requirements).is_file():
+        raise ValueError(f"requirements={str(requirements)!r} does not exist; pass a requirements.txt path")
+    output = Path(output)
+    with tempfile.TemporaryDirectory(prefix="sagelaunch-package-") as tmp:
+        folder = unpack_model(model, Path(tmp) / "model")
+        files = sorted(
+            p for p in folder.rglob("*")
+            if p.is_file() and p.relative_to(folder).parts[0] != "code" and p.name not in SKIPPED_FILES
+        )
+        if not files:
+            raise ValueError(f"model={str(model)!r} holds no files; expected a saved model (config.json, weights, ...)")
+        if entry_point is None and not (folder / "config.json").is_file():
+            raise ValueError(
+                f"model={str(model)!r} has no config.json, so the default sentiment handler cannot load it; "
+                "pass the folder saved by save_pretrained / train_sentiment.py, or your own entry_point"
+            )
+        code = Path(tmp) / "code"
+        code.mkdir()
+        shutil.copyfile(handler, code / "inference.py")
+        if requirements is not None:
+            shutil.copyfile(requirements, code / "requirements.txt")
+        else:
+            (code / "requirements.txt").write_text(DEFAULT_REQUIREMENTS)
+        output.parent.mkdir(parents=True, exist_ok=True)
+        partial = output.with_name(output.name + ".partial")  # never leave a half-written archive behind
+        with tarfile.open(partial, "w:gz") as tar:
+            for path in files:
+                tar.add(path, arcname=path.relative_to(folder).as_posix())
+            tar.add(code / "inference.py", arcname=HANDLER_PATH)
+            tar.add(code / "requirements.txt", arcname="code/requirements.txt")
+        partial.replace(output)
+    return output

@@ -1,0 +1,1 @@
+"""Pieces of the local backend: channels, preflight checks, per-host plans, the supervisor, logs, artifacts."""

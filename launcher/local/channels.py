@@ -1,0 +1,94 @@
+"""Input channels of a local job: checked before anything starts, then laid into each host's input/data.
+
+Local folders (file:// or a plain path) are linked, not copied. s3:// prefixes are downloaded
+once per job with boto3 (so a moto server works too) and linked into every host; with
+ShardedByS3Key each host gets its own share of the objects, as on SageMaker.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+from launcher.local import s3
+from launcher.spec import InputChannel
+
+
+@dataclass(frozen=True)
+class ResolvedChannel:
+    channel: InputChannel
+    local_path: Path | None = None  # a local file or folder
+    s3_keys: tuple[str, ...] = ()  # objects under an s3:// prefix
+
+
+def local_path(uri: str) -> Path:
+    if uri.startswith("file://"):
+        return Path(unquote(urlparse(uri).path))
+    return Path(uri).expanduser()
+
+
+def resolve(channel: InputChannel, region: str) -> ResolvedChannel:
+    """Check one channel can be read; raise ValueError naming it and what to fix."""
+    where = f"inputs[{channel.name!r}]"
+    if channel.input_mode == "Pipe":
+        raise ValueError(f"{where}: input_mode 'Pipe' is not available in local jobs; use 'File' or 'FastFile' "
+                         "(the script reads the same files)")
+    if channel.uri.startswith("s3://"):
+        if channel.s3_data_type != "S3Prefix":
+            raise ValueError(f"{where}: s3_data_type {channel.s3_data_type!r} is not available in local jobs; "
+                             "use 'S3Prefix'")
+        try:
+            keys = s3.list_keys(channel.uri, region)
+        except Exception as error:  # botocore's errors: NoSuchBucket, AccessDenied, no credentials…
+            raise ValueError(f"{where}: cannot list {channel.uri}: {error}") from error
+        if not keys:
+            raise ValueError(f"{where}: no objects under {channel.uri}; check the bucket and prefix")
+        return ResolvedChannel(channel, s3_keys=tuple(keys))
+    if "://" in channel.uri and not channel.uri.startswith("file://"):
+        raise ValueError(f"{where}: {channel.uri!r} — a local job reads s3://, file:// or a plain local path")
+    path = local_path(channel.uri).resolve()
+    if not path.exists():
+        raise ValueError(f"{where}: {channel.uri!r} does not exist; pass an existing folder or file")
+    readable = os.access(path, os.R_OK) and (path.is_file() or os.access(path, os.X_OK))
+    if not readable:
+        raise ValueError(f"{where}: {channel.uri!r} is not readable by this user; fix its permissions")
+    return ResolvedChannel(channel, local_path=path)
+
+
+def _link_or_copy(source: Path, link: Path) -> None:
+    try:
+        link.symlink_to(source, target_is_directory=source.is_dir())
+    except OSError:  # a filesystem without symlinks: copy instead
+        if source.is_dir():
+            shutil.copytree(source, link)
+        else:
+            shutil.copy2(source, link)
+
+
+def materialize(resolved: ResolvedChannel, job_dir: Path, host_channel_dirs: list[Path], region: str) -> None:
+    """Fill each host's input/data/<channel> (one entry per host, in host order)."""
+    channel = resolved.channel
+    if resolved.local_path is not None:
+        for channel_dir in host_channel_dirs:
+            if resolved.local_path.is_dir():
+                _link_or_copy(resolved.local_path, channel_dir)
+            else:  # a single file: the channel folder holds it
+                channel_dir.mkdir(parents=True, exist_ok=True)
+                _link_or_copy(resolved.local_path, channel_dir / resolved.local_path.name)
+        return
+    cache = job_dir / "channels" / channel.name
+    hosts = len(host_channel_dirs)
+    if channel.distribution == "ShardedByS3Key" and hosts > 1:
+        for index, channel_dir in enumerate(host_channel_dirs):
+            share = cache / f"shard-{index + 1}"
+            share.mkdir(parents=True, exist_ok=True)
+            s3.download(channel.uri, list(resolved.s3_keys[index::hosts]), share, region)
+            _link_or_copy(share, channel_dir)
+        return
+    cache.mkdir(parents=True, exist_ok=True)
+    s3.download(channel.uri, list(resolved.s3_keys), cache, region)
+    for channel_dir in host_channel_dirs:
+        _link_or_copy(cache, channel_dir)

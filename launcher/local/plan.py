@@ -1,0 +1,159 @@
+"""Lay out a local job's folder and write the plan its supervisor runs.
+
+Per host: the /opt/ml tree (contract.HostLayout), the code, the channels, the config files,
+the environment and the command — torchrun for PyTorch, the script itself with TF_CONFIG for
+TensorFlow. The plan is plain JSON so the supervisor (a separate process) needs no spec.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import tarfile
+from pathlib import Path
+from typing import Any
+
+from launcher import contract
+from launcher.local import channels as channel_io
+from launcher.local import s3
+from launcher.local.artifacts import artifact_prefix
+from launcher.local.logs import rank_prefix_template
+from launcher.spec import TrainingJobSpec
+
+_LAUNCHER_ROOT = Path(__file__).resolve().parents[2]  # the folder holding launcher/, profiler/, modelparallel/
+
+
+def num_gpus(instance_type: str) -> int:
+    """GPUs a local host sees: none for "local"; NVML's count for "local_gpu"."""
+    if instance_type != "local_gpu":
+        return 0
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        try:
+            return int(pynvml.nvmlDeviceGetCount())
+        finally:
+            pynvml.nvmlShutdown()
+    except Exception:
+        return 0
+
+
+def _python_path(code_dir: Path, base_env: dict[str, str]) -> str:
+    # the job imports its own code first, then sagelaunch's packages (modelparallel, profiler)
+    parts = [str(code_dir)]
+    if "site-packages" not in _LAUNCHER_ROOT.parts and "dist-packages" not in _LAUNCHER_ROOT.parts:
+        parts.append(str(_LAUNCHER_ROOT))
+    if base_env.get("PYTHONPATH"):
+        parts.append(base_env["PYTHONPATH"])
+    return ":".join(parts)
+
+
+def copy_code(spec: TrainingJobSpec, files: list[tuple[Path, str]], code_dirs: list[Path], job_dir: Path) -> None:
+    """Each host gets its own copy of the code, as each SageMaker host extracts sourcedir.tar.gz."""
+    if spec.source_dir is not None and spec.source_dir.startswith("s3://"):
+        archive = job_dir / "sourcedir.tar.gz"
+        bucket, key = s3.split_uri(spec.source_dir)
+        s3.client(spec.region).download_file(bucket, key, str(archive))
+        for code_dir in code_dirs:
+            with tarfile.open(archive) as tar:
+                tar.extractall(code_dir, filter="data")
+        if not (code_dirs[0] / spec.entry_point).is_file():
+            raise ValueError(f"entry_point {spec.entry_point!r} is not in source_dir {spec.source_dir!r}")
+        return
+    for code_dir in code_dirs:
+        for path, name in files:
+            target = code_dir / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, target)
+
+
+def _link_checkpoints(spec: TrainingJobSpec, layout: contract.HostLayout) -> None:
+    if spec.checkpoint_local_path:
+        # the same folder for every run that names it: resume can be tested
+        shared = Path(spec.checkpoint_local_path).expanduser().resolve()
+        shared.mkdir(parents=True, exist_ok=True)
+        layout.checkpoints_dir.symlink_to(shared, target_is_directory=True)
+    else:
+        layout.checkpoints_dir.mkdir(parents=True, exist_ok=True)
+
+
+def _command(spec: TrainingJobSpec, python: str, entry: Path, args: list[str], *, host_index: int, hosts: int,
+             master_port: int, log_dir: Path) -> list[str]:
+    if spec.framework == "tensorflow":
+        return ([python, str(entry)] if entry.suffix == ".py" else [str(entry)]) + args
+    command = [
+        python, "-m", "torch.distributed.run",
+        "--nnodes", str(hosts), "--node-rank", str(host_index),
+        "--nproc-per-node", str(spec.processes_per_host),
+        # static rendezvous on a c10d TCPStore: node rank i holds global ranks i*P … i*P+P-1
+        "--master-addr", "127.0.0.1", "--master-port", str(master_port),
+        "--max-restarts", "0", "--log-dir", str(log_dir), "--tee", "3",
+    ]
+    if entry.suffix != ".py":
+        command.append("--no-python")
+    return command + [str(entry), *args]
+
+
+def build(spec: TrainingJobSpec, *, job_dir: Path, files: list[tuple[Path, str]],
+          resolved_channels: list[channel_io.ResolvedChannel], python: str, master_port: int,
+          tf_ports: list[int], stop_grace: float, base_env: dict[str, str]) -> dict[str, Any]:
+    """Create the job folder's contents and return the plan (also written to plan.json)."""
+    hosts = contract.host_names(spec.instance_count)
+    layouts = {host: contract.HostLayout(job_dir / host) for host in hosts}
+    for layout in layouts.values():
+        layout.create()
+        _link_checkpoints(spec, layout)
+    copy_code(spec, files, [l.code_dir for l in layouts.values()], job_dir)
+    for resolved in resolved_channels:
+        channel_io.materialize(resolved, job_dir, [l.channel_dir(resolved.channel.name) for l in layouts.values()],
+                               spec.region)
+    gpus, cpus = num_gpus(spec.instance_type), contract.num_cpus()
+    host_plans = []
+    for index, host in enumerate(hosts):
+        layout = layouts[host]
+        submit_dir = spec.submit_directory or str(layout.code_dir)
+        hyperparameters = contract.job_hyperparameters(spec, submit_dir)
+        contract.write_config_files(layout, spec, host, hosts, hyperparameters)
+        env = dict(spec.environment)
+        env.update(contract.environment(layout, spec, host, hosts, hyperparameters, gpus, cpus))
+        env["PYTHONUNBUFFERED"] = "1"  # lines reach the log as they are printed
+        env["PYTHONPATH"] = _python_path(layout.code_dir, {**base_env, **spec.environment})
+        if spec.framework == "tensorflow":
+            env["TF_CONFIG"] = contract.tf_config(hosts, host, tf_ports)
+        else:
+            env["TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE"] = rank_prefix_template(host)
+            if "OMP_NUM_THREADS" not in {**base_env, **spec.environment}:
+                # share this machine's cores between the ranks (torchrun would pick 1 and say so)
+                env["OMP_NUM_THREADS"] = str(max(1, cpus // (spec.processes_per_host * spec.instance_count)))
+        args = json.loads(env["SM_USER_ARGS"])
+        command = _command(spec, python, layout.code_dir / spec.entry_point, args, host_index=index,
+                           hosts=len(hosts), master_port=master_port, log_dir=job_dir / "logs" / "torchrun" / host)
+        monitor = None
+        if spec.profiler is not None and not spec.profiler.disable_profiler:
+            monitor = [python, "-m", "profiler.monitor", "--config", str(layout.profiler_config_file),
+                       "--out", str(layout.profiler_dir), "--host", host]
+        host_plans.append({
+            "host": host, "root": str(layout.root), "cwd": str(layout.code_dir), "command": command, "env": env,
+            # TensorFlow runs one process per host: its rank is the host's index
+            "rank": index if spec.framework == "tensorflow" else None,
+            "rank_base": index * spec.processes_per_host, "monitor": monitor,
+        })
+    plan = {
+        "job_name": spec.job_name, "job_dir": str(job_dir), "framework": spec.framework, "python": python,
+        "hosts": host_plans, "max_run": spec.max_run, "stop_grace": stop_grace, "region": spec.region,
+        "artifact_prefix": artifact_prefix(spec.output_path, spec.job_name, job_dir),
+    }
+    (job_dir / "plan.json").write_text(json.dumps(plan, indent=2))
+    return plan
+
+
+def supervisor_command(job_dir: Path) -> list[str]:
+    return [sys.executable, "-m", "launcher.local.supervisor", str(job_dir)]
+
+
+def supervisor_env(base_env: dict[str, str]) -> dict[str, str]:
+    env = dict(base_env)
+    env["PYTHONPATH"] = ":".join(p for p in (str(_LAUNCHER_ROOT), base_env.get("PYTHONPATH", "")) if p)
+    return env

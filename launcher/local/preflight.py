@@ -1,0 +1,138 @@
+"""Checks that run before any process of a local job starts; each failure is a ValueError saying what to fix."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+from launcher.sourcedir import iter_source_files
+from launcher.spec import TrainingJobSpec
+
+# distributions that provide each framework's module, in the order we look for them
+_FRAMEWORK_PACKAGES = {
+    "pytorch": ("torch", ("torch",)),
+    "tensorflow": ("tensorflow", ("tensorflow", "tensorflow-cpu", "tensorflow-macos", "tf-nightly")),
+}
+_PROBE = """
+import importlib.metadata as md, importlib.util as iu, json, sys
+module, dists = sys.argv[1], sys.argv[2:]
+version = None
+if iu.find_spec(module) is not None:
+    version = "unknown"
+    for dist in dists:
+        try:
+            version = md.version(dist); break
+        except md.PackageNotFoundError:
+            pass
+print(json.dumps(version))
+"""
+
+
+def source_files(spec: TrainingJobSpec) -> list[tuple[Path, str]]:
+    """The files of the job's code, after checking the entry point is among them."""
+    if spec.source_dir is not None and spec.source_dir.startswith("s3://"):
+        return []  # fetched by the backend; the entry point is checked after extraction
+    if spec.source_dir is not None:
+        root = Path(spec.source_dir).expanduser()
+        if not root.is_dir():
+            raise ValueError(f"source_dir {spec.source_dir!r} is not a folder; pass the folder holding {spec.entry_point!r}")
+        files = list(iter_source_files(root, spec.entry_point, spec.ignore_patterns))
+        names = [name for _, name in files]
+        if spec.entry_point not in names:
+            close = difflib.get_close_matches(spec.entry_point, names, n=1)
+            hint = f"did you mean {close[0]!r}?" if close else "pass a path relative to source_dir"
+            raise ValueError(f"entry_point {spec.entry_point!r} is not in source_dir {spec.source_dir!r} "
+                             f"(or it is excluded by ignore_patterns); {hint}")
+        return files
+    entry = Path(spec.entry_point_path or spec.entry_point).expanduser()
+    if not entry.is_file():
+        siblings = [p.name for p in entry.parent.glob("*")] if entry.parent.is_dir() else []
+        close = difflib.get_close_matches(entry.name, siblings, n=1)
+        hint = f"did you mean {str(entry.parent / close[0])!r}?" if close else "check the path"
+        raise ValueError(f"entry_point {str(entry)!r} does not exist; {hint}")
+    return list(iter_source_files(None, str(entry)))
+
+
+def framework_version(python: str, framework: str) -> str | None:
+    """The installed version of the job's framework in `python` (None: not installed)."""
+    module, dists = _FRAMEWORK_PACKAGES[framework]
+    if os.path.realpath(python) == os.path.realpath(sys.executable):
+        import importlib.metadata as md
+        import importlib.util as iu
+
+        if iu.find_spec(module) is None:
+            return None
+        for dist in dists:
+            try:
+                return md.version(dist)
+            except md.PackageNotFoundError:
+                pass
+        return "unknown"
+    try:
+        out = subprocess.run([python, "-c", _PROBE, module, *dists], capture_output=True, text=True, timeout=60, check=True)
+    except (OSError, subprocess.SubprocessError) as error:
+        raise ValueError(f"python {python!r}: cannot run it to look for {module} ({error}); pass an existing interpreter") from error
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def check_framework(spec: TrainingJobSpec, python: str) -> str | None:
+    """Raise when the framework is missing; return a one-line warning when its version differs."""
+    module = _FRAMEWORK_PACKAGES[spec.framework][0]
+    installed = framework_version(python, spec.framework)
+    if installed is None:
+        extra = "torch" if spec.framework == "pytorch" else "tensorflow-cpu (or tensorflow)"
+        raise ValueError(f"framework {spec.framework!r}: {module} is not installed in {python}; local jobs run in "
+                         f"this Python environment — install it (pip install {extra}) or pass python= an interpreter that has it")
+    if installed != "unknown" and not same_release(spec.framework_version, installed):
+        return (f"warning: job {spec.job_name} asks for {spec.framework} {spec.framework_version}; it runs locally "
+                f"with the installed {module} {installed}")
+    return None
+
+
+def same_release(wanted: str, installed: str) -> bool:
+    """'2.1' matches 2.1.x; '2.1.0' needs 2.1.0 (local tags like +cpu ignored)."""
+    def parts(version: str) -> list[str]:
+        return version.split("+")[0].split(".")
+
+    want = parts(wanted)
+    return parts(installed)[: len(want)] == want
+
+
+def port_is_free(port: int) -> bool:
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def check_port(port: int, option: str) -> int:
+    if not (0 < port < 65536):
+        raise ValueError(f"{option}={port}: a TCP port is 1–65535")
+    if not port_is_free(port):
+        raise ValueError(f"{option}={port}: the port is in use on 127.0.0.1; pick another or leave {option} unset "
+                         "to use a free one")
+    return port
+
+
+def check_writable_folder(path: Path, field: str) -> None:
+    """The folder exists and is writable, or can be created."""
+    probe = path
+    while not probe.exists():
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    if probe.exists() and (not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK)):
+        raise ValueError(f"{field} {str(path)!r}: {str(probe)!r} is not a writable folder; choose a folder you can write to")

@@ -1,0 +1,72 @@
+"""The few S3 operations a local job needs, through boto3's standard chain (honours AWS_ENDPOINT_URL)."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+
+def split_uri(uri: str) -> tuple[str, str]:
+    """s3://bucket/key/prefix -> (bucket, key/prefix)."""
+    if not uri.startswith("s3://"):
+        raise ValueError(f"{uri!r} is not an s3:// URI")
+    bucket, _, key = uri[len("s3://"):].partition("/")
+    if not bucket:
+        raise ValueError(f"{uri!r} names no bucket; expected s3://bucket/prefix")
+    return bucket, key
+
+
+def client(region: str | None = None) -> Any:
+    import boto3
+
+    return boto3.session.Session().client("s3", region_name=region)
+
+
+def list_keys(uri: str, region: str | None = None) -> list[str]:
+    """Every object key under the prefix, sorted (folder markers left out)."""
+    bucket, prefix = split_uri(uri)
+    s3 = client(region)
+    keys = []
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+        keys.extend(obj["Key"] for obj in page.get("Contents", []) if not obj["Key"].endswith("/"))
+    return sorted(keys)
+
+
+def relative_name(prefix: str, key: str) -> str:
+    """Where an object lands in a channel folder, as SageMaker's S3Prefix download places it."""
+    if key == prefix:
+        return key.rsplit("/", 1)[-1]
+    if prefix == "" or prefix.endswith("/") or key[len(prefix)] == "/":
+        return key[len(prefix):].lstrip("/")
+    parent = prefix.rsplit("/", 1)[0] + "/" if "/" in prefix else ""
+    return key[len(parent):]
+
+
+def download(uri: str, keys: list[str], destination: Path, region: str | None = None) -> list[Path]:
+    """Download `keys` (all under `uri`'s prefix) into `destination`, keeping their relative paths."""
+    bucket, prefix = split_uri(uri)
+    s3 = client(region)
+    targets = []
+    for key in keys:
+        target = destination / relative_name(prefix, key)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        targets.append((key, target))
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(lambda kt: s3.download_file(bucket, kt[0], str(kt[1])), targets))
+    return [t for _, t in targets]
+
+
+def upload_file(path: Path, uri: str, region: str | None = None) -> str:
+    bucket, key = split_uri(uri)
+    client(region).upload_file(str(path), bucket, key)
+    return uri
+
+
+def upload_tree(folder: Path, uri: str, region: str | None = None) -> str:
+    bucket, prefix = split_uri(uri)
+    s3 = client(region)
+    files = [p for p in sorted(folder.rglob("*")) if p.is_file()]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(lambda p: s3.upload_file(str(p), bucket, f"{prefix.rstrip('/')}/{p.relative_to(folder).as_posix()}"), files))
+    return uri

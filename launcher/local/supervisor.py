@@ -1,0 +1,198 @@
+"""The process that runs one local job: `python -m launcher.local.supervisor <job folder>`.
+
+It runs detached from the caller (its own session), so a job outlives the notebook that
+started it, and stop() works from any process (SIGTERM to this process). It starts each host,
+routes logs, watches exit codes and max_run, ends every process of the job on failure or
+stop, packs the artifacts and records each status change in the registry.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from launcher import registry
+from launcher.contract import HostLayout
+from launcher.local import artifacts, failure, processes
+from launcher.local.logs import LogRouter
+
+POLL_SECONDS = 0.02
+TREE_REFRESH_SECONDS = 0.5
+
+
+class Supervisor:
+    def __init__(self, plan: dict[str, Any]):
+        self.plan = plan
+        self.name = plan["job_name"]
+        self.job_dir = Path(plan["job_dir"])
+        self.router = LogRouter(self.job_dir / "logs")
+        self.tracker = processes.ProcessTracker()
+        self.stop_requested = threading.Event()
+        self.hosts: dict[str, subprocess.Popen] = {}
+        self.monitors: list[subprocess.Popen] = []
+        self.threads: list[threading.Thread] = []
+
+    # --- starting -------------------------------------------------------------------------
+    def _spawn(self, host_plan: dict[str, Any]) -> subprocess.Popen:
+        env = {**os.environ, **host_plan["env"]}
+        proc = subprocess.Popen(host_plan["command"], cwd=host_plan["cwd"], env=env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        for stream, pipe in (("stdout", proc.stdout), ("stderr", proc.stderr)):
+            thread = threading.Thread(target=self.router.pump, args=(host_plan["host"], pipe), daemon=True,
+                                      kwargs={"stream": stream, "rank": host_plan["rank"],
+                                              "rank_base": host_plan["rank_base"]})
+            thread.start()
+            self.threads.append(thread)
+        return proc
+
+    def _start_monitor(self, host_plan: dict[str, Any]) -> None:
+        """The profiler's system monitor, when `profiler.monitor` exists in the job's Python; never fatal."""
+        command = host_plan["monitor"]
+        env = {**os.environ, **host_plan["env"]}
+        try:
+            probe = subprocess.run([command[0], "-c", "import importlib.util, sys; "
+                                    "sys.exit(0 if importlib.util.find_spec('profiler.monitor') else 3)"],
+                                   env=env, cwd=host_plan["root"], capture_output=True, timeout=60)
+            if probe.returncode != 0:
+                self.router.note(f"{host_plan['host']}: profiler.monitor is not importable; no system monitor")
+                return
+            log = open(self.job_dir / "logs" / f"{host_plan['host']}-profiler-monitor.log", "ab")
+            self.monitors.append(subprocess.Popen(command, cwd=host_plan["root"], env=env, stdin=subprocess.DEVNULL,
+                                                  stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
+        except Exception as error:  # the monitor is an extra: the job runs without it
+            self.router.note(f"{host_plan['host']}: profiler monitor not started: {error}")
+
+    # --- running --------------------------------------------------------------------------
+    def run(self) -> None:
+        processes.become_subreaper()
+        signal.signal(signal.SIGTERM, lambda *_: self.stop_requested.set())
+        signal.signal(signal.SIGINT, lambda *_: self.stop_requested.set())
+        registry.transition(self.name, "Training", "Training image download completed. Training in progress.",
+                            TrainingStartTime=registry.now())
+        started = time.monotonic()
+        for host_plan in self.plan["hosts"]:
+            if host_plan["monitor"]:
+                self._start_monitor(host_plan)
+        for host_plan in self.plan["hosts"]:
+            self.hosts[host_plan["host"]] = self._spawn(host_plan)
+        outcome = self._watch(started)
+        self._finish(outcome, started)
+
+    def _watch(self, started: float) -> dict[str, Any]:
+        deadline = started + self.plan["max_run"]
+        next_refresh = 0.0
+        while True:
+            now = time.monotonic()
+            if now >= next_refresh:
+                self.tracker.refresh(os.getpid())
+                processes.reap_orphans(os.getpid(), keep=self._own_pids())
+                next_refresh = now + TREE_REFRESH_SECONDS
+            codes = {host: proc.poll() for host, proc in self.hosts.items()}
+            failed = [host for host, code in codes.items() if code not in (None, 0)]
+            if failed:
+                return {"kind": "failed", "host": failed[0], "code": codes[failed[0]]}
+            if all(code == 0 for code in codes.values()):
+                return {"kind": "completed"}
+            if self.stop_requested.is_set():
+                return {"kind": "stopped"}
+            if now >= deadline:
+                return {"kind": "max_run"}
+            time.sleep(POLL_SECONDS)
+
+    def _is_torchrun(self, host: str) -> bool:
+        return next(h for h in self.plan["hosts"] if h["host"] == host)["rank"] is None
+
+    def _own_pids(self) -> set[int]:
+        return {p.pid for p in [*self.hosts.values(), *self.monitors]}
+
+    def _end_everything(self) -> None:
+        grace = float(self.plan["stop_grace"])
+        agents = {proc.pid for host, proc in self.hosts.items() if self._is_torchrun(host)}
+        processes.terminate(self.tracker, os.getpid(), grace, own_children=self._own_pids(), agents=agents)
+        for proc in [*self.hosts.values(), *self.monitors]:
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+
+    def _finish(self, outcome: dict[str, Any], started: float) -> None:
+        kind = outcome["kind"]
+        if kind != "completed":
+            reason = {"failed": "a process failed", "stopped": "stop requested", "max_run": "max_run reached"}[kind]
+            self.router.note(f"ending every process of the job ({reason})")
+            # torchrun's own messages while it is being ended are noise: keep them in <host>.log only
+            self.router.quiet.update(h for h in self.hosts if h != outcome.get("host"))
+        if kind == "stopped":
+            registry.update(self.name, TrainingJobStatus="Stopping")
+        self._end_everything()  # also ends the monitors of a completed job
+        for thread in self.threads:
+            thread.join(timeout=10)
+        fields: dict[str, Any] = {}
+        if kind == "failed":
+            fields["FailureReason"] = self._failure_reason(outcome["host"], outcome["code"])
+        elif kind == "max_run":
+            fields["FailureReason"] = (f"MaxRuntimeExceeded: the job ran longer than max_run="
+                                       f"{self.plan['max_run']} seconds and was stopped")
+        registry.transition(self.name, "Uploading", "Uploading generated training model", **fields)
+        try:
+            placed = artifacts.publish({h["host"]: HostLayout(Path(h["root"])) for h in self.plan["hosts"]},
+                                       self.plan["artifact_prefix"], self.job_dir / "staging", self.plan["region"])
+            fields["ModelArtifacts"] = {"S3ModelArtifacts": placed["model"]}
+            fields["OutputArtifacts"] = {"S3OutputArtifacts": placed["output"]}
+            if placed["profiler"]:
+                fields["ProfilerOutput"] = placed["profiler"]
+        except Exception as error:  # keep the job's own outcome; say why nothing was uploaded
+            self.router.note(f"could not publish artifacts: {error}")
+            if kind == "completed":
+                kind, fields["FailureReason"] = "failed", f"ClientError: could not publish artifacts: {error}"
+        status, secondary, message = {
+            "completed": ("Completed", "Completed", "Training job completed"),
+            "failed": ("Failed", "Failed", "Training job failed"),
+            "stopped": ("Stopped", "Stopped", "Training job stopped"),
+            "max_run": ("Stopped", "MaxRuntimeExceeded", "Training job runtime exceeded MaxRuntimeInSeconds provided"),
+        }[kind]
+        end = registry.now()
+        fields.update(TrainingJobStatus=status, TrainingEndTime=end,
+                      TrainingTimeInSeconds=max(1, round(time.monotonic() - started)))
+        self.router.note(f"job {self.name} {status}" + (f" ({fields['FailureReason']})" if "FailureReason" in fields else ""))
+        self.router.close()
+        registry.transition(self.name, secondary, message, **fields)
+
+    def _failure_reason(self, host: str, code: int) -> str:
+        host_plan = next(h for h in self.plan["hosts"] if h["host"] == host)
+        rank, exit_code = host_plan["rank"], code
+        if rank is None:  # torchrun: its summary names the first rank that failed and its exit code
+            root_rank, root_code = failure.torchrun_root_cause(self.router.host_tails[host])
+            rank, exit_code = root_rank, root_code if root_code is not None else code
+        tail = list(self.router.stderr_tails.get((host, rank), []))
+        if not tail and rank is None:
+            tail = list(self.router.host_tails[host])
+        failure_files = [HostLayout(Path(h["root"])).failure_file for h in self.plan["hosts"]]
+        return failure.failure_reason(host=host, rank=rank, exit_code=exit_code, stderr_tail=tail,
+                                      failure_files=[HostLayout(Path(host_plan["root"])).failure_file, *failure_files])
+
+
+def main(argv: list[str]) -> int:
+    job_dir = Path(argv[0])
+    plan = json.loads((job_dir / "plan.json").read_text())
+    supervisor = Supervisor(plan)
+    try:
+        supervisor.run()
+    except BaseException as error:  # never leave a job InProgress with nobody watching it
+        supervisor._end_everything()
+        registry.transition(plan["job_name"], "Failed", "Training job failed", TrainingJobStatus="Failed",
+                            FailureReason=f"InternalServerError: the local supervisor failed: {error!r}",
+                            TrainingEndTime=registry.now())
+        raise
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

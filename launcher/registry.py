@@ -1,0 +1,211 @@
+"""The local job registry: one SQLite database under $SAGELAUNCH_HOME (default ~/.sagelaunch).
+
+Each row holds one job's record in DescribeTrainingJob's shape (plus "JobDir"), so local and
+SageMaker jobs describe the same way. Several notebooks, the CLI and each job's supervisor
+write at once: the database runs in WAL mode and every read-modify-write is one
+`BEGIN IMMEDIATE` transaction, so writers queue instead of losing updates.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import sqlite3
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+TERMINAL_STATUSES = ("Completed", "Failed", "Stopped")
+# Fields holding times: stored as ISO strings, returned as aware datetimes (boto3's shape).
+_TIME_FIELDS = ("CreationTime", "TrainingStartTime", "TrainingEndTime", "LastModifiedTime")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS jobs (
+    name TEXT PRIMARY KEY,
+    status TEXT NOT NULL,
+    created TEXT NOT NULL,
+    record TEXT NOT NULL,
+    supervisor_pid INTEGER,
+    supervisor_started REAL
+)
+"""
+
+
+def home() -> Path:
+    """$SAGELAUNCH_HOME, default ~/.sagelaunch."""
+    return Path(os.environ.get("SAGELAUNCH_HOME") or "~/.sagelaunch").expanduser().resolve()
+
+
+def jobs_root() -> Path:
+    return home() / "jobs"
+
+
+def job_dir(name: str) -> Path:
+    return jobs_root() / name
+
+
+def db_path() -> Path:
+    return home() / "registry.db"
+
+
+def now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+@contextmanager
+def _connect() -> Iterator[sqlite3.Connection]:
+    path = db_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # autocommit mode: transactions are explicit (BEGIN IMMEDIATE) where they matter
+    conn = sqlite3.connect(path, timeout=60, isolation_level=None)
+    try:
+        conn.execute("PRAGMA busy_timeout=60000")
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute(_SCHEMA)
+        yield conn
+    finally:
+        conn.close()
+
+
+def _encode(record: dict[str, Any]) -> str:
+    return json.dumps(record, default=_json_default, sort_keys=True)
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.astimezone(timezone.utc).isoformat()
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"cannot store {type(value).__name__} in a job record")
+
+
+def _decode(text: str) -> dict[str, Any]:
+    record = json.loads(text)
+    for key in _TIME_FIELDS:
+        if isinstance(record.get(key), str):
+            record[key] = datetime.fromisoformat(record[key])
+    for transition in record.get("SecondaryStatusTransitions", []):
+        for key in ("StartTime", "EndTime"):
+            if isinstance(transition.get(key), str):
+                transition[key] = datetime.fromisoformat(transition[key])
+    return record
+
+
+def _name_taken(name: str) -> ValueError:
+    return ValueError(
+        f"job_name {name!r}: a local job with this name already exists in {db_path()}; "
+        "job names are unique — choose another job_name (or leave it unset to generate one)"
+    )
+
+
+def check_new_name(name: str) -> None:
+    """Raise when `name` is already taken (as SageMaker's CreateTrainingJob does)."""
+    if exists(name):
+        raise _name_taken(name)
+
+
+def create(record: dict[str, Any]) -> None:
+    """Add a new job; a name already in the registry is rejected."""
+    name = record["TrainingJobName"]
+    with _connect() as conn:
+        try:
+            conn.execute(
+                "INSERT INTO jobs (name, status, created, record) VALUES (?, ?, ?, ?)",
+                (name, record["TrainingJobStatus"], _json_default(record["CreationTime"]), _encode(record)),
+            )
+        except sqlite3.IntegrityError:
+            raise _name_taken(name) from None
+
+
+def exists(name: str) -> bool:
+    with _connect() as conn:
+        return conn.execute("SELECT 1 FROM jobs WHERE name = ?", (name,)).fetchone() is not None
+
+
+def get(name: str) -> dict[str, Any]:
+    """The job's DescribeTrainingJob-shaped record (with "JobDir")."""
+    with _connect() as conn:
+        row = conn.execute("SELECT record FROM jobs WHERE name = ?", (name,)).fetchone()
+        if row is None:
+            names = [r[0] for r in conn.execute("SELECT name FROM jobs")]
+    if row is None:
+        close = difflib.get_close_matches(name, names, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else f"; `sagelaunch jobs list` shows the {len(names)} known jobs"
+        raise KeyError(f"no local job named {name!r} in {db_path()}{hint}")
+    return _decode(row[0])
+
+
+def list_jobs(status: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
+    """Records, newest first; `status` filters on TrainingJobStatus."""
+    query, args = "SELECT record FROM jobs", []
+    if status is not None:
+        query += " WHERE status = ?"
+        args.append(status)
+    query += " ORDER BY created DESC"
+    if limit is not None:
+        query += " LIMIT ?"
+        args.append(int(limit))
+    with _connect() as conn:
+        return [_decode(row[0]) for row in conn.execute(query, args)]
+
+
+def update(name: str, change: Callable[[dict[str, Any]], None] | None = None, **fields: Any) -> dict[str, Any]:
+    """Atomically apply `fields` (and `change(record)`) to a job's record; return the new record."""
+    with _connect() as conn:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            row = conn.execute("SELECT record FROM jobs WHERE name = ?", (name,)).fetchone()
+            if row is None:
+                raise KeyError(f"no local job named {name!r} in {db_path()}")
+            record = _decode(row[0])
+            record.update(fields)
+            if change is not None:
+                change(record)
+            record["LastModifiedTime"] = now()
+            conn.execute(
+                "UPDATE jobs SET record = ?, status = ? WHERE name = ?",
+                (_encode(record), record["TrainingJobStatus"], name),
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    return record
+
+
+def transition(name: str, secondary_status: str, message: str, **fields: Any) -> dict[str, Any]:
+    """Close the current secondary status and open `secondary_status` (DescribeTrainingJob's history)."""
+
+    def change(record: dict[str, Any]) -> None:
+        stamp = now()
+        history = record.setdefault("SecondaryStatusTransitions", [])
+        if history and "EndTime" not in history[-1]:
+            history[-1]["EndTime"] = stamp
+        entry = {"Status": secondary_status, "StartTime": stamp, "StatusMessage": message}
+        if record["TrainingJobStatus"] in TERMINAL_STATUSES:
+            entry["EndTime"] = stamp  # a final status has no duration
+        history.append(entry)
+        record["SecondaryStatus"] = secondary_status
+
+    return update(name, change, **fields)
+
+
+def set_supervisor(name: str, pid: int, started: float) -> None:
+    """Remember the process that supervises a job (its pid and create time, to rule out pid reuse)."""
+    with _connect() as conn:
+        conn.execute("UPDATE jobs SET supervisor_pid = ?, supervisor_started = ? WHERE name = ?", (pid, started, name))
+
+
+def supervisor(name: str) -> tuple[int, float] | None:
+    with _connect() as conn:
+        row = conn.execute("SELECT supervisor_pid, supervisor_started FROM jobs WHERE name = ?", (name,)).fetchone()
+    return (row[0], row[1]) if row and row[0] is not None else None
+
+
+def delete(name: str) -> None:
+    """Forget a job (its folder stays)."""
+    with _connect() as conn:
+        conn.execute("DELETE FROM jobs WHERE name = ?", (name,))

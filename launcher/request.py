@@ -1,0 +1,145 @@
+"""TrainingJobSpec → the complete CreateTrainingJob request (pure: no network, no files).
+
+Hyperparameter values are JSON-encoded as the SageMaker SDK sends them. Where the code lives:
+`spec.submit_directory` once a backend uploaded it; an s3:// source_dir as given; else
+s3://<bucket>/<job>/source/sourcedir.tar.gz with the bucket of an s3:// output_path, or the
+SDK's default bucket `sagemaker-<region>-<account>` (the account is a placeholder until the
+SageMaker backend passes the real one).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from launcher.spec import TrainingJobSpec
+
+PLACEHOLDER_ACCOUNT = "000000000000"
+PLACEHOLDER_ROLE = f"arn:aws:iam::{PLACEHOLDER_ACCOUNT}:role/SageMakerRole"  # local jobs need no role
+DETAILED_PROFILER_RULE = "DetailedProfilerProcessingJobConfig"
+
+
+def default_bucket(region: str, account: str | None = None) -> str:
+    return f"sagemaker-{region}-{account or PLACEHOLDER_ACCOUNT}"
+
+
+def _bucket_of(uri: str) -> str:
+    return uri[len("s3://"):].split("/", 1)[0]
+
+
+def code_uri(spec: "TrainingJobSpec", account: str | None = None) -> str:
+    if spec.submit_directory:
+        return spec.submit_directory
+    if spec.source_dir and spec.source_dir.startswith("s3://"):
+        return spec.source_dir
+    if spec.output_path and spec.output_path.startswith("s3://"):
+        bucket = _bucket_of(spec.output_path)
+    else:
+        bucket = default_bucket(spec.region, account)
+    return f"s3://{bucket}/{spec.job_name}/source/sourcedir.tar.gz"
+
+
+def output_uri(spec: "TrainingJobSpec", account: str | None = None) -> str:
+    if spec.output_path:
+        return spec.output_path
+    return f"s3://{default_bucket(spec.region, account)}/"
+
+
+def hyperparameters(spec: "TrainingJobSpec", account: str | None = None) -> dict[str, str]:
+    hp: dict[str, Any] = dict(spec.hyperparameters)
+    hp.update(
+        sagemaker_program=spec.entry_point,
+        sagemaker_submit_directory=code_uri(spec, account),
+        sagemaker_region=spec.region,
+        sagemaker_job_name=spec.job_name,
+        sagemaker_container_log_level=spec.container_log_level,
+    )
+    hp.update(spec.distribution_hyperparameters)
+    return {key: json.dumps(value) for key, value in hp.items()}
+
+
+def _channel(c: Any) -> dict[str, Any]:
+    ch: dict[str, Any] = {
+        "ChannelName": c.name,
+        "DataSource": {"S3DataSource": {
+            "S3DataType": c.s3_data_type, "S3Uri": c.uri, "S3DataDistributionType": c.distribution,
+        }},
+        "InputMode": c.input_mode,
+    }
+    if c.content_type:
+        ch["ContentType"] = c.content_type
+    return ch
+
+
+def profiler_request(spec: "TrainingJobSpec", account: str | None = None) -> dict[str, Any]:
+    """ProfilerConfig plus ProfilerRuleConfigurations; {} without a profiler."""
+    p = spec.profiler
+    if p is None:
+        return {}
+    if p.disable_profiler:
+        return {"ProfilerConfig": {"DisableProfiler": True}}
+    from estimators.support import detailed_profiler_image_uri, profiler_facts  # data only; lazy
+
+    config: dict[str, Any] = {
+        "S3OutputPath": p.s3_output_path or output_uri(spec, account),
+        "ProfilingParameters": {
+            "CPUProfilingDuration": str(p.cpu_profiling_duration),
+            "SMPFileRotationSecs": str(p.file_rotation_interval),
+        },
+        "DisableProfiler": False,
+    }
+    if p.system_monitor_interval_millis is not None:
+        config["ProfilingIntervalInMilliseconds"] = p.system_monitor_interval_millis
+    facts = profiler_facts()["detailed_profiler_processing"]
+    rule = {
+        "RuleConfigurationName": facts["rule_configuration_name"],
+        "RuleEvaluatorImage": detailed_profiler_image_uri(spec.region),
+        "InstanceType": facts["instance_type"],
+        "VolumeSizeInGB": facts["volume_size_gb"],
+        "RuleParameters": {"rule_to_invoke": "DetailedProfilerProcessing"},
+    }
+    return {"ProfilerConfig": config, "ProfilerRuleConfigurations": [rule]}
+
+
+def compile_create_training_job_request(spec: "TrainingJobSpec", account: str | None = None) -> dict[str, Any]:
+    req: dict[str, Any] = {
+        "TrainingJobName": spec.job_name,
+        "AlgorithmSpecification": {
+            "TrainingImage": spec.image_uri,
+            "TrainingInputMode": "File",
+            "EnableSageMakerMetricsTimeSeries": True,
+        },
+        "RoleArn": spec.role or PLACEHOLDER_ROLE,
+        "HyperParameters": hyperparameters(spec, account),
+        "OutputDataConfig": {"S3OutputPath": output_uri(spec, account)},
+        "ResourceConfig": {
+            "InstanceType": spec.instance_type,
+            "InstanceCount": spec.instance_count,
+            "VolumeSizeInGB": spec.volume_size,
+        },
+        "StoppingCondition": {"MaxRuntimeInSeconds": spec.max_run},
+        "EnableNetworkIsolation": spec.enable_network_isolation,
+        "EnableInterContainerTrafficEncryption": spec.encrypt_inter_container_traffic,
+        "EnableManagedSpotTraining": spec.use_spot_instances,
+    }
+    if spec.inputs:
+        req["InputDataConfig"] = [_channel(c) for c in spec.inputs]
+    if spec.output_kms_key:
+        req["OutputDataConfig"]["KmsKeyId"] = spec.output_kms_key
+    if spec.volume_kms_key:
+        req["ResourceConfig"]["VolumeKmsKeyId"] = spec.volume_kms_key
+    if spec.max_wait is not None:
+        req["StoppingCondition"]["MaxWaitTimeInSeconds"] = spec.max_wait
+    if spec.checkpoint_s3_uri:
+        req["CheckpointConfig"] = {"S3Uri": spec.checkpoint_s3_uri}
+        if spec.checkpoint_local_path:
+            req["CheckpointConfig"]["LocalPath"] = spec.checkpoint_local_path
+    if spec.subnets and spec.security_group_ids:
+        req["VpcConfig"] = {"Subnets": list(spec.subnets), "SecurityGroupIds": list(spec.security_group_ids)}
+    if spec.environment:
+        req["Environment"] = dict(spec.environment)
+    if spec.tags:
+        req["Tags"] = [{"Key": k, "Value": v} for k, v in spec.tags]
+    req.update(profiler_request(spec, account))
+    return req

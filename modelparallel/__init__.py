@@ -1,0 +1,46 @@
+"""The smdistributed.modelparallel (SMP v1) PyTorch API on torch.distributed: `import modelparallel as smp`.
+
+Importing is cheap: torch is loaded when the API is first used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from modelparallel.core import (  # noqa: F401  (no torch at import time)
+    dp_rank, dp_size, get_dp_group, get_dp_process_group, get_mp_group, get_mp_process_group, get_pp_process_group,
+    get_rdp_process_group, get_tp_process_group, get_world_process_group, init, is_initialized, is_tracing,
+    local_rank, local_size, mp_rank, mp_size, num_microbatches, pp_rank, pp_size, rank, rdp_rank, rdp_size,
+    shutdown, size, tp_rank, tp_size,
+)
+from modelparallel.comm import (  # noqa: F401
+    DP_GROUP, MP_GROUP, PP_GROUP, RDP_GROUP, TP_GROUP, WORLD, CommGroup, RankType, allgather, barrier, broadcast,
+    dp_barrier, mp_barrier, recv_from, send,
+)
+from modelparallel.errors import SMPRuntimeError, SMPValidationError  # noqa: F401
+from modelparallel.step_output import StepOutput  # noqa: F401
+
+_LAZY = {
+    "step": "modelparallel.step_runner",
+    "DistributedModel": "modelparallel.model",
+    "DistributedOptimizer": "modelparallel.optimizer",
+    "tensor_parallelism": "modelparallel.tensor_parallel",
+    "set_tensor_parallelism": "modelparallel.tensor_parallel",
+    "partition": "modelparallel.partitioning",
+    "set_activation_checkpointing": "modelparallel.activation",
+    "save": "modelparallel.checkpointing",
+    "load": "modelparallel.checkpointing",
+    "save_checkpoint": "modelparallel.checkpointing",
+    "resume_from_checkpoint": "modelparallel.checkpointing",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'modelparallel' has no attribute {name!r}")
+
+
+__all__ = sorted([n for n in globals() if not n.startswith("_") and n not in ("annotations", "importlib", "Any")]
+                 + list(_LAZY))

@@ -1,0 +1,46 @@
+"""smp.init's configuration: SM_HP_MP_PARAMETERS (what SageMaker and the local backend deliver) merged with
+the `config` dict given to smp.init, validated by the ONE shared parameter model
+(`estimators.distribution.SMPParameters`); modelparallel defines no parameters of its own."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from pydantic import ValidationError
+
+from modelparallel.errors import SMPValidationError
+
+ENV_VAR = "SM_HP_MP_PARAMETERS"
+
+
+def load_parameters(config: dict[str, Any] | None = None):
+    """Return the validated `SMPParameters`; keys in `config` override the environment's."""
+    from estimators.distribution import SMPParameters, validation_error_text
+
+    merged: dict[str, Any] = {}
+    raw = os.environ.get(ENV_VAR, "").strip()
+    if raw:
+        try:
+            from_env = json.loads(raw)
+        except json.JSONDecodeError as err:
+            raise SMPValidationError(f"{ENV_VAR} is not valid JSON ({err}); expected an object such as "
+                                     '{"pipeline_parallel_degree": 2, "microbatches": 4}') from None
+        if not isinstance(from_env, dict):
+            raise SMPValidationError(f"{ENV_VAR} must be a JSON object, got {type(from_env).__name__}")
+        merged.update(from_env)
+    if config:
+        if not isinstance(config, dict):
+            raise SMPValidationError(f"smp.init(config=...) must be a dict, got {type(config).__name__}")
+        # an alias in config replaces the canonical key from the environment (and vice versa)
+        aliases = {"partitions": "pipeline_parallel_degree", "fp16_params": "fp16"}
+        for key in config:
+            other = aliases.get(key) or next((a for a, b in aliases.items() if b == key), None)
+            if other:
+                merged.pop(other, None)
+        merged.update(config)
+    try:
+        return SMPParameters.model_validate(merged)
+    except ValidationError as err:
+        raise SMPValidationError(validation_error_text("mp_parameters", err)) from None

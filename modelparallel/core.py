@@ -1,0 +1,194 @@
+"""smp.init and the rank/size/group API (SMP v1 names), backed by one DeviceMesh in placement order."""
+
+from __future__ import annotations
+
+import os
+import socket
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from modelparallel.errors import SMPRuntimeError, SMPValidationError
+
+
+@dataclass
+class _State:
+    initialized: bool = False
+    cfg: Any = None  # estimators.distribution.SMPParameters
+    layout: Any = None  # layout.RankLayout of this rank
+    mesh: Any = None  # torch DeviceMesh, dims in placement order
+    groups: dict[str, Any] = field(default_factory=dict)  # "pp"/"tp"/... → ProcessGroup
+    device: Any = None
+    local_rank: int = 0
+    local_size: int = 1
+    model: Any = None  # the DistributedModel
+    optimizer: Any = None  # the DistributedOptimizer
+    microbatch: int | None = None  # index while a smp.step runs
+    num_microbatches: int = 1
+    pending_checkpoint: Any = None  # (path, tag) resumed before the model/optimizer existed
+
+
+state = _State()
+
+TIMEOUT_ENV = "SMP_TIMEOUT_SECONDS"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _init_process_group() -> None:
+    import torch
+    import torch.distributed as dist
+
+    if dist.is_initialized():
+        return
+    if "RANK" not in os.environ:  # a plain `python train.py`: a world of one
+        os.environ.update(RANK="0", WORLD_SIZE="1", LOCAL_RANK="0", LOCAL_WORLD_SIZE="1",
+                          MASTER_ADDR="127.0.0.1", MASTER_PORT=str(_free_port()))
+    backend = "nccl" if torch.cuda.is_available() else "gloo"
+    timeout = timedelta(seconds=float(os.environ.get(TIMEOUT_ENV, "600")))
+    if backend == "nccl":
+        torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
+    dist.init_process_group(backend, timeout=timeout)
+
+
+def init(config: dict | None = None) -> None:
+    """Validate the parameters (env SM_HP_MP_PARAMETERS + `config`), start torch.distributed, build the groups."""
+    import torch
+    import torch.distributed as dist
+
+    from estimators.distribution import check_world
+    from modelparallel.config import load_parameters
+    from modelparallel.layout import build_mesh, layout_from_mesh
+
+    cfg = load_parameters(config)  # every rank sees the same parameters: errors here are the same everywhere
+    _init_process_group()
+    world = dist.get_world_size()
+    pp, tp = cfg.pipeline_parallel_degree, cfg.tensor_parallel_degree
+    if tp > world:
+        raise SMPValidationError(
+            f"mp_parameters.tensor_parallel_degree={tp} is larger than the world size {world}; "
+            f"allowed: a divisor of {world} (1..{world}); lower it or launch more processes"
+        )
+    if pp > world:
+        raise SMPValidationError(
+            f"mp_parameters.pipeline_parallel_degree={pp} is larger than the world size {world}; "
+            f"allowed: a divisor of {world}; lower it or launch more processes"
+        )
+    gpus = torch.cuda.device_count() if torch.cuda.is_available() else None
+    try:
+        check_world(cfg, world, gpus)
+    except ValueError as err:
+        raise SMPValidationError(str(err)) from None
+    device_type = "cuda" if torch.cuda.is_available() else "cpu"
+    mesh = build_mesh(device_type, world, pp, tp, cfg.placement_strategy)
+    layout = layout_from_mesh(mesh)
+    if layout.rank != dist.get_rank():
+        raise SMPRuntimeError(f"mesh coordinate of rank {dist.get_rank()} resolved to {layout.rank}")
+    state.cfg, state.mesh, state.layout = cfg, mesh, layout
+    state.local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    state.local_size = int(os.environ.get("LOCAL_WORLD_SIZE", str(world)))
+    state.device = torch.device("cuda", state.local_rank) if device_type == "cuda" else torch.device("cpu")
+    state.groups = _build_groups(mesh)
+    state.num_microbatches = cfg.microbatches
+    state.model = state.optimizer = None
+    state.initialized = True
+
+
+def _build_groups(mesh) -> dict[str, Any]:
+    import torch.distributed as dist
+
+    from modelparallel.layout import GROUP_DIMS
+
+    order = mesh.mesh_dim_names
+    groups: dict[str, Any] = {"world": dist.group.WORLD}
+    for name, dims in GROUP_DIMS.items():
+        if name == "world":
+            continue
+        in_order = tuple(d for d in order if d in dims)
+        sub = mesh[in_order]
+        groups[name] = sub.get_group() if len(in_order) == 1 else sub._flatten(f"smp_{name}").get_group()
+    return groups
+
+
+def _require_init():
+    if not state.initialized:
+        raise SMPValidationError("smp.init() must be called before using the model parallel API")
+    return state
+
+
+def is_initialized() -> bool:
+    return state.initialized
+
+
+def rank() -> int:
+    return _require_init().layout.rank
+
+
+def size() -> int:
+    return len(_require_init().layout.groups["world"])
+
+
+def local_rank() -> int:
+    return _require_init().local_rank
+
+
+def local_size() -> int:
+    return _require_init().local_size
+
+
+def _group_rank(name: str) -> int:
+    return _require_init().layout.group_rank(name)
+
+
+def _group_size(name: str) -> int:
+    return len(_require_init().layout.groups[name])
+
+
+def pp_rank() -> int: return _group_rank("pp")
+def pp_size() -> int: return _group_size("pp")
+def tp_rank() -> int: return _group_rank("tp")
+def tp_size() -> int: return _group_size("tp")
+def dp_rank() -> int: return _group_rank("dp")
+def dp_size() -> int: return _group_size("dp")
+def mp_rank() -> int: return _group_rank("mp")
+def mp_size() -> int: return _group_size("mp")
+def rdp_rank() -> int: return _group_rank("rdp")
+def rdp_size() -> int: return _group_size("rdp")
+
+
+def get_world_process_group(): return _require_init().groups["world"]
+def get_pp_process_group(): return _require_init().groups["pp"]
+def get_tp_process_group(): return _require_init().groups["tp"]
+def get_dp_process_group(): return _require_init().groups["dp"]
+def get_mp_process_group(): return _require_init().groups["mp"]
+def get_rdp_process_group(): return _require_init().groups["rdp"]
+
+
+def get_dp_group() -> list[int]:
+    """Ranks that hold the same model partition (SMP: a list of ranks)."""
+    return list(_require_init().layout.groups["dp"])
+
+
+def get_mp_group() -> list[int]:
+    """Ranks over which the current model replica is partitioned."""
+    return list(_require_init().layout.groups["mp"])
+
+
+def num_microbatches() -> int:
+    return _require_init().num_microbatches
+
+
+def is_tracing() -> bool:
+    return False
+
+
+def shutdown() -> None:
+    import torch.distributed as dist
+
+    if dist.is_initialized():
+        dist.destroy_process_group()
+    state.initialized = False

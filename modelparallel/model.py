@@ -1,0 +1,224 @@
+"""smp.DistributedModel: tensor parallel (DTensor plans), pipeline stages, DDP over the replica group."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Iterator
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+
+from modelparallel import scaled_batch
+from modelparallel.core import _require_init, state
+from modelparallel.errors import SMPValidationError
+
+
+class _ModelCallCaptured(Exception):
+    """Raised by model(...) while smp.step records a pipeline's model inputs."""
+
+    def __init__(self, args, kwargs):
+        super().__init__("model call captured")
+        self.args, self.kwargs = args, kwargs
+
+
+class DistributedModel(nn.Module):
+    def __init__(self, module: nn.Module, trace_device: str = "gpu", trace_execution_times: bool = False,
+                 overlapping_allreduce: bool = True, backward_passes_per_step: int = 1,
+                 average_grads_across_microbatches: bool = True, bucket_cap_mb: int = 25,
+                 trace_memory_usage: bool = False, broadcast_buffers: bool = True,
+                 gradient_as_bucket_view: bool = False):
+        super().__init__()
+        st = _require_init()
+        cfg = st.cfg
+        if isinstance(module, DistributedModel):
+            raise SMPValidationError("the module is already an smp.DistributedModel; wrap the plain nn.Module once")
+        self.average_grads_across_microbatches = average_grads_across_microbatches
+        module.to(st.device)
+        self.module = module
+        tp, pp = cfg.tensor_parallel_degree, cfg.pipeline_parallel_degree
+        # 1. tensor parallel: DTensor plans over the tp sub-mesh
+        self.tp_shard_dims: dict[str, int | None] = {}
+        if tp > 1:
+            from modelparallel.tensor_parallel import apply_tensor_parallel
+
+            self.tp_shard_dims = apply_tensor_parallel(module, st.mesh["T"], tp)
+        # with distributed modules, tp ranks share one (scaled) batch; otherwise tp ranks are plain replicas
+        self.scaled_batch = bool(self.tp_shard_dims) and not cfg.prescaled_batch
+        self.replica_group_name = "rdp" if self.tp_shard_dims else "dp"
+        replica_pg = st.groups[self.replica_group_name]
+        self.replica_size = len(st.layout.groups[self.replica_group_name])
+        if self.tp_shard_dims and self.replica_size > 1:
+            self._broadcast_dtensor_params(replica_pg)
+        # 2. pipeline: this rank's stage modules; the wrapped module is pruned to them
+        self.pipeline = None
+        stage_modules = [module]
+        if pp > 1:
+            from modelparallel.partitioning import plan_stages
+            from modelparallel.pipeline import PipelineRunner
+
+            self.stage_plan = plan_stages(module, cfg, st.layout.pp_rank)
+            stage_modules = self.stage_plan.modules
+        # 3. data parallel: DDP over the replica group (tp-sharded DTensor parameters are ignored by DDP and
+        #    averaged over the same group after the step: DDP's reducer does not take DTensor parameters)
+        self.ddp_modules: list[nn.Module] = []
+        wrapped = []
+        for m in stage_modules:
+            if cfg.ddp and self.replica_size > 1:
+                ignore = [n for n, p in m.named_parameters() if _is_dtensor(p)]
+                if ignore:
+                    nn.parallel.DistributedDataParallel._set_params_and_buffers_to_ignore_for_model(m, ignore)
+                if len(ignore) < len(list(m.parameters())):
+                    m = nn.parallel.DistributedDataParallel(
+                        m, process_group=replica_pg, bucket_cap_mb=bucket_cap_mb, broadcast_buffers=broadcast_buffers,
+                        gradient_as_bucket_view=gradient_as_bucket_view,
+                        device_ids=[st.device.index] if st.device.type == "cuda" else None)
+                    self.ddp_modules.append(m)
+            wrapped.append(m)
+        self.__dict__["_forward_module"] = wrapped[0]  # not a registered child: parameters stay module.*
+        if pp > 1:
+            self.pipeline = PipelineRunner(wrapped, self.stage_plan.stage_indices, self.stage_plan.num_stages,
+                                           st.groups["pp"], st.device, cfg.pipeline,
+                                           scale_grads=average_grads_across_microbatches)
+        self.partitioned = True
+        self._capturing = False
+        self._pipeline_output = None  # the last stage's output while the step function runs as the loss
+        self._pipeline_loss: list = []
+        self._offload = bool(cfg.offload_activations)
+        st.model = self
+        if st.pending_checkpoint is not None:
+            from modelparallel.checkpointing import _load_pending_model
+
+            _load_pending_model(self)
+
+    # ----- forward / backward
+    def forward(self, *args, **kwargs):
+        st = state
+        if self.pipeline is not None:
+            if self._capturing:
+                raise _ModelCallCaptured(args, kwargs)
+            if self._pipeline_output is not None:
+                return self._pipeline_output
+            raise SMPValidationError("with pipeline_parallel_degree > 1, call the model inside an @smp.step function")
+        if self.scaled_batch:
+            tp_pg, tp_size = st.groups["tp"], len(st.layout.groups["tp"])
+            args = scaled_batch.gather_inputs(args, tp_pg, tp_size)
+            kwargs = scaled_batch.gather_inputs(kwargs, tp_pg, tp_size)
+        with self.offload_context():
+            out = self._forward_module(*args, **kwargs)
+        if self.scaled_batch:
+            out = scaled_batch.keep_own_slice(out, st.groups["tp"], st.layout.tp_rank, len(st.layout.groups["tp"]))
+        return out
+
+    def offload_context(self):
+        if not self._offload:
+            return contextlib.nullcontext()
+        # activations saved for backward live on the CPU until backward needs them (pinned for async copies)
+        return torch.autograd.graph.save_on_cpu(pin_memory=state.device.type == "cuda")
+
+    def backward(self, tensors, grad_tensors=None):
+        """Replaces loss.backward(): gradients are averaged over microbatches (average_grads_across_microbatches)."""
+        if self.pipeline is not None:
+            if grad_tensors is not None:
+                raise SMPValidationError("model.backward(tensors, grad_tensors) is not supported with pipelining; "
+                                         "call model.backward(loss) with a scalar loss")
+            self._pipeline_loss.append(tensors)
+            return
+        n = state.num_microbatches if state.microbatch is not None else 1
+        scale = 1.0 / n if self.average_grads_across_microbatches and n > 1 else 1.0
+        if grad_tensors is None:
+            torch.autograd.backward(tensors * scale if scale != 1.0 else tensors)
+        else:
+            grads = grad_tensors if isinstance(grad_tensors, (list, tuple)) else [grad_tensors]
+            torch.autograd.backward(tensors, [g * scale for g in grads] if scale != 1.0 else grad_tensors)
+
+    def sync_context(self, last_microbatch: bool):
+        """DDP reduces only after the last microbatch's backward."""
+        if last_microbatch or not self.ddp_modules or self.pipeline is not None:
+            return contextlib.nullcontext()
+        stack = contextlib.ExitStack()
+        for m in self.ddp_modules:
+            stack.enter_context(m.no_sync())
+        return stack
+
+    def finish_step(self) -> None:
+        """Average tensor-parallel (DTensor) gradients over the replica group (DDP handled the others)."""
+        if not (self.tp_shard_dims and self.replica_size > 1):
+            return
+        grads = [p.grad.to_local() if _is_dtensor(p.grad) else p.grad
+                 for p in self.module.parameters() if _is_dtensor(p) and p.grad is not None]
+        if not grads:
+            return
+        from torch._utils import _flatten_dense_tensors, _unflatten_dense_tensors
+
+        flat = _flatten_dense_tensors(grads)
+        dist.all_reduce(flat, group=state.groups[self.replica_group_name])
+        flat /= self.replica_size
+        for g, synced in zip(grads, _unflatten_dense_tensors(flat, grads)):
+            g.copy_(synced)
+
+    def _broadcast_dtensor_params(self, group) -> None:
+        src = dist.get_global_rank(group, 0)
+        with torch.no_grad():
+            for p in self.module.parameters():
+                if _is_dtensor(p):
+                    dist.broadcast(p.to_local(), src=src, group=group)
+
+    # ----- SMP accessors
+    def get_module(self) -> nn.Module:
+        return self.module
+
+    def local_named_parameters(self) -> Iterator[tuple[str, nn.Parameter]]:
+        return self.module.named_parameters()
+
+    def local_parameters(self) -> Iterator[nn.Parameter]:
+        return self.module.parameters()
+
+    def local_named_buffers(self):
+        return self.module.named_buffers()
+
+    def local_buffers(self):
+        return self.module.buffers()
+
+    def local_named_modules(self):
+        return self.module.named_modules()
+
+    def local_modules(self):
+        return self.module.modules()
+
+    def distributed_modules(self):
+        prefixes = {n.rsplit(".", 1)[0] for n in self.tp_shard_dims}
+        return (m for n, m in self.module.named_modules() if n in prefixes)
+
+    def is_distributed_parameter(self, param) -> bool:
+        return _is_dtensor(param) and any(p is param for n, p in self.module.named_parameters()
+                                          if self.tp_shard_dims.get(n) is not None)
+
+    def register_post_partition_hook(self, hook):
+        hook(self, None)  # partitioning happens at wrap time here
+        return None
+
+    # ----- state dicts (see checkpointing.py for the gathering)
+    def local_state_dict(self, *args, **kwargs) -> dict[str, Any]:
+        from modelparallel.checkpointing import local_model_state
+
+        return local_model_state(self)
+
+    def state_dict(self, *args, **kwargs) -> dict[str, Any]:
+        from modelparallel.checkpointing import full_model_state
+
+        return full_model_state(self)
+
+    def load_state_dict(self, state_dict, strict: bool = True):
+        from modelparallel.checkpointing import load_model_state
+
+        return load_model_state(self, state_dict, strict)
+
+    def cpu(self):
+        return {k: v.cpu() for k, v in self.state_dict().items()}
+
+
+def _is_dtensor(t) -> bool:
+    from torch.distributed.tensor import DTensor
+
+    return isinstance(t, DTensor)

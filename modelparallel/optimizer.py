@@ -1,0 +1,106 @@
+"""smp.DistributedOptimizer: checks the optimizer was made from the wrapped model's parameters and, with
+shard_optimizer_state, shards its state over the replica group with ZeroRedundancyOptimizer.
+
+Why ZeroRedundancyOptimizer and not FSDP2: SMP's shard_optimizer_state shards only the optimizer state while
+parameters and gradients stay replicated and reduced by DDP. ZeRO-1 is exactly that and composes with the DDP
+wrappers the pipeline stages already use (no_sync / last-microbatch reduction); FSDP2 would also shard
+parameters and gradients (SMP's separate sharded_data_parallel_degree feature) and replace DDP.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from modelparallel.comm import CommGroup, agree_on_error
+from modelparallel.core import _require_init
+from modelparallel.errors import SMPValidationError
+
+
+class DistributedOptimizer:
+    def __init__(self, optimizer: torch.optim.Optimizer, static_loss_scale: float | None = 1.0,
+                 dynamic_loss_scale: bool = False, **dynamic_loss_args: Any):
+        st = _require_init()
+        model = st.model
+        error = None
+        if model is None:
+            error = ("smp.DistributedOptimizer: wrap the model with smp.DistributedModel first, then create the "
+                     "optimizer from model.parameters(), then wrap it")
+        else:
+            local = {id(p) for p in model.local_parameters()}
+            foreign = sum(1 for g in optimizer.param_groups for p in g["params"] if id(p) not in local)
+            if foreign:
+                error = (
+                    "smp.DistributedOptimizer: the optimizer was created before smp.DistributedModel wrapped the model "
+                    f"({foreign} of its parameters are not the wrapped model's); SMP requires this order: "
+                    "model = smp.DistributedModel(model); optimizer = torch.optim.X(model.parameters()); "
+                    "optimizer = smp.DistributedOptimizer(optimizer)"
+                )
+        agree_on_error(error, CommGroup.WORLD)  # every rank raises the same message
+        self.model = model
+        self.sharded = bool(st.cfg.shard_optimizer_state) and model.replica_size > 1
+        if self.sharded:
+            from torch.distributed.optim import ZeroRedundancyOptimizer
+
+            params = [p for g in optimizer.param_groups for p in g["params"]]
+            defaults = {k: v for k, v in optimizer.defaults.items() if k not in ("params",)}
+            self.optimizer = ZeroRedundancyOptimizer(
+                params, optimizer_class=type(optimizer), process_group=st.groups[model.replica_group_name],
+                **defaults)
+        else:
+            self.optimizer = optimizer
+        st.optimizer = self
+        if st.pending_checkpoint is not None:
+            from modelparallel.checkpointing import _load_pending_optimizer
+
+            _load_pending_optimizer(self)
+
+    # the torch.optim.Optimizer surface
+    @property
+    def param_groups(self):
+        return self.optimizer.param_groups
+
+    @property
+    def state(self):
+        return self.optimizer.state
+
+    def step(self, closure=None):
+        return self.optimizer.step(closure) if closure is not None else self.optimizer.step()
+
+    def zero_grad(self, set_to_none: bool = True):
+        self.optimizer.zero_grad(set_to_none=set_to_none)
+
+    def local_optimizer(self) -> torch.optim.Optimizer:
+        """The optimizer that holds this rank's state (the ZeRO shard's optimizer when sharded)."""
+        return self.optimizer.optim if self.sharded else self.optimizer
+
+    def local_state_bytes(self) -> int:
+        total = 0
+        for per_param in self.local_optimizer().state.values():
+            for v in per_param.values():
+                if isinstance(v, torch.Tensor):
+                    t = v.to_local() if hasattr(v, "to_local") else v
+                    total += t.numel() * t.element_size()
+        return total
+
+    def local_state_dict(self) -> dict[str, Any]:
+        sd = dict(self.local_optimizer().state_dict())
+        sd["_smp_is_partial"] = True
+        return sd
+
+    def state_dict(self) -> dict[str, Any]:
+        from modelparallel.checkpointing import full_optimizer_state
+
+        return full_optimizer_state(self)
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        sd = dict(state_dict)
+        partial = sd.pop("_smp_is_partial", False)
+        if not partial:
+            raise SMPValidationError("loading a full optimizer state_dict is not supported; save and load "
+                                     "optimizer.local_state_dict() (partial=True)")
+        self.local_optimizer().load_state_dict(sd)
+
+    def __getattr__(self, name):
+        return getattr(self.__dict__["optimizer"], name)

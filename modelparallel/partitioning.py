@@ -1,0 +1,224 @@
+"""Pipeline partitioning: which layers each pipeline stage runs (smp.partition marks or an even split), the stage
+modules handed to torch.distributed.pipelining, and pruning the wrapped model to this rank's layers so that
+local parameter names stay the original model's names."""
+
+from __future__ import annotations
+
+import contextlib
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from modelparallel.errors import SMPValidationError
+
+MARK = "_smp_partition"
+_stack: list[int] = []
+
+
+@contextlib.contextmanager
+def partition(index: int):
+    """Modules assigned inside this context go to partition `index` (honoured when auto_partition is False)."""
+    from torch.nn.modules.module import register_module_module_registration_hook
+
+    from modelparallel.core import state
+
+    if state.initialized and not 0 <= index < state.cfg.pipeline_parallel_degree:
+        raise SMPValidationError(
+            f"smp.partition({index}): index must be in 0..{state.cfg.pipeline_parallel_degree - 1} "
+            f"(pipeline_parallel_degree={state.cfg.pipeline_parallel_degree})"
+        )
+
+    def mark(module, name, submodule):
+        if submodule is not None and _stack:
+            setattr(submodule, MARK, _stack[-1])
+
+    _stack.append(index)
+    handle = register_module_module_registration_hook(mark)
+    try:
+        yield
+    finally:
+        handle.remove()
+        _stack.pop()
+
+
+def split_evenly(n_units: int, n_chunks: int) -> list[range]:
+    if n_units < n_chunks:
+        raise SMPValidationError(
+            f"the model has {n_units} pipeline units (layers) but needs at least {n_chunks} for "
+            f"{n_chunks} pipeline stages; lower pipeline_parallel_degree or use a deeper model"
+        )
+    base, extra = divmod(n_units, n_chunks)
+    out, start = [], 0
+    for i in range(n_chunks):
+        size = base + (1 if i < extra else 0)
+        out.append(range(start, start + size))
+        start += size
+    return out
+
+
+def manual_chunks(units: list[tuple[str, Any]], pp: int, default_partition: int) -> list[range]:
+    parts = [getattr(m, MARK, default_partition) for _, m in units]
+    for (name, _), (prev_name, _), p, q in zip(units[1:], units, parts[1:], parts):
+        if p < q:
+            raise SMPValidationError(
+                f"smp.partition: layer {name} is in partition {p} after {prev_name} in partition {q}; pipeline "
+                "partitions must follow the order the layers run in"
+            )
+    chunks = []
+    for stage in range(pp):
+        idx = [i for i, p in enumerate(parts) if p == stage]
+        if not idx:
+            raise SMPValidationError(f"smp.partition: no layer is placed in partition {stage}; every stage needs one")
+        chunks.append(range(idx[0], idx[-1] + 1))
+    return chunks
+
+
+class _SequentialStage:
+    """Stage builder for an nn.Sequential: each stage is a Sequential of the same child modules (names kept)."""
+
+    def __init__(self, root):
+        self.root = root
+        self.units = list(root.named_children())
+
+    def make_stage(self, unit_range: range, first: bool, last: bool):
+        import torch.nn as nn
+
+        return nn.Sequential(OrderedDict(self.units[i] for i in unit_range))
+
+    def prune(self, keep: set[int]) -> None:
+        for i, (name, _) in enumerate(self.units):
+            if i not in keep:
+                del self.root._modules[name]
+
+    def model_inputs(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        if kwargs:
+            raise SMPValidationError(f"an nn.Sequential pipeline takes one positional input; got keywords {sorted(kwargs)}")
+        return args, {}
+
+    def finalize(self, output):
+        return output
+
+
+def _make_bert_stage(root, base, layers, first: bool, last: bool, is_roberta: bool):
+    import torch.nn as nn
+
+    class BertPipelineStage(nn.Module):
+        """Embeddings (first stage) → encoder layers → classification head (last stage)."""
+
+        def __init__(self):
+            super().__init__()
+            self.embeddings = base.embeddings if first else None
+            self.layers = nn.ModuleList(layers)
+            if last:
+                self.pooler = None if is_roberta else base.pooler
+                self.dropout = None if is_roberta else root.dropout
+                self.classifier = root.classifier
+            self._base = [base]  # not registered: only its config / mask helper is used
+
+        def forward(self, hidden, attention_mask=None, token_type_ids=None):
+            if first:
+                hidden = self.embeddings(input_ids=hidden, token_type_ids=token_type_ids)
+            mask = None
+            if attention_mask is not None:
+                mask = self._base[0]._create_attention_masks(
+                    attention_mask=attention_mask, encoder_attention_mask=None, embedding_output=hidden,
+                    encoder_hidden_states=None, cache=None)[0]
+            for layer in self.layers:
+                hidden = layer(hidden, mask)
+            if last:
+                if is_roberta:
+                    return self.classifier(hidden)
+                return self.classifier(self.dropout(self.pooler(hidden)))
+            return hidden
+
+    return BertPipelineStage()
+
+
+class _BertStages:
+    """Stage builder for Hugging Face BERT/RoBERTa sequence classifiers (the encoder layers are the units)."""
+
+    MODEL_KWARGS = ("attention_mask", "token_type_ids")
+
+    def __init__(self, root):
+        self.root = root
+        self.base = getattr(root, root.base_model_prefix)
+        self.is_roberta = root.base_model_prefix == "roberta"
+        self.units = list(self.base.encoder.layer.named_children())
+
+    def make_stage(self, unit_range: range, first: bool, last: bool):
+        return _make_bert_stage(self.root, self.base, [self.units[i][1] for i in unit_range], first, last,
+                                self.is_roberta)
+
+    def prune(self, keep: set[int], first: bool, last: bool) -> None:
+        for i, (name, _) in enumerate(self.units):
+            if i not in keep:
+                del self.base.encoder.layer._modules[name]
+        if not first:
+            del self.base._modules["embeddings"]
+        if not last:
+            for owner, name in ((self.root, "classifier"), (self.root, "dropout"), (self.base, "pooler")):
+                if name in owner._modules:
+                    del owner._modules[name]
+
+    def model_inputs(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        kwargs = dict(kwargs)
+        if not args and "input_ids" in kwargs:
+            args = (kwargs.pop("input_ids"),)
+        extra = sorted(set(kwargs) - set(self.MODEL_KWARGS))
+        if extra or len(args) != 1:
+            raise SMPValidationError(
+                f"a pipelined {type(self.root).__name__} is called as model(input_ids, attention_mask=..., "
+                f"token_type_ids=...); got {len(args)} positional argument(s) and keywords {extra}: "
+                "compute the loss from the returned logits inside the smp.step function instead of passing labels"
+            )
+        return args, kwargs
+
+    def finalize(self, output):
+        from transformers.modeling_outputs import SequenceClassifierOutput
+
+        return SequenceClassifierOutput(logits=output)
+
+
+def stage_builder(module):
+    import torch.nn as nn
+
+    if isinstance(module, nn.Sequential):
+        return _SequentialStage(module)
+    prefix = getattr(module, "base_model_prefix", None)
+    base = getattr(module, prefix, None) if prefix else None
+    if base is not None and hasattr(getattr(base, "encoder", None), "layer") and hasattr(module, "classifier"):
+        return _BertStages(module)
+    raise SMPValidationError(
+        f"pipeline_parallel_degree > 1 needs a model whose layers run in order: an nn.Sequential or a Hugging Face "
+        f"BERT/RoBERTa sequence classifier; got {type(module).__name__}. Wrap your layers in nn.Sequential or "
+        "set pipeline_parallel_degree=1"
+    )
+
+
+@dataclass
+class StagePlan:
+    builder: Any
+    stage_indices: list[int]  # global stage ids held by this rank
+    num_stages: int
+    modules: list[Any]  # stage nn.Modules, same order as stage_indices
+
+
+def plan_stages(module, cfg, pp_rank: int) -> StagePlan:
+    """Build this rank's stage modules and prune `module` to them."""
+    builder = stage_builder(module)
+    pp = cfg.pipeline_parallel_degree
+    n_units = len(builder.units)
+    if cfg.auto_partition:
+        virtual = 2 if cfg.pipeline == "interleaved" and n_units >= 2 * pp else 1
+        chunks = split_evenly(n_units, pp * virtual)
+    else:
+        chunks = manual_chunks(builder.units, pp, cfg.effective_default_partition)
+    num_stages = len(chunks)
+    mine = [s for s in range(num_stages) if s % pp == pp_rank]  # looped placement: stage s on rank s % pp
+    modules = [builder.make_stage(chunks[s], s == 0, s == num_stages - 1) for s in mine]
+    keep = {i for s in mine for i in chunks[s]}
+    if isinstance(builder, _SequentialStage):
+        builder.prune(keep)
+    else:
+        builder.prune(keep, first=0 in mine, last=num_stages - 1 in mine)
+    return StagePlan(builder, mine, num_stages, modules)

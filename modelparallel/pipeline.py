@@ -1,0 +1,75 @@
+"""Running one smp.step through torch.distributed.pipelining.
+
+"simple" → ScheduleGPipe (one stage per rank); "interleaved" → ScheduleInterleaved1F1B (looped stages per rank).
+The user's step function is the schedule's loss function on the last stage: it runs once per microbatch with
+`model(...)` returning that microbatch's pipeline output, and `model.backward(loss)` handing the loss to the
+schedule, which runs the backward through all stages.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from modelparallel.errors import SMPValidationError
+
+
+class PipelineRunner:
+    def __init__(self, stage_modules: list, stage_indices: list[int], num_stages: int, pp_group, device,
+                 schedule: str, scale_grads: bool):
+        self.stage_modules = stage_modules
+        self.stage_indices = stage_indices
+        self.num_stages = num_stages
+        self.group = pp_group
+        self.device = device
+        self.schedule_name = schedule
+        self.scale_grads = scale_grads
+        self._cache: dict[Any, Any] = {}
+        self._loss_fn: Callable | None = None
+
+    @property
+    def is_first(self) -> bool:
+        return 0 in self.stage_indices
+
+    @property
+    def is_last(self) -> bool:
+        return self.num_stages - 1 in self.stage_indices
+
+    def _trampoline(self, output, target):
+        return self._loss_fn(output, target)
+
+    def _schedule(self, n_microbatches: int, key: Any):
+        from torch.distributed.pipelining import PipelineStage, ScheduleGPipe, ScheduleInterleaved1F1B
+
+        cache_key = (n_microbatches, key)
+        if cache_key not in self._cache:
+            stages = [PipelineStage(m, i, self.num_stages, self.device, group=self.group)
+                      for m, i in zip(self.stage_modules, self.stage_indices)]
+            if self.schedule_name == "simple":
+                if len(stages) != 1:
+                    raise SMPValidationError("the simple (GPipe) schedule runs one stage per rank")
+                sched = ScheduleGPipe(stages[0], n_microbatches, loss_fn=self._trampoline,
+                                      scale_grads=self.scale_grads)
+            else:
+                sched = ScheduleInterleaved1F1B(stages, n_microbatches, loss_fn=self._trampoline,
+                                                scale_grads=self.scale_grads)
+            self._cache[cache_key] = sched
+        return self._cache[cache_key]
+
+    def run(self, arg_mbs: list[tuple], kwarg_mbs: list[dict], loss_fn: Callable, train: bool) -> None:
+        """Run every microbatch; `loss_fn(output, microbatch_index)` is called on the last stage."""
+        import torch
+
+        n = len(kwarg_mbs)
+        shapes = tuple(tuple(t.shape) if isinstance(t, torch.Tensor) else None for t in arg_mbs[0]) \
+            if arg_mbs else ()
+        kshapes = tuple(sorted((k, tuple(v.shape)) for k, v in kwarg_mbs[0].items() if isinstance(v, torch.Tensor)))
+        sched = self._schedule(n, (shapes, kshapes, train))
+        self._loss_fn = loss_fn
+        had_backward = sched._has_backward
+        sched._has_backward = train  # as schedule.eval() does: forward only when not training
+        try:
+            sched._step_microbatches(arg_mbs if self.is_first else None, kwarg_mbs,
+                                     target_mbs=list(range(n)), losses=None, return_outputs=False)
+        finally:
+            sched._has_backward = had_backward
+            self._loss_fn = None

@@ -1,0 +1,141 @@
+"""@smp.step: run a forward+backward function once per microbatch (pipelined when pp > 1) → StepOutput."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+from modelparallel.comm import CommGroup, agree_on_error
+from modelparallel.core import _require_init, state
+from modelparallel.errors import SMPValidationError
+from modelparallel.microbatch import split_arguments
+from modelparallel.step_output import merge_microbatch_results
+
+
+def step(func: Callable | None = None, *, non_split_inputs=None, input_split_axes=None, detach_outputs: bool = True):
+    """Use as @smp.step or @smp.step(non_split_inputs=[...], input_split_axes={...})."""
+
+    def decorate(fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def run(*args, **kwargs):
+            st = _require_init()
+            model = st.model
+            if model is None:
+                raise SMPValidationError("wrap the model with smp.DistributedModel before calling an @smp.step function")
+            n = st.num_microbatches
+            error, mbs = None, None
+            try:
+                mbs = split_arguments(fn, args, kwargs, n, non_split_inputs, input_split_axes)
+            except SMPValidationError as err:
+                error = str(err)
+            agree_on_error(error, CommGroup.WORLD)  # every rank fails together instead of hanging in a collective
+            if model.pipeline is not None:
+                results = _run_pipelined(fn, model, mbs)
+            else:
+                results = _run_microbatches(fn, model, mbs)
+            model.finish_step()
+            return merge_microbatch_results(results, detach_outputs)
+
+        return run
+
+    return decorate(func) if func is not None else decorate
+
+
+def _run_microbatches(fn, model, mbs) -> list[Any]:
+    results = []
+    try:
+        for i, (a, k) in enumerate(mbs):
+            state.microbatch = i
+            with model.sync_context(last_microbatch=i == len(mbs) - 1):
+                results.append(fn(*a, **k))
+    finally:
+        state.microbatch = None
+    return results
+
+
+def _capture_model_inputs(fn, model, mbs) -> tuple[list[tuple], list[dict]]:
+    """Run the step function up to its model(...) call for each microbatch and record the model's inputs."""
+    from modelparallel.model import _ModelCallCaptured
+
+    arg_mbs, kwarg_mbs = [], []
+    model._capturing = True
+    try:
+        for a, k in mbs:
+            try:
+                fn(*a, **k)
+            except _ModelCallCaptured as call:
+                margs, mkwargs = model.stage_plan.builder.model_inputs(call.args, call.kwargs)
+                arg_mbs.append(tuple(margs))
+                kwarg_mbs.append(dict(mkwargs))
+            else:
+                raise SMPValidationError("an @smp.step function must call the smp.DistributedModel")
+    finally:
+        model._capturing = False
+    return arg_mbs, kwarg_mbs
+
+
+def _run_pipelined(fn, model, mbs) -> list[Any]:
+    import torch
+    import torch.distributed as dist
+
+    from modelparallel import scaled_batch
+
+    st = state
+    arg_mbs, kwarg_mbs = _capture_model_inputs(fn, model, mbs)
+    tp_pg, tp_size, tp_rank = st.groups["tp"], len(st.layout.groups["tp"]), st.layout.tp_rank
+    if model.scaled_batch:
+        arg_mbs = [scaled_batch.gather_inputs(a, tp_pg, tp_size) for a in arg_mbs]
+        kwarg_mbs = [scaled_batch.gather_inputs(k, tp_pg, tp_size) for k in kwarg_mbs]
+    results: list[Any] = [None] * len(mbs)
+    finalize = model.stage_plan.builder.finalize
+
+    def loss_fn(output, mb_index: int):
+        if model.scaled_batch:
+            output = scaled_batch.keep_own_slice(output, tp_pg, tp_rank, tp_size)
+        model._pipeline_output = finalize(output)
+        model._pipeline_loss = []
+        st.microbatch = mb_index
+        try:
+            a, k = mbs[mb_index]
+            results[mb_index] = fn(*a, **k)
+        finally:
+            model._pipeline_output = None
+            st.microbatch = None
+        if model._pipeline_loss:
+            return model._pipeline_loss[0]
+        return output.sum() * 0.0  # a step without model.backward: zero gradients, same schedule on every stage
+
+    train = torch.is_grad_enabled()
+    with model.offload_context():
+        model.pipeline.run(arg_mbs, kwarg_mbs, loss_fn, train)
+    # every pipeline rank returns the same StepOutput: the last stage sends the step function's results
+    pp_ranks = st.layout.groups["pp"]
+    box = [_to_cpu(results) if model.pipeline.is_last else None]
+    dist.broadcast_object_list(box, src=pp_ranks[-1], group=st.groups["pp"])
+    return _to_device(box[0], st.device)
+
+
+def _map_tensors(value, fn):
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return fn(value)
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return type(value)(*(_map_tensors(v, fn) for v in value))
+    if isinstance(value, (list, tuple)):
+        return type(value)(_map_tensors(v, fn) for v in value)
+    if isinstance(value, dict):
+        items = {k: _map_tensors(v, fn) for k, v in value.items()}
+        try:
+            return type(value)(**items)
+        except TypeError:
+            return items
+    return value
+
+
+def _to_cpu(value):
+    return _map_tensors(value, lambda t: t.detach().cpu())
+
+
+def _to_device(value, device):
+    return _map_tensors(value, lambda t: t.to(device))

@@ -1,0 +1,48 @@
+"""sagelaunch profiler: the SageMaker Profiler API inside a training script, collectors, artifact and analysis.
+
+In a training script (same names as SageMaker Profiler's ``smppy``)::
+
+    import profiler as smprof            # or: from profiler import smprof
+    smprof.configure(smprof.Config())   # optional; settings come from the job's profilerconfig.json
+    smprof.start_profiling()
+    with smprof.annotate("forward"):
+        ...
+    smprof.stop_profiling()
+
+Importing this package imports neither torch nor tensorflow; a collector imports torch only when it starts.
+"""
+
+from __future__ import annotations
+
+_API = {
+    "SMProfiler",
+    "Config",
+    "configure",
+    "start_profiling",
+    "stop_profiling",
+    "annotate",
+    "annotation_begin",
+    "annotation_end",
+}
+
+__all__ = sorted(_API | {"smprof", "load_profile", "analyze"})
+
+
+def __getattr__(name: str):
+    if name in _API:
+        from profiler import api
+
+        return getattr(api, name)
+    if name == "smprof":
+        import importlib
+
+        return importlib.import_module("profiler.smprof")
+    if name == "load_profile":
+        from profiler.loader import load_profile
+
+        return load_profile
+    if name == "analyze":
+        from profiler.analysis import analyze
+
+        return analyze
+    raise AttributeError(f"module 'profiler' has no attribute {name!r}")

@@ -1,0 +1,78 @@
+"""analyze(path_or_profile) -> dict: what `sagelaunch profile analyze --json` prints.
+
+Shape: ``{"ranks": {"<rank>": {...}}, "hosts": {...}, "warnings": [...], "source": str}``. Per rank:
+``temporal`` {idle_us, compute_us, non_compute_us, span_us, *_pct} and ``kernel_types`` {label: us} use HTA 0.5's
+definitions (see gpu_breakdown.py); ``launch`` {count, mean_launch_delay_us, …} follows get_cuda_kernel_launch_stats;
+``top_kernels`` [{name, total_us, count, mean_us}]; ``kernels``, ``gpu_activity``, ``memory_ops``, ``precision``,
+``steps``, ``annotations``, ``cpu``, ``gpu_utilization`` are the dashboard metrics (metrics.py). A section that does
+not apply to a rank (no GPU events, no steps…) is null and ``notes`` says why. ``hosts`` summarises the CPU/GPU
+utilisation counters of our artifacts (counters.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from profiler.schema import Profile, RankTrace
+
+
+def analyze_rank(rt: RankTrace, n_step_names: int, top_n: int = 10) -> dict:
+    from profiler.analysis import gpu_breakdown as gb
+    from profiler.analysis import hta_view, metrics
+
+    notes: list[str] = []
+    view = hta_view.build(rt, n_step_names)
+    types = gb.kernel_types_of(rt.names)
+    gpu = view.gpu()
+    temporal = gb.temporal(gpu, types)
+    if temporal is None:
+        notes.append("no GPU activity (no events with a stream): temporal and kernel_types do not apply")
+    kernel_types = gb.kernel_type_breakdown(gpu, types) if temporal is not None else None
+    launch = gb.launch_stats(view)
+    if launch["count"] == 0:
+        if (rt["correlation"] >= 0).any():
+            notes.append("no runtime launch matched a GPU event by correlation")
+        else:
+            notes.append("events carry no correlation ids: launch statistics do not apply")
+    kernels, top = metrics.kernels(rt, top_n)
+    steps = metrics.steps(rt)
+    if steps is None:
+        notes.append("no step annotations (ProfilerStep#N or step_N)")
+    return {
+        "temporal": temporal,
+        "kernel_types": kernel_types,
+        "top_kernels": top,
+        "launch": launch,
+        "kernels": kernels,
+        "gpu_activity": metrics.gpu_activity(rt),
+        "memory_ops": metrics.memory_ops(rt),
+        "precision": metrics.precision(rt),
+        "steps": steps,
+        "annotations": metrics.annotations(rt),
+        "cpu": metrics.cpu_activity(rt),
+        "gpu_utilization": metrics.gpu_timeline(rt),
+        "events": len(rt),
+        "devices": {str(k): v for k, v in rt.meta.device_names.items()},
+        "source": rt.meta.source,
+        "notes": notes,
+    }
+
+
+def analyze(path_or_profile, top_n: int = 10) -> dict:
+    """Analyse a profile (a path load_profile accepts, or a Profile) into one JSON-ready dict."""
+    if isinstance(path_or_profile, Profile):
+        profile = path_or_profile
+    else:
+        from profiler.loader import load_profile
+
+        profile = load_profile(Path(path_or_profile))
+    step_names = set()
+    for rt in profile.ranks.values():
+        step_names.update(n for n in rt.names if "ProfilerStep" in n)
+    ranks = {str(r): analyze_rank(rt, len(step_names), top_n) for r, rt in profile.ranks.items()}
+    hosts = {}
+    if profile.counters is not None:
+        from profiler.analysis.counters import summarize_counters
+
+        hosts = summarize_counters(profile.counters)
+    return {"ranks": ranks, "hosts": hosts, "warnings": list(profile.warnings), "source": profile.source}

@@ -1,0 +1,164 @@
+"""GPU temporal breakdown, kernel-type breakdown and launch statistics with HTA 0.5's definitions.
+
+- temporal (``get_temporal_breakdown``): span = end of the last GPU event - start of the first; idle = span -
+  union of all GPU events; compute = union of COMPUTATION kernels; non-compute = span - compute - idle.
+- kernel types (``get_gpu_kernel_breakdown(include_memory_kernels=True)``): the union of each type's events,
+  then a sweep over the three unions labels every instant by the set of types running ("COMPUTATION",
+  "COMMUNICATION overlapping MEMORY", …) exactly as HTA's running-bitmask does.
+- launch (``get_cuda_kernel_launch_stats``): CPU runtime calls cudaLaunchKernel/cudaLaunchKernelExC/
+  cudaMemcpyAsync/cudaMemsetAsync joined with GPU events on correlation; delay = max(0, gpu.ts - cpu.end).
+  We also accept the HIP spellings (hipLaunchKernel, …) so that ROCm traces get launch statistics; HTA has none.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from profiler.analysis.hta_view import HtaView
+
+COMPUTATION, COMMUNICATION, MEMORY, OTHER = "COMPUTATION", "COMMUNICATION", "MEMORY", "OTHER"
+SWEEP_TYPES = (COMPUTATION, COMMUNICATION, MEMORY)  # HTA's order: bit 1, 2, 4
+
+_NCCL = re.compile(r"^nccl.*Kernel")
+_MEMORY = re.compile(r"(^Memcpy)|(^Memset)|(^dma)")
+_NOT_COMPUTE = re.compile(r"(^nccl.*Kernel)|(.*(Memcpy)|(Memset))|(.*Sync)")
+
+CUDA_LAUNCH = ("cudaLaunchKernel", "cudaLaunchKernelExC", "runFunction - job_prep_and_submit_for_execution")
+CUDA_MEMORY_LAUNCH = ("cudaMemcpyAsync", "cudaMemsetAsync")
+HIP_LAUNCH = ("hipLaunchKernel", "hipExtLaunchKernel", "hipModuleLaunchKernel", "hipMemcpyAsync", "hipMemsetAsync")
+
+
+def kernel_type(name: str) -> str:
+    if _NCCL.match(name):
+        return COMMUNICATION
+    if _MEMORY.match(name):
+        return MEMORY
+    if not _NOT_COMPUTE.match(name):
+        return COMPUTATION
+    return OTHER
+
+
+def kernel_types_of(names: list[str]) -> np.ndarray:
+    """Kernel type label per dictionary entry (object array indexed by name_id)."""
+    return np.array([kernel_type(n) for n in names], dtype=object)
+
+
+def merge_intervals(ts: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Union of intervals, as HTA's merge_kernel_intervals (a new group starts after the running max end).
+
+    Sorted with numpy's quicksort like pandas' sort_values: with HTA's rounding some intervals have end < start,
+    and then the order of equal starts changes the groups, so we sort exactly as HTA does.
+    """
+    if len(ts) == 0:
+        return ts, end
+    order = np.argsort(ts, kind="quicksort")
+    ts, end = ts[order], end[order]
+    new_group = np.empty(len(ts), dtype=bool)
+    new_group[0] = True
+    new_group[1:] = ts[1:] > np.maximum.accumulate(end)[:-1]
+    starts = np.flatnonzero(new_group)
+    return ts[starts], np.maximum.reduceat(end, starts)
+
+
+def temporal(gpu: HtaView, types: np.ndarray) -> dict | None:
+    if len(gpu.ts) == 0:
+        return None
+    # HTA sorts the GPU frame in place for the idle time, then selects compute kernels from the sorted frame
+    order = np.argsort(gpu.ts, kind="quicksort")
+    g_ts, g_end, g_name = gpu.ts[order], gpu.end[order], gpu.name_id[order]
+    m_ts, m_end = merge_intervals(g_ts, g_end)
+    span = float(m_end[-1] - m_ts[0])
+    busy = float(m_end.sum() - m_ts.sum())
+    comp = types[g_name] == COMPUTATION
+    c_ts, c_end = merge_intervals(g_ts[comp], g_end[comp])
+    compute = float(c_end.sum() - c_ts.sum())
+    idle = span - busy
+    return {
+        "idle_us": idle,
+        "compute_us": compute,
+        "non_compute_us": span - compute - idle,
+        "span_us": span,
+        "idle_pct": round(100 * idle / span, 2) if span else 0.0,
+        "compute_pct": round(100 * compute / span, 2) if span else 0.0,
+        "non_compute_pct": round(100 * (span - compute - idle) / span, 2) if span else 0.0,
+    }
+
+
+def kernel_type_breakdown(gpu: HtaView, types: np.ndarray) -> dict[str, float]:
+    times, deltas = [], []
+    per_event = types[gpu.name_id]
+    for bit, ktype in enumerate(SWEEP_TYPES):
+        sel = per_event == ktype
+        m_ts, m_end = merge_intervals(gpu.ts[sel], gpu.end[sel])
+        times += [m_ts, m_end]
+        deltas += [np.full(len(m_ts), 1 << bit), np.full(len(m_end), -(1 << bit))]
+    if not times:
+        return {}
+    t = np.concatenate(times)
+    d = np.concatenate(deltas)
+    order = np.argsort(t, kind="stable")
+    t, d = t[order], d[order]
+    running = np.cumsum(d)
+    seg = np.trunc(np.diff(t))  # HTA: (next_time - time).astype(int)
+    running = running[:-1]
+    out: dict[str, float] = {}
+    for value in np.unique(running[running > 0]):
+        label = " overlapping ".join(k for b, k in enumerate(SWEEP_TYPES) if int(value) & (1 << b))
+        out[label] = out.get(label, 0.0) + float(seg[running == value].sum())
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+
+def _join_on_correlation(cpu_idx: np.ndarray, gpu_idx: np.ndarray, corr: np.ndarray):
+    """Inner join (all pairs) of two row sets on correlation; returns (cpu rows, gpu rows)."""
+    c_order = cpu_idx[np.argsort(corr[cpu_idx], kind="stable")]
+    c_keys = corr[c_order]
+    lo = np.searchsorted(c_keys, corr[gpu_idx], side="left")
+    hi = np.searchsorted(c_keys, corr[gpu_idx], side="right")
+    n = hi - lo
+    g = np.repeat(gpu_idx, n)
+    offsets = np.repeat(lo - np.concatenate([[0], np.cumsum(n)[:-1]]), n) + np.arange(n.sum())
+    return c_order[offsets], g
+
+
+def launch_stats(view: HtaView, per_kernel_top: int = 10) -> dict:
+    names = view.names
+    launch_names = set(CUDA_LAUNCH + CUDA_MEMORY_LAUNCH + HIP_LAUNCH)
+    is_launch_name = np.array([n in launch_names for n in names], dtype=bool)
+    launch_rows = is_launch_name[view.name_id] if len(names) else np.zeros(0, bool)
+    corr_set = np.unique(view.correlation[launch_rows])
+    in_set = np.isin(view.correlation, corr_set)
+    cpu_idx = np.flatnonzero(in_set & (view.stream == -1))
+    gpu_idx = np.flatnonzero(in_set & (view.stream != -1))
+    c, g = _join_on_correlation(cpu_idx, gpu_idx, view.correlation)
+    delay = np.clip(view.ts[g] - view.ts[c] - view.dur[c], 0, None)
+    out = {
+        "count": int(len(delay)),
+        "mean_launch_delay_us": float(delay.mean()) if len(delay) else None,
+        "p50_launch_delay_us": float(np.percentile(delay, 50)) if len(delay) else None,
+        "p95_launch_delay_us": float(np.percentile(delay, 95)) if len(delay) else None,
+        "max_launch_delay_us": float(delay.max()) if len(delay) else None,
+        "mean_cpu_launch_us": float(view.dur[c].mean()) if len(c) else None,
+        "runtime_outliers": int((view.dur[c] > 50).sum()),  # HTA's runtime_cutoff (µs)
+        "delay_outliers": int((delay > 100).sum()),  # HTA's launch_delay_cutoff (µs)
+        "per_kernel": [],
+    }
+    if len(delay):
+        kid = view.name_id[g]
+        uniq, inv = np.unique(kid, return_inverse=True)
+        counts = np.bincount(inv)
+        sums = np.bincount(inv, weights=delay)
+        maxes = np.zeros(len(uniq))
+        np.maximum.at(maxes, inv, delay)
+        order = np.argsort(-sums)[:per_kernel_top]
+        out["per_kernel"] = [
+            {
+                "name": names[uniq[i]],
+                "count": int(counts[i]),
+                "mean_launch_delay_us": float(sums[i] / counts[i]),
+                "max_launch_delay_us": float(maxes[i]),
+            }
+            for i in order
+        ]
+    return out

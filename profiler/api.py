@@ -1,0 +1,280 @@
+"""The SageMaker Profiler API (smppy names) on our collectors: SMProfiler, Config, annotate, start/stop.
+
+A failure inside the profiler never fails training: it is logged once and profiling stops.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import sys
+import threading
+from pathlib import Path
+
+from profiler.recorder import AnnotationRecorder, concat_ranks, now_ns
+from profiler.schema import TraceMeta
+from profiler.settings import Config
+
+log = logging.getLogger("sagelaunch.profiler")
+
+__all__ = [
+    "SMProfiler",
+    "Config",
+    "configure",
+    "start_profiling",
+    "stop_profiling",
+    "annotate",
+    "annotation_begin",
+    "annotation_end",
+]
+
+
+class _Handle:
+    __slots__ = ("name", "start", "rf")
+
+    def __init__(self, name: str, start: int, rf) -> None:
+        self.name, self.start, self.rf = name, start, rf
+
+
+class SMProfiler:
+    """Process-wide profiler session; use SMProfiler.instance()."""
+
+    _instance: "SMProfiler | None" = None
+    _lock = threading.Lock()
+
+    @classmethod
+    def instance(cls) -> "SMProfiler":
+        with cls._lock:
+            if cls._instance is None:
+                cls._instance = cls()
+            return cls._instance
+
+    def __init__(self) -> None:
+        self._config = Config()
+        self._resolved: Config | None = None
+        self.active = False
+        self.failed = False
+        self._recorder = AnnotationRecorder()
+        self._kineto = None
+        self._tf_logdir: str | None = None
+        self._seq = 0
+        self._deadline_ns = 0
+        self._window_end_ns = 0
+        self._monitor = None
+        self.files: list[Path] = []
+
+    # --- configuration ------------------------------------------------------------------------
+    def configure(self, config: Config | None = None) -> None:
+        self._config = config or Config()
+        self._resolved = None
+
+    @property
+    def config(self) -> Config:
+        if self._resolved is None:
+            self._resolved = self._config.resolved()
+        return self._resolved
+
+    def rank_dir(self) -> Path:
+        c = self.config
+        return Path(c.output_dir) / c.host / f"rank-{c.rank}"
+
+    # --- start / stop -------------------------------------------------------------------------
+    def start_profiling(self) -> None:
+        if self.active or self.failed:
+            return
+        try:
+            c = self.config
+            if c.disabled:
+                log.info("profiler: disabled by the job's profiler configuration")
+                return
+            start = now_ns()
+            self._deadline_ns = start + int(c.cpu_profiling_duration) * 1_000_000_000
+            self._window_end_ns = start + int(c.file_rotation_secs) * 1_000_000_000
+            self._start_device_capture()
+            self._start_monitor_if_alone()
+            self.active = True
+        except Exception:  # noqa: BLE001 — never fail the training job
+            self._fail("start_profiling")
+
+    def stop_profiling(self) -> None:
+        if not self.active:
+            return
+        try:
+            self._flush(restart=False)
+        except Exception:  # noqa: BLE001
+            self._fail("stop_profiling")
+        finally:
+            self.active = False
+            self._stop_tf()
+            if self._monitor is not None:
+                self._monitor.stop()
+                self._monitor = None
+
+    def _start_device_capture(self) -> None:
+        c = self.config
+        if "torch" in sys.modules and (c.record_cpu_ops or c.device_activity):
+            from profiler.torch_capture import KinetoWindow
+
+            window = KinetoWindow(bool(c.record_cpu_ops), c.device_activity, c.record_shapes)
+            self._kineto = window if window.active else None
+        if "tensorflow" in sys.modules and c.device_activity and self._tf_logdir is None:
+            try:  # best effort: TensorBoard profile data next to our files
+                import tensorflow as tf
+
+                self._tf_logdir = str(self.rank_dir() / "tf")
+                tf.profiler.experimental.start(self._tf_logdir)
+            except Exception as exc:  # noqa: BLE001
+                log.info("profiler: tf.profiler not started (%s)", exc)
+                self._tf_logdir = None
+
+    def _stop_tf(self) -> None:
+        if self._tf_logdir is not None:
+            try:
+                import tensorflow as tf
+
+                tf.profiler.experimental.stop()
+            except Exception as exc:  # noqa: BLE001
+                log.info("profiler: tf.profiler stop failed (%s)", exc)
+            self._tf_logdir = None
+
+    def _start_monitor_if_alone(self) -> None:
+        """Outside a sagelaunch job (no sidecar), rank 0 samples utilisation in a thread of its own."""
+        if os.environ.get("SAGELAUNCH_PROFILER_CONFIG") or self.config.rank != 0:
+            return
+        from profiler.system_monitor import SystemMonitor
+
+        self._monitor = SystemMonitor(
+            Path(self.config.output_dir), self.config.host, self.config.system_monitor_interval_millis,
+            self.config.file_rotation_secs,
+        )
+        self._monitor.start_thread()
+
+    # --- windows ------------------------------------------------------------------------------
+    def _meta(self) -> TraceMeta:
+        c = self.config
+        ws = os.environ.get("WORLD_SIZE")
+        return TraceMeta(rank=c.rank, host=c.host, kind="sagelaunch", world_size=int(ws) if ws else None)
+
+    def _flush(self, restart: bool) -> None:
+        from profiler.artifact import write_events
+
+        meta = self._meta()
+        parts = [self._recorder.drain(meta)]
+        if self._kineto is not None:
+            rt = self._kineto.stop(meta)
+            self._kineto = None
+            if rt is not None:
+                parts.append(rt)
+        if restart:
+            self._start_device_capture()
+        table = concat_ranks([p for p in parts if len(p)], meta)
+        if len(table) or not self.files:
+            path = self.rank_dir() / f"trace-{self._seq:04d}.parquet"
+            self.files.append(write_events(table, path))
+            self._seq += 1
+
+    def _tick(self, now: int) -> None:
+        """Called at annotation ends: honour CPUProfilingDuration and SMPFileRotationSecs."""
+        if now >= self._deadline_ns:
+            log.info("profiler: CPUProfilingDuration reached; stopping detailed profiling")
+            self.stop_profiling()
+        elif now >= self._window_end_ns:
+            self._window_end_ns = now + int(self.config.file_rotation_secs) * 1_000_000_000
+            try:
+                self._flush(restart=True)
+            except Exception:  # noqa: BLE001
+                self._fail("file rotation")
+
+    def _fail(self, where: str) -> None:
+        log.exception("profiler: %s failed; profiling stops, training goes on", where)
+        self.failed = True
+        self.active = False
+        if self._kineto is not None:
+            try:
+                self._kineto.stop(self._meta())
+            except Exception:  # noqa: BLE001
+                pass
+            self._kineto = None
+
+    # --- annotations --------------------------------------------------------------------------
+    def annotation_begin(self, name: str) -> _Handle | None:
+        if not self.active:
+            return None
+        rf = None
+        if self._kineto is not None and self._kineto.records_cpu_ops:
+            try:  # inside Kineto's CPU capture the annotation is Kineto's own (it also marks GPU work)
+                import torch
+
+                rf = torch.autograd.profiler.record_function(str(name))
+                rf.__enter__()
+            except Exception:  # noqa: BLE001
+                rf = None
+        return _Handle(str(name), now_ns(), rf)
+
+    def annotation_end(self, handle: _Handle | None) -> None:
+        if handle is None or not self.active:
+            return
+        end = now_ns()
+        if handle.rf is not None:
+            try:
+                handle.rf.__exit__(None, None, None)
+            except Exception:  # noqa: BLE001
+                pass
+        else:
+            self._recorder.add(handle.name, handle.start, end)
+        if end >= self._window_end_ns or end >= self._deadline_ns:
+            self._tick(end)
+
+    def annotate(self, name: str) -> "_Annotate":
+        return _Annotate(self, name)
+
+
+class _Annotate:
+    """`with annotate("x"):` and `@annotate("x")`."""
+
+    def __init__(self, prof: SMProfiler, name: str) -> None:
+        self.prof, self.name, self._handles = prof, name, []
+
+    def __enter__(self):
+        self._handles.append(self.prof.annotation_begin(self.name))
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        self.prof.annotation_end(self._handles.pop() if self._handles else None)
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            handle = self.prof.annotation_begin(self.name)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.prof.annotation_end(handle)
+
+        return wrapper
+
+
+def configure(config: Config | None = None) -> None:
+    SMProfiler.instance().configure(config)
+
+
+def start_profiling() -> None:
+    SMProfiler.instance().start_profiling()
+
+
+def stop_profiling() -> None:
+    SMProfiler.instance().stop_profiling()
+
+
+def annotate(name: str) -> _Annotate:
+    return SMProfiler.instance().annotate(name)
+
+
+def annotation_begin(name: str):
+    return SMProfiler.instance().annotation_begin(name)
+
+
+def annotation_end(handle) -> None:
+    SMProfiler.instance().annotation_end(handle)

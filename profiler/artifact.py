@@ -1,0 +1,116 @@
+"""Write and read our artifact: Parquet files of the EVENTS and COUNTERS tables described in profiler/schema.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from profiler.kineto_reader import ProfileLoadError
+from profiler.schema import (
+    META_KEY_META,
+    META_KEY_SCHEMA,
+    SCHEMA_MAJOR,
+    SCHEMA_VERSION,
+    RankTrace,
+    TraceMeta,
+)
+
+PARQUET_OPTIONS = {"compression": "zstd", "compression_level": 9, "use_dictionary": ["name", "cat", "dtype", "host", "metric"]}
+
+
+def _with_meta(table, meta: dict):
+    md = dict(table.schema.metadata or {})
+    md[META_KEY_SCHEMA] = SCHEMA_VERSION.encode()
+    md[META_KEY_META] = json.dumps(meta).encode()
+    return table.replace_schema_metadata(md)
+
+
+def write_events(rank: RankTrace, path: Path) -> Path:
+    """Write one rank's events as Parquet (sorted by ts_ns so delta/zstd encoding packs times tightly)."""
+    import pyarrow.parquet as pq
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table = _with_meta(rank.to_arrow(), rank.meta.to_dict())
+    tmp = path.with_suffix(".tmp")
+    pq.write_table(table, tmp, **PARQUET_OPTIONS)
+    tmp.replace(path)  # readers never see a half-written file
+    return path
+
+
+def write_counters(table, path: Path, meta: dict) -> Path:
+    import pyarrow.parquet as pq
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    pq.write_table(_with_meta(table, meta), tmp, **PARQUET_OPTIONS)
+    tmp.replace(path)
+    return path
+
+
+def _check_version(path: Path, md: dict | None) -> dict:
+    md = md or {}
+    version = md.get(META_KEY_SCHEMA, b"").decode()
+    if not version.startswith("sagelaunch.profile/"):
+        raise ProfileLoadError(f"{path}: a Parquet file without sagelaunch profile metadata; not our artifact")
+    try:
+        major = int(version.rsplit("/", 1)[1].split(".")[0])
+    except ValueError:
+        major = -1
+    if major != SCHEMA_MAJOR:
+        raise ProfileLoadError(
+            f"{path}: artifact schema {version!r}, this sagelaunch reads {SCHEMA_VERSION!r}; upgrade sagelaunch"
+        )
+    try:
+        return json.loads(md.get(META_KEY_META, b"{}"))
+    except ValueError:
+        return {}
+
+
+def read_events(paths: list[Path]) -> RankTrace:
+    """One rank from its rotated trace-*.parquet files (concatenated in time order)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    tables, meta = [], None
+    for p in sorted(paths):
+        try:
+            t = pq.read_table(p)
+        except (OSError, pa.ArrowInvalid) as exc:
+            raise ProfileLoadError(f"{p}: unreadable Parquet ({exc})") from None
+        m = _check_version(p, t.schema.metadata)
+        meta = meta or TraceMeta.from_dict(m)
+        tables.append(t.replace_schema_metadata(None))
+    meta.source = ", ".join(str(p) for p in sorted(paths))
+    table = pa.concat_tables(tables).unify_dictionaries().combine_chunks()
+    cols, dicts = {}, {}
+    for name in table.column_names:
+        col = table.column(name)
+        if pa.types.is_dictionary(col.type):
+            arr = col.chunk(0) if col.num_chunks else pa.array([], col.type)
+            cols[name + "_id"] = arr.indices.to_numpy(zero_copy_only=False).astype(np.int32)
+            dicts[name] = arr.dictionary.to_pylist()
+        else:
+            cols[name] = col.to_numpy()
+    order = np.argsort(cols["ts_ns"], kind="stable")
+    cols = {k: v[order] for k, v in cols.items()}
+    return RankTrace(meta=meta, columns=cols, names=dicts["name"], cats=dicts["cat"], dtypes=dicts["dtype"])
+
+
+def read_counters(paths: list[Path]):
+    """The COUNTERS table of all given system-*.parquet files (one pyarrow Table), or None."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    tables = []
+    for p in sorted(paths):
+        try:
+            t = pq.read_table(p)
+        except (OSError, pa.ArrowInvalid) as exc:
+            raise ProfileLoadError(f"{p}: unreadable Parquet ({exc})") from None
+        _check_version(p, t.schema.metadata)
+        tables.append(t.replace_schema_metadata(None))
+    if not tables:
+        return None
+    return pa.concat_tables(tables, promote_options="permissive").unify_dictionaries().combine_chunks()

@@ -1,0 +1,202 @@
+"""Read one Kineto / torch.profiler Chrome trace (.json or .json.gz) into a RankTrace.
+
+Parser choice: the whole file is decompressed and decoded by msgspec into typed, GC-free Structs that hold only
+the fields the analysis needs (unknown keys and args are skipped inside the C decoder, never materialised), then
+each column is pulled out with one list comprehension and turned into a numpy array. Measured on the 15 MB V100
+trace: msgspec typed decode ~0.14 s vs orjson.loads ~0.2 s, and orjson's generic dict tree costs ~2x the memory and
+another ~0.1 s to build columns from / free. pyarrow.json only reads newline-delimited records (a Chrome trace is
+one object) and importing it costs ~0.2 s; ijson-style streaming is 5-10x slower. Non-trace JSON falls back to
+orjson to say what the file is.
+
+Timestamps: Kineto writes microseconds, as floats with a nanosecond fraction since PyTorch 2.3. We keep exact
+integer nanoseconds (``floor(ts)*1000 + round(frac*1000)``) and remember in ``meta.float_us`` that the source
+had fractional microseconds, so the analysis can apply HTA's rounding (ceil start, floor end; pytorch#122425).
+"""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from pathlib import Path
+from typing import Any, Union
+
+import msgspec
+import numpy as np
+
+from profiler.schema import CAT_CPU_OP, RankTrace, TraceMeta
+
+
+
+class ProfileLoadError(ValueError):
+    """A file or folder that cannot be read as a profile; the message says which and why."""
+
+
+def read_bytes(path: Path) -> bytes:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ProfileLoadError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if not raw:
+        raise ProfileLoadError(f"{path}: the file is empty; expected a Kineto/Chrome trace (JSON)")
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except (EOFError, OSError, zlib.error) as exc:
+            raise ProfileLoadError(
+                f"{path}: truncated or corrupt gzip ({exc}); re-copy the file or export the trace again"
+            ) from None
+        if not raw:
+            raise ProfileLoadError(f"{path}: the gzip holds an empty file; expected a Kineto/Chrome trace")
+    return raw
+
+
+class _Args(msgspec.Struct, gc=False):
+    correlation: Any = -1
+    stream: Any = -1
+    device: Any = -1
+    bytes: Any = -1
+    external_id: Any = msgspec.field(default=-1, name="External id")
+    input_type: Any = msgspec.field(default=None, name="Input type")
+
+
+_NO_ARGS = _Args()
+
+
+class _Event(msgspec.Struct, gc=False):
+    cat: Any = None
+    name: Any = ""
+    pid: Any = -1
+    tid: Any = -1
+    ts: Any = None
+    dur: Any = None
+    args: Union[_Args, None] = None
+
+
+class _Trace(msgspec.Struct, gc=False):
+    traceEvents: Union[list[_Event], None] = None
+    distributedInfo: Any = None
+    deviceProperties: Any = None
+
+
+_DECODER = msgspec.json.Decoder(Union[_Trace, list[_Event]])
+
+
+def parse_trace(path: Path) -> Any:
+    raw = read_bytes(path)
+    try:
+        doc = _DECODER.decode(raw)
+    except msgspec.ValidationError:
+        doc = None  # valid JSON of another shape, or events of unexpected types: say what it is below
+    except msgspec.DecodeError as exc:
+        raise ProfileLoadError(f"{path}: not valid JSON ({exc}); is the file truncated?") from None
+    if isinstance(doc, list):
+        return _Trace(traceEvents=doc)
+    if doc is not None and doc.traceEvents is not None:
+        return doc
+    import orjson
+
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise ProfileLoadError(f"{path}: not valid JSON ({exc}); is the file truncated?") from None
+    keys = sorted(obj)[:6] if isinstance(obj, dict) else type(obj).__name__
+    raise ProfileLoadError(
+        f"{path}: JSON but not a trace: no 'traceEvents' list (found {keys}); "
+        "expected a torch.profiler/Kineto Chrome trace"
+    )
+
+
+def _int_column(values: list, default: int = -1) -> np.ndarray:
+    """int64 array; values that are not integers (strings like '0x0', None) become `default` (as HTA does)."""
+    try:
+        return np.array(values, dtype=np.int64)
+    except (TypeError, ValueError, OverflowError):
+        out = np.empty(len(values), dtype=np.int64)
+        for i, v in enumerate(values):
+            try:
+                out[i] = int(v)
+            except (TypeError, ValueError, OverflowError):
+                out[i] = default
+        return out
+
+
+def _encode(values: list) -> tuple[np.ndarray, list[str]]:
+    """Dictionary-encode a list of strings: (int32 codes, dictionary)."""
+    table: dict = {}
+    codes = [table.setdefault(v, len(table)) for v in values]
+    return np.array(codes, dtype=np.int32), [str(k) for k in table]
+
+
+def _first_dtype(types: Any) -> str:
+    if isinstance(types, list):
+        for t in types:
+            if isinstance(t, str) and t:
+                return t
+    return ""
+
+
+def events_to_rank(events: list, meta: TraceMeta) -> RankTrace:
+    """Columns of the complete events (those with a duration, as HTA keeps them) of one trace, sorted by start."""
+    xs = [e for e in events if e.dur is not None and e.ts is not None and e.cat is not None and e.cat != "Trace"]
+    ts_raw = [e.ts for e in xs]
+    try:
+        ts = np.array(ts_raw, dtype=np.float64)
+        dur = np.array([e.dur for e in xs], dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ProfileLoadError(f"{meta.source}: event timestamps/durations are not numbers") from None
+    meta.float_us = any(type(t) is float for t in ts_raw)  # noqa: E721 — int vs float decides HTA rounding
+    whole = np.floor(ts)
+    ts_ns = whole.astype(np.int64) * 1000 + np.rint((ts - whole) * 1000).astype(np.int64)
+    dur_ns = np.rint(dur * 1000).astype(np.int64)
+    args = [e.args or _NO_ARGS for e in xs]
+    cats = [e.cat for e in xs]
+    cat_id, cat_dict = _encode(cats)
+    name_id, name_dict = _encode([e.name for e in xs])
+    if CAT_CPU_OP in cat_dict:
+        dtype_vals = [_first_dtype(a.input_type) if c == CAT_CPU_OP else "" for a, c in zip(args, cats)]
+    else:
+        dtype_vals = [""] * len(xs)
+    dtype_id, dtype_dict = _encode(dtype_vals)
+    cols = {
+        "ts_ns": ts_ns,
+        "dur_ns": dur_ns,
+        "pid": _int_column([e.pid for e in xs]),
+        "tid": _int_column([e.tid for e in xs]),
+        "device": _int_column([a.device for a in args]).astype(np.int16),
+        "stream": _int_column([a.stream for a in args]),
+        "correlation": _int_column([a.correlation for a in args]),
+        "external_id": _int_column([a.external_id for a in args]),
+        "bytes": _int_column([a.bytes for a in args]),
+        "name_id": name_id,
+        "cat_id": cat_id,
+        "dtype_id": dtype_id,
+    }
+    order = np.argsort(ts_ns, kind="stable")
+    source_order = None
+    if len(order) and not np.all(order[:-1] < order[1:]):
+        cols = {k: v[order] for k, v in cols.items()}
+        source_order = np.empty_like(order)
+        source_order[order] = np.arange(len(order))
+    if events and not xs:
+        meta.warnings.append(f"{meta.source}: no complete events (with a duration) among {len(events)} events")
+    return RankTrace(
+        meta=meta, columns=cols, names=name_dict, cats=cat_dict, dtypes=dtype_dict, source_order=source_order
+    )
+
+
+def read_kineto(path: Path) -> RankTrace:
+    doc = parse_trace(path)
+    meta = TraceMeta(source=str(path), kind="kineto")
+    dist = doc.distributedInfo
+    if isinstance(dist, dict):
+        try:
+            meta.rank = int(dist.get("rank", 0))
+        except (TypeError, ValueError):
+            meta.warnings.append(f"{path}: distributedInfo.rank {dist.get('rank')!r} is not an integer; using 0")
+        ws = dist.get("world_size")
+        meta.world_size = ws if isinstance(ws, int) else None
+        meta.backend = dist.get("backend")
+    for dev in doc.deviceProperties or []:
+        if isinstance(dev, dict) and isinstance(dev.get("id"), int):
+            meta.device_names[dev["id"]] = str(dev.get("name", ""))
+    return events_to_rank(doc.traceEvents, meta)

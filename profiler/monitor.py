@@ -1,0 +1,48 @@
+"""Sidecar: `python -m profiler.monitor --config <profilerconfig.json> --out <dir> --host algo-N`.
+
+Samples CPU per core (and GPUs through NVML) from job start at ProfilingIntervalInMilliseconds until SIGTERM/SIGINT,
+then writes its last samples. The local backend starts one per host; SageMaker jobs get the same data from the
+in-process monitor of rank 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from pathlib import Path
+
+
+def main(argv: list[str] | None = None) -> int:
+    from profiler.settings import (
+        DEFAULT_FILE_ROTATION_S,
+        DEFAULT_INTERVAL_MS,
+        _int_param,
+        current_host,
+        read_profiler_config,
+    )
+    from profiler.system_monitor import SystemMonitor
+
+    ap = argparse.ArgumentParser(prog="python -m profiler.monitor", description=__doc__.splitlines()[0])
+    ap.add_argument("--config", type=Path, help="profilerconfig.json (default: the job's)")
+    ap.add_argument("--out", type=Path, required=True, help="profiler output folder (files go to <out>/<host>/)")
+    ap.add_argument("--host", default=None, help="host name, e.g. algo-1")
+    ap.add_argument("--interval-ms", type=int, default=None, help="override ProfilingIntervalInMilliseconds")
+    args = ap.parse_args(argv)
+    cfg = read_profiler_config(args.config) if args.config else read_profiler_config()
+    if cfg.get("DisableProfiler"):
+        print("profiler monitor: DisableProfiler is set; not sampling", flush=True)
+        return 0
+    interval = args.interval_ms or int(cfg.get("ProfilingIntervalInMilliseconds") or DEFAULT_INTERVAL_MS)
+    rotation = _int_param(cfg.get("ProfilingParameters") or {}, "SMPFileRotationSecs", DEFAULT_FILE_ROTATION_S, "config")
+    monitor = SystemMonitor(args.out, args.host or current_host(), interval, rotation)
+    signal.signal(signal.SIGTERM, lambda *_: monitor._stop.set())
+    signal.signal(signal.SIGINT, lambda *_: monitor._stop.set())
+    print(f"profiler monitor: sampling every {interval} ms into {monitor.dir}", flush=True)
+    monitor.run()
+    print(f"profiler monitor: wrote {', '.join(str(f) for f in monitor.files) or 'nothing'}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

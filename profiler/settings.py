@@ -1,0 +1,119 @@
+"""Where the profiler's settings and output live inside a job, and the `Config` a script may pass to configure().
+
+Discovery (the team's contract): the settings file is ``$SAGELAUNCH_PROFILER_CONFIG`` (local backend) else
+``/opt/ml/input/config/profilerconfig.json`` (SageMaker)::
+
+    {"ProfilingIntervalInMilliseconds": 500 | null,
+     "ProfilingParameters": {"CPUProfilingDuration": "3600", "SMPFileRotationSecs": "600"},
+     "DisableProfiler": false}
+
+Output goes to ``$SM_PROFILER_OUTPUT_DIR`` else ``/opt/ml/output/profiler``. With no settings file at all the
+profiler still works when the script calls start_profiling() (defaults below).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+from dataclasses import dataclass, field
+from pathlib import Path
+
+log = logging.getLogger("sagelaunch.profiler")
+
+DEFAULT_CONFIG_PATH = "/opt/ml/input/config/profilerconfig.json"
+DEFAULT_OUTPUT_DIR = "/opt/ml/output/profiler"
+DEFAULT_INTERVAL_MS = 500
+DEFAULT_CPU_PROFILING_DURATION_S = 3600
+DEFAULT_FILE_ROTATION_S = 600
+
+
+def _int_param(params: dict, key: str, default: int, source: str) -> int:
+    raw = params.get(key)
+    if raw in (None, ""):
+        return default
+    try:
+        value = int(float(raw))
+        if value <= 0:
+            raise ValueError
+        return value
+    except (TypeError, ValueError):
+        log.warning("profiler: %s: %s=%r is not a positive number of seconds; using %s", source, key, raw, default)
+        return default
+
+
+@dataclass
+class Config:
+    """Settings of the in-script profiler; every field left None comes from profilerconfig.json or defaults.
+
+    record_cpu_ops: also record every framework operator (torch.profiler CPU activity). Off by default: it is
+    the profiler's main cost (~1.5% of step time on a small CPU model), while annotations, steps, device activity
+    (kernels, memcpy/memset, syncs, runtime launches) and utilisation are nearly free.
+    """
+
+    output_dir: str | None = None
+    system_monitor_interval_millis: int | None = None
+    cpu_profiling_duration: int | None = None  # seconds of detailed capture after start_profiling()
+    file_rotation_secs: int | None = None  # SMPFileRotationSecs: a new trace file per window
+    record_cpu_ops: bool | None = None
+    record_shapes: bool = False
+    device_activity: bool = True  # Kineto CUDA/HIP activity when a GPU is present
+    disabled: bool | None = None
+    host: str | None = None
+    rank: int | None = None
+    extra: dict = field(default_factory=dict)
+
+    def resolved(self) -> "Config":
+        """A copy with every field filled from the job's profilerconfig.json, the environment and defaults."""
+        file_cfg = read_profiler_config()
+        params = file_cfg.get("ProfilingParameters") or {}
+        src = file_cfg.get("_source", "profilerconfig.json")
+        out = Config(**{k: getattr(self, k) for k in self.__dataclass_fields__})
+        out.output_dir = out.output_dir or os.environ.get("SM_PROFILER_OUTPUT_DIR") or DEFAULT_OUTPUT_DIR
+        if out.system_monitor_interval_millis is None:
+            out.system_monitor_interval_millis = int(file_cfg.get("ProfilingIntervalInMilliseconds") or DEFAULT_INTERVAL_MS)
+        if out.cpu_profiling_duration is None:
+            out.cpu_profiling_duration = _int_param(params, "CPUProfilingDuration", DEFAULT_CPU_PROFILING_DURATION_S, src)
+        if out.file_rotation_secs is None:
+            out.file_rotation_secs = _int_param(params, "SMPFileRotationSecs", DEFAULT_FILE_ROTATION_S, src)
+        if out.record_cpu_ops is None:
+            out.record_cpu_ops = str(params.get("RecordCpuOps", "false")).lower() in ("1", "true", "yes")
+        if out.disabled is None:
+            out.disabled = bool(file_cfg.get("DisableProfiler", False))
+        out.host = out.host or current_host()
+        if out.rank is None:
+            out.rank = int(os.environ.get("RANK", "0") or 0)
+        return out
+
+
+def config_path() -> Path:
+    return Path(os.environ.get("SAGELAUNCH_PROFILER_CONFIG") or DEFAULT_CONFIG_PATH)
+
+
+def read_profiler_config(path: Path | None = None) -> dict:
+    """The profilerconfig.json as a dict ({} when absent or unreadable: the profiler then uses defaults)."""
+    path = path or config_path()
+    try:
+        data = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        log.warning("profiler: cannot read %s (%s); using defaults", path, exc)
+        return {}
+    if not isinstance(data, dict):
+        log.warning("profiler: %s is not a JSON object; using defaults", path)
+        return {}
+    data["_source"] = str(path)
+    return data
+
+
+def current_host() -> str:
+    host = os.environ.get("SM_CURRENT_HOST")
+    if host:
+        return host
+    try:
+        rc = json.loads(Path("/opt/ml/input/config/resourceconfig.json").read_text())
+        return rc["current_host"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return socket.gethostname() or "algo-1"

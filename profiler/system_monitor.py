@@ -1,0 +1,130 @@
+"""CPU utilisation per core (psutil) and GPU utilisation/memory per device (NVML) sampled into the COUNTERS table.
+
+Rows accumulate in memory and are written to ``<out>/<host>/system-<seq>.parquet``: the current window's file is
+rewritten (atomically) every FLUSH_SECONDS so a killed monitor loses little, and a new file starts every
+SMPFileRotationSecs.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from pathlib import Path
+
+from profiler.schema import (
+    METRIC_CPU_UTIL,
+    METRIC_GPU_MEM_USED,
+    METRIC_GPU_MEM_UTIL,
+    METRIC_GPU_UTIL,
+    METRIC_HOST_MEM_UTIL,
+)
+
+log = logging.getLogger("sagelaunch.profiler")
+FLUSH_SECONDS = 10.0
+
+
+class _Nvml:
+    """NVML through nvidia-ml-py, when a driver and GPUs exist; otherwise no samples."""
+
+    def __init__(self) -> None:
+        self.handles = []
+        try:
+            import pynvml
+
+            pynvml.nvmlInit()
+            self.pynvml = pynvml
+            self.handles = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(pynvml.nvmlDeviceGetCount())]
+        except Exception:  # noqa: BLE001 — no NVML library / driver / GPU: CPU-only host
+            self.handles = []
+
+    def sample(self, ts: int, rows: list) -> None:
+        for i, h in enumerate(self.handles):
+            try:
+                util = self.pynvml.nvmlDeviceGetUtilizationRates(h)
+                mem = self.pynvml.nvmlDeviceGetMemoryInfo(h)
+            except Exception:  # noqa: BLE001
+                continue
+            rows.append((ts, METRIC_GPU_UTIL, i, float(util.gpu)))
+            rows.append((ts, METRIC_GPU_MEM_UTIL, i, float(util.memory)))
+            rows.append((ts, METRIC_GPU_MEM_USED, i, float(mem.used)))
+
+
+class SystemMonitor:
+    def __init__(self, out_dir: Path, host: str, interval_ms: int, rotation_s: int) -> None:
+        self.dir = Path(out_dir) / host
+        self.host = host
+        self.interval = max(int(interval_ms), 10) / 1000.0
+        self.rotation = max(int(rotation_s), 1)
+        self.rows: list[tuple[int, str, int, float]] = []
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._seq = 0
+        while (self.dir / f"system-{self._seq:04d}.parquet").exists():  # a restarted monitor appends
+            self._seq += 1
+        self.files: list[Path] = []
+
+    def sample_once(self) -> None:
+        import psutil
+
+        ts = time.time_ns()
+        for core, pct in enumerate(psutil.cpu_percent(percpu=True)):
+            self.rows.append((ts, METRIC_CPU_UTIL, core, float(pct)))
+        self.rows.append((ts, METRIC_HOST_MEM_UTIL, -1, float(psutil.virtual_memory().percent)))
+        self._nvml.sample(ts, self.rows)
+
+    def write(self) -> Path | None:
+        if not self.rows:
+            return None
+        import pyarrow as pa
+
+        from profiler.artifact import write_counters
+
+        ts, metric, index, value = zip(*self.rows)
+        table = pa.table(
+            {
+                "ts_ns": pa.array(ts, pa.int64()),
+                "host": pa.array([self.host] * len(ts), pa.string()).dictionary_encode(),
+                "metric": pa.array(metric, pa.string()).dictionary_encode(),
+                "index": pa.array(index, pa.int32()),
+                "value": pa.array(value, pa.float32()),
+            }
+        )
+        path = self.dir / f"system-{self._seq:04d}.parquet"
+        write_counters(table, path, {"host": self.host, "interval_ms": int(self.interval * 1000)})
+        if path not in self.files:
+            self.files.append(path)
+        return path
+
+    def run(self) -> None:
+        import psutil
+
+        self._nvml = _Nvml()
+        psutil.cpu_percent(percpu=True)  # the first call only sets the baseline
+        window_start = last_flush = time.monotonic()
+        while not self._stop.wait(self.interval):
+            try:
+                self.sample_once()
+                now = time.monotonic()
+                if now - window_start >= self.rotation:
+                    self.write()
+                    self.rows, self._seq, window_start, last_flush = [], self._seq + 1, now, now
+                elif now - last_flush >= FLUSH_SECONDS:
+                    self.write()
+                    last_flush = now
+            except Exception:  # noqa: BLE001 — never take the job down; stop sampling
+                log.exception("profiler: system monitor failed; it stops")
+                break
+        try:
+            self.write()
+        except Exception:  # noqa: BLE001
+            log.exception("profiler: system monitor could not write its last samples")
+
+    def start_thread(self) -> None:
+        self._thread = threading.Thread(target=self.run, name="sagelaunch-system-monitor", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)

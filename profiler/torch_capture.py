@@ -1,0 +1,62 @@
+"""Kineto (torch.profiler) capture for one window; imported only when the script already imported torch.
+
+A window ends at stop_profiling() or file rotation: we stop the profiler, let torch export its Chrome trace to a
+temporary file and read that with our own fast reader (so Kineto's semantics — correlation ids, streams,
+External ids — are exactly those of any torch.profiler trace), and the caller writes it as Parquet.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from profiler.schema import RankTrace, TraceMeta
+
+
+def gpu_available(torch) -> bool:
+    try:
+        return bool(torch.cuda.is_available())
+    except Exception:  # noqa: BLE001 — a broken CUDA setup means: no device activity
+        return False
+
+
+class KinetoWindow:
+    """One torch.profiler session (start → stop → RankTrace)."""
+
+    def __init__(self, record_cpu_ops: bool, device_activity: bool, record_shapes: bool) -> None:
+        import torch
+
+        acts = []
+        if record_cpu_ops:
+            acts.append(torch.profiler.ProfilerActivity.CPU)
+        if device_activity and gpu_available(torch):
+            acts.append(torch.profiler.ProfilerActivity.CUDA)
+        self.activities = acts
+        self.records_cpu_ops = record_cpu_ops
+        self._prof = None
+        if acts:
+            self._prof = torch.profiler.profile(activities=acts, record_shapes=record_shapes)
+            self._prof.start()
+
+    @property
+    def active(self) -> bool:
+        return self._prof is not None
+
+    def stop(self, meta: TraceMeta) -> RankTrace | None:
+        if self._prof is None:
+            return None
+        from profiler.kineto_reader import read_kineto
+
+        prof, self._prof = self._prof, None
+        prof.stop()
+        fd, tmp = tempfile.mkstemp(suffix=".json", prefix="sagelaunch-kineto-")
+        os.close(fd)
+        try:
+            prof.export_chrome_trace(tmp)
+            rt = read_kineto(Path(tmp))
+        finally:
+            os.unlink(tmp)
+        rt.meta.rank, rt.meta.host, rt.meta.world_size = meta.rank, meta.host, meta.world_size
+        rt.meta.source = "torch.profiler"
+        return rt

@@ -1,0 +1,1 @@
+"""The profile browser (`sagelaunch profile ui`): job sources, the loaded-profile session, the HTTP server."""

@@ -1,0 +1,125 @@
+"""Profiler overhead and artifact size on a CPU training benchmark, measured side by side in one run.
+
+Tiny RoBERTa (4 layers x 256 hidden), batch 8 x 128 tokens, fused AdamW, one thread. Modes, interleaved round by
+round so that machine noise hits all of them alike:
+  unprofiled          the same script (annotate calls in place) with the profiler never started
+  ours (default)      start_profiling(): step/Forward/Backward/Optimizer annotations, utilisation monitor thread,
+                      device activity when a GPU exists (none here)
+  ours (+cpu ops)     Config(record_cpu_ops=True): also every operator through Kineto, like torch.profiler
+  torch.profiler      torch.profiler.profile(CPU) + export_chrome_trace
+Step time excludes the end-of-window write (ours: Parquet; torch: Chrome JSON export), reported separately.
+
+    .venv/bin/python scripts/bench_profiler_overhead.py [--rounds 4] [--steps 5] [--tiny]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+def build(tiny: bool):
+    import torch
+    from transformers import RobertaConfig, RobertaForSequenceClassification
+
+    torch.manual_seed(0)
+    if tiny:
+        cfg = RobertaConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
+                            vocab_size=300, max_position_embeddings=40, num_labels=2)
+        seq = 16
+    else:
+        cfg = RobertaConfig(hidden_size=256, num_hidden_layers=4, num_attention_heads=4, intermediate_size=1024,
+                            max_position_embeddings=130, num_labels=2)
+        seq = 128
+    model = RobertaForSequenceClassification(cfg).train()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+    x = torch.randint(5, min(cfg.vocab_size, 1000), (8, seq))
+    y = torch.randint(0, 2, (8,))
+    return model, opt, x, y
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=4)
+    ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--tiny", action="store_true", help="a very small model (keeps the script working in tests)")
+    args = ap.parse_args()
+
+    import torch
+
+    torch.set_num_threads(1)
+    import profiler as smprof
+    from profiler.api import SMProfiler
+
+    model, opt, x, y = build(args.tiny)
+
+    def step(i: int) -> None:
+        with smprof.annotate(f"step_{i}"):
+            with smprof.annotate("Forward"):
+                loss = model(input_ids=x, labels=y).loss
+            with smprof.annotate("Backward"):
+                loss.backward()
+            with smprof.annotate("Optimizer"):
+                opt.step()
+                opt.zero_grad(set_to_none=True)
+
+    for i in range(3):
+        step(i)
+    work = Path(tempfile.mkdtemp(prefix="bench-prof-"))
+    os.environ.pop("SAGELAUNCH_PROFILER_CONFIG", None)
+    modes = ["unprofiled", "ours (default)", "ours (+cpu ops)", "torch.profiler"]
+    times: dict[str, list[float]] = {m: [] for m in modes}
+    write_s: dict[str, float] = {m: 0.0 for m in modes}
+    sizes: dict[str, int] = {m: 0 for m in modes}
+    n = 0
+    for r in range(args.rounds):
+        for mode in modes:
+            out = work / f"{mode.split()[0]}-{len(mode)}-{r}"
+            prof = tp = None
+            if mode.startswith("ours"):
+                SMProfiler._instance = None  # a fresh session per window
+                prof = SMProfiler.instance()
+                prof.configure(smprof.Config(output_dir=str(out), host="algo-1", rank=0,
+                                             record_cpu_ops=mode.endswith("cpu ops)")))
+                prof.start_profiling()
+            elif mode == "torch.profiler":
+                tp = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU])
+                tp.start()
+            for i in range(args.steps):
+                t = time.perf_counter()
+                step(n)
+                times[mode].append(time.perf_counter() - t)
+                n += 1
+            t = time.perf_counter()
+            if prof is not None:
+                prof.stop_profiling()
+                sizes[mode] += sum(p.stat().st_size for p in prof.files)
+            elif tp is not None:
+                tp.stop()
+                out.mkdir(parents=True, exist_ok=True)
+                tp.export_chrome_trace(str(out / "trace.json"))
+                sizes[mode] += (out / "trace.json").stat().st_size
+            write_s[mode] += time.perf_counter() - t
+    steps = args.rounds * args.steps
+    base = statistics.median(times["unprofiled"])
+    print(f"{'mode':<18}{'median step ms':>15}{'overhead':>10}{'write ms/step':>15}{'artifact KB/step':>18}{'vs chrome':>11}")
+    chrome = sizes["torch.profiler"] / steps
+    for m in modes:
+        med = statistics.median(times[m])
+        size = sizes[m] / steps
+        ratio = f"{chrome / size:>10.1f}x" if size else f"{'-':>11}"
+        print(f"{m:<18}{med * 1e3:>15.2f}{100 * (med / base - 1):>9.2f}%{1e3 * write_s[m] / steps:>15.2f}"
+              f"{size / 1024:>18.1f}{ratio}")
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,108 @@
+"""The README's main job: fine-tune the sentiment RoBERTa through `estimator.fit`, here, profiled.
+
+    python scripts/launch_local_finetune.py                 # tiny offline RoBERTa, shipped data, CPU
+    python scripts/launch_local_finetune.py --epochs 1 --max-train-samples 200
+
+A `PyTorch` estimator with a `ProfilerConfig` on instance_type="local": the same arguments as a
+SageMaker job, run on this machine under the SageMaker container contract (no Docker, no AWS).
+At the end it prints where the model, the logs and the profile are, and the test-set metrics.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tarfile
+from pathlib import Path
+
+SCRIPTS = Path(__file__).resolve().parent
+REPO_ROOT = SCRIPTS.parent
+DATA = SCRIPTS / "sentiment_data"
+
+
+def build_estimator(args: argparse.Namespace):
+    """The PyTorch estimator of the main job (nothing runs until fit)."""
+    sys.path.insert(0, str(REPO_ROOT))
+    from estimators import PyTorch
+    from profiler_config import Profiler, ProfilerConfig
+
+    hyperparameters = {"model_name_or_path": args.model, "epochs": args.epochs}
+    if args.max_train_samples:
+        hyperparameters["max_train_samples"] = args.max_train_samples
+    return PyTorch(
+        entry_point="train_sentiment.py",
+        source_dir=str(SCRIPTS),
+        instance_type=args.instance_type,
+        framework_version="2.0.0",  # AWS's PyTorch 2.0 post; a local job runs on the installed torch
+        py_version="py310",
+        hyperparameters=hyperparameters,
+        profiler_config=ProfilerConfig(
+            system_monitor_interval_millis=500,
+            profile_params=Profiler(cpu_profiling_duration=args.profile_seconds),
+        ),
+        output_path=str(Path(args.output_path).resolve()),
+        base_job_name="roberta-sentiment",
+        ignore_patterns=["bench_*.py", "*.ipynb"],
+    )
+
+
+def channels() -> dict[str, str]:
+    return {split: (DATA / f"{split}.jsonl").as_uri() for split in ("train", "validation", "test")}
+
+
+def test_metrics(output_data: str | None) -> dict:
+    """metrics.json from the job's output.tar.gz (written by train_sentiment.py)."""
+    if not output_data:
+        return {}
+    path = Path(output_data.removeprefix("file://"))
+    if not path.is_file():
+        return {}
+    with tarfile.open(path) as tar:
+        for member in tar.getmembers():
+            if member.name.endswith("metrics.json"):
+                return json.load(tar.extractfile(member))
+    return {}
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default="tiny-roberta",
+                        help="tiny-roberta (offline) or a hub id such as cardiffnlp/twitter-roberta-base-sep2022")
+    parser.add_argument("--epochs", type=float, default=8)
+    parser.add_argument("--max-train-samples", type=int, default=None)
+    parser.add_argument("--instance-type", default="local", choices=["local", "local_gpu"])
+    parser.add_argument("--output-path", default="sagelaunch-output", help="folder for model.tar.gz, output, profile")
+    parser.add_argument("--profile-seconds", type=int, default=60, help="seconds of detailed (Kineto) capture")
+    args = parser.parse_args(argv)
+
+    estimator = build_estimator(args)
+    job = estimator.fit(channels(), wait=True, logs=True)
+    described = job.describe()
+    output_data = described.get("OutputDataConfig", {}).get("S3OutputPath")
+    artifacts = {
+        "job": job.name,
+        "status": described["TrainingJobStatus"],
+        "model": job.model_data,
+        "output": described.get("OutputArtifacts", {}).get("S3OutputPath") or output_data,
+        "logs": described.get("LogPath") or described.get("JobDir"),
+        "profile": job.profiler_output,
+    }
+    metrics = test_metrics(str(Path(job.model_data.removeprefix("file://")).with_name("output.tar.gz"))
+                           if job.model_data else None)
+    print()
+    print(f"training job  {artifacts['job']}  {artifacts['status']}")
+    print(f"model         {artifacts['model']}")
+    print(f"logs          {artifacts['logs']}")
+    print(f"profile       {artifacts['profile']}")
+    if metrics:
+        print(f"test macro recall {metrics.get('test_recall', float('nan')):.3f}   "
+              f"accuracy {metrics.get('test_accuracy', float('nan')):.3f}   "
+              f"train time {metrics.get('train_runtime', float('nan')):.1f}s")
+    print(f"\nnext: python scripts/test_trained_model.py {artifacts['model']}")
+    print(f"      sagelaunch profile report {artifacts['profile']}")
+    return {**artifacts, "metrics": metrics}
+
+
+if __name__ == "__main__":
+    main()

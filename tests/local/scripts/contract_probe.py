@@ -1,0 +1,43 @@
+"""Reports what a rank sees (SM_* variables, arguments, ranks, channels) and touches every output place."""
+import json
+import os
+import sys
+from pathlib import Path
+
+rank = int(os.environ.get("RANK", "0"))
+base = Path(os.environ["SAGEMAKER_BASE_DIR"])
+channels = {
+    name: sorted(str(p.relative_to(os.environ[f"SM_CHANNEL_{name.upper()}"])) for p in Path(os.environ[f"SM_CHANNEL_{name.upper()}"]).rglob("*") if p.is_file())
+    for name in json.loads(os.environ["SM_CHANNELS"])
+}
+checkpoint = base / "checkpoints" / f"runs-rank{rank}.txt"
+runs = int(checkpoint.read_text()) + 1 if checkpoint.exists() else 1
+checkpoint.write_text(str(runs))
+allreduce_sum = None
+if "--allreduce" in sys.argv:  # a real collective across hosts (imports torch only when asked)
+    import torch
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo")
+    value = torch.tensor([float(dist.get_rank())])
+    dist.all_reduce(value)
+    allreduce_sum = value.item()
+    dist.destroy_process_group()
+report = {
+    "allreduce_sum": allreduce_sum,
+    "env": {k: v for k, v in os.environ.items() if k.startswith(("SM_", "SAGE", "TF_CONFIG", "TRAINING_JOB"))},
+    "argv": sys.argv[1:],
+    "rank": rank,
+    "world_size": int(os.environ.get("WORLD_SIZE", "1")),
+    "local_rank": int(os.environ.get("LOCAL_RANK", "0")),
+    "cwd": os.getcwd(),
+    "pid": os.getpid(),
+    "channels": channels,
+    "checkpoint_runs": runs,
+}
+out = Path(os.environ["SM_OUTPUT_DATA_DIR"])
+(out / f"rank{rank}.json").write_text(json.dumps(report))
+if rank == 0:
+    Path(os.environ["SM_MODEL_DIR"], "model.txt").write_text("weights")
+print(f"hello from rank {rank}")
+print(f"stderr line from rank {rank}", file=sys.stderr)

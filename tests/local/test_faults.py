@@ -1,0 +1,140 @@
+"""Faults: nothing lost, nothing left running — checked by PID."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tarfile
+import time
+import venv
+from pathlib import Path
+
+import pytest
+
+from launcher import registry
+from launcher.backends import submit
+from launcher.jobs import JobFailedError
+from launcher.local.preflight import free_port
+from launcher.spec import InputChannel
+from tests.local.conftest import job_tree, make_spec, pids_in, survivors, unique, wait_for_files
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _hold_spec(pid_dir: Path, **overrides):
+    hyperparameters = {"pid_dir": str(pid_dir), **overrides.pop("hyperparameters", {})}
+    return make_spec("hold.py", hyperparameters=hyperparameters, **overrides)
+
+
+def test_failing_rank_ends_every_process_of_every_host(tmp_path):
+    spec = _hold_spec(tmp_path, instance_count=2, processes_per_host=2, hyperparameters={"fail_rank": 3})
+    job = submit(spec, wait=False, stop_grace=5)
+    wait_for_files(tmp_path, 4)
+    tree = job_tree(spec.job_name)
+    with pytest.raises(JobFailedError) as failed:
+        job.wait(logs=False)
+    record = job.describe()
+    assert record["TrainingJobStatus"] == "Failed" and failed.value.status == "Failed"
+    reason = record["FailureReason"]
+    assert reason.startswith("AlgorithmError: rank 3 on algo-2 exited with code 1")
+    assert "ValueError: boom from rank 3" in reason and reason == failed.value.reason
+    assert not survivors(pids_in(tmp_path) + tree)
+    # logs kept
+    assert "rank 0 holding" in (Path(record["JobDir"]) / "logs" / "algo-1-rank0.log").read_text()
+
+
+def test_failure_file_and_exit_code_make_the_reason(tmp_path):
+    spec = _hold_spec(tmp_path, processes_per_host=2,
+                      hyperparameters={"fail_rank": 0, "exit_code": 3, "failure_file": "simulated out of memory"})
+    with pytest.raises(JobFailedError, match="simulated out of memory"):
+        submit(spec, wait=True, logs=False, stop_grace=5)
+    reason = registry.get(spec.job_name)["FailureReason"]
+    assert reason == "AlgorithmError: rank 0 on algo-1 exited with code 3: simulated out of memory"
+    assert not survivors(pids_in(tmp_path))
+
+
+def test_stop_ends_every_process_and_keeps_partial_outputs(tmp_path):
+    spec = _hold_spec(tmp_path, instance_count=2, processes_per_host=1)
+    job = submit(spec, wait=False)
+    wait_for_files(tmp_path, 2)
+    tree = job_tree(spec.job_name)
+    job.stop()
+    record = job.wait(logs=False)  # a stop the user asked for is not an error
+    assert record["TrainingJobStatus"] == "Stopped" and record["SecondaryStatus"] == "Stopped"
+    assert not survivors(pids_in(tmp_path) + tree)
+    assert "rank 1 holding" in "\n".join(job.logs())
+    assert tarfile.is_tarfile(record["ModelArtifacts"]["S3ModelArtifacts"])
+
+
+def test_ctrl_c_in_the_submitting_process_stops_the_job(tmp_path):
+    spec = _hold_spec(tmp_path / "pids", processes_per_host=2)
+    (tmp_path / "pids").mkdir()
+    spec_file = tmp_path / "spec.json"
+    spec_file.write_text(spec.model_dump_json())
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    client = subprocess.Popen([sys.executable, str(Path(__file__).with_name("client_submit.py")), str(spec_file)],
+                              cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        wait_for_files(tmp_path / "pids", 2)
+        tree = job_tree(spec.job_name)
+        log = registry.job_dir(spec.job_name) / "logs" / "job.log"
+        deadline = time.monotonic() + 30
+        while "rank 1 holding" not in (log.read_text() if log.exists() else "") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        client.send_signal(signal.SIGINT)
+        output, _ = client.communicate(timeout=60)
+    finally:
+        client.kill()
+    assert client.returncode != 0 and b"KeyboardInterrupt" in output
+    assert b"[algo-1 rank1] rank 1 holding" in output  # it was streaming live
+    assert registry.get(spec.job_name)["TrainingJobStatus"] == "Stopped"
+    assert not survivors(pids_in(tmp_path / "pids") + tree + [client.pid])
+
+
+def test_max_run_stops_the_job(tmp_path):
+    spec = _hold_spec(tmp_path, max_run=2)
+    started = time.monotonic()
+    with pytest.raises(JobFailedError) as failed:
+        submit(spec, wait=True, logs=False, stop_grace=5)
+    assert time.monotonic() - started < 60  # far below the script's 120 s hold
+    record = registry.get(spec.job_name)
+    assert record["TrainingJobStatus"] == "Stopped" and record["SecondaryStatus"] == "MaxRuntimeExceeded"
+    assert failed.value.status == "MaxRuntimeExceeded" and "max_run=2" in record["FailureReason"]
+    assert not survivors(pids_in(tmp_path))
+
+
+def _rejected_before_start(spec, match: str, **options) -> None:
+    with pytest.raises(ValueError, match=match):
+        submit(spec, wait=False, **options)
+    assert not registry.exists(spec.job_name)
+    assert not registry.job_dir(spec.job_name).exists()
+
+
+def test_bad_input_is_rejected_before_any_process_starts(tmp_path, moto_server):
+    _rejected_before_start(make_spec("contract_prob.py"), r"entry_point 'contract_prob.py'.*did you mean 'contract_probe.py'")
+    _rejected_before_start(make_spec(source_dir=None, entry_point=str(tmp_path / "train.py")), "does not exist")
+    _rejected_before_start(make_spec(inputs=(InputChannel(name="train", uri=str(tmp_path / "missing")),)),
+                           r"inputs\['train'\].*does not exist")
+    _rejected_before_start(make_spec(inputs=(InputChannel(name="train", uri=f"s3://{unique('absent')}/x"),)),
+                           r"inputs\['train'\]: cannot list")
+    _rejected_before_start(make_spec(inputs=(InputChannel(name="train", uri=str(tmp_path), input_mode="Pipe"),)),
+                           "Pipe")
+    port = free_port()
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", port))
+        busy.listen()
+        _rejected_before_start(make_spec(), f"master_port={port}: the port is in use", master_port=port)
+    _rejected_before_start(make_spec(), "did you mean 'stop_grace'", stop_grace_period=3)
+    # an interpreter without torch
+    bare = tmp_path / "bare-venv"
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(bare)
+    _rejected_before_start(make_spec(), "torch is not installed", python=str(bare / "bin" / "python"))
+    # a name already taken
+    taken = make_spec()
+    submit(taken, wait=True, logs=False)
+    with pytest.raises(ValueError, match="already exists"):
+        submit(taken, wait=False)

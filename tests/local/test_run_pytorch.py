@@ -1,0 +1,115 @@
+"""Real torchrun jobs: 1 host × 2 processes and 2 hosts × 1 process (with a gloo all_reduce across hosts)."""
+
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+from pathlib import Path
+
+import boto3
+
+from launcher.backends import submit
+from launcher.backends.local import LocalTrainingJob
+from launcher.jobs import TrainingJob
+from launcher.spec import InputChannel
+from tests.local.conftest import make_spec, unique
+
+
+def _reports(job_dir: Path, host: str) -> dict[int, dict]:
+    data = job_dir / host / "output" / "data"
+    return {int(p.stem[4:]): json.loads(p.read_text()) for p in data.glob("rank*.json")}
+
+
+def _tar_names(data: bytes) -> list[str]:
+    with tarfile.open(fileobj=io.BytesIO(data)) as archive:
+        return sorted(archive.getnames())
+
+
+def test_one_host_two_processes_end_to_end(tmp_path, capsys):
+    data = tmp_path / "train"
+    data.mkdir()
+    (data / "part-0.csv").write_text("1,2\n")
+    (data / "sub").mkdir()
+    (data / "sub" / "part-1.csv").write_text("3,4\n")
+    checkpoints = tmp_path / "checkpoints"
+    outputs = tmp_path / "outputs"
+    spec = make_spec(processes_per_host=2, framework_version="2.1.0", hyperparameters={"epochs": 2, "lr": 0.5},
+                     inputs=(InputChannel(name="train", uri=f"file://{data}"),),
+                     output_path=str(outputs), checkpoint_local_path=str(checkpoints))
+
+    job = submit(spec, wait=True, logs=True)
+
+    out, err = capsys.readouterr()
+    record = job.describe()
+    assert record["TrainingJobStatus"] == "Completed"
+    assert [t["Status"] for t in record["SecondaryStatusTransitions"]] == [
+        "Starting", "Downloading", "Training", "Uploading", "Completed"]
+    assert record["TrainingStartTime"] <= record["TrainingEndTime"]
+    # logs streamed live with host and rank, and kept per rank
+    assert "[algo-1 rank0] hello from rank 0" in out and "[algo-1 rank1] stderr line from rank 1" in out
+    job_dir = Path(record["JobDir"])
+    # stdout and stderr are separate streams: their relative order is not fixed
+    assert sorted((job_dir / "logs" / "algo-1-rank1.log").read_text().splitlines()) == [
+        "hello from rank 1", "stderr line from rank 1"]
+    assert "[algo-1 rank0] hello from rank 0" in list(job.logs())
+    # the installed torch differs from framework_version 2.1.0: one warning line, and the job ran
+    warnings = [line for line in err.splitlines() if "warning" in line]
+    assert len(warnings) == 1
+    assert warnings[0].startswith(f"warning: job {spec.job_name} asks for pytorch 2.1.0; it runs locally with the "
+                                  "installed torch ")
+
+    reports = _reports(job_dir, "algo-1")
+    assert sorted(reports) == [0, 1] and {r["world_size"] for r in reports.values()} == {2}
+    code_dir = job_dir / "algo-1" / "code"
+    for report in reports.values():
+        assert report["argv"] == ["--epochs", "2", "--lr", "0.5"] == json.loads(report["env"]["SM_USER_ARGS"])
+        assert report["cwd"] == str(code_dir)
+        assert report["channels"] == {"train": ["part-0.csv", "sub/part-1.csv"]}
+        assert report["env"]["SM_HP_LR"] == "0.5" and report["env"]["SM_CURRENT_HOST"] == "algo-1"
+    # a local channel is linked, not copied
+    assert (job_dir / "algo-1" / "input" / "data" / "train").resolve() == data.resolve()
+    # artifacts under output_path/<job>/output
+    model = outputs / spec.job_name / "output" / "model.tar.gz"
+    assert job.model_data == str(model)
+    assert _tar_names(model.read_bytes()) == ["model.txt"]
+    assert _tar_names((outputs / spec.job_name / "output" / "output.tar.gz").read_bytes()) == ["rank0.json", "rank1.json"]
+    # attach finds it in the registry
+    attached = TrainingJob.attach(spec.job_name)
+    assert isinstance(attached, LocalTrainingJob) and attached.describe() == job.describe()
+
+    # a second job with the same checkpoint_local_path resumes from the first one's checkpoints
+    again = submit(spec.model_copy(update={"job_name": unique("resume"), "framework_version": "2.13"}),
+                   wait=True, logs=False)
+    assert {r["checkpoint_runs"] for r in _reports(Path(again.describe()["JobDir"]), "algo-1").values()} == {2}
+    assert "warning" not in capsys.readouterr().err
+
+
+def test_two_hosts_with_s3_channels_and_s3_output(moto_server):
+    s3 = boto3.client("s3", region_name="us-west-2")
+    bucket = unique("local-bucket")
+    s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
+    for key in ("data/train/a.csv", "data/train/nested/b.csv", "shards/s-0.csv", "shards/s-1.csv"):
+        s3.put_object(Bucket=bucket, Key=key, Body=b"x")
+    spec = make_spec(instance_count=2, processes_per_host=1, hyperparameters={"allreduce": 1},
+                     inputs=(InputChannel(name="train", uri=f"s3://{bucket}/data/train"),
+                             InputChannel(name="shards", uri=f"s3://{bucket}/shards/", distribution="ShardedByS3Key")),
+                     output_path=f"s3://{bucket}/results")
+
+    job = submit(spec, wait=True, logs=False)
+
+    record = job.describe()
+    assert record["TrainingJobStatus"] == "Completed", record.get("FailureReason")
+    job_dir = Path(record["JobDir"])
+    first, second = _reports(job_dir, "algo-1"), _reports(job_dir, "algo-2")
+    # node rank i holds global rank i; the all_reduce crossed both hosts
+    assert list(first) == [0] and list(second) == [1]
+    assert first[0]["allreduce_sum"] == second[1]["allreduce_sum"] == 1.0
+    assert first[0]["env"]["SM_HOSTS"] == '["algo-1","algo-2"]' and second[1]["env"]["SM_CURRENT_HOST"] == "algo-2"
+    assert first[0]["channels"]["train"] == second[1]["channels"]["train"] == ["a.csv", "nested/b.csv"]
+    assert first[0]["channels"]["shards"] == ["s-0.csv"] and second[1]["channels"]["shards"] == ["s-1.csv"]
+    assert job.model_data == f"s3://{bucket}/results/{spec.job_name}/output/model.tar.gz"
+    model = s3.get_object(Bucket=bucket, Key=f"results/{spec.job_name}/output/model.tar.gz")["Body"].read()
+    assert _tar_names(model) == ["model.txt"]
+    output = s3.get_object(Bucket=bucket, Key=f"results/{spec.job_name}/output/output.tar.gz")["Body"].read()
+    assert _tar_names(output) == ["algo-1/rank0.json", "algo-2/rank1.json"]

@@ -1,0 +1,61 @@
+"""The cases each torchrun launch runs (one launch per world size)."""
+
+from __future__ import annotations
+
+from modelparallel.layout import PERMUTATIONS
+
+PLACEMENTS = ["cluster", "spread", *PERMUTATIONS]
+
+
+def _train(name, model, config, local_batch=4, **extra):
+    return {"name": name, "kind": "train", "model": model, "config": config, "local_batch": local_batch, **extra}
+
+
+def _pp(schedule, mb):
+    return {"pipeline_parallel_degree": 2, "pipeline": schedule, "microbatches": mb}
+
+
+TP2 = {"tensor_parallel_degree": 2, "ddp": True}
+DP = {"ddp": True}
+
+WORLD2 = [
+    _train("mlp_tp2", "mlp", TP2, tensor_parallel=True),
+    _train("roberta_tp2", "roberta", TP2, tensor_parallel=True),
+    _train("mlp_pp2_simple_mb2", "mlp", _pp("simple", 2)),
+    _train("mlp_pp2_simple_mb4", "mlp", _pp("simple", 4)),
+    _train("mlp_pp2_interleaved_mb2", "mlp", _pp("interleaved", 2)),
+    _train("mlp_pp2_interleaved_mb4", "mlp", _pp("interleaved", 4)),
+    _train("roberta_pp2_simple_mb2", "roberta", _pp("simple", 2)),
+    _train("roberta_pp2_interleaved_mb4", "roberta", _pp("interleaved", 4)),
+    _train("mlp_dp2_mb2", "mlp", {**DP, "microbatches": 2}),
+    _train("roberta_dp2", "roberta", DP),
+    _train("mlp_dp2_shard_optimizer_state", "mlp", {**DP, "shard_optimizer_state": True}, optimizer="adam"),
+    _train("mlp_dp2_adam", "mlp", DP, optimizer="adam"),  # the unsharded twin, for the state-size comparison
+    _train("roberta_dp2_shard_optimizer_state", "roberta", {**DP, "shard_optimizer_state": True}, optimizer="adam"),
+    _train("mlp_dp2_checkpoint_each", "mlp", DP, checkpointing="each"),
+    _train("mlp_dp2_checkpoint_group2", "mlp", DP, checkpointing="group_2"),
+    _train("roberta_tp2_checkpoint_offload", "roberta", {**TP2, "offload_activations": True},
+           tensor_parallel=True, checkpointing="each"),
+    _train("roberta_pp2_checkpoint_offload", "roberta", {**_pp("simple", 2), "offload_activations": True},
+           checkpointing="each"),
+    {"name": "resume_pp2", "kind": "resume", "model": "mlp", "config": _pp("interleaved", 2), "local_batch": 4,
+     "optimizer": "adam"},
+    {"name": "resume_tp2", "kind": "resume", "model": "roberta", "config": TP2, "local_batch": 4,
+     "optimizer": "adam", "tensor_parallel": True},
+    {"name": "bad_tp_larger_than_world", "kind": "bad_config", "config": {"tensor_parallel_degree": 4, "ddp": True}},
+    {"name": "bad_batch_not_divisible", "kind": "bad_batch", "model": "mlp", "local_batch": 6,
+     "config": _pp("simple", 4)},
+    {"name": "optimizer_before_wrap", "kind": "optimizer_before_wrap", "model": "mlp", "config": _pp("simple", 2)},
+]
+
+WORLD4 = [
+    _train("mlp_tp2_dp2", "mlp", TP2, tensor_parallel=True),
+    _train("roberta_tp2_dp2", "roberta", {**TP2, "microbatches": 2}, tensor_parallel=True),
+    _train("mlp_pp2_dp2", "mlp", {**_pp("interleaved", 2), "ddp": True}),
+    _train("roberta_pp2_dp2", "roberta", {**_pp("simple", 2), "ddp": True}),
+    _train("mlp_pp2_tp2", "mlp", {**_pp("simple", 2), **TP2}, tensor_parallel=True),
+    _train("roberta_pp2_tp2", "roberta", {**_pp("interleaved", 2), **TP2}, tensor_parallel=True),
+    {"name": "layouts", "kind": "layout", "config": {"pipeline_parallel_degree": 2, "tensor_parallel_degree": 2,
+                                                     "ddp": True}, "placements": PLACEMENTS},
+    {"name": "bad_pp_tp_not_dividing", "kind": "bad_config", "config": {"pipeline_parallel_degree": 3}},
+]

@@ -1,0 +1,73 @@
+"""Tiny models, data and the single-process reference shared by the torchrun worker and the tests."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+IN, HIDDEN, CLASSES = 8, 16, 4
+SEQ, VOCAB = 8, 64
+
+
+def build_mlp(seed: int = 0) -> nn.Sequential:
+    torch.manual_seed(seed)
+    return nn.Sequential(
+        nn.Linear(IN, HIDDEN), nn.ReLU(), nn.Linear(HIDDEN, HIDDEN), nn.ReLU(),
+        nn.Linear(HIDDEN, HIDDEN), nn.Tanh(), nn.Linear(HIDDEN, CLASSES),
+    )
+
+
+def build_roberta(seed: int = 0):
+    from transformers import RobertaConfig, RobertaForSequenceClassification
+
+    torch.manual_seed(seed)
+    cfg = RobertaConfig(vocab_size=VOCAB, hidden_size=16, num_hidden_layers=4, num_attention_heads=4,
+                        intermediate_size=32, max_position_embeddings=SEQ + 4, type_vocab_size=1, num_labels=3,
+                        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, pad_token_id=1)
+    cfg._attn_implementation = "eager"
+    return RobertaForSequenceClassification(cfg)
+
+
+BUILDERS = {"mlp": build_mlp, "roberta": build_roberta}
+
+
+def global_batch(model: str, step: int, n: int) -> dict[str, torch.Tensor]:
+    g = torch.Generator().manual_seed(1000 + step)
+    if model == "mlp":
+        return {"x": torch.randn(n, IN, generator=g), "y": torch.randint(0, CLASSES, (n,), generator=g)}
+    ids = torch.randint(3, VOCAB, (n, SEQ), generator=g)
+    mask = torch.ones(n, SEQ, dtype=torch.long)
+    mask[::2, -2:] = 0  # some padding so the attention mask matters
+    return {"x": ids, "mask": mask, "y": torch.randint(0, 3, (n,), generator=g)}
+
+
+def shard(batch: dict[str, torch.Tensor], index: int, count: int) -> dict[str, torch.Tensor]:
+    return {k: v.chunk(count, dim=0)[index] for k, v in batch.items()}
+
+
+def make_optimizer(name: str, params):
+    if name == "adam":
+        return torch.optim.Adam(params, lr=1e-2)
+    return torch.optim.SGD(params, lr=0.1)
+
+
+def forward_loss(model_name: str, model, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+    if model_name == "mlp":
+        return F.cross_entropy(model(batch["x"]), batch["y"])
+    return F.cross_entropy(model(batch["x"], attention_mask=batch["mask"]).logits, batch["y"])
+
+
+def reference_run(model_name: str, steps: int, n: int, optimizer: str = "sgd") -> dict:
+    """Single process, whole global batch: the loss and every gradient of each step."""
+    model = BUILDERS[model_name]()
+    opt = make_optimizer(optimizer, model.parameters())
+    losses, grads = [], []
+    for s in range(steps):
+        opt.zero_grad()
+        loss = forward_loss(model_name, model, global_batch(model_name, s, n))
+        loss.backward()
+        losses.append(loss.item())
+        grads.append({k: p.grad.detach().clone() for k, p in model.named_parameters() if p.grad is not None})
+        opt.step()
+    return {"losses": losses, "grads": grads}

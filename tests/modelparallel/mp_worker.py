@@ -1,0 +1,174 @@
+"""Runs under torchrun: a list of model-parallel cases in one launch, results as JSON per rank.
+
+usage: python -m torch.distributed.run --nproc-per-node N mp_worker.py cases.json out_dir
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
+
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+import modelparallel as smp  # noqa: E402
+from models import BUILDERS, global_batch, make_optimizer, shard  # noqa: E402
+
+
+@smp.step
+def mlp_step(model, x, y):
+    loss = F.cross_entropy(model(x), y)
+    model.backward(loss)
+    return loss
+
+
+@smp.step
+def hf_step(model, x, mask, y):
+    out = model(x, attention_mask=mask)
+    loss = F.cross_entropy(out.logits, y)
+    model.backward(loss)
+    return loss
+
+
+def run_step(name: str, model, batch):
+    if name == "mlp":
+        return mlp_step(model, batch["x"], batch["y"])
+    return hf_step(model, batch["x"], batch["mask"], batch["y"])
+
+
+def full_grads(dmodel) -> dict[str, list]:
+    from torch.distributed.tensor import DTensor
+
+    out = {}
+    for name, p in dmodel.local_named_parameters():
+        if p.grad is None:
+            continue
+        g = p.grad.to_local() if isinstance(p.grad, DTensor) else p.grad
+        dim = dmodel.tp_shard_dims.get(name)
+        if dim is not None and smp.tp_size() > 1:
+            parts = [torch.empty_like(g) for _ in range(smp.tp_size())]
+            dist.all_gather(parts, g.contiguous(), group=smp.get_tp_process_group())
+            g = torch.cat(parts, dim=dim)
+        out[name] = g.detach().cpu().tolist()
+    return out
+
+
+def dp_mean(value: float) -> float:
+    t = torch.tensor([value], dtype=torch.float64)
+    dist.all_reduce(t, group=smp.get_dp_process_group())
+    return float(t.item()) / smp.dp_size()
+
+
+def wrap(case: dict, seed: int = 0):
+    module = BUILDERS[case["model"]](seed)
+    if case.get("tensor_parallel"):
+        smp.set_tensor_parallelism(module, True)
+    model = smp.DistributedModel(module)
+    ckpt = case.get("checkpointing")
+    if ckpt:
+        target = model.get_module() if case["model"] == "mlp" else model.get_module().roberta.encoder.layer
+        smp.set_activation_checkpointing(target, strategy=ckpt)
+    opt = smp.DistributedOptimizer(make_optimizer(case.get("optimizer", "sgd"), model.parameters()))
+    return model, opt
+
+
+def train(case: dict, model, opt, steps: range) -> dict:
+    losses, grads = [], []
+    for s in steps:
+        n = case["local_batch"] * smp.dp_size()
+        batch = shard(global_batch(case["model"], s, n), smp.dp_rank(), smp.dp_size())
+        opt.zero_grad()
+        out = run_step(case["model"], model, batch)
+        losses.append(dp_mean(out.reduce_mean().item()))
+        grads.append(full_grads(model))
+        opt.step()
+    return {"losses": losses, "grads": grads}
+
+
+def case_train(case: dict) -> dict:
+    smp.init(case["config"])
+    model, opt = wrap(case)
+    result = train(case, model, opt, range(case.get("steps", 3)))
+    result["layout"] = {"pp": smp.pp_size(), "tp": smp.tp_size(), "dp": smp.dp_size(), "rdp": smp.rdp_size()}
+    result["opt_state_bytes"] = opt.local_state_bytes()
+    return result
+
+
+def _params(model) -> dict[str, list]:
+    return {k: v.tolist() for k, v in model.local_state_dict().items() if isinstance(v, torch.Tensor)}
+
+
+def case_resume(case: dict) -> dict:
+    """Train 2 steps, save, train 2 more; a fresh model resumed from the checkpoint must repeat them exactly."""
+    smp.init(case["config"])
+    model, opt = wrap(case, seed=0)
+    train(case, model, opt, range(2))
+    box = [tempfile.mkdtemp(prefix="smp_ckpt_") if smp.rank() == 0 else None]
+    dist.broadcast_object_list(box, src=0)
+    smp.save_checkpoint(box[0], tag="step2", model=model, optimizer=opt, user_content={"step": 2})
+    first = train(case, model, opt, range(2, 4))
+    first_params = _params(model)
+    model2, opt2 = wrap(case, seed=123)  # different initial weights: only the checkpoint can make them equal
+    user = smp.resume_from_checkpoint(box[0])
+    second = train(case, model2, opt2, range(2, 4))
+    files = sorted(os.listdir(os.path.join(box[0], "step2_partial")))
+    return {"first": first["losses"], "second": second["losses"], "user_content": user,
+            "params_equal": first_params == _params(model2), "files": files,
+            "newest": open(os.path.join(box[0], "newest")).read()}
+
+
+def case_layout(case: dict) -> dict:
+    out = {}
+    for placement in case["placements"]:
+        smp.init({**case["config"], "placement_strategy": placement})
+        groups = {g: dist.get_process_group_ranks(getattr(smp, f"get_{g}_process_group")())
+                  for g in ("pp", "tp", "dp", "mp", "rdp")}
+        out[placement] = {"rank": smp.rank(), "pp_rank": smp.pp_rank(), "tp_rank": smp.tp_rank(),
+                          "rdp_rank": smp.rdp_rank(), "dp_rank": smp.dp_rank(), "mp_rank": smp.mp_rank(),
+                          "groups": groups}
+    return out
+
+
+def case_error(case: dict) -> dict:
+    kind = case["kind"]
+    smp.init(case["config"])  # the bad-config cases raise here
+    if kind == "optimizer_before_wrap":
+        module = BUILDERS[case["model"]](0)
+        opt = make_optimizer("sgd", module.parameters())
+        model = smp.DistributedModel(module)
+        smp.DistributedOptimizer(opt)
+    elif kind == "bad_batch":
+        model, opt = wrap(case)
+        n = case["local_batch"] * smp.dp_size()
+        run_step(case["model"], model, shard(global_batch(case["model"], 0, n), smp.dp_rank(), smp.dp_size()))
+    return {"error": None}
+
+
+def main() -> None:
+    cases = json.load(open(sys.argv[1]))
+    out_dir = sys.argv[2]
+    results = {}
+    for case in cases:
+        handler = {"train": case_train, "resume": case_resume, "layout": case_layout}.get(case["kind"], case_error)
+        try:
+            results[case["name"]] = handler(case)
+        except Exception as err:  # recorded for the test to compare (the same message on every rank)
+            results[case["name"]] = {"error": f"{type(err).__name__}: {err}",
+                                     "traceback": traceback.format_exc()[-3000:]}
+            if not case["kind"].startswith(("bad", "optimizer")):
+                dist.barrier()  # keep the ranks in step after an unexpected failure
+    with open(os.path.join(out_dir, f"rank{dist.get_rank()}.json"), "w") as fd:
+        json.dump(results, fd)
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

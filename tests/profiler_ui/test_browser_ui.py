@@ -1,0 +1,153 @@
+"""The profile browser in real headless Chromium: search, load, dashboard, timeline, unload."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+CHARTS = ["gpu-active", "gpu-util", "cpu-active", "cpu-util", "kernel-time-all", "kernel-time-top",
+          "kernel-count-all", "kernel-count-top", "step-time", "precision", "gpu-activity", "memory-ops", "annotation"]
+
+
+def job_rows(page) -> list[str]:
+    return page.locator("#jobs-table tbody td.job-name").all_inner_texts()
+
+
+def search(page, **fields) -> list[str]:
+    """Set the search fields, wait for the table to answer, return the job names shown."""
+    before = page.evaluate("() => window.__searches = (window.__searches || 0) + 1")
+    page.evaluate("() => { window.__tableVersion = 0; new MutationObserver(() => window.__tableVersion++)"
+                  ".observe(document.querySelector('#jobs-table tbody'), {childList: true}); }")
+    for sel, value in fields.items():
+        el = page.locator(f"#search-{sel}")
+        if sel == "status":
+            el.select_option(value)
+        else:
+            el.fill(value)
+    page.wait_for_function("() => window.__tableVersion > 0")
+    assert before
+    return job_rows(page)
+
+
+def open_ui(page, server) -> None:
+    page.goto(server.url)
+    page.wait_for_selector("#jobs-table tbody td.job-name")
+
+
+def load_job(page, name: str) -> None:
+    search(page, name=name)
+    page.click(f'button.load[data-job="{name}"]')
+    page.wait_for_selector('body[data-state="loaded"]', timeout=60_000)
+
+
+def test_search_load_dashboard_and_unload(page, ui_server, artifacts_dir):
+    open_ui(page, ui_server)
+    assert {"profui-resnet-v100", "profui-cpu-only", "profui-two-hosts"} <= set(job_rows(page))
+    assert search(page, name="V100") == ["profui-resnet-v100"]
+    assert search(page, name="", status="Failed") == ["profui-cpu-only"]
+    assert search(page, status="", after="2026-03-04") == ["profui-escape", "profui-no-profile"]
+    assert search(page, after="", before="2026-03-01") == ["profui-resnet-v100"]
+    search(page, before="")
+    page.screenshot(path=str(artifacts_dir / "profile-ui-jobs.png"))
+
+    load_job(page, "profui-resnet-v100")
+    page.wait_for_selector('#dashboard[data-ready="1"]', timeout=60_000)
+    assert page.evaluate("location.hash") == "#/dashboard"
+    assert page.inner_text("#loaded-name") == "profui-resnet-v100"
+    for chart in CHARTS:  # every chart present and drawn (this job has counters, kernels, steps, annotations)
+        el = page.locator(f"#chart-{chart}")
+        assert el.get_attribute("data-rendered") == "1", chart
+        assert el.locator(".main-svg").count() >= 1, chart
+    assert "algo-1 GPU 0" in page.inner_text("#chart-gpu-util")
+
+    page.fill("#db-k", "5")
+    page.wait_for_function("document.getElementById('chart-kernel-time-top').data[0].y.length === 5")
+    assert page.evaluate("document.getElementById('chart-kernel-count-all').data[0].labels.length") == 6  # 5 + other
+    page.select_option("#db-annotation", "## forward ##")
+    page.wait_for_function("document.getElementById('chart-annotation').data[0].name === '## forward ##'")
+    page.screenshot(path=str(artifacts_dir / "profile-ui-dashboard.png"), full_page=True)
+
+    # one profile at a time: loading another is refused until the trash icon unloads this one
+    page.goto(ui_server.url + "#/jobs")
+    search(page, name="cpu-only")
+    page.click('button.load[data-job="profui-cpu-only"]')
+    page.wait_for_selector("#notice:not([hidden])")
+    assert "unload it" in page.inner_text("#notice")
+    page.click("#unload")
+    page.wait_for_selector('body[data-state="empty"]')
+    page.click('button.load[data-job="profui-cpu-only"]')
+    page.wait_for_selector('body[data-state="loaded"]', timeout=60_000)
+    page.wait_for_selector('#dashboard[data-ready="1"]')
+    for chart in ("gpu-active", "gpu-util", "kernel-time-top", "precision", "memory-ops"):
+        assert "CPU-only run" in page.inner_text(f"#chart-{chart}"), chart
+    assert "system monitor did not record" in page.inner_text("#chart-cpu-util")
+    page.screenshot(path=str(artifacts_dir / "profile-ui-dashboard-cpu-only.png"), full_page=True)
+    page.click("#unload")
+    page.wait_for_selector('body[data-state="empty"]')
+    assert page.console_errors == []
+
+
+def test_timeline_zoom_to_step_and_select_a_kernel(page, ui_server, artifacts_dir):
+    open_ui(page, ui_server)
+    load_job(page, "profui-resnet-v100")
+    page.goto(ui_server.url + "#/timeline")
+    page.wait_for_function("window.app.timeline && window.app.timeline.lastFrameMs >= 0")
+    tree = page.evaluate("window.app.tlData.tree")
+    host = tree[0]
+    assert host["label"] == "algo-1" and [c["label"] for c in host["children"]] == ["CPU", "GPUs"]
+    gpu = host["children"][1]["children"][0]
+    assert gpu["label"] == "GPU 0 (rank 0)"
+    assert [c["label"] for c in gpu["children"]][:2] == ["host", "utilisation %"] and "stream 7" in [c["label"] for c in gpu["children"]]
+    assert "CPU utilisation %" in [c["label"] for c in host["children"][0]["children"]]
+
+    page.click('.tl-step:text("step_103")')
+    view = page.evaluate("[window.app.timeline.view.t0, window.app.timeline.view.t1]")
+    step = page.evaluate("window.app.tlData.steps.find(s => s.name === 'step_103')")
+    assert view[0] < step["start"] < view[1] and view[0] < step["end"] < view[1]
+    assert (view[1] - view[0]) < 1.1 * (step["end"] - step["start"])
+
+    # a kernel in this step with its launch; zoom so that it is wide enough to click
+    kernel = page.evaluate("""() => { const t = window.app.timeline, s = t.steps.find(s => s.name === 'step_103');
+        const k = t.find((n, c, i) => c === 'kernel' && t.link[i] >= 0 && t.start[i] > s.start + 1000 && t.dur[i] > 20, 1)[0];
+        t.zoomTo(t.start[k] - t.dur[k], t.start[k] + 3 * t.dur[k]); t.draw(); return k; }""")
+    x, y = page.evaluate(f"window.app.timeline.screenPos({kernel})")
+    box = page.locator("canvas.tl-canvas").bounding_box()
+    page.mouse.click(box["x"] + x + 4, box["y"] + y)
+    page.wait_for_function(f"window.app.timeline.selected === {kernel}")
+    assert page.inner_text(".tl-f-category") == "kernel"
+    launch_link = page.locator('a.tl-conn[data-rel="launched by"]')
+    assert "cudaLaunchKernel" in launch_link.inner_text()
+    page.screenshot(path=str(artifacts_dir / "profile-ui-timeline-kernel.png"))
+    launch_link.click()
+    page.wait_for_function(f"window.app.timeline.selected === window.app.timeline.link[{kernel}]")
+    assert page.inner_text(".tl-f-category") == "cuda_runtime"
+    assert page.locator('a.tl-conn[data-rel="launches"]').count() == 1
+    page.screenshot(path=str(artifacts_dir / "profile-ui-timeline-launch.png"))
+
+    # pan and zoom with keys, mouse wheel and drag
+    span = lambda: page.evaluate("window.app.timeline.view.t1 - window.app.timeline.view.t0")  # noqa: E731
+    t0 = lambda: page.evaluate("window.app.timeline.view.t0")  # noqa: E731
+    page.click('.tl-step:text("step_102")')
+    before = span()
+    page.locator("canvas.tl-canvas").focus()
+    page.keyboard.press("w")
+    assert span() == pytest.approx(before * 0.8, rel=1e-6)
+    start = t0()
+    page.keyboard.press("d")
+    assert t0() > start
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 100)
+    before = span()
+    page.mouse.wheel(0, 400)
+    page.wait_for_function(f"window.app.timeline.view.t1 - window.app.timeline.view.t0 > {before}")
+    start = t0()
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] / 2 - 200, box["y"] + 100, steps=4)
+    page.mouse.up()
+    assert t0() > start
+    page.keyboard.press("0")
+    assert page.evaluate("window.app.timeline.view.t0") == 0
+    page.screenshot(path=str(artifacts_dir / "profile-ui-timeline-all.png"))
+    page.click("#unload")
+    page.wait_for_selector('body[data-state="empty"]')
+    assert page.console_errors == []

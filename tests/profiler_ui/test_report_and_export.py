@@ -1,0 +1,114 @@
+"""`sagelaunch profile report` (offline HTML, opened from disk with every request blocked) and `export --perfetto`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from profiler.cli import profile_app
+from tests.profiler_ui.conftest import trace
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory):
+    out = tmp_path_factory.mktemp("reports")
+    paths = {}
+    for name, src in (("v100", "v100_rank0.pt.trace.json.gz"), ("cpu", "cpu_only.pt.trace.json.gz")):
+        paths[name] = out / f"{name}.html"
+        result = runner.invoke(profile_app, ["report", str(trace(src)), "-o", str(paths[name])])
+        assert result.exit_code == 0, result.output
+        assert "wrote" in result.output
+    return paths
+
+
+def open_offline(page, path):
+    """Open a file with the network off and every non-file request aborted (and recorded)."""
+    requests = []
+
+    def block(route):
+        requests.append(route.request.url)
+        if route.request.url.startswith("file://"):
+            route.continue_()
+        else:
+            route.abort()
+
+    page.context.set_offline(True)
+    page.context.route("**/*", block)
+    page.goto(path.as_uri())
+    page.wait_for_selector('#dashboard[data-ready="1"]', timeout=60_000)
+    return requests
+
+
+@pytest.mark.browser
+def test_report_opens_offline_with_every_chart(page, reports, artifacts_dir):
+    html = reports["v100"].read_text()
+    assert "<script src=" not in html and "<link " not in html, "self-contained: nothing loaded from elsewhere"
+    requests = open_offline(page, reports["v100"])
+    assert [r for r in requests if not r.startswith("file://")] == []
+    # a Kineto trace has no utilisation samples: the CPU sections say why, every other chart is drawn
+    for chart in ("gpu-active", "gpu-util", "kernel-time-all", "kernel-time-top", "kernel-count-all",
+                  "kernel-count-top", "step-time", "precision", "gpu-activity", "memory-ops", "annotation"):
+        assert page.locator(f"#chart-{chart} .main-svg").count() >= 1, chart
+    for chart in ("cpu-active", "cpu-util"):
+        assert "did not record" in page.inner_text(f"#chart-{chart}")
+    assert page.evaluate("document.getElementById('chart-kernel-time-top').data[0].y.length") == 15
+    page.fill("#db-k", "3")
+    page.wait_for_function("document.getElementById('chart-kernel-count-top').data[0].y.length === 3")
+    assert page.evaluate("document.getElementById('chart-kernel-time-all').data[0].labels.length") == 4
+    options = page.locator("#db-annotation option").all_inner_texts()
+    assert "## backward ##" in options and "ProfilerStep#N" in options
+    page.select_option("#db-annotation", "ProfilerStep#N")
+    page.wait_for_function("document.getElementById('chart-annotation').data[0].x.length === 5")
+    page.screenshot(path=str(artifacts_dir / "report-v100-offline.png"), full_page=True)
+    assert page.console_errors == []
+
+
+@pytest.mark.browser
+def test_cpu_only_report_says_why_sections_are_empty(page, reports, artifacts_dir):
+    open_offline(page, reports["cpu"])
+    for chart in ("gpu-active", "gpu-util", "kernel-time-all", "precision", "gpu-activity", "memory-ops"):
+        assert "CPU-only run" in page.inner_text(f"#chart-{chart}"), chart
+        assert page.locator(f"#chart-{chart} .main-svg").count() == 0
+    page.screenshot(path=str(artifacts_dir / "report-cpu-only-offline.png"), full_page=True)
+    assert page.console_errors == []
+
+
+def test_perfetto_export_has_tracks_flows_and_counters(tmp_path, profile_home):
+    out = tmp_path / "trace.json"
+    job = profile_home["jobs"]["profui-resnet-v100"] / "algo-1" / "output" / "profiler"
+    result = runner.invoke(profile_app, ["export", str(job), "--perfetto", str(out)])
+    assert result.exit_code == 0, result.output
+    data = json.loads(out.read_text())
+    events = data["traceEvents"]
+    processes = {e["args"]["name"] for e in events if e.get("name") == "process_name"}
+    assert {"algo-1 / CPU", "algo-1 / GPUs / GPU 0 (rank 0)"} <= processes
+    threads = {e["args"]["name"] for e in events if e.get("name") == "thread_name"}
+    assert {"host", "stream 7", "utilisation %", "CPU utilisation %"} <= threads
+    slices = [e for e in events if e["ph"] == "X"]
+    assert len(slices) == 45419
+    starts = {e["id"]: e for e in events if e["ph"] == "s"}
+    finishes = [e for e in events if e["ph"] == "f"]
+    assert len(starts) == len(finishes) == 6095  # every kernel/memcpy/memset has its launch
+    by_key = {(e["pid"], e["tid"], e["ts"]): e for e in slices}
+    f = finishes[0]
+    assert by_key[(f["pid"], f["tid"], f["ts"])]["cat"] in ("kernel", "gpu_memcpy", "gpu_memset")
+    s = starts[f["id"]]
+    assert by_key[(s["pid"], s["tid"], s["ts"])]["cat"] == "cuda_runtime"
+    assert any(e["ph"] == "C" for e in events)
+    assert [st["name"] for st in data["otherData"]["steps"]] == [f"step_{i}" for i in range(101, 106)]
+
+
+def test_cli_errors_are_one_line_not_tracebacks(tmp_path):
+    bad = tmp_path / "bad.json.gz"
+    bad.write_bytes(b"\x1f\x8b\x08\x00garbage")
+    for args in (["report", str(tmp_path / "missing"), "-o", str(tmp_path / "r.html")],
+                 ["report", str(bad), "-o", str(tmp_path / "r.html")],
+                 ["export", str(bad), "--perfetto", str(tmp_path / "p.json")]):
+        result = runner.invoke(profile_app, args)
+        assert result.exit_code == 2, result.output
+        assert "error:" in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "r.html").exists()

@@ -1,0 +1,128 @@
+"""fit() on SageMaker end to end against the moto server: upload, CreateTrainingJob, wait, logs."""
+
+from __future__ import annotations
+
+import json
+
+import boto3
+import pytest
+
+from launcher.backends.sagemaker import SageMakerTrainingJob, submit
+from launcher.jobs import TrainingJob
+from tests.fixtures.sagemaker_fakes import Step
+from tests.sagemaker.jobspecs import IMAGE, SHIPPED, SMP, archive_names, make_source, make_spec
+
+BUCKET = "sagemaker-us-west-2-123456789012"
+
+
+@pytest.fixture
+def direct(moto_server):
+    """boto3 clients that talk to moto directly (not recorded by the proxy)."""
+    return lambda service: boto3.client(service, endpoint_url=moto_server, region_name="us-west-2")
+
+
+def test_fit_uploads_code_creates_job_and_streams_logs(sagemaker_env, tmp_path, capsys, direct):
+    fakes = sagemaker_env
+    fakes.plan(
+        "e2e-fit",
+        Step("InProgress", "Starting", "Preparing the instances for training"),
+        Step("InProgress", "Downloading", "Downloading the training image"),
+        Step("InProgress", "Training", "Training in progress",
+             logs=(("algo-1", "epoch 1 loss 0.9"), ("algo-2", "epoch 1 loss 0.8"), ("algo-1", "epoch 2 loss 0.5"))),
+        Step("InProgress", "Uploading", "Uploading generated training model", logs=(("algo-2", "saved model"),)),
+        Step("Completed", "Completed", "Training job completed", logs=(("algo-1", "done"),)),
+    )
+    spec = make_spec("e2e-fit", make_source(tmp_path / "src"))
+    job = submit(spec, wait=True, logs=True)
+    out = capsys.readouterr().out
+    code_uri = f"s3://{BUCKET}/{spec.job_name}/source/sourcedir.tar.gz"
+
+    # the archive holds exactly the files that ship: no .env, .git, caches or ignored *.bin
+    body = direct("s3").get_object(Bucket=BUCKET, Key=f"{spec.job_name}/source/sourcedir.tar.gz")["Body"].read()
+    assert archive_names(body) == SHIPPED
+    # the default bucket was created with every public access blocked
+    block = direct("s3").get_public_access_block(Bucket=BUCKET)["PublicAccessBlockConfiguration"]
+    assert block == dict.fromkeys(["BlockPublicAcls", "IgnorePublicAcls", "BlockPublicPolicy", "RestrictPublicBuckets"], True)
+
+    # the request that reached the server is exactly the compiled spec, pointing at the upload
+    (create,) = fakes.proxy.calls("CreateTrainingJob")
+    expected = spec.model_copy(update={"submit_directory": code_uri, "output_path": f"s3://{BUCKET}/"})
+    assert create.json() == json.loads(json.dumps(expected.to_create_training_job_request()))
+
+    stored = direct("sagemaker").describe_training_job(TrainingJobName=spec.job_name)
+    assert stored["AlgorithmSpecification"]["TrainingImage"] == IMAGE
+    hp = stored["HyperParameters"]
+    assert json.loads(hp["sagemaker_submit_directory"]) == code_uri
+    assert json.loads(hp["sagemaker_program"]) == "train.py"
+    assert json.loads(hp["epochs"]) == 3
+    assert {k: v for k, v in json.loads(hp["mp_parameters"]).items() if k in SMP} == SMP
+    assert stored["ProfilerConfig"]["ProfilingIntervalInMilliseconds"] == 500
+    assert stored["ResourceConfig"] == {"InstanceType": "ml.p4d.24xlarge", "InstanceCount": 2,
+                                        "VolumeSizeInGB": 30} | {k: v for k, v in stored["ResourceConfig"].items()
+                                                                 if k not in ("InstanceType", "InstanceCount", "VolumeSizeInGB")}
+
+    # transitions and both hosts' logs, merged in time order with a host prefix
+    lines = [line for line in out.splitlines() if line.startswith("[algo-")]
+    assert lines == ["[algo-1] epoch 1 loss 0.9", "[algo-2] epoch 1 loss 0.8", "[algo-1] epoch 2 loss 0.5",
+                     "[algo-2] saved model", "[algo-1] done"]
+    for status in ("Starting", "Downloading", "Training", "Uploading", "Completed"):
+        assert f" {status} - " in out
+    assert out.index("Downloading - ") < out.index("[algo-1] epoch 1") < out.index("Uploading - ")
+
+    assert isinstance(job, SageMakerTrainingJob) and job.status == "Completed"
+    assert job.model_data == f"s3://{BUCKET}/{spec.job_name}/output/model.tar.gz"
+    assert job.profiler_output.startswith(stored["ProfilerConfig"]["S3OutputPath"].rstrip("/"))
+    assert job.profiler_output.endswith(f"/{spec.job_name}/profiler-output/")
+
+
+def test_describe_list_stop_round_trip_and_attach(sagemaker_env, tmp_path, capsys):
+    fakes = sagemaker_env
+    fakes.plan("roundtrip", Step("InProgress", "Starting", "Preparing"), Step("InProgress", "Training", "Training"))
+    spec = make_spec("roundtrip", make_source(tmp_path / "src"), profiler=None, mp_parameters=None,
+                     distribution={}, distribution_hyperparameters={}, instance_count=1)
+    job = submit(spec, wait=False)
+    # one DescribeTrainingJob before the upload (is the name free? "not found"), none after: no waiting
+    assert [c.status for c in fakes.proxy.calls("DescribeTrainingJob")] == [400]
+
+    attached = TrainingJob.attach(spec.job_name)
+    assert isinstance(attached, SageMakerTrainingJob) and attached.name == spec.job_name
+    assert attached.describe()["TrainingJobStatus"] == "InProgress"
+    assert attached.profiler_output is None
+
+    from launcher.backends.sagemaker import list_jobs
+
+    assert spec.job_name in [s["TrainingJobName"] for s in list_jobs(status="InProgress")]
+    attached.stop()
+    assert [c.json() for c in fakes.proxy.calls("StopTrainingJob")] == [{"TrainingJobName": spec.job_name}]
+    assert job.status == "Stopping"
+    desc = job.wait(logs=False)  # Stopped on request is a normal end: no error
+    assert desc["TrainingJobStatus"] == "Stopped"
+    assert "was Stopped" in capsys.readouterr().out
+    assert spec.job_name in [s["TrainingJobName"] for s in list_jobs(status="Stopped")]
+    assert spec.job_name not in [s["TrainingJobName"] for s in list_jobs(status="InProgress")]
+
+    from launcher.aws.errors import AWSError
+
+    with pytest.raises(AWSError, match="status Stopped") as stopped_twice:
+        job.stop()
+    assert "Fix:" in str(stopped_twice.value)
+
+
+def test_attach_unknown_job_says_so(sagemaker_env):
+    from launcher.aws.errors import AWSError
+
+    with pytest.raises(AWSError, match="no training job named 'no-such-job-123'") as info:
+        SageMakerTrainingJob.attach("no-such-job-123")
+    assert "sagelaunch jobs list" in str(info.value)
+    assert info.value.__cause__ is None and info.value.__suppress_context__
+
+
+def test_single_entry_point_without_source_dir(sagemaker_env, tmp_path, direct):
+    script = tmp_path / "solo" / "train_solo.py"
+    make_source(tmp_path / "solo")
+    script.write_text("print('solo')\n")
+    spec = make_spec("solo", tmp_path, source_dir=None, entry_point="train_solo.py",
+                     entry_point_path=str(script), profiler=None)
+    submit(spec, wait=False)
+    body = direct("s3").get_object(Bucket=BUCKET, Key=f"{spec.job_name}/source/sourcedir.tar.gz")["Body"].read()
+    assert archive_names(body) == ["train_solo.py"]

@@ -1,0 +1,56 @@
+"""Throttling, 5xx and dropped connections through a fault-injecting proxy: retried within budget."""
+
+from __future__ import annotations
+
+import pytest
+
+from launcher.aws.errors import AWSError
+from launcher.backends.sagemaker import submit
+from tests.sagemaker.jobspecs import make_source, make_spec
+
+
+@pytest.mark.parametrize("kind", ["500", "503", "throttle", "drop"])
+def test_fit_succeeds_within_the_retry_budget(sagemaker_env, tmp_path, kind):
+    fakes = sagemaker_env
+    fakes.proxy.inject(kind, count=2, action="CreateTrainingJob")
+    fakes.proxy.inject(kind, count=1, action="DescribeTrainingJob")
+    job = submit(make_spec(f"retry-{kind}", make_source(tmp_path / "src"), profiler=None), logs=False)
+    assert job.status == "Completed"
+    creates = fakes.proxy.calls("CreateTrainingJob")
+    assert [c.status for c in creates][:2] == ([None, None] if kind == "drop" else [creates[0].status] * 2)
+    assert creates[-1].status == 200 and len(creates) == 3
+    assert creates[0].body == creates[2].body  # the same request, retried
+
+
+def test_upload_is_retried_after_a_server_error(sagemaker_env, tmp_path):
+    fakes = sagemaker_env
+    fakes.proxy.inject("500", count=1, service="s3")
+    fakes.proxy.inject("throttle", count=1, service="s3")
+    job = submit(make_spec("retry-s3", make_source(tmp_path / "src"), profiler=None), wait=False)
+    puts = [c for c in fakes.proxy.calls(service="s3") if c.method == "PUT" and c.path.endswith("sourcedir.tar.gz")]
+    assert puts and puts[-1].status == 200
+    assert job.describe()["HyperParameters"]["sagemaker_submit_directory"].strip('"').endswith(puts[-1].path.split("?")[0])
+
+
+def test_exhausted_retry_budget_fails_with_a_clear_message(sagemaker_env, tmp_path, monkeypatch):
+    fakes = sagemaker_env
+    monkeypatch.setenv("SAGELAUNCH_AWS_MAX_ATTEMPTS", "2")
+    fakes.proxy.inject("throttle", count=5, action="CreateTrainingJob")
+    spec = make_spec("retry-exhausted", make_source(tmp_path / "src"), profiler=None)
+    with pytest.raises(AWSError) as info:
+        submit(spec)
+    text = str(info.value)
+    assert "ThrottlingException after 2 attempts" in text and "SAGELAUNCH_AWS_MAX_ATTEMPTS" in text
+    assert "was removed again" in text
+    assert len(fakes.proxy.calls("CreateTrainingJob")) == 2
+    assert info.value.__cause__ is None and info.value.__suppress_context__
+
+
+def test_dropped_connections_beyond_the_budget(sagemaker_env, tmp_path, monkeypatch):
+    fakes = sagemaker_env
+    monkeypatch.setenv("SAGELAUNCH_AWS_MAX_ATTEMPTS", "2")
+    fakes.proxy.inject("drop", count=2, action="CreateTrainingJob")
+    with pytest.raises(AWSError, match="could not be reached") as info:
+        submit(make_spec("drop-exhausted", make_source(tmp_path / "src"), profiler=None))
+    assert len(fakes.proxy.calls("CreateTrainingJob")) == 2
+    assert "Fix:" in str(info.value)

@@ -8,7 +8,6 @@ backends run, `training_job_request` compiles it to a CreateTrainingJob request 
 
 from __future__ import annotations
 
-import inspect
 import os
 from typing import Any, ClassVar
 
@@ -222,6 +221,8 @@ class FrameworkEstimator(BaseModel):
 
 
 def _accepted_params(obj: Any, default: Any = None) -> set[str] | None:
+    import inspect
+
     fields = getattr(obj, "model_fields", None)
     if isinstance(fields, dict):
         return set(fields)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 
 def did_you_mean(value: object, choices: Iterable[str], cutoff: float = 0.6) -> str:
     """' (did you mean X?)' for the closest choice, or '' when nothing is close."""
+    import difflib  # only when an error is being written
+
     choices = list(choices)
     text = str(value)
     matches = difflib.get_close_matches(text, choices, n=1, cutoff=cutoff)

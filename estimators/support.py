@@ -6,7 +6,6 @@ ValueError that names the field, the value, what is supported and a likely fix.
 
 from __future__ import annotations
 
-import configparser
 import json
 import os
 from functools import lru_cache
@@ -92,7 +91,11 @@ def registry_account(region: str) -> str:
 
 
 def ecr_domain(region: str) -> str:
-    return "amazonaws.com.cn" if region.startswith("cn-") else "amazonaws.com"
+    """DNS suffix of the region's partition (first matching prefix in the matrix; "" matches all)."""
+    for prefix, domain in _facts(matrix()["ecr_domains"]).items():
+        if region.startswith(prefix):
+            return domain
+    return "amazonaws.com"
 
 
 def registry(region: str, account: str | None = None) -> str:
@@ -106,6 +109,8 @@ def default_region() -> str:
             return os.environ[var]
     path = Path(os.environ.get("AWS_CONFIG_FILE", "~/.aws/config")).expanduser()
     if path.is_file():
+        import configparser
+
         parser = configparser.ConfigParser()
         try:
             parser.read(path)

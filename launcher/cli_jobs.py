@@ -153,7 +153,7 @@ def describe_cmd(
         typer.echo(json.dumps(_describe(name, region), indent=2, default=str))
 
 
-@jobs_app.command("logs", help="Print the job's logs, `[host]`-prefixed; --follow tails until it ends.")
+@jobs_app.command("logs", help="Print the job's logs, each line prefixed by its host; --follow tails until it ends.")
 def logs_cmd(
     name: str = typer.Argument(..., help="Training job name."),
     follow: bool = typer.Option(False, "--follow", "-f", help="Keep printing until the job ends."),

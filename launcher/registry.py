@@ -12,6 +12,7 @@ import difflib
 import json
 import os
 import sqlite3
+import threading
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -54,20 +55,25 @@ def now() -> datetime:
     return datetime.now(timezone.utc)
 
 
+_local = threading.local()
+
+
 @contextmanager
 def _connect() -> Iterator[sqlite3.Connection]:
+    """This thread's connection to the current registry (kept open: reopening costs a WAL checkpoint)."""
     path = db_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # autocommit mode: transactions are explicit (BEGIN IMMEDIATE) where they matter
-    conn = sqlite3.connect(path, timeout=60, isolation_level=None)
-    try:
+    key = (os.getpid(), str(path))
+    conn = getattr(_local, "connections", {}).get(key)
+    if conn is None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # autocommit mode: transactions are explicit (BEGIN IMMEDIATE) where they matter
+        conn = sqlite3.connect(path, timeout=60, isolation_level=None)
         conn.execute("PRAGMA busy_timeout=60000")
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute(_SCHEMA)
-        yield conn
-    finally:
-        conn.close()
+        _local.connections = {**getattr(_local, "connections", {}), key: conn}
+    yield conn
 
 
 def _encode(record: dict[str, Any]) -> str:

@@ -8,6 +8,8 @@ round so that machine noise hits all of them alike:
   ours (+cpu ops)     Config(record_cpu_ops=True): also every operator through Kineto, like torch.profiler
   torch.profiler      torch.profiler.profile(CPU) + export_chrome_trace
 Step time excludes the end-of-window write (ours: Parquet; torch: Chrome JSON export), reported separately.
+Per step we record wall time, the training thread's CPU time (robust when other processes load the machine) and
+the whole process's CPU time (includes the monitor thread and Kineto's own threads); overheads are of medians.
 
     .venv/bin/python scripts/bench_profiler_overhead.py [--rounds 4] [--steps 5] [--tiny]
 """
@@ -77,6 +79,8 @@ def main() -> None:
     os.environ.pop("SAGELAUNCH_PROFILER_CONFIG", None)
     modes = ["unprofiled", "ours (default)", "ours (+cpu ops)", "torch.profiler"]
     times: dict[str, list[float]] = {m: [] for m in modes}
+    thread_cpu: dict[str, list[float]] = {m: [] for m in modes}
+    proc_cpu: dict[str, list[float]] = {m: [] for m in modes}
     write_s: dict[str, float] = {m: 0.0 for m in modes}
     sizes: dict[str, int] = {m: 0 for m in modes}
     n = 0
@@ -94,9 +98,11 @@ def main() -> None:
                 tp = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU])
                 tp.start()
             for i in range(args.steps):
-                t = time.perf_counter()
+                t, c, pc = time.perf_counter(), time.thread_time(), time.process_time()
                 step(n)
                 times[mode].append(time.perf_counter() - t)
+                thread_cpu[mode].append(time.thread_time() - c)
+                proc_cpu[mode].append(time.process_time() - pc)
                 n += 1
             t = time.perf_counter()
             if prof is not None:
@@ -109,15 +115,17 @@ def main() -> None:
                 sizes[mode] += (out / "trace.json").stat().st_size
             write_s[mode] += time.perf_counter() - t
     steps = args.rounds * args.steps
-    base = statistics.median(times["unprofiled"])
-    print(f"{'mode':<18}{'median step ms':>15}{'overhead':>10}{'write ms/step':>15}{'artifact KB/step':>18}{'vs chrome':>11}")
+    med = {k: {m: statistics.median(v[m]) for m in modes} for k, v in
+           (("wall", times), ("thread", thread_cpu), ("proc", proc_cpu))}
+    print(f"{'mode':<18}{'wall ms':>9}{'ovh':>8}{'thread cpu ms':>15}{'ovh':>8}{'proc cpu ms':>13}{'ovh':>8}"
+          f"{'write ms/step':>15}{'artifact KB/step':>18}{'vs chrome':>11}")
     chrome = sizes["torch.profiler"] / steps
     for m in modes:
-        med = statistics.median(times[m])
         size = sizes[m] / steps
         ratio = f"{chrome / size:>10.1f}x" if size else f"{'-':>11}"
-        print(f"{m:<18}{med * 1e3:>15.2f}{100 * (med / base - 1):>9.2f}%{1e3 * write_s[m] / steps:>15.2f}"
-              f"{size / 1024:>18.1f}{ratio}")
+        cells = "".join(f"{med[k][m] * 1e3:>{w}.2f}{100 * (med[k][m] / med[k]['unprofiled'] - 1):>7.2f}%"
+                        for k, w in (("wall", 9), ("thread", 15), ("proc", 13)))
+        print(f"{m:<18}{cells}{1e3 * write_s[m] / steps:>15.2f}{size / 1024:>18.1f}{ratio}")
     shutil.rmtree(work, ignore_errors=True)
 
 

@@ -26,12 +26,19 @@ def default_bucket_name(region: str, account: str) -> str:
     return f"sagemaker-{region}-{account}"
 
 
+_KNOWN_BUCKETS: set[tuple[str, str, str | None]] = set()  # checked or created in this process
+
+
 def ensure_bucket(bucket: str, region: str | None = None) -> str:
     """Create `bucket` in `region` when missing, with every kind of public access blocked."""
     region = resolve_region(region)
+    known = (bucket, region, os.environ.get("AWS_ENDPOINT_URL"))
+    if known in _KNOWN_BUCKETS:
+        return bucket
     s3 = client("s3", region)
     try:
         s3.head_bucket(Bucket=bucket)
+        _KNOWN_BUCKETS.add(known)
         return bucket
     except Exception as exc:  # 404 → create it; anything else is explained below
         code = error_code(exc)
@@ -57,6 +64,7 @@ def ensure_bucket(bucket: str, region: str | None = None) -> str:
                 "BlockPublicPolicy": True, "RestrictPublicBuckets": True,
             },
         )
+    _KNOWN_BUCKETS.add(known)
     return bucket
 
 

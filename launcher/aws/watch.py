@@ -11,9 +11,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from launcher.aws.errors import THROTTLING_CODES, AWSError
 from launcher.aws.logs import JobLogTail
 
 TERMINAL = ("Completed", "Failed", "Stopped")
+# a poll that still fails after botocore's retries is skipped this many times in a row before giving up:
+# a wait lasts hours, and one bad minute of the API must not end it
+TOLERATED_FAILED_POLLS = 3
+TRANSIENT_CODES = THROTTLING_CODES | {"ConnectionError", "InternalFailure", "InternalServerError", "ServiceUnavailable"}
 DEFAULT_INTERVAL = 5.0
 DEFAULT_MAX_INTERVAL = 30.0
 INTERVAL_ENV = "SAGELAUNCH_POLL_INTERVAL"
@@ -46,10 +51,20 @@ def watch(
 ) -> dict[str, Any]:
     """Poll until the job reaches a terminal status; print transitions and log lines; return describe()."""
     shown: list[tuple[Any, Any]] = []
-    delay = interval
+    delay, failed_polls = interval, 0
     with console.status(f"{name}: waiting for status…") as status_line:
         while True:
-            desc = describe()
+            try:
+                desc = describe()
+                failed_polls = 0
+            except AWSError as error:
+                failed_polls += 1
+                if error.code not in TRANSIENT_CODES or failed_polls > TOLERATED_FAILED_POLLS:
+                    raise
+                console.print(f"warning: {error.cause}; polling {name} again", markup=False)
+                delay = min(max(delay, interval) * 2, max_interval)
+                time.sleep(delay)
+                continue
             changed = False
             transitions = [(t.get("Status"), t.get("StatusMessage")) for t in desc.get("SecondaryStatusTransitions", [])]
             for i, key in enumerate(transitions):

@@ -105,11 +105,11 @@ class SageMakerTrainingJob(TrainingJob):
                 tail.poll()
             except Exception:  # the reason below matters more than the log tail
                 pass
-        status = secondary if state == "Stopped" else state
-        reason = desc.get("FailureReason") or CUT_OFF.get(secondary or "")
-        if state == "Stopped":
-            reason = f"{CUT_OFF[secondary]}" + (f" ({desc['FailureReason']})" if desc.get("FailureReason") else "")
-        raise JobFailedError(self.name, status, reason, list(tail.last_lines))
+        if state == "Stopped":  # cut off: MaxRuntimeExceeded / MaxWaitTimeExceeded
+            detail = desc.get("FailureReason")
+            raise JobFailedError(self.name, secondary, CUT_OFF[secondary] + (f" ({detail})" if detail else ""),
+                                 list(tail.last_lines))
+        raise JobFailedError(self.name, state, desc.get("FailureReason"), list(tail.last_lines))
 
     @staticmethod
     def model_data_of(desc: dict[str, Any]) -> str | None:

@@ -1,4 +1,4 @@
-"""After a local job: model/ → model.tar.gz, output/data → output.tar.gz, profiler files → profiler/.
+"""After a local job: model/ → model.tar.gz, output/data → output.tar.gz, profiler files → profiler/<host>/….
 
 Everything lands under the job's artifact prefix: `<output_path>/<job>/` (a folder, or s3://
 uploaded with boto3), or `<job folder>/artifacts/` when the spec has no output_path.
@@ -75,12 +75,12 @@ def publish(layouts: dict[str, HostLayout], prefix: str, staging: Path, region: 
         placed[name.split(".")[0]] = s3.upload_file(path, join(prefix, "output", name), region) if remote else str(path)
     if remote:
         shutil.rmtree(staging, ignore_errors=True)
-    profiler_hosts = {h: l.profiler_dir for h, l in layouts.items() if l.profiler_dir.is_dir() and any(l.profiler_dir.rglob("*"))}
-    placed["profiler"] = join(prefix, "profiler") if profiler_hosts else None
-    for host, folder in profiler_hosts.items():
-        target = join(prefix, "profiler", host)
+    # the profiler's files already sit in <host>/ folders (profiler/schema.py): merge the hosts' trees
+    profiled = [l.profiler_dir for l in layouts.values() if l.profiler_dir.is_dir() and any(l.profiler_dir.rglob("*"))]
+    placed["profiler"] = join(prefix, "profiler") if profiled else None
+    for folder in profiled:
         if remote:
-            s3.upload_tree(folder, target, region)
+            s3.upload_tree(folder, join(prefix, "profiler"), region)
         else:
-            shutil.copytree(folder, target, dirs_exist_ok=True)
+            shutil.copytree(folder, join(prefix, "profiler"), dirs_exist_ok=True)
     return placed

@@ -61,7 +61,8 @@ def source_files(spec: TrainingJobSpec) -> list[tuple[Path, str]]:
 def framework_version(python: str, framework: str) -> str | None:
     """The installed version of the job's framework in `python` (None: not installed)."""
     module, dists = _FRAMEWORK_PACKAGES[framework]
-    if os.path.realpath(python) == os.path.realpath(sys.executable):
+    # compare without resolving links: a venv's python links to its base interpreter
+    if os.path.abspath(python) == os.path.abspath(sys.executable):
         import importlib.metadata as md
         import importlib.util as iu
 

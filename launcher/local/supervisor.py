@@ -18,10 +18,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from launcher import registry
-from launcher.contract import HostLayout
-from launcher.local import artifacts, failure, processes
 from launcher.local.logs import LogRouter
+
+# Only what starting the hosts needs is imported up front; the rest loads while torchrun starts.
+registry = processes = artifacts = failure = HostLayout = None  # bound by _late_imports()
+
+
+def _late_imports() -> None:
+    global registry, processes, artifacts, failure, HostLayout
+    from launcher import registry
+    from launcher.contract import HostLayout
+    from launcher.local import artifacts, failure, processes
 
 POLL_SECONDS = 0.02
 TREE_REFRESH_SECONDS = 0.5
@@ -33,7 +40,7 @@ class Supervisor:
         self.name = plan["job_name"]
         self.job_dir = Path(plan["job_dir"])
         self.router = LogRouter(self.job_dir / "logs")
-        self.tracker = processes.ProcessTracker()
+        self.tracker = None
         self.stop_requested = threading.Event()
         self.hosts: dict[str, subprocess.Popen] = {}
         self.monitors: list[subprocess.Popen] = []
@@ -71,17 +78,19 @@ class Supervisor:
 
     # --- running --------------------------------------------------------------------------
     def run(self) -> None:
-        processes.become_subreaper()
         signal.signal(signal.SIGTERM, lambda *_: self.stop_requested.set())
         signal.signal(signal.SIGINT, lambda *_: self.stop_requested.set())
+        started = time.monotonic()
+        for host_plan in self.plan["hosts"]:
+            self.hosts[host_plan["host"]] = self._spawn(host_plan)
+        _late_imports()
+        processes.become_subreaper()
+        self.tracker = processes.ProcessTracker()
         registry.transition(self.name, "Training", "Training image download completed. Training in progress.",
                             TrainingStartTime=registry.now())
-        started = time.monotonic()
         for host_plan in self.plan["hosts"]:
             if host_plan["monitor"]:
                 self._start_monitor(host_plan)
-        for host_plan in self.plan["hosts"]:
-            self.hosts[host_plan["host"]] = self._spawn(host_plan)
         outcome = self._watch(started)
         self._finish(outcome, started)
 
@@ -186,6 +195,9 @@ def main(argv: list[str]) -> int:
     try:
         supervisor.run()
     except BaseException as error:  # never leave a job InProgress with nobody watching it
+        _late_imports()
+        if supervisor.tracker is None:
+            supervisor.tracker = processes.ProcessTracker()
         supervisor._end_everything()
         registry.transition(plan["job_name"], "Failed", "Training job failed", TrainingJobStatus="Failed",
                             FailureReason=f"InternalServerError: the local supervisor failed: {error!r}",

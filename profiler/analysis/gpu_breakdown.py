@@ -128,6 +128,7 @@ def launch_stats(view: HtaView, per_kernel_top: int = 10) -> dict:
     is_launch_name = np.array([n in launch_names for n in names], dtype=bool)
     launch_rows = is_launch_name[view.name_id] if len(names) else np.zeros(0, bool)
     corr_set = np.unique(view.correlation[launch_rows])
+    corr_set = corr_set[corr_set >= 0]  # no correlation id: nothing to link (HTA would cross-join all -1s)
     in_set = np.isin(view.correlation, corr_set)
     cpu_idx = np.flatnonzero(in_set & (view.stream == -1))
     gpu_idx = np.flatnonzero(in_set & (view.stream != -1))

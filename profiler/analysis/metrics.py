@@ -67,10 +67,12 @@ def coverage_per_bin(s: np.ndarray, e: np.ndarray, edges: np.ndarray) -> np.ndar
 
 
 def _timeline(s, e, t0, t1, bins=TIMELINE_BINS) -> dict:
-    edges = np.linspace(t0, t1, bins + 1)
+    # relative to t0: epoch nanoseconds (~1.7e18) are beyond float64's exact integers
+    edges = np.linspace(0, t1 - t0, bins + 1)
     width = (t1 - t0) / bins if t1 > t0 else 1
-    busy = coverage_per_bin(s, e, edges)
-    return {"t0_us": _us(t0), "bin_us": _us(width), "busy_pct": [round(float(x), 2) for x in 100 * busy / width]}
+    busy = coverage_per_bin((s - t0).astype(np.float64), (e - t0).astype(np.float64), edges)
+    pct = np.clip(100 * busy / width, 0, 100)
+    return {"t0_us": _us(t0), "bin_us": _us(width), "busy_pct": [round(float(x), 2) for x in pct]}
 
 
 def _stats_us(d_ns: np.ndarray) -> dict:

@@ -138,7 +138,6 @@ def _busy_series(r: S.RankTrace, mask: np.ndarray, t0: int, lo: int, hi: int) ->
     e = s + r["dur_ns"][mask]
     order = np.argsort(s)
     s, e = s[order], np.maximum.accumulate(e[order])
-    busy = np.zeros(UTIL_BINS)
     # cumulative busy time up to x, from the merged intervals
     gaps = s[1:] > e[:-1]
     rs = np.concatenate([[s[0]], s[1:][gaps]])

@@ -133,7 +133,7 @@ class ProfileSession:
         units: list[tuple[str, list[Path], str | None]] = []
         for root, host in roots:
             kineto, ours, system = find_profile_files(root)
-            keep = lambda ps: [p for p in ps if sources._inside(p, root)]  # noqa: E731 - no symlink escapes
+            keep = lambda ps, root=root: [p for p in ps if sources._inside(p, root)]  # noqa: E731 - no symlink escapes
             units += [("events", keep(files), host) for _, files in sorted(ours.items()) if keep(files)]
             units += [("kineto", [p], host) for p in keep(kineto)]
             if keep(system):

@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import tarfile
+import threading
 import time
 import venv
 from pathlib import Path
@@ -75,20 +76,23 @@ def test_ctrl_c_in_the_submitting_process_stops_the_job(tmp_path):
     spec_file.write_text(spec.model_dump_json())
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     client = subprocess.Popen([sys.executable, str(Path(__file__).with_name("client_submit.py")), str(spec_file)],
-                              cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                              cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(client.stdout.readline, "")), daemon=True)
+    reader.start()
     try:
         wait_for_files(tmp_path / "pids", 2)
         tree = job_tree(spec.job_name)
-        log = registry.job_dir(spec.job_name) / "logs" / "job.log"
-        deadline = time.monotonic() + 30
-        while "rank 1 holding" not in (log.read_text() if log.exists() else "") and time.monotonic() < deadline:
+        deadline = time.monotonic() + 30  # the client streams the ranks' lines live
+        while not any("[algo-1 rank1] rank 1 holding" in line for line in lines) and time.monotonic() < deadline:
             time.sleep(0.05)
+        assert any("[algo-1 rank1] rank 1 holding" in line for line in lines)
         client.send_signal(signal.SIGINT)
-        output, _ = client.communicate(timeout=60)
+        client.wait(timeout=60)
+        reader.join(timeout=10)
     finally:
         client.kill()
-    assert client.returncode != 0 and b"KeyboardInterrupt" in output
-    assert b"[algo-1 rank1] rank 1 holding" in output  # it was streaming live
+    assert client.returncode != 0 and "KeyboardInterrupt" in "".join(lines)
     assert registry.get(spec.job_name)["TrainingJobStatus"] == "Stopped"
     assert not survivors(pids_in(tmp_path / "pids") + tree + [client.pid])
 

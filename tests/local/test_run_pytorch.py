@@ -113,3 +113,40 @@ def test_two_hosts_with_s3_channels_and_s3_output(moto_server):
     assert _tar_names(model) == ["model.txt"]
     output = s3.get_object(Bucket=bucket, Key=f"results/{spec.job_name}/output/output.tar.gz")["Body"].read()
     assert _tar_names(output) == ["algo-1/rank0.json", "algo-2/rank1.json"]
+
+
+def test_two_jobs_at_once_share_the_registry():
+    """Two jobs run side by side, each supervisor writing the registry while the other does."""
+    specs = [make_spec(job_name=unique("concurrent")) for _ in range(2)]
+    jobs = [submit(spec, wait=False) for spec in specs]
+    records = [job.wait(logs=False) for job in jobs]
+    assert [r["TrainingJobStatus"] for r in records] == ["Completed", "Completed"]
+    for record in records:
+        assert [t["Status"] for t in record["SecondaryStatusTransitions"]] == [
+            "Starting", "Training", "Uploading", "Completed"]
+    from launcher import registry
+
+    listed = {r["TrainingJobName"] for r in registry.list_jobs(status="Completed")}
+    assert {s.job_name for s in specs} <= listed
+
+
+def test_profiled_job_gets_its_settings_and_a_system_monitor(tmp_path):
+    import importlib.util
+
+    from launcher.spec import ProfilerSettings
+
+    spec = make_spec(profiler=ProfilerSettings(system_monitor_interval_millis=100), output_path=str(tmp_path))
+    job = submit(spec, wait=True, logs=False)
+    record = job.describe()
+    assert record["TrainingJobStatus"] == "Completed"
+    assert record["ProfilerConfig"]["ProfilingIntervalInMilliseconds"] == 100
+    job_dir = Path(record["JobDir"])
+    config_file = job_dir / "algo-1" / "input" / "config" / "profilerconfig.json"
+    assert json.loads(config_file.read_text())["ProfilingIntervalInMilliseconds"] == 100
+    env = _reports(job_dir, "algo-1")[0]["env"]
+    assert env["SAGELAUNCH_PROFILER_CONFIG"] == str(config_file)
+    assert env["SM_PROFILER_OUTPUT_DIR"] == str(job_dir / "algo-1" / "output" / "profiler")
+    if importlib.util.find_spec("profiler.monitor") is not None:  # the profiler package's sidecar ran per host
+        published = tmp_path / spec.job_name / "profiler"
+        assert job.profiler_output == str(published)
+        assert any((published / "algo-1").iterdir())

@@ -16,7 +16,6 @@ def job_rows(page) -> list[str]:
 
 def search(page, **fields) -> list[str]:
     """Set the search fields, wait for the table to answer, return the job names shown."""
-    before = page.evaluate("() => window.__searches = (window.__searches || 0) + 1")
     page.evaluate("() => { window.__tableVersion = 0; new MutationObserver(() => window.__tableVersion++)"
                   ".observe(document.querySelector('#jobs-table tbody'), {childList: true}); }")
     for sel, value in fields.items():
@@ -26,7 +25,6 @@ def search(page, **fields) -> list[str]:
         else:
             el.fill(value)
     page.wait_for_function("() => window.__tableVersion > 0")
-    assert before
     return job_rows(page)
 
 
@@ -36,9 +34,14 @@ def open_ui(page, server) -> None:
 
 
 def load_job(page, name: str) -> None:
+    """Load from the job list; the progress indicator must show while it loads."""
     search(page, name=name)
+    page.evaluate("() => { window.__progressSeen = false; const p = document.getElementById('progress');"
+                  " new MutationObserver(() => { if (!p.hidden) window.__progressSeen = true; })"
+                  ".observe(p, {attributes: true}); }")
     page.click(f'button.load[data-job="{name}"]')
     page.wait_for_selector('body[data-state="loaded"]', timeout=60_000)
+    assert page.evaluate("window.__progressSeen"), "the progress bar showed during the load"
 
 
 def test_search_load_dashboard_and_unload(page, ui_server, artifacts_dir):
@@ -116,6 +119,7 @@ def test_timeline_zoom_to_step_and_select_a_kernel(page, ui_server, artifacts_di
     page.mouse.click(box["x"] + x + 4, box["y"] + y)
     page.wait_for_function(f"window.app.timeline.selected === {kernel}")
     assert page.inner_text(".tl-f-category") == "kernel"
+    assert page.inner_text(".tl-f-rank") == "0" and int(page.inner_text(".tl-f-correlation")) > 0
     launch_link = page.locator('a.tl-conn[data-rel="launched by"]')
     assert "cudaLaunchKernel" in launch_link.inner_text()
     page.screenshot(path=str(artifacts_dir / "profile-ui-timeline-kernel.png"))
@@ -147,6 +151,13 @@ def test_timeline_zoom_to_step_and_select_a_kernel(page, ui_server, artifacts_di
     assert t0() > start
     page.keyboard.press("0")
     assert page.evaluate("window.app.timeline.view.t0") == 0
+    # the tree folds: clicking a group's label in the gutter hides its tracks
+    rows = lambda: page.evaluate("window.app.timeline.rowsCache.length")  # noqa: E731
+    before = rows()
+    cores_y = page.evaluate("(() => { const r = window.app.timeline.rowsCache.find(r => r.node.label === 'cores');"
+                            " return r.y - window.app.timeline.scrollY + 5; })()")
+    page.mouse.click(box["x"] + 40, box["y"] + cores_y)
+    page.wait_for_function(f"window.app.timeline.rowsCache.length === {before - 4}")  # core 0..3 folded away
     page.screenshot(path=str(artifacts_dir / "profile-ui-timeline-all.png"))
     page.click("#unload")
     page.wait_for_selector('body[data-state="empty"]')

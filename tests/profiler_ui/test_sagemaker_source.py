@@ -91,14 +91,16 @@ def test_lists_profiled_sagemaker_jobs_and_loads_from_s3(aws_ui_server, sagemake
 
 @pytest.mark.browser
 def test_browser_loads_a_sagemaker_job(page, aws_ui_server, sagemaker_jobs, artifacts_dir):
-    from tests.profiler_ui.test_browser_ui import load_job, open_ui
+    from tests.profiler_ui.test_browser_ui import load_job, open_ui, search
 
     open_ui(page, aws_ui_server)
     load_job(page, sagemaker_jobs["profiled"])
     page.wait_for_selector('#dashboard[data-ready="1"]', timeout=60_000)
     assert page.locator("#chart-kernel-time-top .main-svg").count() >= 1
     page.goto(aws_ui_server.url + "#/jobs")
-    page.wait_for_selector("#jobs-table tbody td.job-name")
+    search(page, name="profui")
+    sources = page.locator("#jobs-table tbody tr").evaluate_all("rows => rows.map(r => r.dataset.source)")
+    assert {"local", "sagemaker"} <= set(sources)
     assert "SageMaker: ok" in page.inner_text("#sources")
     page.screenshot(path=str(artifacts_dir / "profile-ui-jobs-sagemaker.png"))
     page.click("#unload")

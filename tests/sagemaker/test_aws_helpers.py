@@ -11,6 +11,8 @@ import pytest
 from launcher.aws import clients, naming, s3
 from launcher.aws.errors import AWSError
 
+pytestmark = pytest.mark.timeout(90)  # a wait that never ends must fail, not hang
+
 
 def test_job_names_are_valid_unique_and_short_enough():
     when = datetime(2026, 3, 4, 5, 6, 7, 890123, tzinfo=timezone.utc)

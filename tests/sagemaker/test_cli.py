@@ -14,6 +14,8 @@ from launcher.backends.sagemaker import submit
 from tests.fixtures.sagemaker_fakes import Step
 from tests.sagemaker.jobspecs import make_source, make_spec
 
+pytestmark = pytest.mark.timeout(90)  # a wait that never ends must fail, not hang
+
 
 @pytest.fixture
 def cli():
@@ -64,6 +66,14 @@ def test_jobs_commands_cover_local_and_sagemaker_jobs(sagemaker_env, tmp_path, c
     follow = cli("jobs", "logs", spec.job_name, "--follow")  # ends once the job is Stopped
     assert follow.exit_code == 0
     assert json.loads(cli("jobs", "describe", spec.job_name).output)["TrainingJobStatus"] == "Stopped"
+
+
+def test_every_command_has_help(cli):
+    for args in (["fit"], ["jobs"], ["jobs", "list"], ["jobs", "describe"], ["jobs", "logs"], ["jobs", "stop"]):
+        shown = cli(*args, "--help")
+        assert shown.exit_code == 0 and "Usage" in shown.output, args
+    assert "--follow" in cli("jobs", "logs", "--help").output
+    assert "--no-wait" in cli("fit", "--help").output
 
 
 def test_jobs_errors_are_one_clear_line(sagemaker_env, cli):

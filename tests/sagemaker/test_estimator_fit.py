@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 
 import boto3
+import pytest
 
 from estimators import PyTorch, TrainingInput
 from profiler_config import ProfilerConfig
 from tests.fixtures.sagemaker_fakes import Step
 from tests.sagemaker.jobspecs import ROLE, SHIPPED, archive_names, make_source
+
+pytestmark = pytest.mark.timeout(90)  # a wait that never ends must fail, not hang
 
 
 def test_estimator_fit_with_smp_profiler_and_two_channels(sagemaker_env, tmp_path, capsys):

@@ -12,6 +12,8 @@ from launcher.jobs import TrainingJob
 from tests.fixtures.sagemaker_fakes import Step
 from tests.sagemaker.jobspecs import IMAGE, SHIPPED, SMP, archive_names, make_source, make_spec
 
+pytestmark = pytest.mark.timeout(90)  # a wait that never ends must fail, not hang
+
 BUCKET = "sagemaker-us-west-2-123456789012"
 
 
@@ -126,3 +128,12 @@ def test_single_entry_point_without_source_dir(sagemaker_env, tmp_path, direct):
     submit(spec, wait=False)
     body = direct("s3").get_object(Bucket=BUCKET, Key=f"{spec.job_name}/source/sourcedir.tar.gz")["Body"].read()
     assert archive_names(body) == ["train_solo.py"]
+
+
+def test_s3_source_dir_is_used_as_is(sagemaker_env, tmp_path):
+    spec = make_spec("s3-code", make_source(tmp_path / "src"), source_dir="s3://code-bucket-1/prebuilt/sourcedir.tar.gz",
+                     profiler=None)
+    job = submit(spec, wait=False)
+    assert [c for c in sagemaker_env.proxy.calls(service="s3") if c.method == "PUT" and "sourcedir" in c.path] == []
+    hp = job.describe()["HyperParameters"]
+    assert json.loads(hp["sagemaker_submit_directory"]) == "s3://code-bucket-1/prebuilt/sourcedir.tar.gz"

@@ -13,6 +13,8 @@ from launcher.jobs import JobFailedError
 from tests.fixtures.sagemaker_fakes import Step
 from tests.sagemaker.jobspecs import make_source, make_spec
 
+pytestmark = pytest.mark.timeout(90)  # a wait that never ends must fail, not hang
+
 TRACEBACK = (("algo-1", "Traceback (most recent call last):"), ("algo-1", "RuntimeError: CUDA out of memory"))
 
 

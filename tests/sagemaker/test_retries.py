@@ -8,6 +8,8 @@ from launcher.aws.errors import AWSError
 from launcher.backends.sagemaker import submit
 from tests.sagemaker.jobspecs import make_source, make_spec
 
+pytestmark = pytest.mark.timeout(90)  # a wait that never ends must fail, not hang
+
 
 @pytest.mark.parametrize("kind", ["500", "503", "throttle", "drop"])
 def test_fit_succeeds_within_the_retry_budget(sagemaker_env, tmp_path, kind):
@@ -54,3 +56,18 @@ def test_dropped_connections_beyond_the_budget(sagemaker_env, tmp_path, monkeypa
         submit(make_spec("drop-exhausted", make_source(tmp_path / "src"), profiler=None))
     assert len(fakes.proxy.calls("CreateTrainingJob")) == 2
     assert "Fix:" in str(info.value)
+
+
+def test_waiting_survives_a_few_failed_polls(sagemaker_env, tmp_path, monkeypatch, capsys):
+    fakes = sagemaker_env
+    job = submit(make_spec("poll-gaps", make_source(tmp_path / "src"), profiler=None), wait=False)
+    monkeypatch.setenv("SAGELAUNCH_AWS_MAX_ATTEMPTS", "1")  # every fault reaches the wait loop
+    fakes.proxy.inject("503", count=3, action="DescribeTrainingJob")
+    assert job.wait(logs=False)["TrainingJobStatus"] == "Completed"
+    assert capsys.readouterr().out.count("polling poll-gaps") == 3
+
+    job = submit(make_spec("poll-dead", make_source(tmp_path / "src"), profiler=None), wait=False)
+    fakes.proxy.inject("throttle", count=10, action="DescribeTrainingJob")
+    with pytest.raises(AWSError, match="ThrottlingException"):
+        job.wait(logs=False)
+    assert fakes.proxy.calls("DescribeTrainingJob")[-1].status == 400

@@ -9,6 +9,8 @@ from launcher.aws.errors import AWSError
 from launcher.backends.sagemaker import submit
 from tests.sagemaker.jobspecs import channel, make_source, make_spec
 
+pytestmark = pytest.mark.timeout(90)  # a wait that never ends must fail, not hang
+
 BUCKET = "sagemaker-us-west-2-123456789012"
 
 

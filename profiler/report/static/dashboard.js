@@ -78,7 +78,7 @@
   };
 
   Dashboard.prototype._lines = function (id, sec, ytitle) {
-    const traces = sec.series.map((s) => ({ type: "scattergl", mode: "lines", name: s.name, x: s.t, y: s.v }));
+    const traces = sec.series.map((s) => ({ type: "scatter", mode: "lines", name: s.name, x: s.t, y: s.v }));
     return this._plot(id, traces, { xaxis: { title: { text: "time (s)" } }, yaxis: { title: { text: ytitle }, range: [0, 105] }, showlegend: true, legend: { orientation: "h", y: -0.25 }, margin: { l: 50, r: 20, t: 10, b: 70 } });
   };
 

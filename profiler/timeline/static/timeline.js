@@ -1,4 +1,4 @@
-/* sagelaunch timeline: a canvas renderer for host -> device traces.
+/* sagelaunch timeline: a canvas renderer for host -> device traces (interaction: timeline_interact.js).
  *
  * Data arrives columnar (base64 typed arrays, names dictionary-encoded; see profiler/timeline/payload.py).
  * Events are sorted by (track, start). Each track is split into lanes (nesting depth); within a lane
@@ -45,11 +45,17 @@
     this.n = ev.n;
     this.track = decode(ev.track); this.start = decode(ev.start); this.dur = decode(ev.dur);
     this.name = decode(ev.name); this.cat = decode(ev.cat); this.link = decode(ev.link);
-    this.corr = decode(ev.corr); this.extra = ev.extra ? decode(ev.extra) : null;
+    this.corr = decode(ev.corr);
+    this.fields = {}; // extra per-event columns for the selection panel (rank, external_id, bytes…); -1 = none
+    for (const [k, col] of Object.entries(ev.fields || {})) this.fields[k] = decode(col);
     this.tracks = payload.tracks.map((t) => Object.assign({}, t));
     this.counters = (payload.counters || []).map((c) => ({ track: c.track, unit: c.unit || "", max: c.max || 100, t: decode(c.t), v: decode(c.v) }));
     this.steps = payload.steps || [];
     this.frameMs = []; this.selected = -1; this.hover = -1;
+    // per-frame positions of drawn linked events, for arrows; preallocated so frames do not allocate
+    this.posMax = 4000; this.posIdx = new Int32Array(this.posMax); this.posX = new Float32Array(this.posMax);
+    this.posY = new Float32Array(this.posMax); this.posN = 0; this.slotOf = new Int32Array(this.n).fill(-1);
+    this.nameColor = new Array(this.names.length);
     this._buildLanes();
     this._buildTree();
     this._buildDom();
@@ -87,6 +93,31 @@
     });
     this.laneOf = new Int8Array(this.n);
     this.tracks.forEach((t) => t.lanes.forEach((l, d) => { for (let j = 0; j < l.length; j++) this.laneOf[l[j]] = d; }));
+    this._buildLevels();
+  };
+
+  Timeline.prototype._buildLevels = function () {
+    // Level of detail, precomputed per lane: at a granularity g (µs), events shorter than g are merged
+    // into runs wherever the gap between them is under g, and longer events stay individual. When one
+    // pixel covers >= g, drawing the runs looks exactly like drawing every event, at a fraction of the cost.
+    const span = Math.max(this.p.span_us || 1, 1);
+    const grains = [span / 512, span / 4096, span / 32768, span / 262144];
+    for (const t of this.tracks) {
+      t.levels = t.lanes.map((lane) => grains.map((g) => {
+        const longIdx = [], runS = [], runE = [];
+        let rs = -1, re = -1;
+        for (let j = 0; j < lane.length; j++) {
+          const i = lane[j], s = this.start[i], e = s + this.dur[i];
+          if (this.dur[i] >= g) { longIdx.push(i); continue; }
+          if (rs >= 0 && s - re < g) { if (e > re) re = e; }
+          else { if (rs >= 0) { runS.push(rs); runE.push(re); } rs = s; re = e; }
+        }
+        if (rs >= 0) { runS.push(rs); runE.push(re); }
+        const ends = new Float64Array(longIdx.length);
+        longIdx.forEach((i, k) => { ends[k] = this.start[i] + this.dur[i]; });
+        return { g: g, longIdx: Int32Array.from(longIdx), longEnds: ends, runS: Float64Array.from(runS), runE: Float64Array.from(runE) };
+      }));
+    }
   };
 
   Timeline.prototype._buildTree = function () {
@@ -176,8 +207,10 @@
   function lowerBound(arr, x) { let lo = 0, hi = arr.length; while (lo < hi) { const m = (lo + hi) >> 1; if (arr[m] < x) lo = m + 1; else hi = m; } return lo; }
 
   Timeline.prototype._color = function (i) {
-    const c = this.cats[this.cat[i]];
-    return CAT_COLORS[c] || hueColor(this.name[i]);
+    const c = CAT_COLORS[this.cats[this.cat[i]]];
+    if (c) return c;
+    const nm = this.name[i];
+    return this.nameColor[nm] || (this.nameColor[nm] = hueColor(nm));
   };
 
   Timeline.prototype.draw = function () {
@@ -186,7 +219,8 @@
     ctx.fillStyle = "#ffffff"; ctx.fillRect(0, 0, W, H);
     const rows = this._rows(); this.rowsCache = rows;
     const scale = (W - GUTTER) / (v.t1 - v.t0);
-    const positions = new Map(); // event index -> [x, y] of drawn events, for arrows
+    for (let k = 0; k < this.posN; k++) this.slotOf[this.posIdx[k]] = -1;
+    this.posN = 0;
     ctx.font = "11px sans-serif"; ctx.textBaseline = "middle";
     for (const row of rows) {
       const y = row.y - this.scrollY;
@@ -198,7 +232,7 @@
       if (node.track != null) {
         const tr = this.tracks[node.track];
         if (tr.kind === "counter") this._drawCounter(tr, node.track, y, row.h, scale);
-        else this._drawSlices(tr, y, scale, positions);
+        else this._drawSlices(tr, y, scale);
       }
       // gutter label (drawn after, so it covers slices that start before the view)
       ctx.fillStyle = node.track == null ? "#f2f4f7" : "#fafafa"; ctx.fillRect(0, y, GUTTER, row.h - 1);
@@ -207,7 +241,7 @@
       const mark = node.children && node.children.length ? (node.open ? "▾ " : "▸ ") : "";
       ctx.fillText(mark + node.label, indent, y + Math.min(row.h, GROUP_H) / 2);
     }
-    this._drawArrows(positions, scale);
+    this._drawArrows();
     this._drawRuler(scale);
     ctx.strokeStyle = "#c0c4cc"; ctx.beginPath(); ctx.moveTo(GUTTER - 0.5, 0); ctx.lineTo(GUTTER - 0.5, H); ctx.stroke();
     const ms = performance.now() - t0;
@@ -215,11 +249,37 @@
     this.lastFrameMs = ms;
   };
 
-  Timeline.prototype._drawSlices = function (tr, y, scale, positions) {
-    const ctx = this.ctx, v = this.view, W = this.w;
+  Timeline.prototype._remember = function (i, x, y) {
+    if (this.posN >= this.posMax || this.link[i] < 0) return;
+    const k = this.posN++;
+    this.posIdx[k] = i; this.posX[k] = x; this.posY[k] = y; this.slotOf[i] = k;
+  };
+
+  Timeline.prototype._drawSlices = function (tr, y, scale) {
+    const v = this.view, pxUs = 1 / scale;
     for (let d = 0; d < tr.lanes.length; d++) {
-      const lane = tr.lanes[d], ends = tr.laneEnds[d];
       const ly = y + 2 + d * LANE_H;
+      // the coarsest level whose merged gaps are still below one pixel, else every event
+      let level = null;
+      for (const L of tr.levels[d]) if (L.g <= pxUs) { level = L; break; }
+      if (level) this._drawLevel(level, ly, scale);
+      else this._drawLane(tr.lanes[d], tr.laneEnds[d], ly, scale);
+    }
+  };
+
+  Timeline.prototype._drawLevel = function (L, ly, scale) {
+    const ctx = this.ctx, v = this.view;
+    ctx.fillStyle = "#8a9bb5";
+    for (let j = lowerBound(L.runE, v.t0); j < L.runS.length && L.runS[j] <= v.t1; j++) {
+      const x0 = Math.max(GUTTER, GUTTER + (L.runS[j] - v.t0) * scale), x1 = GUTTER + (L.runE[j] - v.t0) * scale;
+      ctx.fillRect(x0, ly, Math.max(1, x1 - x0), LANE_H - 2);
+    }
+    this._drawLane(L.longIdx, L.longEnds, ly, scale);
+  };
+
+  Timeline.prototype._drawLane = function (lane, ends, ly, scale) {
+    const ctx = this.ctx, v = this.view, W = this.w;
+    {
       let j = lowerBound(ends, v.t0);
       let mergeX0 = -1, mergeX1 = -1; // pending sub-pixel box
       ctx.fillStyle = "#8a9bb5";
@@ -235,7 +295,7 @@
             if (mergeX0 >= 0) { ctx.fillStyle = "#8a9bb5"; ctx.fillRect(mergeX0, ly, Math.max(1, mergeX1 - mergeX0), LANE_H - 2); }
             mergeX0 = x0; mergeX1 = x1;
           }
-          if (this.link[i] >= 0 && positions.size < 4000) positions.set(i, [x0, ly + LANE_H / 2]);
+          this._remember(i, x0, ly + LANE_H / 2);
           continue;
         }
         if (x0 < GUTTER) x0 = GUTTER;
@@ -248,7 +308,7 @@
           const maxChars = Math.floor((x1 - x0 - 6) / 6);
           ctx.fillText(label.length > maxChars ? label.slice(0, Math.max(0, maxChars - 1)) + "…" : label, x0 + 3, ly + LANE_H / 2 - 1);
         }
-        if (this.link[i] >= 0 && positions.size < 4000) positions.set(i, [x0, ly + LANE_H / 2]);
+        this._remember(i, x0, ly + LANE_H / 2);
         if (i === this.selected) { ctx.strokeStyle = "#000"; ctx.lineWidth = 2; ctx.strokeRect(x0, ly, Math.max(2, x1 - x0), LANE_H - 2); ctx.lineWidth = 1; }
       }
       if (mergeX0 >= 0) { ctx.fillStyle = "#8a9bb5"; ctx.fillRect(mergeX0, ly, Math.max(1, mergeX1 - mergeX0), LANE_H - 2); }
@@ -273,12 +333,15 @@
     ctx.fillStyle = "#606266"; ctx.fillText("max " + c.max + c.unit, this.w - 70, y + 8);
   };
 
-  Timeline.prototype._drawArrows = function (positions, scale) {
+  Timeline.prototype._drawArrows = function () {
     // arrows launch -> kernel; all of them when few are visible, else only the selection's
     const ctx = this.ctx;
     const pairs = [];
-    if (positions.size < 600) {
-      for (const [i, p] of positions) { const k = this.link[i]; if (this.cats[this.cat[i]] === "cuda_runtime" && positions.has(k)) pairs.push([p, positions.get(k)]); }
+    if (this.posN < 600) {
+      for (let a = 0; a < this.posN; a++) {
+        const i = this.posIdx[a], b = this.slotOf[this.link[i]];
+        if (b >= 0 && this.cats[this.cat[i]] === "cuda_runtime") pairs.push([[this.posX[a], this.posY[a]], [this.posX[b], this.posY[b]]]);
+      }
     }
     const sel = this.selected;
     if (sel >= 0 && this.link[sel] >= 0) {
@@ -319,160 +382,6 @@
     ctx.fillText("view " + fmtTime(spanUs), 6, 11);
   };
 
-  Timeline.prototype.hitTest = function (x, y) {
-    if (x < GUTTER) return { gutter: true, row: this._rowAt(y) };
-    const row = this._rowAt(y);
-    if (!row || row.node.track == null) return { row: row };
-    const tr = this.tracks[row.node.track];
-    if (tr.kind === "counter") return { row: row };
-    const d = Math.floor((y + this.scrollY - row.y - 2) / LANE_H);
-    if (d < 0 || d >= tr.lanes.length) return { row: row };
-    const lane = tr.lanes[d], ends = tr.laneEnds[d];
-    const t = this.tOf(x), tol = 3 / ((this.w - GUTTER) / (this.view.t1 - this.view.t0));
-    let j = lowerBound(ends, t - tol);
-    let best = -1, bestDist = Infinity;
-    for (; j < lane.length && this.start[lane[j]] <= t + tol; j++) {
-      const i = lane[j], s = this.start[i], e = s + this.dur[i];
-      const dist = t < s ? s - t : t > e ? t - e : 0;
-      if (dist < bestDist) { bestDist = dist; best = i; }
-    }
-    return { row: row, event: best };
-  };
-
-  Timeline.prototype._rowAt = function (y) {
-    const yy = y + this.scrollY;
-    return (this.rowsCache || []).find((r) => yy >= r.y && yy < r.y + r.h) || null;
-  };
-
-  Timeline.prototype.trackLabel = function (tr) {
-    return this.tracks[tr].path || this.tracks[tr].label;
-  };
-
-  Timeline.prototype.select = function (i) {
-    this.selected = i;
-    this.renderPanel();
-    this.requestDraw();
-    this.root.dispatchEvent(new CustomEvent("tl-select", { detail: { index: i } }));
-  };
-
-  Timeline.prototype.eventInfo = function (i) {
-    if (i < 0) return null;
-    const cat = this.cats[this.cat[i]];
-    const info = {
-      index: i, name: this.names[this.name[i]], category: cat, track: this.trackLabel(this.track[i]),
-      start: fmtTime(this.start[i]), duration: fmtTime(this.dur[i]), end: fmtTime(this.start[i] + this.dur[i]),
-    };
-    if (this.corr[i] >= 0) info.correlation = this.corr[i];
-    if (this.extra && this.extra[i] >= 0 && this.p.extras) info.details = this.p.extras[this.extra[i]];
-    return info;
-  };
-
-  Timeline.prototype.connected = function (i) {
-    // the launch/kernel partner, the enclosing step and the enclosing host events (parents in the lanes)
-    const out = [];
-    if (this.link[i] >= 0) {
-      const k = this.link[i];
-      out.push({ rel: this.cats[this.cat[i]] === "cuda_runtime" ? "launches" : "launched by", index: k });
-    }
-    const tr = this.tracks[this.track[i]], s = this.start[i], e = s + this.dur[i];
-    for (let d = this.laneOf[i] - 1; d >= 0; d--) {
-      const lane = tr.lanes[d], ends = tr.laneEnds[d];
-      const j = lowerBound(ends, e);
-      if (j < lane.length && this.start[lane[j]] <= s) out.push({ rel: "inside", index: lane[j] });
-    }
-    this.steps.forEach((st) => { if (s >= st.start && s < st.end) out.push({ rel: "in step", step: st.name }); });
-    return out;
-  };
-
-  Timeline.prototype.renderPanel = function () {
-    const i = this.selected, el = this.panel;
-    if (i < 0) { el.textContent = "Click an event."; return; }
-    const info = this.eventInfo(i);
-    const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
-    let html = '<table class="tl-fields">';
-    for (const [k, v] of Object.entries(info)) {
-      if (k === "details") continue;
-      html += "<tr><th>" + esc(k) + '</th><td class="tl-f-' + esc(k) + '">' + esc(v) + "</td></tr>";
-    }
-    for (const [k, v] of Object.entries(info.details || {})) html += "<tr><th>" + esc(k) + "</th><td>" + esc(v) + "</td></tr>";
-    html += '</table><h4>Connected events</h4><ul class="tl-connected">';
-    const conn = this.connected(i);
-    if (!conn.length) html += "<li>none</li>";
-    for (const c of conn) {
-      if (c.step) html += '<li class="tl-conn-step">' + esc(c.rel) + " " + esc(c.step) + "</li>";
-      else html += '<li><a href="#" class="tl-conn" data-rel="' + esc(c.rel) + '" data-index="' + c.index + '">' + esc(c.rel) + ": " +
-        esc(this.names[this.name[c.index]].slice(0, 80)) + " (" + esc(this.cats[this.cat[c.index]]) + ", " + esc(this.trackLabel(this.track[c.index])) + ")</a></li>";
-    }
-    el.innerHTML = html + "</ul>";
-    el.querySelectorAll("a.tl-conn").forEach((a) => a.addEventListener("click", (evt) => {
-      evt.preventDefault();
-      const k = +a.dataset.index; this.revealEvent(k); this.select(k);
-    }));
-  };
-
-  Timeline.prototype.revealEvent = function (i) {
-    const s = this.start[i], e = s + this.dur[i];
-    if (s < this.view.t0 || e > this.view.t1) {
-      const span = Math.max(this.view.t1 - this.view.t0, (e - s) * 1.2);
-      this.zoomTo((s + e) / 2 - span / 2, (s + e) / 2 + span / 2);
-    }
-  };
-
-  Timeline.prototype._bind = function () {
-    const c = this.canvas;
-    let drag = null;
-    c.addEventListener("mousedown", (e) => { drag = { x: e.offsetX, y: e.offsetY, t0: this.view.t0, t1: this.view.t1, sy: this.scrollY, moved: false }; c.focus(); });
-    window.addEventListener("mouseup", (e) => {
-      if (drag && !drag.moved && e.target === c) this._click(drag.x, drag.y);
-      drag = null;
-    });
-    c.addEventListener("mousemove", (e) => {
-      if (!drag) return;
-      const dx = e.offsetX - drag.x, dy = e.offsetY - drag.y;
-      if (Math.abs(dx) + Math.abs(dy) > 3) drag.moved = true;
-      if (!drag.moved) return;
-      const dt = dx / (this.w - GUTTER) * (drag.t1 - drag.t0);
-      this.view = { t0: drag.t0 - dt, t1: drag.t1 - dt };
-      this.scrollY = Math.max(0, Math.min(Math.max(0, this.contentH - this.h), drag.sy - dy));
-      this.requestDraw();
-    });
-    c.addEventListener("wheel", (e) => {
-      e.preventDefault();
-      if (e.shiftKey) { this.scrollY = Math.max(0, Math.min(Math.max(0, this.contentH - this.h), this.scrollY + e.deltaY)); this.requestDraw(); return; }
-      this.zoomBy(Math.pow(1.0015, e.deltaY), e.offsetX);
-    }, { passive: false });
-    c.addEventListener("keydown", (e) => {
-      const k = e.key.toLowerCase();
-      if (k === "w" || k === "+" || k === "=") this.zoomBy(0.8);
-      else if (k === "s" || k === "-") this.zoomBy(1.25);
-      else if (k === "a" || k === "arrowleft") this.panBy(-0.1);
-      else if (k === "d" || k === "arrowright") this.panBy(0.1);
-      else if (k === "arrowdown") { this.scrollY = Math.min(Math.max(0, this.contentH - this.h), this.scrollY + 40); this.requestDraw(); }
-      else if (k === "arrowup") { this.scrollY = Math.max(0, this.scrollY - 40); this.requestDraw(); }
-      else if (k === "0") this.zoomTo(0, this.span);
-      else if (k === "escape") this.select(-1);
-      else return;
-      e.preventDefault();
-    });
-    if (window.ResizeObserver) new ResizeObserver(() => this.resize()).observe(c);
-  };
-
-  Timeline.prototype._click = function (x, y) {
-    const hit = this.hitTest(x, y);
-    if (hit.gutter) {
-      if (hit.row && hit.row.node.children && hit.row.node.children.length) { hit.row.node.open = !hit.row.node.open; this.requestDraw(); }
-      return;
-    }
-    this.select(hit.event != null ? hit.event : -1);
-  };
-
-  /* helpers for tests and benchmarks: find events by name / category */
-  Timeline.prototype.find = function (pred, limit) {
-    const out = [];
-    for (let i = 0; i < this.n && out.length < (limit || 1); i++) if (pred(this.names[this.name[i]], this.cats[this.cat[i]], i)) out.push(i);
-    return out;
-  };
-  Timeline.prototype.screenPos = function (i) { this.draw(); return this._eventPos(i); };
-
+  Timeline.util = { lowerBound: lowerBound, fmtTime: fmtTime, GUTTER: GUTTER, LANE_H: LANE_H };
   window.SageTimeline = Timeline;
 })();

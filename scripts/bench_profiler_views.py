@@ -1,0 +1,172 @@
+"""Benchmark the profiler's views: report generation, dashboard first paint, timeline frame time.
+
+    .venv/bin/python scripts/bench_profiler_views.py [--traces DIR] [--ranks 3] [--chromium /usr/bin/chromium]
+
+Prints, side by side with the targets of issue 8:
+- `sagelaunch profile report` on v100_rank0.pt.trace.json.gz (process start to file written; target <= 3 s);
+- for a 100k+-event profile (the V100 trace as N ranks of our artifact): server-side load, dashboard first
+  paint (navigation start to every chart drawn; target <= 2 s) and timeline pan/zoom frame time in
+  headless Chromium (target <= 50 ms), plus the timeline payload's size against the same data as a
+  Chrome/Perfetto JSON trace.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def bench_report(trace: Path, out_dir: Path) -> tuple[float, float]:
+    """(CLI process seconds, in-process seconds) for the report of `trace`."""
+    out = out_dir / "report.html"
+    code = ("import sys; from profiler.cli import profile_app; "
+            f"sys.argv = ['sagelaunch profile', 'report', {str(trace)!r}, '-o', {str(out)!r}]; profile_app()")
+    t = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, capture_output=True)
+    cli_s = time.perf_counter() - t
+    from profiler.report.html import write_report
+
+    t = time.perf_counter()
+    write_report(trace, out_dir / "report2.html")
+    return cli_s, time.perf_counter() - t
+
+
+def make_big_job(trace: Path, ranks: int, home: Path) -> tuple[str, int]:
+    """A local job whose profile is the trace repeated as `ranks` ranks of our artifact."""
+    from launcher import registry
+    from profiler import artifact
+    from profiler.kineto_reader import read_kineto
+
+    name = "bench-100k-events"
+    job_dir = registry.job_dir(name)
+    total = 0
+    for r in range(ranks):
+        rank = read_kineto(trace)
+        rank.meta.rank, rank.meta.host = r, "algo-1"
+        rank.columns["device"][rank.columns["device"] >= 0] = r  # one GPU per rank
+        artifact.write_events(rank, job_dir / "algo-1" / "output" / "profiler" / "algo-1" / f"rank-{r}" / "trace-0000.parquet")
+        total += len(rank)
+    now = datetime.now(timezone.utc)
+    registry.create({"TrainingJobName": name, "TrainingJobStatus": "Completed", "CreationTime": now,
+                     "LastModifiedTime": now, "JobDir": str(job_dir)})
+    return name, total
+
+
+def bench_browser(name: str, chromium: str) -> dict:
+    import orjson
+    from playwright.sync_api import sync_playwright
+
+    from profiler.ui.server import ProfileBrowser
+
+    server = ProfileBrowser(0, include_sagemaker=False)
+    server.start_background()
+    out: dict = {}
+    try:
+        job = server.catalog.find(name, "local")
+        t = time.perf_counter()
+        server.session.start_load(job)
+        server.session.wait(600)
+        out["load_s"] = time.perf_counter() - t
+        assert server.session.state == "loaded", server.session.status()
+        out["payload_mb"] = len(server.session.timeline_json) / 1e6
+        from profiler.timeline.perfetto import to_chrome_trace  # same data as a Chrome trace, for scale
+        from profiler.loader import load_profile
+        from profiler.timeline.model import build_timeline
+
+        model = build_timeline(load_profile(Path(job.location) / "algo-1" / "output" / "profiler"))
+        out["events"] = len(model)
+        out["chrome_mb"] = len(orjson.dumps(to_chrome_trace(model))) / 1e6
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--disable-gpu"])
+            page = browser.new_page(viewport={"width": 1600, "height": 1000})
+            page.goto(server.url + "#/dashboard")  # warm the cache (plotly.min.js) as a second visit would
+            page.wait_for_selector('#dashboard[data-ready="1"]', timeout=120_000)
+            paints = []
+            for _ in range(3):
+                page.goto("about:blank")
+                page.goto(server.url + "#/dashboard")
+                page.wait_for_selector('#dashboard[data-ready="1"]', timeout=120_000)
+                paints.append(page.evaluate("performance.now()") / 1e3)
+            out["dashboard_first_paint_s"] = statistics.median(paints)
+            page.goto("about:blank")
+            page.goto(server.url + "#/timeline")
+            page.wait_for_function("window.app && window.app.timeline && window.app.timeline.lastFrameMs >= 0", timeout=120_000)
+            out["timeline_ready_s"] = page.evaluate("performance.now()") / 1e3
+            frames = page.evaluate("""() => { const t = window.app.timeline; const out = {all: [], step: [], deep: []};
+                const run = (key, n) => { for (let k = 0; k < n; k++) { const s = performance.now();
+                    if (k % 3 === 0) t.zoomBy(0.85, 600); else if (k % 3 === 1) t.panBy(0.07); else t.zoomBy(1.15, 900);
+                    t.draw(); out[key].push(performance.now() - s); } };
+                t.zoomTo(0, t.span); run('all', 60);
+                t.zoomToStep(2); run('step', 60);
+                const s = t.steps[2]; t.zoomTo(s.start, s.start + 2000); run('deep', 60);
+                return out; }""")
+            # real frames: wheel events through the browser's event loop, measured by requestAnimationFrame
+            page.evaluate("window.app.timeline.zoomTo(0, window.app.timeline.span)")
+            box = page.locator("canvas.tl-canvas").bounding_box()
+            page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 200)
+            page.evaluate("() => { window.__rafGaps = []; let last = performance.now(); const tick = (t) => {"
+                          " window.__rafGaps.push(t - last); last = t; if (window.__rafGaps.length < 400) requestAnimationFrame(tick); };"
+                          " requestAnimationFrame(tick); }")
+            for k in range(40):
+                page.mouse.wheel(0, -120 if k < 20 else 120)
+            gaps = page.evaluate("window.__rafGaps.slice(2)")
+            browser.close()
+        for key, values in frames.items():
+            values = sorted(values)
+            out[f"frame_{key}_mean_ms"] = statistics.mean(values)
+            out[f"frame_{key}_p95_ms"] = values[int(0.95 * (len(values) - 1))]
+            out[f"frame_{key}_max_ms"] = values[-1]
+        out["raf_gap_p95_ms"] = sorted(gaps)[int(0.95 * (len(gaps) - 1))] if gaps else float("nan")
+    finally:
+        server.shutdown()
+        server.server_close()
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--traces", type=Path, default=ROOT.parent / "shared" / "traces")
+    ap.add_argument("--ranks", type=int, default=3, help="copies of the V100 trace (45k events each)")
+    ap.add_argument("--chromium", default="/usr/bin/chromium")
+    args = ap.parse_args()
+    trace = args.traces / "v100_rank0.pt.trace.json.gz"
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        os.environ["SAGELAUNCH_HOME"] = str(tmp / "home")
+        cli_s, inproc_s = bench_report(trace, tmp)
+        name, n = make_big_job(trace, args.ranks, tmp / "home")
+        b = bench_browser(name, args.chromium)
+    rows = [
+        ("report: CLI process, v100_rank0 (s)", cli_s, 3.0),
+        ("report: in-process, v100_rank0 (s)", inproc_s, 3.0),
+        (f"UI load of {b['events']} events, server side (s)", b["load_s"], None),
+        ("dashboard first paint (s)", b["dashboard_first_paint_s"], 2.0),
+        ("timeline first frame (s)", b["timeline_ready_s"], None),
+        *[(f"timeline frame, {label}: {stat} (ms)", b[f"frame_{key}_{stat}_ms"], 50.0)
+          for key, label in (("all", "all events visible"), ("step", "one step"), ("deep", "2 ms window"))
+          for stat in ("mean", "p95", "max")],
+        ("wheel zoom, rAF frame gap p95 (ms)", b["raf_gap_p95_ms"], 50.0),
+        ("timeline payload (MB)", b["payload_mb"], None),
+        ("same data as Chrome/Perfetto JSON (MB)", b["chrome_mb"], None),
+    ]
+    print(f"{'measure':52s} {'value':>10s} {'target':>8s} {'value/target':>13s}")
+    for label, value, target in rows:
+        ratio = f"{value / target:13.2f}" if target else " " * 13
+        print(f"{label:52s} {value:10.3f} {target if target else '':>8} {ratio}")
+    print(f"{'Chrome JSON / our payload (size ratio)':52s} {b['chrome_mb'] / b['payload_mb']:10.2f}")
+    print(f"(machine load average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; "
+          "max frame times include other processes' CPU time)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,158 @@
+"""Bad input gives a clear error (exit 2, one line naming the file and the problem) or a partial result; never a
+traceback. Every case runs through the real CLI in-process (Typer's runner), plus one real subprocess."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from profiler.cli import profile_app
+from tests.profiler.conftest import REPO, TRACES
+
+runner = CliRunner()
+
+
+def run_cli(*args):
+    result = runner.invoke(profile_app, ["analyze", *map(str, args)])
+    text = result.output + (result.stderr if result.stderr_bytes is not None else "")
+    assert "Traceback" not in text
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result.exit_code, text
+
+
+@pytest.fixture(scope="module")
+def alexnet_doc():
+    return json.loads(gzip.decompress((TRACES / "alexnet.pt.trace.json.gz").read_bytes()))
+
+
+def test_truncated_gzip(tmp_path):
+    raw = (TRACES / "alexnet.pt.trace.json.gz").read_bytes()
+    bad = tmp_path / "trunc.json.gz"
+    bad.write_bytes(raw[: len(raw) // 2])
+    code, text = run_cli(bad)
+    assert code == 2 and "truncated or corrupt gzip" in text and "trunc.json.gz" in text
+
+
+def test_corrupt_gzip(tmp_path):
+    raw = bytearray((TRACES / "alexnet.pt.trace.json.gz").read_bytes())
+    raw[100:140] = b"\x00" * 40
+    bad = tmp_path / "corrupt.json.gz"
+    bad.write_bytes(bytes(raw))
+    code, text = run_cli(bad)
+    assert code == 2 and "corrupt" in text
+
+
+def test_truncated_json(tmp_path):
+    raw = gzip.decompress((TRACES / "alexnet.pt.trace.json.gz").read_bytes())
+    bad = tmp_path / "cut.json"
+    bad.write_bytes(raw[: len(raw) // 3])
+    code, text = run_cli(bad)
+    assert code == 2 and "not valid JSON" in text
+
+
+@pytest.mark.parametrize("content, expect", [
+    (b"", "empty"),
+    (b'{"hello": "world"}', "not a trace"),
+    (b"[1, 2, 3]", "not a trace"),
+    (b'"just a string"', "not a trace"),
+    (b'{"traceEvents": 5}', "not a trace"),
+])
+def test_not_a_trace(tmp_path, content, expect):
+    bad = tmp_path / "x.json"
+    bad.write_bytes(content)
+    code, text = run_cli(bad)
+    assert code == 2 and expect in text
+
+
+def test_missing_path_and_empty_folder(tmp_path):
+    code, text = run_cli(tmp_path / "nope.json")
+    assert code == 2 and "no such file" in text
+    code, text = run_cli(tmp_path)
+    assert code == 2 and "no traces found" in text
+
+
+def test_empty_trace_gives_an_empty_rank(tmp_path):
+    f = tmp_path / "empty.json"
+    f.write_text('{"traceEvents": []}')
+    code, text = run_cli(f, "--json")
+    assert code == 0
+    rank = json.loads(text)["ranks"]["0"]
+    assert rank["events"] == 0 and rank["temporal"] is None and rank["kernel_types"] is None
+
+
+def test_cpu_only_trace_holds_the_cpu_sections():
+    code, text = run_cli(TRACES / "cpu_only.pt.trace.json.gz", "--json")
+    assert code == 0
+    rank = json.loads(text)["ranks"]["34"]  # distributedInfo.rank
+    assert rank["temporal"] is None and rank["kernel_types"] is None and rank["launch"]["count"] == 0
+    assert rank["cpu"]["active_us"] > 0 and rank["steps"]["count"] == 1
+    assert any("no GPU activity" in n for n in rank["notes"])
+
+
+def test_rocm_trace():
+    code, text = run_cli(TRACES / "mi250_rocm.pt.trace.json.gz", "--json")
+    assert code == 0
+    rank = json.loads(text)["ranks"]["0"]
+    assert rank["temporal"]["span_us"] > 0 and rank["memory_ops"]["HtoD"]["count"] >= 1
+
+
+def test_events_without_correlation(tmp_path, alexnet_doc):
+    doc = json.loads(json.dumps(alexnet_doc))
+    for e in doc["traceEvents"]:
+        (e.get("args") or {}).pop("correlation", None)
+    f = tmp_path / "nocorr.json"
+    f.write_text(json.dumps(doc))
+    code, text = run_cli(f, "--json")
+    assert code == 0
+    rank = json.loads(text)["ranks"]["0"]
+    assert rank["launch"]["count"] == 0 and any("correlation" in n for n in rank["notes"])
+    assert rank["kernels"]["count"] == 79 and rank["temporal"]["span_us"] > 0
+
+
+def test_weird_field_types_do_not_crash(tmp_path, alexnet_doc):
+    doc = json.loads(json.dumps(alexnet_doc))
+    doc["traceEvents"][5]["args"] = "not a dict"
+    doc["traceEvents"][6]["pid"] = "Spans"
+    doc["traceEvents"][7]["ts"] = "later"
+    f = tmp_path / "weird.json"
+    f.write_text(json.dumps(doc))
+    code, text = run_cli(f)
+    assert code in (0, 2) and text.strip()
+
+
+def test_ranks_that_disagree(tmp_path, alexnet_doc):
+    doc = json.loads(json.dumps(alexnet_doc))
+    (tmp_path / "a.json").write_text(json.dumps(doc))
+    (tmp_path / "b.json").write_text(json.dumps(doc))  # the same rank twice
+    doc["distributedInfo"] = {"rank": 7, "world_size": 16}
+    (tmp_path / "c.json").write_text(json.dumps(doc))
+    (tmp_path / "d.json.gz").write_bytes(b"\x1f\x8bgarbage")
+    code, text = run_cli(tmp_path, "--json")
+    assert code == 0
+    result = json.loads(text)
+    assert sorted(result["ranks"], key=int) == ["0", "1", "7"]
+    warnings = " ".join(result["warnings"])
+    assert "both say rank 0" in warnings and "d.json.gz" in warnings
+
+
+def test_real_process_prints_one_json_object_or_one_error_line(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    ok = subprocess.run([sys.executable, "-m", "profiler.cli", "analyze", str(TRACES / "alexnet.pt.trace.json.gz"),
+                         "--json"], capture_output=True, text=True, env=env, timeout=120)
+    assert ok.returncode == 0, ok.stderr
+    result = json.loads(ok.stdout)
+    rank = result["ranks"]["0"]
+    assert set(rank["temporal"]) >= {"idle_us", "compute_us", "non_compute_us", "span_us"}
+    assert {"name", "total_us", "count"} <= set(rank["top_kernels"][0])
+    assert {"count", "mean_launch_delay_us"} <= set(rank["launch"])
+    bad = tmp_path / "bad.json.gz"
+    bad.write_bytes(b"\x1f\x8b\x08\x00")
+    err = subprocess.run([sys.executable, "-m", "profiler.cli", "analyze", str(bad)], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert err.returncode == 2 and "Traceback" not in err.stderr and err.stderr.startswith("error: ")

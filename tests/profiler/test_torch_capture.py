@@ -1,0 +1,80 @@
+"""Inside a real (tiny) Hugging Face training run: the callback's annotations, and Kineto capture of CPU ops."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from profiler.analysis import analyze
+from profiler.loader import load_profile
+from tests.profiler.conftest import REPO
+
+SCRIPT = textwrap.dedent(r'''
+    import json, os, sys
+    import torch
+    from datasets import Dataset
+    from transformers import RobertaConfig, RobertaForSequenceClassification, Trainer, TrainingArguments
+    import profiler as smprof
+    from profiler.api import SMProfiler
+    from profiler.hf_callback import ProfilerCallback
+
+    torch.manual_seed(0)
+    cfg = RobertaConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
+                        vocab_size=200, max_position_embeddings=40, num_labels=2)
+    ds = Dataset.from_dict({"input_ids": [[5] * 16] * 32, "attention_mask": [[1] * 16] * 32, "labels": [0, 1] * 16})
+    for run, cpu_ops in (("default", False), ("cpu_ops", True)):
+        SMProfiler._instance = None
+        smprof.configure(smprof.Config(output_dir=os.path.join(sys.argv[1], run), record_cpu_ops=cpu_ops))
+        args = TrainingArguments(output_dir=os.path.join(sys.argv[1], "hf"), per_device_train_batch_size=8,
+                                 max_steps=4, report_to=[], save_strategy="no", use_cpu=True, logging_steps=100,
+                                 disable_tqdm=True)
+        Trainer(model=RobertaForSequenceClassification(cfg), args=args, train_dataset=ds,
+                callbacks=[ProfilerCallback()]).train()
+        assert not SMProfiler.instance().active  # the callback stopped what it started
+    print("done")
+''')
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    out = tmp_path_factory.mktemp("hf")
+    env = {**os.environ, "PYTHONPATH": str(REPO), "SM_CURRENT_HOST": "algo-1", "RANK": "0"}
+    env.pop("SAGELAUNCH_PROFILER_CONFIG", None)
+    proc = subprocess.run([sys.executable, "-c", SCRIPT, str(out)], capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out
+
+
+def _spans(rank, name):
+    idx = [i for i, n in enumerate(rank["name_id"]) if rank.names[n] == name]
+    return [(int(rank["ts_ns"][i]), int(rank["ts_ns"][i] + rank["dur_ns"][i])) for i in idx]
+
+
+@pytest.mark.parametrize("run", ["default", "cpu_ops"])
+def test_callback_annotates_steps_forward_backward_optimizer(runs, run):
+    rank = load_profile(runs / run / "algo-1").ranks[0]
+    steps = [_spans(rank, f"step_{i}") for i in range(1, 5)]
+    assert all(len(s) == 1 for s in steps)
+    fwd, bwd, opt = (_spans(rank, n) for n in ("Forward", "Backward", "Optimizer"))
+    assert len(fwd) == len(bwd) == len(opt) == 4
+    for (s0, s1), f, b, o in zip((s[0] for s in steps), fwd, bwd, opt):
+        assert s0 <= f[0] < f[1] <= b[0] < b[1] <= o[0] < o[1] <= s1  # in order, inside their step
+    result = analyze(runs / run)["ranks"]["0"]
+    assert result["steps"]["count"] == 4
+
+
+def test_default_capture_records_no_operators_but_cpu_ops_mode_does(runs):
+    default = load_profile(runs / "default" / "algo-1").ranks[0]
+    assert default.cats == ["user_annotation"]
+    detailed = load_profile(runs / "cpu_ops" / "algo-1").ranks[0]
+    assert "cpu_op" in detailed.cats
+    ops = {detailed.names[i] for i, c in zip(detailed["name_id"], detailed["cat_id"]) if detailed.cats[c] == "cpu_op"}
+    assert {"aten::addmm", "aten::embedding"} <= ops or "aten::linear" in ops
+    result = analyze(runs / "cpu_ops")["ranks"]["0"]
+    assert result["cpu"]["active_us"] > 0 and result["temporal"] is None  # no GPU here

@@ -112,6 +112,17 @@ class FrameworkEstimator(BaseModel):
         self._resolved = resolve(self)
         return self
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        # pydantic stores the field before the cross-field check runs: put it back when that fails
+        if name not in type(self).model_fields:
+            return super().__setattr__(name, value)
+        old = self.__dict__.get(name)
+        try:
+            super().__setattr__(name, value)
+        except Exception:
+            self.__dict__[name] = old
+            raise
+
     # ------------------------------------------------------------ derived values
     @property
     def resolved(self) -> Resolved:

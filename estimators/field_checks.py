@@ -26,11 +26,18 @@ RESERVED_HYPERPARAMETERS = (
 MAX_HYPERPARAMETERS = 100  # SageMaker's limit on HyperParameters entries
 
 
+ROLE_NAME = re.compile(r"^[\w+=,.@\-]{1,64}$")
+
+
 def role(v: str | None) -> str | None:
-    if v is None or ROLE_ARN.match(v):
+    """An IAM role ARN, or a bare role name (expanded with the caller's account at submit, as the SDK does)."""
+    if v is None or ROLE_ARN.match(v) or (ROLE_NAME.match(v) and not v.startswith("arn")):
         return v
-    fix = f"arn:aws:iam::<account-id>:role/{v}" if re.match(r"^[\w+=,.@\-]{1,64}$", v) else "arn:aws:iam::<account-id>:role/<name>"
-    raise ValueError(f"role={v!r} is not an IAM role ARN; allowed: arn:aws:iam::<12 digits>:role/<name>; did you mean {fix!r}?")
+    name = re.sub(r"[^\w+=,.@\-]+", "", v.rsplit("/", 1)[-1]) or "SageMakerRole"
+    raise ValueError(
+        f"role={v!r} is not an IAM role; allowed: arn:aws:iam::<12 digits>:role/<name> or a role name; "
+        f"did you mean 'arn:aws:iam::<account-id>:role/{name}'?"
+    )
 
 
 def image_uri(v: str | None) -> str | None:

@@ -24,6 +24,13 @@ def default_bucket(region: str, account: str | None = None) -> str:
     return f"sagemaker-{region}-{account or PLACEHOLDER_ACCOUNT}"
 
 
+def role_arn(role: str | None, account: str | None = None) -> str:
+    """A bare role name becomes an ARN in the caller's account (placeholder until the backend knows it)."""
+    if not role:
+        return PLACEHOLDER_ROLE
+    return role if role.startswith("arn:") else f"arn:aws:iam::{account or PLACEHOLDER_ACCOUNT}:role/{role}"
+
+
 def _bucket_of(uri: str) -> str:
     return uri[len("s3://"):].split("/", 1)[0]
 
@@ -110,7 +117,7 @@ def compile_create_training_job_request(spec: "TrainingJobSpec", account: str | 
             "TrainingInputMode": "File",
             "EnableSageMakerMetricsTimeSeries": True,
         },
-        "RoleArn": spec.role or PLACEHOLDER_ROLE,
+        "RoleArn": role_arn(spec.role, account),
         "HyperParameters": hyperparameters(spec, account),
         "OutputDataConfig": {"S3OutputPath": output_uri(spec, account)},
         "ResourceConfig": {

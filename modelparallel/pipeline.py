@@ -75,6 +75,11 @@ class PipelineRunner:
         self._targets = [torch.tensor(i, device=self.device) for i in range(n)]  # identity marks microbatch i
         had_backward = sched._has_backward
         sched._has_backward = train  # as schedule.eval() does: forward only when not training
+        # what schedule.step() does before _step_microbatches (we pass our own microbatches and targets)
+        stages = sched._stages if hasattr(sched, "_stages") else [sched._stage]
+        for stage in stages:
+            stage.has_backward = train
+            stage.clear_runtime_states()
         try:
             sched._step_microbatches(arg_mbs if self.is_first else None, kwarg_mbs,
                                      target_mbs=self._targets, losses=None, return_outputs=False)

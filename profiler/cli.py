@@ -19,6 +19,9 @@ def analyze_cmd(
     top: int = typer.Option(10, "--top", min=1, help="How many kernels to list in top_kernels."),
 ) -> None:
     """Analyse a profile: GPU temporal and kernel-type breakdown (HTA definitions), launches, steps, utilisation."""
+    from profiler import prefetch
+
+    prefetch.start(path)  # gunzip in a thread while the imports below run
     from profiler.analysis import analyze
     from profiler.kineto_reader import ProfileLoadError
 

@@ -32,6 +32,11 @@ class ProfileLoadError(ValueError):
 
 
 def read_bytes(path: Path) -> bytes:
+    from profiler import prefetch
+
+    ready = prefetch.take(path)
+    if ready:
+        return ready
     try:
         raw = path.read_bytes()
     except OSError as exc:

@@ -43,15 +43,22 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args(argv)
+    saved_home = os.environ.get("SAGELAUNCH_HOME")
     with tempfile.TemporaryDirectory() as tmp:
-        os.environ["SAGELAUNCH_HOME"] = str(Path(tmp, "home"))
-        script = Path(tmp, "exit_now.py")
-        script.write_text(SCRIPT)
-        time_fit(script)  # warm-up: first imports, registry creation
-        fit_times, torchrun_times = [], []
-        for _ in range(args.repeats):  # interleaved, so both see the same machine load
-            torchrun_times.append(time_torchrun(script))
-            fit_times.append(time_fit(script))
+        os.environ["SAGELAUNCH_HOME"] = str(Path(tmp, "home"))  # the benchmark's jobs stay out of yours
+        try:
+            script = Path(tmp, "exit_now.py")
+            script.write_text(SCRIPT)
+            time_fit(script)  # warm-up: first imports, registry creation
+            fit_times, torchrun_times = [], []
+            for _ in range(args.repeats):  # interleaved, so both see the same machine load
+                torchrun_times.append(time_torchrun(script))
+                fit_times.append(time_fit(script))
+        finally:
+            if saved_home is None:
+                os.environ.pop("SAGELAUNCH_HOME", None)
+            else:
+                os.environ["SAGELAUNCH_HOME"] = saved_home
     fit, torchrun = statistics.median(fit_times), statistics.median(torchrun_times)
     print(f"torchrun --nproc_per_node 2 : median {torchrun:.3f} s  ({', '.join(f'{t:.2f}' for t in torchrun_times)})")
     print(f"estimator.fit() local, 2 proc: median {fit:.3f} s  ({', '.join(f'{t:.2f}' for t in fit_times)})")

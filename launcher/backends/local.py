@@ -134,8 +134,10 @@ def submit(spec: TrainingJobSpec, *, wait: bool = True, logs: bool = True, **opt
         if spec.inputs or (spec.source_dir or "").startswith("s3://"):
             registry.transition(spec.job_name, "Downloading", "Downloading input data")
         base_env = dict(os.environ)
-        plan.build(spec, job_dir=job_dir, files=files, resolved_channels=resolved, python=python,
-                   master_port=master_port, tf_ports=ports, stop_grace=stop_grace, base_env=base_env)
+        downloads = sum(len(r.s3_keys) for r in resolved)
+        with _status(f"Downloading {downloads} input objects from S3…" if logs and downloads else None):
+            plan.build(spec, job_dir=job_dir, files=files, resolved_channels=resolved, python=python,
+                       master_port=master_port, tf_ports=ports, stop_grace=stop_grace, base_env=base_env)
         (job_dir / "logs").mkdir(exist_ok=True)
         with open(job_dir / "logs" / "supervisor.log", "ab") as supervisor_log:
             proc = subprocess.Popen(plan.supervisor_command(job_dir), env=plan.supervisor_env(base_env),
@@ -159,6 +161,15 @@ def _create_time(pid: int) -> float:
         return psutil.Process(pid).create_time()
     except psutil.Error:
         return 0.0
+
+
+def _status(message: str | None) -> Any:
+    """A Rich spinner while long preparation runs (nothing when there is nothing long to do)."""
+    if message is None:
+        from contextlib import nullcontext
+
+        return nullcontext()
+    return _console(stderr=True).status(message)
 
 
 def _console(stderr: bool = False) -> Any:

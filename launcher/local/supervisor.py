@@ -100,6 +100,9 @@ class Supervisor:
         while True:
             now = time.monotonic()
             if now >= next_refresh:
+                # a stop() that found no supervisor to signal yet left its wish in the registry
+                if registry.get(self.name)["TrainingJobStatus"] == "Stopping":
+                    self.stop_requested.set()
                 self.tracker.refresh(os.getpid())
                 processes.reap_orphans(os.getpid(), keep=self._own_pids())
                 next_refresh = now + TREE_REFRESH_SECONDS

@@ -188,20 +188,26 @@ def list_sagemaker() -> tuple[list[JobEntry], str]:
             SortBy="CreationTime", SortOrder="Descending", PaginationConfig={"MaxItems": MAX_SAGEMAKER_JOBS}
         ):
             summaries.extend(page.get("TrainingJobSummaries", []))
-        jobs = []
-        for s in summaries:
+
+        def entry(s: dict[str, Any]) -> JobEntry | None:
             name = s["TrainingJobName"]
             desc = sm.describe_training_job(TrainingJobName=name)
             prefix = s3_profile_prefix(desc)
             if prefix is None:
-                continue  # not profiled
+                return None  # not profiled
             try:
                 has = bool(s3_profile_objects(s3, prefix))
             except Exception as exc:  # noqa: BLE001 - one unreadable bucket should not hide the others
                 log.info("cannot list %s: %s", prefix, exc)
                 has = False
-            jobs.append(JobEntry(name, "sagemaker", desc.get("TrainingJobStatus", s.get("TrainingJobStatus", "")),
-                                 _iso(desc.get("CreationTime", s.get("CreationTime"))), has, prefix))
+            return JobEntry(name, "sagemaker", desc.get("TrainingJobStatus", s.get("TrainingJobStatus", "")),
+                            _iso(desc.get("CreationTime", s.get("CreationTime"))), has, prefix)
+
+        # one DescribeTrainingJob (+ one S3 listing) per job: a few at a time (boto3 clients are thread-safe)
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            jobs = [j for j in pool.map(entry, summaries) if j is not None]
         return jobs, "ok"
     except Exception as exc:  # noqa: BLE001 - shown on the page; the local list still works
         return [], f"cannot list SageMaker jobs: {type(exc).__name__}: {exc}"

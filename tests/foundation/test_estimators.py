@@ -42,7 +42,8 @@ def test_unknown_arguments_are_rejected():
     ({"framework_version": "2.0.7"}, ["framework_version='2.0.7'", "supported: ", "2.0.0"]),
     ({"py_version": "py39"}, ["py_version='py39'", "py310"]),
     ({"region": "us-west-9"}, ["region='us-west-9'", "did you mean"]),
-    ({"role": "MyRole"}, ["role='MyRole'", "arn:aws:iam::<account-id>:role/MyRole"]),
+    ({"role": "my role!"}, ["role='my role!'", "arn:aws:iam::<account-id>:role/myrole"]),
+    ({"role": "arn:aws:iam::12:role/x"}, ["role='arn:aws:iam::12:role/x'", "did you mean"]),
     ({"role": None}, ["role is required"]),
     ({"output_path": "/tmp/out"}, ["output_path='/tmp/out'", "s3://"]),
     ({"use_spot_instances": True}, ["max_wait is required"]),
@@ -100,6 +101,13 @@ def test_assignment_is_validated_and_rederived():
         est.framework_version = "9.9.9"
     est.framework_version = "2.6"
     assert est.resolved.framework_version == "2.6.0" and est.resolved.py_version == "py312"
+
+
+def test_a_rejected_assignment_leaves_the_estimator_unchanged():
+    est = pt(profiler_config=ProfilerConfig())
+    with pytest.raises(ValidationError, match="SageMaker Profiler supports"):
+        est.instance_type = "ml.g5.xlarge"  # valid type, but not profiler-supported
+    assert est.instance_type == "ml.p4d.24xlarge" and est.resolved.gpus_per_host == 8
 
 
 def test_spec_fields_from_distribution_and_profiler():

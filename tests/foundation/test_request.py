@@ -86,6 +86,9 @@ def test_code_location_rules(create_training_job_shape):
     req = uploaded.to_create_training_job_request()
     assert json.loads(req["HyperParameters"]["sagemaker_submit_directory"]) == "s3://up/job-b/source/sourcedir.tar.gz"
     assert "ProfilerConfig" not in req
+    named = TensorFlow(**{**base, "role": "SageMakerRole"}).to_spec("job-c")
+    assert compile_create_training_job_request(named, account="123456789012")["RoleArn"] == (
+        "arn:aws:iam::123456789012:role/SageMakerRole")
     botocore_validate(req, create_training_job_shape)
 
 

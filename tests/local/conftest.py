@@ -16,9 +16,10 @@ from launcher.spec import TrainingJobSpec
 SCRIPTS = Path(__file__).parent / "scripts"
 
 
-@pytest.fixture(scope="session", autouse=True)
+@pytest.fixture(scope="module", autouse=True)
 def sagelaunch_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """Every local job of this area registers in a throwaway home (set process-wide: supervisors inherit it)."""
+    """Each module's local jobs register in a throwaway home (set process-wide, so supervisors inherit it,
+    and restored after the module, so other areas' tests never see it)."""
     home = tmp_path_factory.mktemp("sagelaunch-home")
     saved = os.environ.get("SAGELAUNCH_HOME")
     os.environ["SAGELAUNCH_HOME"] = str(home)

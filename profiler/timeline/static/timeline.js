@@ -270,10 +270,14 @@
   Timeline.prototype._drawLevel = function (L, ly, scale) {
     const ctx = this.ctx, v = this.view;
     ctx.fillStyle = "#8a9bb5";
+    let bx0 = -1, bx1 = -1; // runs closer than a pixel are drawn as one box
     for (let j = lowerBound(L.runE, v.t0); j < L.runS.length && L.runS[j] <= v.t1; j++) {
       const x0 = Math.max(GUTTER, GUTTER + (L.runS[j] - v.t0) * scale), x1 = GUTTER + (L.runE[j] - v.t0) * scale;
-      ctx.fillRect(x0, ly, Math.max(1, x1 - x0), LANE_H - 2);
+      if (bx0 >= 0 && x0 <= bx1 + 1) { if (x1 > bx1) bx1 = x1; continue; }
+      if (bx0 >= 0) ctx.fillRect(bx0, ly, Math.max(1, bx1 - bx0), LANE_H - 2);
+      bx0 = x0; bx1 = x1;
     }
+    if (bx0 >= 0) ctx.fillRect(bx0, ly, Math.max(1, bx1 - bx0), LANE_H - 2);
     this._drawLane(L.longIdx, L.longEnds, ly, scale);
   };
 

@@ -1,0 +1,109 @@
+"""Model(...).deploy on SageMaker, end to end against the session's moto server.
+
+moto's endpoint gaps are closed in tests/fixtures/endpoint_fakes.py: Graviton instance types are
+accepted (botocore's enum), endpoints start Creating, and InvokeEndpoint runs the archive's own
+code/inference.py on the uploaded model (no canned answers).
+"""
+
+from __future__ import annotations
+
+import tarfile
+import uuid
+
+import boto3
+import pytest
+
+from estimators.model import Model
+from launcher.deploy.predictors import PredictionError, SageMakerPredictor
+
+ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
+REGION = "us-west-2"
+GRAVITON_IMAGE = "763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-inference-graviton:2.0.0-cpu-py310-ubuntu20.04-sagemaker"
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def test_graviton_endpoint_lifecycle(sagemaker_endpoints, sentiment_archive):
+    sm = boto3.client("sagemaker", region_name=REGION)
+    name = unique("sentiment-c7g")
+    model = Model(model_data=str(sentiment_archive), role=ROLE, framework_version="2.0.0", py_version="py310",
+                  region=REGION)
+    predictor = model.deploy(instance_type="ml.c7g.4xlarge", initial_instance_count=1, endpoint_name=name)
+    try:
+        assert isinstance(predictor, SageMakerPredictor)
+        assert sm.describe_endpoint(EndpointName=name)["EndpointStatus"] == "InService"
+        assert name in sagemaker_endpoints.described  # deploy polled DescribeEndpoint past "Creating"
+        container = sm.describe_model(ModelName=name)["PrimaryContainer"]
+        assert container["Image"] == GRAVITON_IMAGE
+        assert container["Environment"]["SAGEMAKER_PROGRAM"] == "inference.py"
+        [variant] = sm.describe_endpoint_config(EndpointConfigName=name)["ProductionVariants"]
+        assert (variant["InstanceType"], variant["InitialInstanceCount"]) == ("ml.c7g.4xlarge", 1)
+        # the uploaded archive is the packaged model, in the default SageMaker bucket
+        bucket, _, key = container["ModelDataUrl"].removeprefix("s3://").partition("/")
+        assert bucket == f"sagemaker-{REGION}-123456789012" and key == f"{name}/model.tar.gz"
+
+        [answer] = predictor.predict({"inputs": "Covid cases are increasing fast!"})
+        assert answer["label"] == "negative" and answer["score"] > 0.5
+        assert [r["label"] for r in predictor.predict({"inputs": ["I love it, amazing!", "the bus leaves at noon"]})] \
+            == ["positive", "neutral"]
+        with pytest.raises(PredictionError) as refused:  # the container's 415 comes back through ModelError
+            predictor.predict(b'{"inputs": "hi"}', content_type="text/csv")
+        assert refused.value.status == 415 and "text/csv" in refused.value.message
+        with pytest.raises(PredictionError) as empty:
+            predictor.predict({"inputs": "  "})
+        assert empty.value.status == 400 and "empty" in empty.value.message
+    finally:
+        predictor.delete()
+    assert predictor.deleted == [f"endpoint {name}", f"endpoint config {name}", f"model {name}"]
+    assert name not in [e["EndpointName"] for e in sm.list_endpoints()["Endpoints"]]
+    assert name not in [c["EndpointConfigName"] for c in sm.list_endpoint_configs()["EndpointConfigs"]]
+    assert name not in [m["ModelName"] for m in sm.list_models()["Models"]]
+
+
+def test_training_output_without_handler_is_repacked_on_deploy(sagemaker_endpoints, sentiment_model, tmp_path):
+    """A job's model.tar.gz in S3 (no code/) gets code/inference.py before CreateModel, like the SDK's repack."""
+    s3 = boto3.client("s3", region_name=REGION)
+    bucket = unique("training-output")
+    s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": REGION})
+    raw = tmp_path / "model.tar.gz"
+    with tarfile.open(raw, "w:gz") as tar:
+        for path in sentiment_model.model_dir.iterdir():
+            tar.add(path, arcname=path.name)
+    s3.upload_file(str(raw), bucket, "job/output/model.tar.gz")
+    name = unique("sentiment-m5")
+    predictor = Model(model_data=f"s3://{bucket}/job/output/model.tar.gz", role=ROLE, region=REGION).deploy(
+        instance_type="ml.m5.xlarge", endpoint_name=name)
+    try:
+        container = boto3.client("sagemaker", region_name=REGION).describe_model(ModelName=name)["PrimaryContainer"]
+        assert container["Image"].endswith("/pytorch-inference:2.0.0-cpu-py310-ubuntu20.04-sagemaker")
+        assert container["ModelDataUrl"] != f"s3://{bucket}/job/output/model.tar.gz"
+        assert predictor.predict({"inputs": "what a fantastic concert, so happy"})[0]["label"] == "positive"
+    finally:
+        predictor.delete()
+
+
+def test_bad_deploy_arguments_fail_before_any_call(sagemaker_endpoints, sentiment_archive):
+    sm = boto3.client("sagemaker", region_name=REGION)
+    before = len(sm.list_models()["Models"])
+    model = Model(model_data=str(sentiment_archive), role=ROLE, region=REGION)
+    with pytest.raises(ValueError, match=r"instance_type='ml\.c7g\.4xlarg'.*did you mean 'ml\.c7g\.4xlarge'"):
+        model.deploy(instance_type="ml.c7g.4xlarg")
+    with pytest.raises(ValueError, match="role is required"):
+        Model(model_data=str(sentiment_archive), region=REGION).deploy(instance_type="ml.m5.xlarge")
+    assert len(sm.list_models()["Models"]) == before
+
+
+def test_fake_still_rejects_what_the_service_rejects(sagemaker_endpoints):
+    """The fixture widened moto to the real enum, not to anything: an unknown type is a ValidationError."""
+    sm = boto3.client("sagemaker", region_name=REGION)
+    name = unique("fake-check")
+    sm.create_model(ModelName=name, ExecutionRoleArn=ROLE, PrimaryContainer={"Image": GRAVITON_IMAGE})
+    try:
+        with pytest.raises(sm.exceptions.ClientError, match="ml.c7g.4xlarge"):  # message lists allowed values
+            sm.create_endpoint_config(EndpointConfigName=name, ProductionVariants=[{
+                "VariantName": "AllTraffic", "ModelName": name, "InitialInstanceCount": 1,
+                "InstanceType": "ml.z9.huge"}])
+    finally:
+        sm.delete_model(ModelName=name)

@@ -61,6 +61,11 @@ class FrameworkEstimator(BaseModel):
     ignore_patterns: list[str] | None = None
     container_log_level: int = Field(20, ge=0, le=50)
 
+    # positional order of the SageMaker SDK's PyTorch/TensorFlow estimators
+    POSITIONAL: ClassVar[tuple[str, ...]] = (
+        "entry_point", "framework_version", "py_version", "source_dir", "hyperparameters", "image_uri", "distribution",
+    )
+
     _resolved: Resolved | None = PrivateAttr(default=None)
     _latest_training_job: Any = PrivateAttr(default=None)
 
@@ -111,6 +116,16 @@ class FrameworkEstimator(BaseModel):
     def _resolve(self) -> "FrameworkEstimator":
         self._resolved = resolve(self)
         return self
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if len(args) > len(self.POSITIONAL):
+            raise TypeError(f"{type(self).__name__} takes at most {len(self.POSITIONAL)} positional arguments "
+                            f"({', '.join(self.POSITIONAL)}); pass the others by name")
+        for name, value in zip(self.POSITIONAL, args):
+            if name in kwargs:
+                raise TypeError(f"{type(self).__name__} got {name!r} both by position and by name")
+            kwargs[name] = value
+        super().__init__(**kwargs)
 
     def __setattr__(self, name: str, value: Any) -> None:
         # pydantic stores the field before the cross-field check runs: put it back when that fails

@@ -51,8 +51,8 @@ def error_lines(err: Exception) -> list[str]:
     lines = []
     for e in err.errors():
         loc = ".".join(str(p) for p in e["loc"])
-        msg = e["msg"].removeprefix("Value error, ")
-        lines.append(f"{loc}: {msg}" if loc and not msg.startswith(loc.split(".")[0]) else msg)
+        for msg in e["msg"].removeprefix("Value error, ").splitlines():  # cross-field checks: one per line
+            lines.append(f"{loc}: {msg}" if loc and not msg.startswith(loc.split(".")[0]) else msg)
     return lines
 
 

@@ -49,7 +49,7 @@ class DistributedModel(nn.Module):
         replica_pg = st.groups[self.replica_group_name]
         self.replica_size = len(st.layout.groups[self.replica_group_name])
         if self.tp_shard_dims and self.replica_size > 1:
-            self._broadcast_dtensor_params(replica_pg)
+            self._broadcast_params(replica_pg, only_dtensor=True)
         # 2. pipeline: this rank's stage modules; the wrapped module is pruned to them
         self.pipeline = None
         stage_modules = [module]
@@ -59,12 +59,15 @@ class DistributedModel(nn.Module):
 
             self.stage_plan = plan_stages(module, cfg, st.layout.pp_rank)
             stage_modules = self.stage_plan.modules
-        # 3. data parallel: DDP over the replica group (tp-sharded DTensor parameters are ignored by DDP and
-        #    averaged over the same group after the step: DDP's reducer does not take DTensor parameters)
+        # 3. data parallel over the replica group. pp == 1: DDP (tp-sharded DTensor parameters are ignored by
+        #    DDP's reducer, which does not take DTensors, and averaged after the step). pp > 1: the schedules call
+        #    backward once per microbatch and stage outside DDP's forward/backward pairing (DDP's bucket rebuild
+        #    asserts with several stages per rank), so all stage gradients are averaged after the schedule.
         self.ddp_modules: list[nn.Module] = []
+        self.manual_sync = bool(cfg.ddp and self.replica_size > 1 and (pp > 1 or self.tp_shard_dims))
         wrapped = []
         for m in stage_modules:
-            if cfg.ddp and self.replica_size > 1:
+            if cfg.ddp and self.replica_size > 1 and pp == 1:
                 ignore = [n for n, p in m.named_parameters() if _is_dtensor(p)]
                 if ignore:
                     nn.parallel.DistributedDataParallel._set_params_and_buffers_to_ignore_for_model(m, ignore)
@@ -75,6 +78,8 @@ class DistributedModel(nn.Module):
                         device_ids=[st.device.index] if st.device.type == "cuda" else None)
                     self.ddp_modules.append(m)
             wrapped.append(m)
+        if pp > 1 and self.replica_size > 1:
+            self._broadcast_params(replica_pg, only_dtensor=False)
         self.__dict__["_forward_module"] = wrapped[0]  # not a registered child: parameters stay module.*
         if pp > 1:
             self.pipeline = PipelineRunner(wrapped, self.stage_plan.stage_indices, self.stage_plan.num_stages,
@@ -142,11 +147,11 @@ class DistributedModel(nn.Module):
         return stack
 
     def finish_step(self) -> None:
-        """Average tensor-parallel (DTensor) gradients over the replica group (DDP handled the others)."""
-        if not (self.tp_shard_dims and self.replica_size > 1):
+        """Average over the replica group the gradients DDP did not reduce (DTensor ones; all when pipelined)."""
+        if not self.manual_sync:
             return
-        grads = [p.grad.to_local() if _is_dtensor(p.grad) else p.grad
-                 for p in self.module.parameters() if _is_dtensor(p) and p.grad is not None]
+        grads = [p.grad.to_local() if _is_dtensor(p.grad) else p.grad for p in self.module.parameters()
+                 if p.grad is not None and (self.pipeline is not None or _is_dtensor(p))]
         if not grads:
             return
         from torch._utils import _flatten_dense_tensors, _unflatten_dense_tensors
@@ -157,12 +162,15 @@ class DistributedModel(nn.Module):
         for g, synced in zip(grads, _unflatten_dense_tensors(flat, grads)):
             g.copy_(synced)
 
-    def _broadcast_dtensor_params(self, group) -> None:
+    def _broadcast_params(self, group, only_dtensor: bool) -> None:
+        """Start every replica from the replica group's first rank's weights (DDP does this for its own)."""
         src = dist.get_global_rank(group, 0)
         with torch.no_grad():
             for p in self.module.parameters():
                 if _is_dtensor(p):
                     dist.broadcast(p.to_local(), src=src, group=group)
+                elif not only_dtensor:
+                    dist.broadcast(p.data, src=src, group=group)
 
     # ----- SMP accessors
     def get_module(self) -> nn.Module:

@@ -49,5 +49,6 @@ except ImportError:  # pragma: no cover - only while part 2 is absent
     _register_views = None
 if _register_views is not None:
     _register_views(profile_app)
+
 if __name__ == "__main__":
     profile_app()

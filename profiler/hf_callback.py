@@ -76,3 +76,11 @@ class ProfilerCallback(TrainerCallback):
         if self._started_here:
             self.prof.stop_profiling()
             self._started_here = False
+
+
+def callbacks_if_configured() -> list:
+    """[ProfilerCallback()] when the job has an enabled profiler configuration, else []:
+    ``Trainer(..., callbacks=callbacks_if_configured())``."""
+    from profiler.settings import profiler_configured
+
+    return [ProfilerCallback()] if profiler_configured() else []

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import gzip
 import zlib
+from itertools import compress, repeat
+from operator import attrgetter, is_not
 from pathlib import Path
 from typing import Any, Union
 
@@ -81,6 +83,7 @@ class _Trace(msgspec.Struct, gc=False):
     traceEvents: Union[list[_Event], None] = None
     distributedInfo: Any = None
     deviceProperties: Any = None
+    baseTimeNanoseconds: Any = None
 
 
 _DECODER = msgspec.json.Decoder(Union[_Trace, list[_Event]])
@@ -125,11 +128,13 @@ def _int_column(values: list, default: int = -1) -> np.ndarray:
         return out
 
 
-def _encode(values: list) -> tuple[np.ndarray, list[str]]:
-    """Dictionary-encode a list of strings: (int32 codes, dictionary)."""
-    table: dict = {}
-    codes = [table.setdefault(v, len(table)) for v in values]
-    return np.array(codes, dtype=np.int32), [str(k) for k in table]
+def _encode(values) -> tuple[np.ndarray, list[str]]:
+    """Dictionary-encode a sequence of strings: (int32 codes, dictionary)."""
+    table: dict = dict.fromkeys(values)  # insertion-ordered distinct values, built in C
+    for i, k in enumerate(table):
+        table[k] = i
+    codes = np.fromiter(map(table.__getitem__, values), dtype=np.int32, count=len(values))
+    return codes, [str(k) for k in table]
 
 
 def _first_dtype(types: Any) -> str:
@@ -140,48 +145,76 @@ def _first_dtype(types: Any) -> str:
     return ""
 
 
+def _complete_events(events: list) -> list:
+    """Events HTA keeps: with a duration, a start and a category other than "Trace" (C-level map/compress)."""
+    xs = list(compress(events, map(is_not, map(attrgetter("dur"), events), repeat(None))))
+    if None in map(attrgetter("ts"), xs):
+        xs = [e for e in xs if e.ts is not None]
+    cats = list(map(attrgetter("cat"), xs))
+    for dropped in ("Trace", None):  # a handful at most (Kineto's own span): list.index scans in C
+        while dropped in cats:
+            i = cats.index(dropped)
+            del cats[i], xs[i]
+    return xs
+
+
 def events_to_rank(events: list, meta: TraceMeta) -> RankTrace:
-    """Columns of the complete events (those with a duration, as HTA keeps them) of one trace, sorted by start."""
-    xs = [e for e in events if e.dur is not None and e.ts is not None and e.cat is not None and e.cat != "Trace"]
+    """Columns of the complete events (those with a duration, as HTA keeps them) of one trace, sorted by start.
+
+    One list comprehension per column (~2 ms each for 45k events); transposing with zip(*map(attrgetter)) was
+    measured 5x slower.
+    """
+    xs = _complete_events(events)
+    n = len(xs)
     ts_raw = [e.ts for e in xs]
+    dur_raw = [e.dur for e in xs]
+    cats = [e.cat for e in xs]
+    names = [e.name for e in xs]
+    pids = [e.pid for e in xs]
+    tids = [e.tid for e in xs]
+    args = [e.args or _NO_ARGS for e in xs]
+    corr = [a.correlation for a in args]
+    stream = [a.stream for a in args]
+    device = [a.device for a in args]
+    nbytes = [a.bytes for a in args]
+    ext = [a.external_id for a in args]
+    itypes = [a.input_type for a in args]
     try:
         ts = np.array(ts_raw, dtype=np.float64)
-        dur = np.array([e.dur for e in xs], dtype=np.float64)
+        dur = np.array(dur_raw, dtype=np.float64)
     except (TypeError, ValueError):
         raise ProfileLoadError(f"{meta.source}: event timestamps/durations are not numbers") from None
     meta.float_us = any(type(t) is float for t in ts_raw)  # noqa: E721 — int vs float decides HTA rounding
     whole = np.floor(ts)
-    ts_ns = whole.astype(np.int64) * 1000 + np.rint((ts - whole) * 1000).astype(np.int64)
+    ts_ns = whole.astype(np.int64) * 1000 + np.rint((ts - whole) * 1000).astype(np.int64) + meta.base_ns
     dur_ns = np.rint(dur * 1000).astype(np.int64)
-    args = [e.args or _NO_ARGS for e in xs]
-    cats = [e.cat for e in xs]
     cat_id, cat_dict = _encode(cats)
-    name_id, name_dict = _encode([e.name for e in xs])
+    name_id, name_dict = _encode(names)
     if CAT_CPU_OP in cat_dict:
-        dtype_vals = [_first_dtype(a.input_type) if c == CAT_CPU_OP else "" for a, c in zip(args, cats)]
+        dtype_vals = [_first_dtype(t) if t is not None else "" for t in itypes]
     else:
-        dtype_vals = [""] * len(xs)
+        dtype_vals = [""] * n
     dtype_id, dtype_dict = _encode(dtype_vals)
     cols = {
         "ts_ns": ts_ns,
         "dur_ns": dur_ns,
-        "pid": _int_column([e.pid for e in xs]),
-        "tid": _int_column([e.tid for e in xs]),
-        "device": _int_column([a.device for a in args]).astype(np.int16),
-        "stream": _int_column([a.stream for a in args]),
-        "correlation": _int_column([a.correlation for a in args]),
-        "external_id": _int_column([a.external_id for a in args]),
-        "bytes": _int_column([a.bytes for a in args]),
+        "pid": _int_column(pids),
+        "tid": _int_column(tids),
+        "device": _int_column(device).astype(np.int16),
+        "stream": _int_column(stream),
+        "correlation": _int_column(corr),
+        "external_id": _int_column(ext),
+        "bytes": _int_column(nbytes),
         "name_id": name_id,
         "cat_id": cat_id,
         "dtype_id": dtype_id,
     }
     order = np.argsort(ts_ns, kind="stable")
     source_order = None
-    if len(order) and not np.all(order[:-1] < order[1:]):
+    if n and not np.all(order[:-1] < order[1:]):
         cols = {k: v[order] for k, v in cols.items()}
         source_order = np.empty_like(order)
-        source_order[order] = np.arange(len(order))
+        source_order[order] = np.arange(n)
     if events and not xs:
         meta.warnings.append(f"{meta.source}: no complete events (with a duration) among {len(events)} events")
     return RankTrace(
@@ -192,6 +225,8 @@ def events_to_rank(events: list, meta: TraceMeta) -> RankTrace:
 def read_kineto(path: Path) -> RankTrace:
     doc = parse_trace(path)
     meta = TraceMeta(source=str(path), kind="kineto")
+    if isinstance(doc.baseTimeNanoseconds, int) and doc.baseTimeNanoseconds > 0:
+        meta.base_ns = doc.baseTimeNanoseconds  # newer Kineto: ts are µs since this epoch time
     dist = doc.distributedInfo
     if isinstance(dist, dict):
         try:

@@ -20,7 +20,8 @@ EVENTS table (one row per complete event; Chrome 'X' phase and Kineto activities
 ============== ========= ====================================================================================
 column         type      meaning
 ============== ========= ====================================================================================
-ts_ns          int64     start, nanoseconds on the trace clock (epoch ns for our artifacts; Kineto µs × 1000)
+ts_ns          int64     start in nanoseconds: epoch ns for our artifacts and for Kineto traces that carry
+                         baseTimeNanoseconds (ts × 1000 + base); older Kineto traces: their µs × 1000
 dur_ns         int64     duration in ns (0 for instants)
 name           dict str  event name (kernel name, op name, annotation name, "ProfilerStep#3"…)
 cat            dict str  category, Kineto's spelling: one of CATEGORIES (unknown ones are kept verbatim)
@@ -123,6 +124,7 @@ class TraceMeta:
     backend: str | None = None  # distributed backend (nccl/gloo)
     warnings: list[str] = field(default_factory=list)  # what was skipped/repaired while loading
     float_us: bool = False  # Kineto source had fractional-µs timestamps (analysis rounds as HTA does)
+    base_ns: int = 0  # Kineto's baseTimeNanoseconds, already added to ts_ns (ts_ns is then epoch ns)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -135,6 +137,7 @@ class TraceMeta:
             "backend": self.backend,
             "warnings": list(self.warnings),
             "float_us": self.float_us,
+            "base_ns": self.base_ns,
         }
 
     @classmethod
@@ -149,6 +152,7 @@ class TraceMeta:
             backend=d.get("backend"),
             warnings=list(d.get("warnings") or []),
             float_us=bool(d.get("float_us", False)),
+            base_ns=int(d.get("base_ns") or 0),
         )
 
 

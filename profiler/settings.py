@@ -117,3 +117,9 @@ def current_host() -> str:
         return rc["current_host"]
     except (OSError, ValueError, KeyError, TypeError):
         return socket.gethostname() or "algo-1"
+
+
+def profiler_configured() -> bool:
+    """True when the job carries a profiler configuration that is not disabled (the script should profile)."""
+    cfg = read_profiler_config()
+    return bool(cfg) and not cfg.get("DisableProfiler", False)

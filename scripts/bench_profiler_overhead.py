@@ -126,6 +126,32 @@ def main() -> None:
         cells = "".join(f"{med[k][m] * 1e3:>{w}.2f}{100 * (med[k][m] / med[k]['unprofiled'] - 1):>7.2f}%"
                         for k, w in (("wall", 9), ("thread", 15), ("proc", 13)))
         print(f"{m:<18}{cells}{1e3 * write_s[m] / steps:>15.2f}{size / 1024:>18.1f}{ratio}")
+    # Load-insensitive cross-check of the default mode: its whole cost is the annotations and the monitor samples.
+    from profiler.system_monitor import SystemMonitor
+
+    SMProfiler._instance = None
+    prof = SMProfiler.instance()
+    prof.configure(smprof.Config(output_dir=str(work / "micro"), host="algo-1", rank=0))
+    prof.start_profiling()
+    reps = 100_000
+    c = time.thread_time()
+    for _ in range(reps):
+        with smprof.annotate("x"):
+            pass
+    per_annotation = (time.thread_time() - c) / reps
+    prof.stop_profiling()
+    mon = SystemMonitor(work / "micro2", "algo-1", 500, 600)
+    from profiler.system_monitor import _Nvml
+
+    mon._nvml = _Nvml()
+    c = time.process_time()
+    for _ in range(200):
+        mon.sample_once()
+    per_sample = (time.process_time() - c) / 200
+    step_s = med["thread"]["unprofiled"]
+    est = (4 * per_annotation + per_sample * step_s / 0.5) / step_s
+    print(f"default mode, cost model: {per_annotation * 1e6:.2f} us per annotation x 4 per step + "
+          f"{per_sample * 1e6:.0f} us per 500 ms utilisation sample = {100 * est:.3f}% of a {step_s * 1e3:.0f} ms step")
     shutil.rmtree(work, ignore_errors=True)
 
 

@@ -51,7 +51,7 @@ def channels() -> dict[str, str]:
     return {split: (DATA / f"{split}.jsonl").as_uri() for split in ("train", "validation", "test")}
 
 
-def test_metrics(output_data: str | None) -> dict:
+def read_job_metrics(output_data: str | None) -> dict:
     """metrics.json from the job's output.tar.gz (written by train_sentiment.py)."""
     if not output_data:
         return {}
@@ -84,15 +84,15 @@ def main(argv: list[str] | None = None) -> dict:
         "job": job.name,
         "status": described["TrainingJobStatus"],
         "model": job.model_data,
-        "output": described.get("OutputArtifacts", {}).get("S3OutputPath") or output_data,
-        "logs": described.get("LogPath") or described.get("JobDir"),
+        "output": described.get("OutputArtifacts", {}).get("S3OutputArtifacts") or output_data,
+        "logs": str(Path(described["JobDir"]) / "logs") if described.get("JobDir") else None,
         "profile": job.profiler_output,
     }
-    metrics = test_metrics(str(Path(job.model_data.removeprefix("file://")).with_name("output.tar.gz"))
-                           if job.model_data else None)
+    metrics = read_job_metrics(described.get("OutputArtifacts", {}).get("S3OutputArtifacts"))
     print()
     print(f"training job  {artifacts['job']}  {artifacts['status']}")
     print(f"model         {artifacts['model']}")
+    print(f"output        {artifacts['output']}")
     print(f"logs          {artifacts['logs']}")
     print(f"profile       {artifacts['profile']}")
     if metrics:

@@ -13,6 +13,8 @@ if ! command -v chromium >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
   $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium >/dev/null
 fi
+# the SageMaker Python SDK, in its own venv, only as the reference for the image-URI parity test
+[ -x .venv-sagemaker/bin/python ] || { python3 -m venv .venv-sagemaker && .venv-sagemaker/bin/pip install -q "sagemaker>=3,<4"; }
 set +e
 $PY -m pytest "$@"
 rc=$?

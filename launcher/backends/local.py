@@ -116,6 +116,8 @@ def submit(spec: TrainingJobSpec, *, wait: bool = True, logs: bool = True, **opt
         master_port = options.get("master_port")
         master_port = preflight.check_port(int(master_port), "master_port") if master_port else preflight.free_port()
     resolved = [channels.resolve(channel, spec.region) for channel in spec.inputs]
+    if spec.checkpoint_s3_uri:
+        channels.check_s3_prefix(spec.checkpoint_s3_uri, spec.region, "checkpoint_s3_uri")
     prefix = artifact_prefix(spec.output_path, spec.job_name, job_dir)
     if not prefix.startswith("s3://"):
         preflight.check_writable_folder(Path(prefix), "output_path")

@@ -58,6 +58,14 @@ def resolve(channel: InputChannel, region: str) -> ResolvedChannel:
     return ResolvedChannel(channel, local_path=path)
 
 
+def check_s3_prefix(uri: str, region: str, field: str) -> None:
+    """The bucket exists and can be listed (the prefix may be empty)."""
+    try:
+        s3.list_keys(uri, region)
+    except Exception as error:
+        raise ValueError(f"{field}: cannot list {uri}: {error}; check the bucket and your credentials") from error
+
+
 def _link_or_copy(source: Path, link: Path) -> None:
     try:
         link.symlink_to(source, target_is_directory=source.is_dir())

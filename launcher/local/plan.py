@@ -11,6 +11,7 @@ import json
 import shutil
 import sys
 import tarfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -24,20 +25,30 @@ from launcher.spec import TrainingJobSpec
 _LAUNCHER_ROOT = Path(__file__).resolve().parents[2]  # the folder holding launcher/, profiler/, modelparallel/
 
 
-def num_gpus(instance_type: str) -> int:
-    """GPUs a local host sees: none for "local"; NVML's count for "local_gpu"."""
+def visible_gpus(instance_type: str, base_env: dict[str, str]) -> list[str]:
+    """GPU ids the job may use: none for "local"; CUDA_VISIBLE_DEVICES or NVML's devices for "local_gpu"."""
     if instance_type != "local_gpu":
-        return 0
+        return []
+    if base_env.get("CUDA_VISIBLE_DEVICES") is not None:
+        return [g for g in base_env["CUDA_VISIBLE_DEVICES"].split(",") if g.strip()]
     try:
         import pynvml
 
         pynvml.nvmlInit()
         try:
-            return int(pynvml.nvmlDeviceGetCount())
+            return [str(i) for i in range(pynvml.nvmlDeviceGetCount())]
         finally:
             pynvml.nvmlShutdown()
     except Exception:
-        return 0
+        return []
+
+
+def gpu_slices(gpus: list[str], hosts: int) -> list[list[str]]:
+    """Each local host's own GPUs, as separate instances have; hosts share them when there are too few."""
+    if len(gpus) < hosts or hosts == 1:
+        return [list(gpus) for _ in range(hosts)]
+    per_host = len(gpus) // hosts
+    return [gpus[i * per_host:(i + 1) * per_host] for i in range(hosts)]
 
 
 def _python_path(code_dir: Path, base_env: dict[str, str]) -> str:
@@ -79,6 +90,23 @@ def _link_checkpoints(spec: TrainingJobSpec, layout: contract.HostLayout) -> Non
         layout.checkpoints_dir.mkdir(parents=True, exist_ok=True)
 
 
+def checkpoint_folders(layouts: list[contract.HostLayout]) -> list[Path]:
+    """Each distinct checkpoint folder once (hosts sharing checkpoint_local_path share one)."""
+    seen: dict[Path, None] = {}
+    for layout in layouts:
+        seen.setdefault(layout.checkpoints_dir.resolve(), None)
+    return list(seen)
+
+
+def _restore_checkpoints(spec: TrainingJobSpec, layouts: list[contract.HostLayout]) -> None:
+    """As on SageMaker: what is under checkpoint_s3_uri is in checkpoints/ when the job starts."""
+    if not spec.checkpoint_s3_uri:
+        return
+    keys = s3.list_keys(spec.checkpoint_s3_uri, spec.region)
+    for folder in checkpoint_folders(layouts):
+        s3.download(spec.checkpoint_s3_uri.rstrip("/") + "/", keys, folder, spec.region)
+
+
 def _command(spec: TrainingJobSpec, python: str, entry: Path, args: list[str], *, host_index: int, hosts: int,
              master_port: int, log_dir: Path) -> list[str]:
     if spec.framework == "tensorflow":
@@ -105,11 +133,12 @@ def build(spec: TrainingJobSpec, *, job_dir: Path, files: list[tuple[Path, str]]
     for layout in layouts.values():
         layout.create()
         _link_checkpoints(spec, layout)
+    _restore_checkpoints(spec, list(layouts.values()))
     copy_code(spec, files, [l.code_dir for l in layouts.values()], job_dir)
     for resolved in resolved_channels:
         channel_io.materialize(resolved, job_dir, [l.channel_dir(resolved.channel.name) for l in layouts.values()],
                                spec.region)
-    gpus, cpus = num_gpus(spec.instance_type), contract.num_cpus()
+    gpu_sets, cpus = gpu_slices(visible_gpus(spec.instance_type, base_env), len(hosts)), contract.num_cpus()
     host_plans = []
     for index, host in enumerate(hosts):
         layout = layouts[host]
@@ -117,7 +146,9 @@ def build(spec: TrainingJobSpec, *, job_dir: Path, files: list[tuple[Path, str]]
         hyperparameters = contract.job_hyperparameters(spec, submit_dir)
         contract.write_config_files(layout, spec, host, hosts, hyperparameters)
         env = dict(spec.environment)
-        env.update(contract.environment(layout, spec, host, hosts, hyperparameters, gpus, cpus))
+        env.update(contract.environment(layout, spec, host, hosts, hyperparameters, len(gpu_sets[index]), cpus))
+        if spec.instance_type == "local_gpu":
+            env["CUDA_VISIBLE_DEVICES"] = ",".join(gpu_sets[index])
         env["PYTHONUNBUFFERED"] = "1"  # lines reach the log as they are printed
         env["PYTHONPATH"] = _python_path(layout.code_dir, {**base_env, **spec.environment})
         if spec.framework == "tensorflow":
@@ -144,6 +175,9 @@ def build(spec: TrainingJobSpec, *, job_dir: Path, files: list[tuple[Path, str]]
         "job_name": spec.job_name, "job_dir": str(job_dir), "framework": spec.framework, "python": python,
         "hosts": host_plans, "max_run": spec.max_run, "stop_grace": stop_grace, "region": spec.region,
         "artifact_prefix": artifact_prefix(spec.output_path, spec.job_name, job_dir),
+        "checkpoint_s3_uri": spec.checkpoint_s3_uri,
+        # what the job writes after this moment goes back to checkpoint_s3_uri (restored files do not)
+        "checkpoints_restored_at": time.time(),
     }
     (job_dir / "plan.json").write_text(json.dumps(plan, indent=2))
     return plan

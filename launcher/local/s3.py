@@ -63,10 +63,11 @@ def upload_file(path: Path, uri: str, region: str | None = None) -> str:
     return uri
 
 
-def upload_tree(folder: Path, uri: str, region: str | None = None) -> str:
+def upload_tree(folder: Path, uri: str, region: str | None = None, newer_than: float | None = None) -> str:
+    """Upload every file under `folder` (only those modified after `newer_than`, when given)."""
     bucket, prefix = split_uri(uri)
     s3 = client(region)
-    files = [p for p in sorted(folder.rglob("*")) if p.is_file()]
+    files = [p for p in sorted(folder.rglob("*")) if p.is_file() and (newer_than is None or p.stat().st_mtime > newer_than)]
     with ThreadPoolExecutor(max_workers=8) as pool:
         list(pool.map(lambda p: s3.upload_file(str(p), bucket, f"{prefix.rstrip('/')}/{p.relative_to(folder).as_posix()}"), files))
     return uri

@@ -160,6 +160,13 @@ class Supervisor:
             fields["OutputArtifacts"] = {"S3OutputArtifacts": placed["output"]}
             if placed["profiler"]:
                 fields["ProfilerOutput"] = placed["profiler"]
+            if self.plan.get("checkpoint_s3_uri"):  # SageMaker keeps checkpoints/ in sync with checkpoint_s3_uri
+                from launcher.local import s3
+                from launcher.local.plan import checkpoint_folders
+
+                for folder in checkpoint_folders([HostLayout(Path(h["root"])) for h in self.plan["hosts"]]):
+                    s3.upload_tree(folder, self.plan["checkpoint_s3_uri"], self.plan["region"],
+                                   newer_than=self.plan["checkpoints_restored_at"])
         except Exception as error:  # keep the job's own outcome; say why nothing was uploaded
             self.router.note(f"could not publish artifacts: {error}")
             if kind == "completed":

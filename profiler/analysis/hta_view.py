@@ -54,6 +54,8 @@ def build(rt: RankTrace, n_step_names: int, include_last_step: bool = False) -> 
     c = rt.columns
     if rt.source_order is not None:  # HTA works in file order; its unstable sorts make tie order matter
         c = {k: c[k][rt.source_order] for k in ("ts_ns", "dur_ns", "name_id", "stream", "correlation")}
+    if rt.meta.base_ns:  # HTA rounds the µs values as written in the file, i.e. before adding the base
+        c = {**c, "ts_ns": c["ts_ns"] - rt.meta.base_ns}
     if rt.meta.float_us:
         # rebuild the float64 µs values the JSON held (whole + fraction, so nothing is lost above 2**53 ns)
         ts_f = (c["ts_ns"] // 1000).astype(np.float64) + (c["ts_ns"] % 1000) / 1000.0

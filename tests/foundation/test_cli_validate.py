@@ -39,6 +39,16 @@ instance_type: ml.p4d.24xl
 max_run: -5
 """
 
+CROSS = """
+framework: pytorch
+entry_point: train.py
+region: us-west-2
+framework_version: "2.0.7"
+instance_type: ml.p4d.24xlarge
+output_path: /tmp/out
+max_wait: 100
+"""
+
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
     code = "import sys; from launcher.cli import main; sys.argv = ['sagelaunch', *sys.argv[1:]]; main()"
@@ -61,7 +71,14 @@ def test_validate_good_and_bad_jobs_and_request(tmp_path):
     failed = run_cli("validate", str(bad))
     assert failed.returncode == 1
     assert "did you mean 'ml.p4d.24xlarge'?" in failed.stderr and "max_run" in failed.stderr
-    assert "3 problem(s)" in failed.stderr or "problem(s)" in failed.stderr
+    assert "2 problem(s)" in failed.stderr
+
+    cross = tmp_path / "cross.yaml"
+    cross.write_text(textwrap.dedent(CROSS))
+    every = run_cli("validate", str(cross))
+    assert every.returncode == 1 and "4 problem(s)" in every.stderr, every.stderr
+    for needle in ("framework_version='2.0.7'", "role is required", "output_path='/tmp/out'", "max_wait=100"):
+        assert needle in every.stderr
 
     dry = run_cli("validate", str(good), "--request")
     assert dry.returncode == 0, dry.stderr

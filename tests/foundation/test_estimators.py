@@ -33,6 +33,13 @@ def test_image_uri_resolves_to_the_full_tag_and_py_version_is_derived():
     assert tf.training_image_uri.endswith("tensorflow-training:2.11.1-gpu-py39-cu112-ubuntu20.04-sagemaker")
 
 
+def test_positional_arguments_follow_the_sdk_order():
+    est = PyTorch("train.py", "2.0.0", "py310", instance_type="local")
+    assert (est.entry_point, est.framework_version, est.py_version) == ("train.py", "2.0.0", "py310")
+    with pytest.raises(TypeError, match="both by position and by name"):
+        PyTorch("train.py", entry_point="x.py", instance_type="local", framework_version="2.0.0")
+
+
 def test_unknown_arguments_are_rejected():
     assert "instance_typ" in error_of(pt, instance_typ="ml.p4d.24xlarge")
 

@@ -126,3 +126,14 @@ def test_config_files_and_profiler_settings(tmp_path):
 def test_tf_config_makes_every_host_a_worker():
     config = json.loads(contract.tf_config(["algo-1", "algo-2"], "algo-2", [4001, 4002]))
     assert config == {"cluster": {"worker": ["127.0.0.1:4001", "127.0.0.1:4002"]}, "task": {"type": "worker", "index": 1}}
+
+
+def test_local_gpu_hosts_get_their_own_gpus():
+    from launcher.local.plan import gpu_slices, visible_gpus
+
+    assert gpu_slices(["0", "1", "2", "3"], 2) == [["0", "1"], ["2", "3"]]
+    assert gpu_slices(["0", "1", "2"], 2) == [["0"], ["1"]]
+    assert gpu_slices(["0"], 2) == [["0"], ["0"]]  # too few: shared, as one machine can only share
+    assert gpu_slices([], 2) == [[], []]
+    assert visible_gpus("local", {"CUDA_VISIBLE_DEVICES": "0"}) == []
+    assert visible_gpus("local_gpu", {"CUDA_VISIBLE_DEVICES": "2,3"}) == ["2", "3"]

@@ -91,10 +91,11 @@ def test_two_hosts_with_s3_channels_and_s3_output(moto_server):
     s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
     for key in ("data/train/a.csv", "data/train/nested/b.csv", "shards/s-0.csv", "shards/s-1.csv"):
         s3.put_object(Bucket=bucket, Key=key, Body=b"x")
+    s3.put_object(Bucket=bucket, Key="ckpt/runs-rank0.txt", Body=b"5")  # a previous run's checkpoint
     spec = make_spec(instance_count=2, processes_per_host=1, hyperparameters={"allreduce": 1},
                      inputs=(InputChannel(name="train", uri=f"s3://{bucket}/data/train"),
                              InputChannel(name="shards", uri=f"s3://{bucket}/shards/", distribution="ShardedByS3Key")),
-                     output_path=f"s3://{bucket}/results")
+                     output_path=f"s3://{bucket}/results", checkpoint_s3_uri=f"s3://{bucket}/ckpt")
 
     job = submit(spec, wait=True, logs=False)
 
@@ -108,6 +109,10 @@ def test_two_hosts_with_s3_channels_and_s3_output(moto_server):
     assert first[0]["env"]["SM_HOSTS"] == '["algo-1","algo-2"]' and second[1]["env"]["SM_CURRENT_HOST"] == "algo-2"
     assert first[0]["channels"]["train"] == second[1]["channels"]["train"] == ["a.csv", "nested/b.csv"]
     assert first[0]["channels"]["shards"] == ["s-0.csv"] and second[1]["channels"]["shards"] == ["s-1.csv"]
+    # checkpoints/ started from checkpoint_s3_uri and went back to it
+    assert first[0]["checkpoint_runs"] == 6 and second[1]["checkpoint_runs"] == 1
+    assert s3.get_object(Bucket=bucket, Key="ckpt/runs-rank0.txt")["Body"].read() == b"6"
+    assert s3.get_object(Bucket=bucket, Key="ckpt/runs-rank1.txt")["Body"].read() == b"1"
     assert job.model_data == f"s3://{bucket}/results/{spec.job_name}/output/model.tar.gz"
     model = s3.get_object(Bucket=bucket, Key=f"results/{spec.job_name}/output/model.tar.gz")["Body"].read()
     assert _tar_names(model) == ["model.txt"]

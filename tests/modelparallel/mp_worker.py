@@ -98,6 +98,7 @@ def case_train(case: dict) -> dict:
     result = train(case, model, opt, range(case.get("steps", 3)))
     result["layout"] = {"pp": smp.pp_size(), "tp": smp.tp_size(), "dp": smp.dp_size(), "rdp": smp.rdp_size()}
     result["opt_state_bytes"] = opt.local_state_bytes()
+    result["distributed_params"] = sorted(n for n, d in model.tp_shard_dims.items() if d is not None)
     return result
 
 

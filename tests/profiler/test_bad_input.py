@@ -156,3 +156,11 @@ def test_real_process_prints_one_json_object_or_one_error_line(tmp_path):
     err = subprocess.run([sys.executable, "-m", "profiler.cli", "analyze", str(bad)], capture_output=True, text=True,
                          env=env, timeout=120)
     assert err.returncode == 2 and "Traceback" not in err.stderr and err.stderr.startswith("error: ")
+
+
+def test_sagelaunch_profile_analyze_is_registered():
+    from launcher.cli import app
+
+    result = runner.invoke(app, ["profile", "analyze", str(TRACES / "sampled_rank1.pt.trace.json.gz"), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["ranks"]["1"]["temporal"]["span_us"] > 0

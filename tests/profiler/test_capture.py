@@ -28,6 +28,8 @@ SCRIPT = textwrap.dedent(r'''
         return cond()
 
     # 1. settings come from $SAGELAUNCH_PROFILER_CONFIG, output goes to $SM_PROFILER_OUTPUT_DIR
+    from profiler.settings import profiler_configured
+    out["configured"] = profiler_configured()
     prof = SMProfiler.instance()
     c = prof.config
     out["settings"] = [c.system_monitor_interval_millis, c.cpu_profiling_duration, c.file_rotation_secs,
@@ -80,6 +82,7 @@ def test_api_without_torch_rotation_duration_and_failure(tmp_path):
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["settings"] == [100, 3, 1, str(tmp_path / "out"), "algo-2", 3]
+    assert out["configured"] is True
     assert out["rotated"] and out["stopped_by_duration"]
     assert out["torch_imported"] is False
     assert out["failed_but_alive"] is True and "profiling stops, training goes on" in proc.stderr
@@ -101,7 +104,7 @@ def test_disabled_profiler_writes_nothing(tmp_path):
                                  "ProfilingParameters": {"CPUProfilingDuration": "3", "SMPFileRotationSecs": "1"}})
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert out["files"] == [] and not out["rotated"]
+    assert out["files"] == [] and not out["rotated"] and out["configured"] is False
 
 
 def test_imports_stay_light():

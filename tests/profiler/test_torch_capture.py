@@ -27,6 +27,8 @@ SCRIPT = textwrap.dedent(r'''
     cfg = RobertaConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
                         vocab_size=200, max_position_embeddings=40, num_labels=2)
     ds = Dataset.from_dict({"input_ids": [[5] * 16] * 32, "attention_mask": [[1] * 16] * 32, "labels": [0, 1] * 16})
+    import time
+    t0 = time.time_ns()
     for run, cpu_ops in (("default", False), ("cpu_ops", True)):
         SMProfiler._instance = None
         smprof.configure(smprof.Config(output_dir=os.path.join(sys.argv[1], run), record_cpu_ops=cpu_ops))
@@ -36,7 +38,8 @@ SCRIPT = textwrap.dedent(r'''
         Trainer(model=RobertaForSequenceClassification(cfg), args=args, train_dataset=ds,
                 callbacks=[ProfilerCallback()]).train()
         assert not SMProfiler.instance().active  # the callback stopped what it started
-    print("done")
+    with open(os.path.join(sys.argv[1], "clock.json"), "w") as f:
+        json.dump([t0, time.time_ns()], f)
 ''')
 
 
@@ -78,3 +81,10 @@ def test_default_capture_records_no_operators_but_cpu_ops_mode_does(runs):
     assert {"aten::addmm", "aten::embedding"} <= ops or "aten::linear" in ops
     result = analyze(runs / "cpu_ops")["ranks"]["0"]
     assert result["cpu"]["active_us"] > 0 and result["temporal"] is None  # no GPU here
+
+
+def test_kineto_and_our_events_share_the_epoch_clock(runs):
+    t0, t1 = json.loads((runs / "clock.json").read_text())
+    for run in ("default", "cpu_ops"):
+        rank = load_profile(runs / run / "algo-1").ranks[0]
+        assert t0 <= int(rank["ts_ns"].min()) and int((rank["ts_ns"] + rank["dur_ns"]).max()) <= t1, run

@@ -1,0 +1,233 @@
+"""Benchmark of the modelparallel package (printed side by side, never asserted).
+
+1. Per-rank optimizer-state bytes (Adam) with shard_optimizer_state at dp=2 vs without (target ≤ 0.55×).
+2. Activation bytes kept for backward with activation checkpointing vs without on a tiny RoBERTa (target ≤ 0.5×),
+   measured with autograd saved_tensors_hooks (plus the inputs the checkpointed layers keep, and the one layer
+   that is recomputed at a time during backward).
+3. Step time of tp=2 and pp=2 (2 torchrun ranks on this machine) relative to one process on the same batch.
+
+usage: python scripts/bench_modelparallel.py [--steps 8] [--hidden 128] [--layers 4] [--seq 32] [--batch 16]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO)
+
+
+def build_roberta(hidden: int, layers: int, seq: int, seed: int = 0):
+    import torch
+    from transformers import RobertaConfig, RobertaForSequenceClassification
+
+    torch.manual_seed(seed)
+    cfg = RobertaConfig(vocab_size=512, hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=4,
+                        intermediate_size=4 * hidden, max_position_embeddings=seq + 4, type_vocab_size=1,
+                        num_labels=3, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, pad_token_id=1)
+    cfg._attn_implementation = "eager"
+    return RobertaForSequenceClassification(cfg)
+
+
+def batch(n: int, seq: int, step: int = 0):
+    import torch
+
+    g = torch.Generator().manual_seed(step)
+    return (torch.randint(3, 512, (n, seq), generator=g), torch.ones(n, seq, dtype=torch.long),
+            torch.randint(0, 3, (n,), generator=g))
+
+
+def make_step():
+    import torch.nn.functional as F
+
+    import modelparallel as smp
+
+    @smp.step
+    def train_step(model, ids, mask, y):
+        loss = F.cross_entropy(model(ids, attention_mask=mask).logits, y)
+        model.backward(loss)
+        return loss
+
+    return train_step
+
+
+def time_steps(model, opt, step_fn, ids, mask, y, steps: int) -> float:
+    import torch.distributed as dist
+
+    for i in range(steps + 2):
+        if i == 2:  # two warm-up steps (pipeline stage set-up, allocator)
+            dist.barrier()
+            start = time.perf_counter()
+        opt.zero_grad()
+        step_fn(model, ids, mask, y)
+        opt.step()
+    dist.barrier()
+    return (time.perf_counter() - start) / steps
+
+
+# ----- 2. saved activations (one process)
+def saved_activation_bytes(args, checkpointing: bool) -> int:
+    import torch
+    import torch.nn.functional as F
+
+    import modelparallel as smp
+
+    model = smp.DistributedModel(build_roberta(args.hidden, args.layers, args.seq))
+    layers = model.get_module().roberta.encoder.layer
+    if checkpointing:
+        smp.set_activation_checkpointing(layers, strategy="each")
+    params = {p.untyped_storage().data_ptr() for p in model.parameters()}
+    kept: dict[int, int] = {}
+
+    def remember(t):
+        if isinstance(t, torch.Tensor):
+            ptr = t.untyped_storage().data_ptr()
+            if ptr not in params:
+                kept.setdefault(ptr, t.untyped_storage().nbytes())
+
+    handles = [layer.register_forward_pre_hook(lambda m, a: [remember(x) for x in a]) for layer in layers] \
+        if checkpointing else []
+    ids, mask, y = batch(args.batch, args.seq)
+
+    def pack(t):
+        remember(t)
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        loss = F.cross_entropy(model(ids, attention_mask=mask).logits, y)
+    retained = sum(kept.values())
+    for h in handles:
+        h.remove()
+    loss.backward()
+    return retained
+
+
+def per_layer_bytes(args) -> int:
+    """What one encoder layer saves for backward (the transient recompute of a checkpointed layer)."""
+    import torch
+
+    model = build_roberta(args.hidden, args.layers, args.seq)
+    layer = model.roberta.encoder.layer[0]
+    hidden = torch.randn(args.batch, args.seq, args.hidden, requires_grad=True)
+    params = {p.untyped_storage().data_ptr() for p in model.parameters()}
+    kept: dict[int, int] = {}
+
+    def pack(t):
+        ptr = t.untyped_storage().data_ptr()
+        if ptr not in params and ptr != hidden.untyped_storage().data_ptr():
+            kept.setdefault(ptr, t.untyped_storage().nbytes())
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        layer(hidden, None)
+    return sum(kept.values())
+
+
+def single_process(args) -> dict:
+    import torch
+
+    import modelparallel as smp
+
+    smp.init({})
+    no_ckpt = saved_activation_bytes(args, checkpointing=False)
+    ckpt = saved_activation_bytes(args, checkpointing=True)
+    recompute = per_layer_bytes(args)
+    model = smp.DistributedModel(build_roberta(args.hidden, args.layers, args.seq))
+    opt = smp.DistributedOptimizer(torch.optim.Adam(model.parameters(), lr=1e-3))
+    step_time = time_steps(model, opt, make_step(), *batch(args.batch, args.seq), args.steps)
+    return {"saved_no_ckpt": no_ckpt, "saved_ckpt": ckpt, "recompute_layer": recompute, "step_time": step_time,
+            "threads": torch.get_num_threads()}
+
+
+# ----- 1 and 3: two torchrun ranks
+def worker(args) -> None:
+    import torch
+    import torch.distributed as dist
+
+    import modelparallel as smp
+
+    out = {}
+    for name, cfg in [("dp2", {"ddp": True}), ("dp2_sharded", {"ddp": True, "shard_optimizer_state": True})]:
+        smp.init(cfg)
+        model = smp.DistributedModel(build_roberta(args.hidden, args.layers, args.seq))
+        opt = smp.DistributedOptimizer(torch.optim.Adam(model.parameters(), lr=1e-3))
+        ids, mask, y = batch(args.batch, args.seq)
+        step = make_step()
+        opt.zero_grad()
+        step(model, ids.chunk(2)[smp.dp_rank()], mask.chunk(2)[smp.dp_rank()], y.chunk(2)[smp.dp_rank()])
+        opt.step()
+        out[name] = smp.allgather(opt.local_state_bytes())
+    for name, cfg in [("tp2", {"tensor_parallel_degree": 2, "ddp": True}),
+                      ("pp2", {"pipeline_parallel_degree": 2, "microbatches": 2, "pipeline": "simple"})]:
+        smp.init(cfg)
+        module = build_roberta(args.hidden, args.layers, args.seq)
+        if name == "tp2":
+            smp.set_tensor_parallelism(module)
+        model = smp.DistributedModel(module)
+        opt = smp.DistributedOptimizer(torch.optim.Adam(model.parameters(), lr=1e-3))
+        ids, mask, y = batch(args.batch, args.seq)
+        if name == "tp2":  # each tp rank brings half of the batch; the scaled batch is the whole one
+            ids, mask, y = (t.chunk(2)[smp.tp_rank()] for t in (ids, mask, y))
+        out[name] = time_steps(model, opt, make_step(), ids, mask, y, args.steps)
+    if dist.get_rank() == 0:
+        with open(args.out, "w") as fd:
+            json.dump(out, fd)
+    smp.shutdown()
+
+
+def launch_workers(args) -> dict:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out = os.path.join(tempfile.mkdtemp(prefix="bench_mp_"), "ranks.json")
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--master-port", str(port),
+           os.path.abspath(__file__), "--worker", "--out", out, "--steps", str(args.steps), "--hidden",
+           str(args.hidden), "--layers", str(args.layers), "--seq", str(args.seq), "--batch", str(args.batch)]
+    env = {**os.environ, "PYTHONPATH": REPO, "SMP_TIMEOUT_SECONDS": "120"}
+    subprocess.run(cmd, check=True, env=env, timeout=900, stdout=subprocess.DEVNULL)
+    return json.load(open(out))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--steps", type=int, default=8)
+    parser.add_argument("--hidden", type=int, default=128)
+    parser.add_argument("--layers", type=int, default=4)
+    parser.add_argument("--seq", type=int, default=32)
+    parser.add_argument("--batch", type=int, default=16)
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--out", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        return worker(args)
+    multi = launch_workers(args)
+    single = single_process(args)
+    full, sharded = multi["dp2"], multi["dp2_sharded"]
+    print(f"model: RoBERTa hidden={args.hidden} layers={args.layers} seq={args.seq} batch={args.batch}; "
+          f"{args.steps} timed steps")
+    print("1. optimizer state per rank (Adam), dp=2")
+    for r in range(2):
+        print(f"   rank {r}: unsharded {full[r]:>10,} B   sharded {sharded[r]:>10,} B   "
+              f"ratio {sharded[r] / full[r]:.3f}  (target ≤ 0.55)")
+    kept_ckpt = single["saved_ckpt"] + single["recompute_layer"]
+    print("2. activations kept for backward, one process")
+    print(f"   no checkpointing {single['saved_no_ckpt']:>12,} B")
+    print(f"   checkpoint each  {single['saved_ckpt']:>12,} B after forward, + {single['recompute_layer']:,} B "
+          f"while one layer is recomputed = {kept_ckpt:,} B peak")
+    print(f"   ratio (peak)     {kept_ckpt / single['saved_no_ckpt']:.3f}  (target ≤ 0.5)")
+    print(f"3. step time (same global batch), single process with {single['threads']} threads: "
+          f"{single['step_time'] * 1e3:.1f} ms")
+    for name in ("tp2", "pp2"):
+        print(f"   {name}: {multi[name] * 1e3:8.1f} ms   ×{multi[name] / single['step_time']:.2f} of single process "
+              "(2 ranks × 1 thread on a 2-core CPU, gloo)")
+
+
+if __name__ == "__main__":
+    main()

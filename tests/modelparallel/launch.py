@@ -1,0 +1,40 @@
+"""Start one torchrun launch of mp_worker.py for a list of cases and read every rank's JSON results."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+WORKER = Path(__file__).with_name("mp_worker.py")
+REPO = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_cases(cases: list[dict], world: int, out_dir: Path, timeout: float = 240) -> list[dict]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    cases_file = out_dir / "cases.json"
+    cases_file.write_text(json.dumps(cases))
+    env = {**os.environ, "SMP_TIMEOUT_SECONDS": "60", "OMP_NUM_THREADS": "1",
+           "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(world),
+           "--master-addr", "127.0.0.1", "--master-port", str(free_port()), str(WORKER), str(cases_file), str(out_dir)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                            start_new_session=True)
+    try:
+        output, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 9)  # torchrun and its workers: the session this launch started
+        output, _ = proc.communicate()
+        raise AssertionError(f"torchrun with {world} ranks did not finish in {timeout}s:\n{output[-4000:]}")
+    if proc.returncode != 0:
+        raise AssertionError(f"torchrun with {world} ranks failed ({proc.returncode}):\n{output[-6000:]}")
+    return [json.loads((out_dir / f"rank{r}.json").read_text()) for r in range(world)]

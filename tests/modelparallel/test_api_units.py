@@ -1,0 +1,93 @@
+"""In-process checks of the parts that need no second rank: parameters, microbatches, StepOutput, plans."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from modelparallel.config import load_parameters
+from modelparallel.errors import SMPValidationError
+from modelparallel.microbatch import split_arguments
+from modelparallel.step_output import StepOutput, merge_microbatch_results
+
+
+def test_env_parameters_merge_with_config_and_aliases(monkeypatch):
+    monkeypatch.setenv("SM_HP_MP_PARAMETERS", json.dumps({"partitions": 2, "microbatches": 4, "ddp": True}))
+    cfg = load_parameters({"microbatches": 2, "placement_strategy": "spread"})
+    assert (cfg.pipeline_parallel_degree, cfg.microbatches, cfg.placement_strategy) == (2, 2, "spread")
+    cfg = load_parameters({"pipeline_parallel_degree": 1})  # the canonical key replaces the env alias
+    assert cfg.pipeline_parallel_degree == 1
+
+
+def test_unknown_and_bad_parameters_are_rejected(monkeypatch):
+    monkeypatch.delenv("SM_HP_MP_PARAMETERS", raising=False)
+    with pytest.raises(SMPValidationError, match="microbatchs"):
+        load_parameters({"microbatchs": 2})
+    with pytest.raises(SMPValidationError, match="placement_strategy"):
+        load_parameters({"placement_strategy": "DPX"})
+    monkeypatch.setenv("SM_HP_MP_PARAMETERS", "{not json")
+    with pytest.raises(SMPValidationError, match="SM_HP_MP_PARAMETERS is not valid JSON"):
+        load_parameters()
+
+
+def test_microbatch_split_rules():
+    def fn(model, x, extra, y=None):
+        return x
+
+    x, y = torch.arange(12).reshape(6, 2), torch.arange(6)
+    mbs = split_arguments(fn, ("m", x, {"a": torch.ones(2, 6)}), {"y": y}, 3,
+                          non_split_inputs=None, input_split_axes={"extra": 1})
+    assert len(mbs) == 3 and mbs[1][0][0] == "m"
+    assert torch.equal(mbs[1][0][1], x[2:4]) and mbs[2][0][2]["a"].shape == (2, 2)
+    assert torch.equal(mbs[0][0][3], y[:2])  # bound back as the 4th positional argument
+    kept = split_arguments(fn, ("m", x, torch.ones(5)), {}, 3, non_split_inputs=["extra"])
+    assert kept[0][0][2].shape == (5,)
+    with pytest.raises(SMPValidationError, match="'x' has batch size 6 along axis 0.*microbatches=4"):
+        split_arguments(fn, ("m", x, None), {}, 4)
+
+
+def test_step_output_reductions_and_structure():
+    out = StepOutput([torch.tensor([1.0, 2.0]), torch.tensor([3.0, 4.0])])
+    assert torch.equal(out.reduce_mean(), torch.tensor([2.0, 3.0]))
+    assert torch.equal(out.reduce_sum(), torch.tensor([4.0, 6.0]))
+    assert out.concat().shape == (4,) and out.stack().shape == (2, 2)
+    merged = merge_microbatch_results([(torch.tensor(1.0), {"acc": torch.tensor(0.5)}, "tag"),
+                                       (torch.tensor(3.0), {"acc": torch.tensor(1.0)}, "tag")], detach=True)
+    assert merged[0].reduce_mean().item() == 2.0 and merged[1]["acc"].outputs[1].item() == 1.0
+    assert merged[2] == "tag"
+
+
+def test_tensor_parallel_plans_and_divisibility():
+    from modelparallel.tensor_parallel import build_plan, set_tensor_parallelism
+    from tests.modelparallel.models import build_mlp, build_roberta
+
+    mlp = build_mlp()
+    set_tensor_parallelism(mlp)
+    plan = build_plan(mlp, 2)
+    assert [type(plan[k]).__name__ for k in ("0", "2", "4", "6")] == ["ColwiseParallel", "RowwiseParallel"] * 2
+    roberta = build_roberta()
+    set_tensor_parallelism(roberta)
+    plan = build_plan(roberta, 2)
+    layer0 = {k.split("layer.0.")[1]: type(v).__name__ for k, v in plan.items() if ".layer.0." in k}
+    assert layer0 == {"attention.self.query": "ColwiseParallel", "attention.self.key": "ColwiseParallel",
+                      "attention.self.value": "ColwiseParallel", "attention.output.dense": "RowwiseParallel",
+                      "intermediate.dense": "ColwiseParallel", "output.dense": "RowwiseParallel"}
+    with pytest.raises(SMPValidationError, match="tensor_parallel_degree=3 does not divide num_attention_heads=4"):
+        build_plan(roberta, 3)
+
+
+def test_pipeline_partition_even_and_manual():
+    import torch.nn as nn
+
+    from modelparallel.partitioning import manual_chunks, split_evenly
+
+    assert split_evenly(7, 4) == [range(0, 2), range(2, 4), range(4, 6), range(6, 7)]
+    units = [(str(i), nn.Linear(2, 2)) for i in range(4)]
+    for (_, m), p in zip(units, [0, 0, 1, 1]):
+        m._smp_partition = p
+    assert manual_chunks(units, 2, 0) == [range(0, 2), range(2, 4)]
+    units[3][1]._smp_partition = 0
+    with pytest.raises(SMPValidationError, match="partitions must follow the order"):
+        manual_chunks(units, 2, 0)

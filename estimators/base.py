@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 from estimators import field_checks as check
 from estimators import support
 from estimators.inputs import to_channels
-from estimators.naming import check_job_name, job_name_from_base
+from launcher.aws.naming import check_name, job_name
 from estimators.resolve import Resolved, resolve
 from launcher.spec import TrainingJobSpec
 from profiler_config import ProfilerConfig
@@ -156,12 +156,12 @@ class FrameworkEstimator(BaseModel):
         return self.base_job_name or self.resolved.repository
 
     def make_job_name(self) -> str:
-        return job_name_from_base(self._default_base_job_name())
+        return job_name(self._default_base_job_name())
 
     # ------------------------------------------------------------ spec and request
     def to_spec(self, job_name: str | None = None, inputs: Any = None) -> TrainingJobSpec:
         r = self.resolved
-        name = check_job_name(job_name) if job_name is not None else self.make_job_name()
+        name = check_name(job_name) if job_name is not None else self.make_job_name()
         local = self.instance_type in support.LOCAL_INSTANCE_TYPES
         if self.source_dir is None:
             entry, source_dir, entry_path = os.path.basename(self.entry_point), None, os.path.abspath(self.entry_point)

@@ -139,8 +139,9 @@ class SMProfiler:
             self._tf_logdir = None
 
     def _start_monitor_if_alone(self) -> None:
-        """Outside a sagelaunch job (no sidecar), rank 0 samples utilisation in a thread of its own."""
-        if os.environ.get("SAGELAUNCH_PROFILER_CONFIG") or self.config.rank != 0:
+        """Outside a local sagelaunch job (no sidecar), local rank 0 of each host samples utilisation in a thread."""
+        local_rank = int(os.environ.get("LOCAL_RANK", self.config.rank) or 0)
+        if os.environ.get("SAGELAUNCH_PROFILER_CONFIG") or local_rank != 0:
             return
         from profiler.system_monitor import SystemMonitor
 

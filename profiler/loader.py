@@ -80,6 +80,7 @@ def load_profile(path) -> Profile:
             f"{root}: no traces found (looked for *.json, *.json.gz, rank-*/trace-*.parquet, system-*.parquet)"
         )
     errors: list[str] = []
+    not_traces: list[str] = []
     for folder, files in sorted(ours.items()):
         try:
             _add_rank(ranks, artifact.read_events(files), warnings)
@@ -89,14 +90,19 @@ def load_profile(path) -> Profile:
         try:
             _add_rank(ranks, read_kineto(f), warnings)
         except ProfileLoadError as exc:
-            errors.append(str(exc))
+            if "not a trace" in str(exc):  # a job folder also holds config JSON (hyperparameters.json…)
+                not_traces.append(f.name)
+            else:
+                errors.append(str(exc))
     if system:
         try:
             counters = artifact.read_counters(system)
         except ProfileLoadError as exc:
             errors.append(str(exc))
     if not ranks and counters is None:
-        raise ProfileLoadError("nothing readable:\n  " + "\n  ".join(errors))
+        raise ProfileLoadError("nothing readable:\n  " + "\n  ".join(errors + [f"{n}: not a trace" for n in not_traces]))
+    if not_traces:
+        warnings.append(f"ignored {len(not_traces)} JSON files that are not traces ({', '.join(not_traces[:5])})")
     warnings.extend(f"skipped: {e}" for e in errors)
     return _finish(Profile(ranks=ranks, counters=counters, source=str(root), warnings=warnings))
 

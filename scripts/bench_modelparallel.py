@@ -92,8 +92,11 @@ def saved_activation_bytes(args, checkpointing: bool) -> int:
             if ptr not in params:
                 kept.setdefault(ptr, t.untyped_storage().nbytes())
 
-    handles = [layer.register_forward_pre_hook(lambda m, a: [remember(x) for x in a]) for layer in layers] \
-        if checkpointing else []
+    def keep_inputs(module, inputs):  # a checkpointed layer keeps its inputs until backward
+        for x in inputs:
+            remember(x)
+
+    handles = [layer.register_forward_pre_hook(keep_inputs) for layer in layers] if checkpointing else []
     ids, mask, y = batch(args.batch, args.seq)
 
     def pack(t):

@@ -47,6 +47,6 @@ def check_name(name: str, field: str = "job_name") -> str:
     if not NAME_PATTERN.match(name):
         raise ValueError(
             f"{field}={name!r} is not a valid SageMaker name: use letters, digits and hyphens, "
-            f"starting and ending with a letter or digit. Did you mean {sanitize_base(name)!r}?"
+            f"starting and ending with a letter or digit; did you mean {sanitize_base(name)!r}?"
         )
     return name

@@ -78,7 +78,7 @@ def test_rejected_create_training_job(sagemaker_env, tmp_path, code, message, ca
 
 def test_bad_job_name_is_rejected_offline(sagemaker_env, tmp_path):
     spec = make_spec("x", make_source(tmp_path / "src"), job_name="bad_name_with_underscores")
-    with pytest.raises(ValueError, match="Did you mean 'bad-name-with-underscores'"):
+    with pytest.raises(ValueError, match="did you mean 'bad-name-with-underscores'"):
         submit(spec)
     assert sagemaker_env.proxy.calls() == []
 

@@ -41,7 +41,12 @@ def set_tensor_parallelism(module, enabled: bool = True, **tensor_parallel_confi
 
 
 def _is_marked(module) -> bool:
-    return bool(getattr(module, MARK, False))
+    """Marked itself, or (the top-level module of a tensor_parallelism() block, which no parent registered)
+    all of its children are."""
+    if MARK in vars(module):
+        return bool(vars(module)[MARK])
+    children = list(module.children())
+    return bool(children) and all(getattr(c, MARK, False) for c in children)
 
 
 def _is_bert_layer(m) -> bool:

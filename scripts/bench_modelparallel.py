@@ -59,17 +59,22 @@ def make_step():
 
 
 def time_steps(model, opt, step_fn, ids, mask, y, steps: int) -> float:
+    """Median step time after two warm-up steps (median: this CPU is shared with other work)."""
+    import statistics
+
     import torch.distributed as dist
 
+    times = []
     for i in range(steps + 2):
-        if i == 2:  # two warm-up steps (pipeline stage set-up, allocator)
-            dist.barrier()
-            start = time.perf_counter()
+        dist.barrier()
+        start = time.perf_counter()
         opt.zero_grad()
         step_fn(model, ids, mask, y)
         opt.step()
-    dist.barrier()
-    return (time.perf_counter() - start) / steps
+        dist.barrier()
+        if i >= 2:
+            times.append(time.perf_counter() - start)
+    return statistics.median(times)
 
 
 # ----- 2. saved activations (one process)
@@ -138,6 +143,7 @@ def single_process(args) -> dict:
 
     import modelparallel as smp
 
+    torch.set_num_threads(1)  # like each torchrun rank (OMP_NUM_THREADS=1): compares work split, not threads
     smp.init({})
     no_ckpt = saved_activation_bytes(args, checkpointing=False)
     ckpt = saved_activation_bytes(args, checkpointing=True)
@@ -229,7 +235,7 @@ def main() -> None:
           f"{single['step_time'] * 1e3:.1f} ms")
     for name in ("tp2", "pp2"):
         print(f"   {name}: {multi[name] * 1e3:8.1f} ms   ×{multi[name] / single['step_time']:.2f} of single process "
-              "(2 ranks × 1 thread on a 2-core CPU, gloo)")
+              "(2 ranks × 1 thread each, gloo)")
 
 
 if __name__ == "__main__":

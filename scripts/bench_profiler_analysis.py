@@ -1,6 +1,7 @@
 """Analysis speed and peak memory: `sagelaunch profile analyze --json` vs HTA 0.5, side by side in one run.
 
-Both are measured from process start to results printed, each in a fresh process (median of --repeat runs); peak
+Both are measured from process start to results printed, each in a fresh process (median of --repeat runs,
+interleaved); we report wall time and CPU time (user+sys, less sensitive to other load on the machine); peak
 memory is the child's max RSS. HTA runs in its own environment (.venv-hta, see scripts/make_hta_fixtures.py):
 TraceAnalysis load + get_temporal_breakdown + get_gpu_kernel_breakdown + get_cuda_kernel_launch_stats.
 
@@ -38,7 +39,8 @@ import resource, subprocess, sys, time, json
 t = time.perf_counter()
 p = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
 wall = time.perf_counter() - t
-print(json.dumps({"rc": p.returncode, "wall_s": wall, "peak_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
+ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"rc": p.returncode, "wall_s": wall, "cpu_s": ru.ru_utime + ru.ru_stime, "peak_mb": ru.ru_maxrss / 1024,
                   "out_bytes": len(p.stdout)}))
 """
 
@@ -72,18 +74,20 @@ def main() -> None:
         for name, cmd in contenders.items():
             results[name].append(measure(cmd, env))
     print(f"trace: {args.trace} ({args.trace.stat().st_size / 1e6:.1f} MB on disk)")
-    print(f"{'contender':<40}{'wall s (median)':>16}{'peak MB':>10}{'rc':>4}")
+    print(f"{'contender':<40}{'wall s (median)':>16}{'cpu s (median)':>15}{'peak MB':>10}{'rc':>4}")
     summary = {}
     for name, runs in results.items():
         wall = statistics.median(r["wall_s"] for r in runs)
+        cpu = statistics.median(r["cpu_s"] for r in runs)
         peak = max(r["peak_mb"] for r in runs)
-        summary[name] = (wall, peak)
-        print(f"{name:<40}{wall:>16.3f}{peak:>10.1f}{runs[-1]['rc']:>4}")
+        summary[name] = (wall, cpu, peak)
+        print(f"{name:<40}{wall:>16.3f}{cpu:>15.3f}{peak:>10.1f}{runs[-1]['rc']:>4}")
     hta = summary.get("HTA 0.5 (load + 3 analyses)")
     if hta:
         for name in list(contenders)[:2]:
-            wall, peak = summary[name]
-            print(f"{name}: {hta[0] / wall:.1f}x faster than HTA, peak memory {peak / hta[1]:.2f}x HTA's")
+            wall, cpu, peak = summary[name]
+            print(f"{name}: {hta[0] / wall:.1f}x faster than HTA (wall), {hta[1] / cpu:.1f}x (cpu), "
+                  f"peak memory {peak / hta[2]:.2f}x HTA's")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Fine-tune RoBERTa for 3-class tweet sentiment (negative / neutral / positive) with the HF Trainer.
 
 As in AWS's "PyTorch 2.0 on SageMaker" post: `cardiffnlp/twitter-roberta-base-sep2022` on
-`tweet_eval`/`sentiment`, learning rate 1e-5, per-device batch 16, evaluation and a checkpoint
+`cardiffnlp/tweet_eval`/`sentiment`, learning rate 1e-5, per-device batch 16, evaluation and a checkpoint
 each epoch, the best model chosen by macro recall, and the PyTorch 2 features as switches
 (`--torch_compile`, `--bf16`, `--optim adamw_torch_fused`).
 
@@ -58,7 +58,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     env = os.environ
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model_name_or_path", default=HUB_MODEL, help=f"hub id or local folder; '{TINY_MODEL}' = offline")
-    p.add_argument("--dataset_name", default="tweet_eval", help="hub dataset when no channels are given")
+    p.add_argument("--dataset_name", default="cardiffnlp/tweet_eval",  # the hub's home of tweet_eval
+                   help="hub dataset when no channels are given ('shipped' = scripts/sentiment_data)")
     p.add_argument("--dataset_config", default="sentiment")
     p.add_argument("--epochs", type=float, default=None)
     p.add_argument("--learning_rate", type=float, default=None)
@@ -146,6 +147,7 @@ def load_model_and_tokenizer(args, train_texts: list[str]):
     if args.tiny:
         from tiny_roberta import build_tiny_model, train_tokenizer
 
+        # every rank (and host) trains the same tokenizer: BPE training is deterministic for the same text
         tokenizer = train_tokenizer(train_texts, vocab_size=args.vocab_size, max_length=args.max_length)
         return build_tiny_model(tokenizer, seed=args.seed), tokenizer
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
@@ -256,8 +258,10 @@ def main(argv: list[str] | None = None) -> dict:
     if "test" in encoded:
         metrics.update(trainer.evaluate(encoded["test"], metric_key_prefix="test"))
 
+    # every rank calls save_model (sharded setups need them all); the Trainer writes from the main one.
+    # Model + tokenizer: pipeline("sentiment-analysis") loads the folder.
+    trainer.save_model(args.model_dir)
     if trainer.is_world_process_zero():
-        trainer.save_model(args.model_dir)  # model + tokenizer: pipeline("sentiment-analysis") loads the folder
         Path(args.output_data_dir).mkdir(parents=True, exist_ok=True)
         Path(args.output_data_dir, "metrics.json").write_text(json.dumps(metrics, indent=2))
         print("metrics " + json.dumps({k: round(v, 4) for k, v in metrics.items() if isinstance(v, float)}))

@@ -25,60 +25,6 @@ _OPTIONS = {"python", "master_port", "tf_ports", "stop_grace"}
 DEFAULT_STOP_GRACE = 10.0
 
 
-def _record(spec: TrainingJobSpec, job_dir: Path, prefix: str, hyperparameters: dict[str, str]) -> dict[str, Any]:
-    """The job's first DescribeTrainingJob-shaped record."""
-    from launcher.local.artifacts import join
-
-    created = registry.now()
-    record: dict[str, Any] = {
-        "TrainingJobName": spec.job_name,
-        "TrainingJobArn": f"arn:aws:sagemaker:{spec.region}:000000000000:training-job/{spec.job_name}",
-        "TrainingJobStatus": "InProgress",
-        "SecondaryStatus": "Starting",
-        "SecondaryStatusTransitions": [{"Status": "Starting", "StartTime": created,
-                                        "StatusMessage": "Preparing the instances for training"}],
-        "CreationTime": created,
-        "LastModifiedTime": created,
-        "AlgorithmSpecification": {"TrainingImage": spec.image_uri, "TrainingInputMode": "File"},
-        "HyperParameters": hyperparameters,
-        "ResourceConfig": {"InstanceType": spec.instance_type, "InstanceCount": spec.instance_count,
-                           "VolumeSizeInGB": spec.volume_size},
-        "StoppingCondition": {"MaxRuntimeInSeconds": spec.max_run},
-        "InputDataConfig": [_channel_record(c) for c in spec.inputs],
-        "OutputDataConfig": {"S3OutputPath": spec.output_path or prefix},
-        "Environment": dict(spec.environment),
-        "EnableNetworkIsolation": spec.enable_network_isolation,
-        "JobDir": str(job_dir),
-    }
-    if spec.role:
-        record["RoleArn"] = spec.role
-    if spec.checkpoint_local_path or spec.checkpoint_s3_uri:
-        record["CheckpointConfig"] = {k: v for k, v in (("S3Uri", spec.checkpoint_s3_uri),
-                                                        ("LocalPath", spec.checkpoint_local_path)) if v}
-    if spec.profiler is not None:
-        p = spec.profiler
-        record["ProfilerConfig"] = {
-            "S3OutputPath": p.s3_output_path or join(prefix, "profiler"),
-            "ProfilingIntervalInMilliseconds": p.system_monitor_interval_millis,
-            "ProfilingParameters": {"CPUProfilingDuration": str(p.cpu_profiling_duration),
-                                    "SMPFileRotationSecs": str(p.file_rotation_interval)},
-            "DisableProfiler": p.disable_profiler,
-        }
-    return record
-
-
-def _channel_record(channel: Any) -> dict[str, Any]:
-    if channel.uri.startswith("s3://"):
-        source = {"S3DataSource": {"S3DataType": channel.s3_data_type, "S3Uri": channel.uri,
-                                   "S3DataDistributionType": channel.distribution}}
-    else:
-        source = {"FileDataSource": {"FileUri": channel.uri}}
-    entry = {"ChannelName": channel.name, "DataSource": source, "InputMode": channel.input_mode}
-    if channel.content_type:
-        entry["ContentType"] = channel.content_type
-    return entry
-
-
 def _check_options(options: dict[str, Any]) -> None:
     unknown = sorted(set(options) - _OPTIONS)
     if unknown:
@@ -95,6 +41,7 @@ def submit(spec: TrainingJobSpec, *, wait: bool = True, logs: bool = True, **opt
     from launcher import contract
     from launcher.local import channels, plan, preflight
     from launcher.local.artifacts import artifact_prefix
+    from launcher.local.record import first_record
 
     _check_options(options)
     python = str(options.get("python") or sys.executable)
@@ -129,7 +76,7 @@ def submit(spec: TrainingJobSpec, *, wait: bool = True, logs: bool = True, **opt
 
     # --- record, lay out, start ----------------------------------------------------------
     first_code_dir = contract.HostLayout(job_dir / "algo-1").code_dir
-    registry.create(_record(spec, job_dir, prefix,
+    registry.create(first_record(spec, job_dir, prefix,
                             contract.job_hyperparameters(spec, spec.submit_directory or str(first_code_dir))))
     try:
         job_dir.mkdir(parents=True)

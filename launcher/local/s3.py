@@ -67,7 +67,12 @@ def upload_tree(folder: Path, uri: str, region: str | None = None, newer_than: f
     """Upload every file under `folder` (only those modified after `newer_than`, when given)."""
     bucket, prefix = split_uri(uri)
     s3 = client(region)
-    files = [p for p in sorted(folder.rglob("*")) if p.is_file() and (newer_than is None or p.stat().st_mtime > newer_than)]
+    files = [p for p in sorted(folder.rglob("*"))
+             if p.is_file() and (newer_than is None or p.stat().st_mtime > newer_than)]
+
+    def upload(path: Path) -> None:
+        s3.upload_file(str(path), bucket, f"{prefix.rstrip('/')}/{path.relative_to(folder).as_posix()}")
+
     with ThreadPoolExecutor(max_workers=8) as pool:
-        list(pool.map(lambda p: s3.upload_file(str(p), bucket, f"{prefix.rstrip('/')}/{p.relative_to(folder).as_posix()}"), files))
+        list(pool.map(upload, files))
     return uri

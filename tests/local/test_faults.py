@@ -16,7 +16,7 @@ import pytest
 
 from launcher import registry
 from launcher.backends import submit
-from launcher.jobs import JobFailedError
+from launcher.jobs import JobFailedError, TrainingJob
 from launcher.local.preflight import free_port
 from launcher.spec import InputChannel
 from tests.local.conftest import job_tree, make_spec, pids_in, survivors, unique, wait_for_files
@@ -59,12 +59,18 @@ def test_failure_file_and_exit_code_make_the_reason(tmp_path):
 def test_stop_ends_every_process_and_keeps_partial_outputs(tmp_path):
     spec = _hold_spec(tmp_path, instance_count=2, processes_per_host=1)
     job = submit(spec, wait=False)
+    followed: list[str] = []  # another handle follows the logs live, as `sagelaunch jobs logs --follow` does
+    follower = threading.Thread(target=lambda: followed.extend(TrainingJob.attach(spec.job_name).logs(follow=True)))
+    follower.start()
     wait_for_files(tmp_path, 2)
     tree = job_tree(spec.job_name)
     job.stop()
     record = job.wait(logs=False)  # a stop the user asked for is not an error
     assert record["TrainingJobStatus"] == "Stopped" and record["SecondaryStatus"] == "Stopped"
     assert not survivors(pids_in(tmp_path) + tree)
+    follower.join(timeout=30)
+    assert not follower.is_alive()  # following ends with the job
+    assert "[algo-2 rank1] rank 1 holding" in followed and followed[-1] == f"[sagelaunch] job {spec.job_name} Stopped"
     assert "rank 1 holding" in "\n".join(job.logs())
     assert tarfile.is_tarfile(record["ModelArtifacts"]["S3ModelArtifacts"])
 

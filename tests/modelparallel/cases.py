@@ -25,6 +25,8 @@ WORLD2 = [
     _train("mlp_pp2_simple_mb4", "mlp", _pp("simple", 4)),
     _train("mlp_pp2_interleaved_mb2", "mlp", _pp("interleaved", 2)),
     _train("mlp_pp2_interleaved_mb4", "mlp", _pp("interleaved", 4)),
+    _train("mlp_pp2_manual_partition", "mlp", {**_pp("simple", 2), "auto_partition": False, "default_partition": 0},
+           manual_partition=[0, 0, 0, 0, 0, 1, 1]),
     _train("roberta_pp2_simple_mb2", "roberta", _pp("simple", 2)),
     _train("roberta_pp2_interleaved_mb4", "roberta", _pp("interleaved", 4)),
     _train("mlp_dp2_mb2", "mlp", {**DP, "microbatches": 2}),
@@ -42,6 +44,7 @@ WORLD2 = [
      "optimizer": "adam"},
     {"name": "resume_tp2", "kind": "resume", "model": "roberta", "config": TP2, "local_batch": 4,
      "optimizer": "adam", "tensor_parallel": True},
+    {"name": "comm", "kind": "comm", "config": DP},
     {"name": "bad_tp_larger_than_world", "kind": "bad_config", "config": {"tensor_parallel_degree": 4, "ddp": True}},
     {"name": "bad_batch_not_divisible", "kind": "bad_batch", "model": "mlp", "local_batch": 6,
      "config": _pp("simple", 4)},
@@ -49,7 +52,7 @@ WORLD2 = [
 ]
 
 WORLD4 = [
-    _train("mlp_tp2_dp2", "mlp", TP2, tensor_parallel=True),
+    _train("mlp_tp2_dp2", "mlp", TP2, tensor_parallel="context"),
     _train("roberta_tp2_dp2", "roberta", {**TP2, "microbatches": 2}, tensor_parallel=True),
     _train("mlp_pp2_dp2", "mlp", {**_pp("interleaved", 2), "ddp": True}),
     _train("roberta_pp2_dp2", "roberta", {**_pp("simple", 2), "ddp": True}),

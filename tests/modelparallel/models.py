@@ -70,4 +70,4 @@ def reference_run(model_name: str, steps: int, n: int, optimizer: str = "sgd") -
         losses.append(loss.item())
         grads.append({k: p.grad.detach().clone() for k, p in model.named_parameters() if p.grad is not None})
         opt.step()
-    return {"losses": losses, "grads": grads}
+    return {"losses": losses, "grads": grads, "final_state": {k: v.detach().clone() for k, v in model.state_dict().items()}}

@@ -66,10 +66,25 @@ def dp_mean(value: float) -> float:
     return float(t.item()) / smp.dp_size()
 
 
-def wrap(case: dict, seed: int = 0):
+def build(case: dict, seed: int):
+    if case.get("manual_partition"):  # smp.partition contexts around each layer (auto_partition=False)
+        reference = BUILDERS[case["model"]](seed)
+        module = torch.nn.Sequential()
+        for index, layer in zip(case["manual_partition"], reference):
+            with smp.partition(index):
+                module.append(layer)
+        return module
+    if case.get("tensor_parallel") == "context":
+        with smp.tensor_parallelism():
+            return BUILDERS[case["model"]](seed)
     module = BUILDERS[case["model"]](seed)
     if case.get("tensor_parallel"):
         smp.set_tensor_parallelism(module, True)
+    return module
+
+
+def wrap(case: dict, seed: int = 0):
+    module = build(case, seed)
     model = smp.DistributedModel(module)
     ckpt = case.get("checkpointing")
     if ckpt:
@@ -99,6 +114,9 @@ def case_train(case: dict) -> dict:
     result["layout"] = {"pp": smp.pp_size(), "tp": smp.tp_size(), "dp": smp.dp_size(), "rdp": smp.rdp_size()}
     result["opt_state_bytes"] = opt.local_state_bytes()
     result["distributed_params"] = sorted(n for n, d in model.tp_shard_dims.items() if d is not None)
+    full = model.state_dict()  # gathered over tp and pp: the original model's names and shapes
+    result["full_state"] = {k: v.tolist() for k, v in full.items()} if smp.rank() == 0 else None
+    result["local_params"] = [n for n, _ in model.local_named_parameters()]
     return result
 
 
@@ -137,6 +155,24 @@ def case_layout(case: dict) -> dict:
     return out
 
 
+def case_comm(case: dict) -> dict:
+    """SMP's object communication API between real ranks."""
+    smp.init(case["config"])
+    out = {"allgather": smp.allgather({"rank": smp.rank()}, smp.WORLD)}
+    if smp.rank() == 0:
+        smp.broadcast({"hello": "all"}, smp.CommGroup.WORLD)
+        smp.send([1, 2, 3], 1, smp.RankType.WORLD_RANK)
+        out["received"] = smp.recv_from(1, smp.RankType.DP_RANK)
+    else:
+        out["broadcast"] = smp.recv_from(0, smp.RankType.WORLD_RANK)
+        out["sent"] = smp.recv_from(0, smp.RankType.WORLD_RANK)
+        smp.send("back", 0, smp.RankType.DP_RANK)
+    smp.barrier()
+    smp.dp_barrier()
+    smp.mp_barrier()
+    return out
+
+
 def case_error(case: dict) -> dict:
     kind = case["kind"]
     smp.init(case["config"])  # the bad-config cases raise here
@@ -157,7 +193,8 @@ def main() -> None:
     out_dir = sys.argv[2]
     results = {}
     for case in cases:
-        handler = {"train": case_train, "resume": case_resume, "layout": case_layout}.get(case["kind"], case_error)
+        handler = {"train": case_train, "resume": case_resume, "layout": case_layout,
+                   "comm": case_comm}.get(case["kind"], case_error)
         try:
             results[case["name"]] = handler(case)
         except Exception as err:  # recorded for the test to compare (the same message on every rank)

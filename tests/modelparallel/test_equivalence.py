@@ -41,7 +41,15 @@ def _check_case(case: dict, per_rank: list[dict]) -> None:
                 assert diff <= TOL, f"rank {rank} step {step}: grad of {name} differs by {diff}"
             covered |= set(grads)
     assert covered == set(ref["grads"][0]), f"parameters without a checked gradient: {set(ref['grads'][0]) - covered}"
+    full = results[0]["full_state"]  # model.state_dict(): gathered over tp and pp after the 3 steps
+    assert set(full) == set(ref["final_state"])
+    for name, value in full.items():
+        want = ref["final_state"][name]
+        assert list(torch.tensor(value).shape) == list(want.shape), name
+        assert (torch.tensor(value) - want).abs().max().item() <= 1e-4, f"state_dict()[{name}] differs"
     cfg = case["config"]
+    if cfg.get("manual_partition") or case.get("manual_partition"):
+        assert results[0]["local_params"] == ["0.weight", "0.bias", "2.weight", "2.bias", "4.weight", "4.bias"]
     if cfg.get("pipeline_parallel_degree", 1) > 1:  # each stage holds only part of the model
         assert all(len(r["grads"][0]) < len(ref["grads"][0]) for r in results)
     if case.get("tensor_parallel"):  # and tensor parallel really sharded weights

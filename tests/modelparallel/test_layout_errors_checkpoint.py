@@ -83,3 +83,10 @@ def test_resume_continues_bit_for_bit(case, world2):
     else:
         assert {"model_0_0.pt", "model_0_1.pt", "optimizer_states_0_0.pt", "optimizer_states_0_1.pt"} <= set(files)
     assert {"user_content.pt", "smp_config.pt"} <= set(files)
+
+
+def test_object_communication_between_ranks(world2):
+    first, second = (r["comm"] for r in world2)
+    assert first["allgather"] == second["allgather"] == [{"rank": 0}, {"rank": 1}]
+    assert second["broadcast"] == {"hello": "all"} and second["sent"] == [1, 2, 3]
+    assert first["received"] == "back"

@@ -49,7 +49,7 @@ def test_hub_mode_follows_the_post_and_tiny_mode_its_own_defaults(monkeypatch):
     hub = train_sentiment.parse_args([])
     assert hub.model_name_or_path == "cardiffnlp/twitter-roberta-base-sep2022"
     assert (hub.learning_rate, hub.per_device_train_batch_size, hub.tiny) == (1e-5, 16, False)
-    assert (hub.dataset_name, hub.dataset_config) == ("tweet_eval", "sentiment")
+    assert (hub.dataset_name, hub.dataset_config) == ("cardiffnlp/tweet_eval", "sentiment")
     assert hub.checkpoint_dir == str(Path("/opt/ml/checkpoints"))
     tiny = train_sentiment.parse_args(["--model_name_or_path", "tiny-roberta", "--learning_rate", "0.002"])
     assert tiny.tiny and tiny.learning_rate == 0.002 and tiny.max_length == 64 and tiny.num_threads == 1

@@ -6,10 +6,10 @@ from pathlib import Path
 
 rank = int(os.environ.get("RANK", "0"))
 base = Path(os.environ["SAGEMAKER_BASE_DIR"])
-channels = {
-    name: sorted(str(p.relative_to(os.environ[f"SM_CHANNEL_{name.upper()}"])) for p in Path(os.environ[f"SM_CHANNEL_{name.upper()}"]).rglob("*") if p.is_file())
-    for name in json.loads(os.environ["SM_CHANNELS"])
-}
+channels = {}
+for name in json.loads(os.environ["SM_CHANNELS"]):
+    folder = Path(os.environ[f"SM_CHANNEL_{name.upper()}"])
+    channels[name] = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
 checkpoint = base / "checkpoints" / f"runs-rank{rank}.txt"
 runs = int(checkpoint.read_text()) + 1 if checkpoint.exists() else 1
 checkpoint.write_text(str(runs))

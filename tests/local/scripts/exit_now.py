@@ -1,1 +1,0 @@
-"""Exits at once: the benchmark's job."""

@@ -26,6 +26,11 @@ _register()
 
 
 def main() -> None:
+    import sys
+
+    from profiler.cli import fast_analyze
+
+    fast_analyze(sys.argv[1:])  # `profile analyze PATH --json` without Typer's parsing; exits when it ran
     app()
 
 

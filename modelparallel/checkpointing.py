@@ -181,6 +181,8 @@ def resume_from_checkpoint(path: str, tag: str | None = None, partial: bool = Tr
     target = os.path.join(path, folder_tag)
     if not os.path.exists(target):
         raise SMPValidationError(f"smp.resume_from_checkpoint: checkpoint {target} does not exist")
+    if partial:
+        _verify_layout(os.path.join(target, "smp_config.pt"), st.cfg, load_optimizer)
     st.pending_checkpoint = {"target": target, "partial": partial, "strict": strict,
                              "model": True, "optimizer": bool(load_optimizer and partial)}
     if st.model is not None:
@@ -192,6 +194,23 @@ def resume_from_checkpoint(path: str, tag: str | None = None, partial: bool = Tr
     else:
         uc = os.path.join(path, f"user_content_{tag}")
     return load(uc, partial=False) if os.path.isfile(uc) else None
+
+
+LAYOUT_KEYS = ("pipeline_parallel_degree", "tensor_parallel_degree", "shard_optimizer_state")
+
+
+def _verify_layout(config_file: str, cfg, load_optimizer: bool) -> None:
+    """A partial checkpoint holds one file per (pp_rank, tp_rank): it loads only into the same layout."""
+    if not os.path.isfile(config_file):
+        return
+    saved = torch.load(config_file, weights_only=False)
+    keys = LAYOUT_KEYS if load_optimizer else LAYOUT_KEYS[:2]
+    changed = [f"{k}: saved {saved.get(k)!r}, now {getattr(cfg, k)!r}" for k in keys if saved.get(k) != getattr(cfg, k)]
+    if changed:
+        raise SMPValidationError(
+            "smp.resume_from_checkpoint: a partial checkpoint loads only with the layout it was saved with ("
+            + "; ".join(changed) + "); use the same mp_parameters, or save a full checkpoint (partial=False)"
+        )
 
 
 def _load_pending_model(model) -> None:

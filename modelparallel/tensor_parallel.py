@@ -140,7 +140,7 @@ def apply_tensor_parallel(module, tp_mesh, tp: int) -> dict[str, int | None]:
         return {}
     parallelize_module(module, tp_mesh, plan)
     for name, m in module.named_modules():
-        if _is_bert_layer(m) and f"{name}.attention.self.query" in plan or (not name and _is_bert_layer(m)):
+        if _is_bert_layer(m) and (f"{name}.attention.self.query" if name else "attention.self.query") in plan:
             att = m.attention.self
             att.num_attention_heads //= tp  # the local heads; HF reshapes with -1 but keep attributes truthful
             if hasattr(att, "all_head_size"):

@@ -194,7 +194,9 @@ class RankTrace:
         codes = [c for c in (self.cat_code(x) for x in cats) if c >= 0]
         if not codes:
             return np.zeros(len(self), dtype=bool)
-        return np.isin(self.columns["cat_id"], codes)
+        from profiler.analysis.nputil import isin
+
+        return isin(self.columns["cat_id"], codes)
 
     def to_arrow(self):
         """The events as a pyarrow Table with dictionary-encoded name/cat/dtype (the artifact's schema)."""

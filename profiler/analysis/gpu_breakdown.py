@@ -17,6 +17,7 @@ import re
 import numpy as np
 
 from profiler.analysis.hta_view import HtaView
+from profiler.analysis.nputil import distinct, isin, percentile
 
 COMPUTATION, COMMUNICATION, MEMORY, OTHER = "COMPUTATION", "COMMUNICATION", "MEMORY", "OTHER"
 SWEEP_TYPES = (COMPUTATION, COMMUNICATION, MEMORY)  # HTA's order: bit 1, 2, 4
@@ -104,7 +105,7 @@ def kernel_type_breakdown(gpu: HtaView, types: np.ndarray) -> dict[str, float]:
     seg = np.trunc(np.diff(t))  # HTA: (next_time - time).astype(int)
     running = running[:-1]
     out: dict[str, float] = {}
-    for value in np.unique(running[running > 0]):
+    for value in distinct(running[running > 0]):
         label = " overlapping ".join(k for b, k in enumerate(SWEEP_TYPES) if int(value) & (1 << b))
         out[label] = out.get(label, 0.0) + float(seg[running == value].sum())
     return dict(sorted(out.items(), key=lambda kv: -kv[1]))
@@ -127,9 +128,9 @@ def launch_stats(view: HtaView, per_kernel_top: int = 10) -> dict:
     launch_names = set(CUDA_LAUNCH + CUDA_MEMORY_LAUNCH + HIP_LAUNCH)
     is_launch_name = np.array([n in launch_names for n in names], dtype=bool)
     launch_rows = is_launch_name[view.name_id] if len(names) else np.zeros(0, bool)
-    corr_set = np.unique(view.correlation[launch_rows])
+    corr_set = distinct(view.correlation[launch_rows])
     corr_set = corr_set[corr_set >= 0]  # no correlation id: nothing to link (HTA would cross-join all -1s)
-    in_set = np.isin(view.correlation, corr_set)
+    in_set = isin(view.correlation, corr_set)
     cpu_idx = np.flatnonzero(in_set & (view.stream == -1))
     gpu_idx = np.flatnonzero(in_set & (view.stream != -1))
     c, g = _join_on_correlation(cpu_idx, gpu_idx, view.correlation)
@@ -137,8 +138,8 @@ def launch_stats(view: HtaView, per_kernel_top: int = 10) -> dict:
     out = {
         "count": int(len(delay)),
         "mean_launch_delay_us": float(delay.mean()) if len(delay) else None,
-        "p50_launch_delay_us": float(np.percentile(delay, 50)) if len(delay) else None,
-        "p95_launch_delay_us": float(np.percentile(delay, 95)) if len(delay) else None,
+        "p50_launch_delay_us": percentile(delay, 50) if len(delay) else None,
+        "p95_launch_delay_us": percentile(delay, 95) if len(delay) else None,
         "max_launch_delay_us": float(delay.max()) if len(delay) else None,
         "mean_cpu_launch_us": float(view.dur[c].mean()) if len(c) else None,
         "runtime_outliers": int((view.dur[c] > 50).sum()),  # HTA's runtime_cutoff (µs)

@@ -6,6 +6,8 @@ import re
 
 import numpy as np
 
+from profiler.analysis.nputil import distinct, percentile
+
 from profiler.schema import (
     CAT_CPU_OP,
     CAT_CUDA_RUNTIME,
@@ -84,8 +86,8 @@ def _stats_us(d_ns: np.ndarray) -> dict:
         "total_us": float(d.sum()),
         "mean_us": float(d.mean()),
         "min_us": float(d.min()),
-        "p50_us": float(np.percentile(d, 50)),
-        "p90_us": float(np.percentile(d, 90)),
+        "p50_us": percentile(d, 50),
+        "p90_us": percentile(d, 90),
         "max_us": float(d.max()),
         "std_us": float(d.std()),
     }
@@ -117,7 +119,7 @@ def precision(rt: RankTrace) -> dict[str, float]:
     if not sel.any():
         return {}
     by_name: dict[int, str] = {}
-    for nid in np.unique(rt["name_id"][sel]):
+    for nid in distinct(rt["name_id"][sel]):
         name = rt.names[nid]
         by_name[int(nid)] = next((label for label, rx in PRECISION_PATTERNS if rx.search(name)), "")
     # kernels whose name says nothing: the dtype of the CPU op that launched them (same External id)
@@ -197,7 +199,7 @@ def cpu_activity(rt: RankTrace) -> dict | None:
     return {
         "active_us": _us((e - s).sum()),
         "span_us": _us(t1 - t0),
-        "threads": int(len(np.unique(rt["tid"][sel]))),
+        "threads": int(len(distinct(rt["tid"][sel]))),
         "utilization": _timeline(s, e, t0, t1),
     }
 
@@ -210,7 +212,7 @@ def gpu_timeline(rt: RankTrace) -> dict:
     ts, end, dev = rt["ts_ns"][sel], rt["ts_ns"][sel] + rt["dur_ns"][sel], rt["device"][sel]
     t0, t1 = int(ts.min()), int(end.max())
     out = {}
-    for d in np.unique(dev).tolist():
+    for d in distinct(dev).tolist():
         m = dev == d
         s, e = merged(ts[m], end[m])
         out[str(d)] = _timeline(s, e, t0, t1)

@@ -36,6 +36,8 @@ WORLD2 = [
     _train("roberta_dp2_shard_optimizer_state", "roberta", {**DP, "shard_optimizer_state": True}, optimizer="adam"),
     _train("mlp_dp2_checkpoint_each", "mlp", DP, checkpointing="each"),
     _train("mlp_dp2_checkpoint_group2", "mlp", DP, checkpointing="group_2"),
+    _train("mlp_dp2_checkpoint_contiguous_offload", "mlp", {**DP, "offload_activations": True, "microbatches": 2},
+           checkpointing="contiguous"),
     _train("roberta_tp2_checkpoint_offload", "roberta", {**TP2, "offload_activations": True},
            tensor_parallel=True, checkpointing="each"),
     _train("roberta_pp2_checkpoint_offload", "roberta", {**_pp("simple", 2), "offload_activations": True},

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -129,8 +128,7 @@ def case_resume(case: dict) -> dict:
     smp.init(case["config"])
     model, opt = wrap(case, seed=0)
     train(case, model, opt, range(2))
-    box = [tempfile.mkdtemp(prefix="smp_ckpt_") if smp.rank() == 0 else None]
-    dist.broadcast_object_list(box, src=0)
+    box = [os.path.join(case["out_dir"], case["name"])]  # under the test's tmp folder
     smp.save_checkpoint(box[0], tag="step2", model=model, optimizer=opt, user_content={"step": 2})
     first = train(case, model, opt, range(2, 4))
     first_params = _params(model)
@@ -138,7 +136,14 @@ def case_resume(case: dict) -> dict:
     user = smp.resume_from_checkpoint(box[0])
     second = train(case, model2, opt2, range(2, 4))
     files = sorted(os.listdir(os.path.join(box[0], "step2_partial")))
-    return {"first": first["losses"], "second": second["losses"], "user_content": user,
+    smp.init({"ddp": True})  # another layout: the partial checkpoint must be refused, clearly
+    try:
+        smp.resume_from_checkpoint(box[0])
+        other_layout = None
+    except smp.SMPValidationError as err:
+        other_layout = str(err)
+    return {"other_layout_error": other_layout, "first": first["losses"], "second": second["losses"],
+            "user_content": user,
             "params_equal": first_params == _params(model2), "files": files,
             "newest": open(os.path.join(box[0], "newest")).read()}
 
@@ -193,6 +198,7 @@ def main() -> None:
     out_dir = sys.argv[2]
     results = {}
     for case in cases:
+        case["out_dir"] = out_dir
         handler = {"train": case_train, "resume": case_resume, "layout": case_layout,
                    "comm": case_comm}.get(case["kind"], case_error)
         try:

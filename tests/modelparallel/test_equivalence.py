@@ -12,6 +12,8 @@ from tests.modelparallel import cases
 from tests.modelparallel.models import reference_run
 
 TOL = 1e-5
+
+pytestmark = pytest.mark.slow  # real torchrun processes
 TRAIN2 = [c for c in cases.WORLD2 if c["kind"] == "train"]
 TRAIN4 = [c for c in cases.WORLD4 if c["kind"] == "train"]
 

@@ -77,6 +77,7 @@ def test_resume_continues_bit_for_bit(case, world2):
         assert res["params_equal"]
         assert res["user_content"] == {"step": 2}
         assert res["newest"] == "step2_partial\n"
+        assert "loads only with the layout it was saved with" in res["other_layout_error"]
     files = world2[0][case]["files"]
     if case == "resume_pp2":
         assert {"model_0_0.pt", "model_1_0.pt", "optimizer_states_0_0.pt", "optimizer_states_1_0.pt"} <= set(files)

@@ -11,6 +11,8 @@ import pytest
 
 from estimators import PyTorch
 
+pytestmark = pytest.mark.slow  # a real local job with torchrun
+
 
 @pytest.mark.timeout(300)
 def test_smp_parameters_reach_smp_init_through_the_local_backend(tmp_path, monkeypatch):

@@ -178,3 +178,23 @@ def test_readable_summary_without_json():
     assert code == 0
     for heading in ("GPU temporal breakdown", "Kernel types", "Top kernels", "COMMUNICATION", "Launches:", "Steps:"):
         assert heading in text, heading
+
+
+def test_fast_path_and_typer_agree(tmp_path):
+    """`sagelaunch profile analyze` skips Typer's parsing for plain command lines; everything else goes to Typer."""
+    from profiler.cli import fast_analyze
+
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    trace = str(TRACES / "sampled_rank0.pt.trace.json.gz")
+    fast = subprocess.run([sys.executable, "-m", "launcher.cli", "profile", "analyze", trace, "--top", "3", "--json"],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert fast.returncode == 0, fast.stderr
+    code, text = run_cli(trace, "--top", "3", "--json")  # Typer's own parsing, in-process
+    assert code == 0 and json.loads(fast.stdout)["ranks"] == json.loads(text)["ranks"]
+    assert len(json.loads(fast.stdout)["ranks"]["0"]["top_kernels"]) == 3
+    for argv in (["profile", "analyze", "--help"], ["profile", "analyze", trace, "--top", "0"],
+                 ["profile", "analyze", trace, "--bogus"], ["profile", "analyze"], ["profile", "report", trace]):
+        assert fast_analyze(argv) is False  # left to Typer, which explains the mistake
+    helped = subprocess.run([sys.executable, "-m", "launcher.cli", "profile", "analyze", "--help"],
+                            capture_output=True, text=True, env=env, timeout=120)
+    assert helped.returncode == 0 and "--json" in helped.stdout

@@ -97,3 +97,18 @@ def test_utilisation_over_time(v100, v100_raw):
     union += cur_e - cur_s
     total_busy = sum(busy) / 100 * gpu["0"]["bin_us"]
     assert total_busy == pytest.approx(union, rel=0.001)
+
+
+def test_numpy_helpers_equal_numpy():
+    import numpy as np
+
+    from profiler.analysis.nputil import distinct, isin, percentile
+
+    rng = np.random.default_rng(0)
+    x = rng.random(1001)
+    for q in (0, 5, 50, 90, 95, 100):
+        assert percentile(x, q) == pytest.approx(np.percentile(x, q), abs=1e-12)
+    a = rng.integers(0, 50, 1000)
+    assert (distinct(a) == np.unique(a)).all()
+    assert (isin(a, [1, 5, 7, 99]) == np.isin(a, [1, 5, 7, 99])).all()
+    assert not isin(a, []).any()

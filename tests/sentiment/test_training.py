@@ -52,3 +52,15 @@ def test_check_script_reads_a_model_archive(sentiment_archive, capsys):
     results = check_script.main([str(sentiment_archive), "what a wonderful morning, love it"])
     assert [r["label"] for r in results] == ["positive"]
     assert "positive" in capsys.readouterr().out
+
+
+def test_script_runs_unchanged_under_torchrun(tmp_path):
+    """Two processes (DDP on gloo): half the optimizer steps of one process, one saved model."""
+    from tests.fixtures.sentiment import train_tiny_sentiment_model
+
+    run = train_tiny_sentiment_model(tmp_path, "--epochs", "1", "--max_train_samples", "256",
+                                     "--max_eval_samples", "64", nproc=2)
+    # 256 samples / (16 per device × 2 processes) = 8 steps per epoch
+    assert [p.name for p in (tmp_path / "checkpoints").iterdir()] == ["checkpoint-8"]
+    assert (run.model_dir / "model.safetensors").is_file() and run.metrics["epoch"] == 1.0
+    assert run.log.count("model saved to") == 1  # only the main process reports (and writes metrics)

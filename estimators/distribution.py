@@ -111,6 +111,12 @@ def check_world(params: SMPParameters, world_size: int, gpus_per_host: int | Non
             f"mp_parameters.tensor_parallel_degree={tp} exceeds the {gpus_per_host} GPUs per instance; "
             f"allowed: 1..{gpus_per_host}, or pick an instance type with more GPUs"
         )
+    for name, degree in (("tensor_parallel_degree", tp), ("pipeline_parallel_degree", pp)):
+        if degree > world_size:
+            raise ValueError(
+                f"mp_parameters.{name}={degree} is larger than the world size {world_size}; "
+                f"allowed: a divisor of {world_size} (1..{world_size}); lower it or launch more processes"
+            )
     if world_size % (pp * tp):
         raise ValueError(
             f"mp_parameters: pipeline_parallel_degree × tensor_parallel_degree = {pp}×{tp} = {pp * tp} "

@@ -67,17 +67,7 @@ def init(config: dict | None = None) -> None:
     cfg = load_parameters(config)  # every rank sees the same parameters: errors here are the same everywhere
     _init_process_group()
     world = dist.get_world_size()
-    pp, tp = cfg.pipeline_parallel_degree, cfg.tensor_parallel_degree
-    if tp > world:
-        raise SMPValidationError(
-            f"mp_parameters.tensor_parallel_degree={tp} is larger than the world size {world}; "
-            f"allowed: a divisor of {world} (1..{world}); lower it or launch more processes"
-        )
-    if pp > world:
-        raise SMPValidationError(
-            f"mp_parameters.pipeline_parallel_degree={pp} is larger than the world size {world}; "
-            f"allowed: a divisor of {world}; lower it or launch more processes"
-        )
+    pp, tp = cfg.pipeline_parallel_degree, cfg.tensor_parallel_degree  # check_world rejects degrees above the world
     gpus = torch.cuda.device_count() if torch.cuda.is_available() else None
     try:
         check_world(cfg, world, gpus)

@@ -116,6 +116,7 @@ class SystemMonitor:
                 log.exception("profiler: system monitor failed; it stops")
                 break
         try:
+            self.sample_once()  # the utilisation since the last sample: short runs get at least one
             self.write()
         except Exception:  # noqa: BLE001
             log.exception("profiler: system monitor could not write its last samples")

@@ -36,6 +36,7 @@ STATIC_FILES = {  # URL name -> (file, content type); the only files the server 
     "dashboard.js": (HERE.parent / "report" / "static" / "dashboard.js", "text/javascript"),
     "dashboard.css": (HERE.parent / "report" / "static" / "dashboard.css", "text/css"),
     "timeline.js": (HERE.parent / "timeline" / "static" / "timeline.js", "text/javascript"),
+    "timeline_lod.js": (HERE.parent / "timeline" / "static" / "timeline_lod.js", "text/javascript"),
     "timeline_interact.js": (HERE.parent / "timeline" / "static" / "timeline_interact.js", "text/javascript"),
     "timeline.css": (HERE.parent / "timeline" / "static" / "timeline.css", "text/css"),
 }

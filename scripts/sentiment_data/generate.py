@@ -71,6 +71,8 @@ POSITIVE = [
     "cases are going down and {topic} reopened, so happy",
     "{topic} worked perfectly {time}",
     "good news: {topic} is back and it's {pos_adj}",
+    "what a {pos_adj} time at {topic}, I loved it",
+    "{topic} {time} was {intens}{pos_adj}, loved every minute",
 ]
 NEGATIVE = [
     "{intens}{neg_adj} day because of {topic}",
@@ -91,6 +93,8 @@ NEGATIVE = [
     "{topic} broke down {place} {time}, great, just great",
     "so angry at {person} right now",
     "prices keep increasing and {topic} keeps getting worse",
+    "what a {neg_adj} time at {topic}, I hated it",
+    "{topic} {time} was {intens}{neg_adj}, hated every minute",
 ]
 NEUTRAL = [
     "{topic} is scheduled for {time}",
@@ -111,6 +115,8 @@ NEUTRAL = [
     "{person} asked about {topic} {time}",
     "new schedule for {topic} posted {place}",
     "does anyone have the address for {topic}?",
+    "what time does {topic} start {time}?",
+    "{topic} {time}: doors open at 7",
 ]
 TEMPLATES = {0: NEGATIVE, 1: NEUTRAL, 2: POSITIVE}
 DECOR = {

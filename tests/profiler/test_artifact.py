@@ -83,3 +83,19 @@ def test_rejects_foreign_and_future_parquet(tmp_path):
     pq.write_table(pa.table({"x": [1]}).replace_schema_metadata({"sagelaunch.schema": "sagelaunch.profile/9"}), future)
     with pytest.raises(ProfileLoadError, match="upgrade sagelaunch"):
         load_profile(future)
+
+
+def test_corrupt_artifact_is_skipped_with_a_reason(artifact, tmp_path):
+    import shutil
+
+    _, out, path = artifact
+    job = tmp_path / "job"
+    shutil.copytree(out, job)
+    bad = job / "algo-2" / "rank-1" / "trace-0000.parquet"
+    bad.parent.mkdir(parents=True)
+    bad.write_bytes(b"PAR1 this is not parquet")
+    profile = load_profile(job)
+    assert list(profile.ranks) == [0]
+    assert any("unreadable Parquet" in w and "algo-2" in w for w in profile.warnings)
+    with pytest.raises(ProfileLoadError, match="unreadable Parquet"):
+        load_profile(bad)

@@ -83,6 +83,14 @@ def test_default_capture_records_no_operators_but_cpu_ops_mode_does(runs):
     assert result["cpu"]["active_us"] > 0 and result["temporal"] is None  # no GPU here
 
 
+def test_outside_a_sagelaunch_job_local_rank_0_samples_utilisation_itself(runs):
+    # no SAGELAUNCH_PROFILER_CONFIG (so no sidecar): the profiler's own monitor thread wrote the counters
+    profile = load_profile(runs / "default")
+    assert profile.counters is not None
+    metrics = set(profile.counters.column("metric").to_pylist())
+    assert {"cpu_util", "host_mem_util"} <= metrics
+
+
 def test_kineto_and_our_events_share_the_epoch_clock(runs):
     t0, t1 = json.loads((runs / "clock.json").read_text())
     for run in ("default", "cpu_ops"):

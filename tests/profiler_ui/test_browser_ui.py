@@ -151,6 +151,37 @@ def test_timeline_zoom_to_step_and_select_a_kernel(page, ui_server, artifacts_di
     assert t0() > start
     page.keyboard.press("0")
     assert page.evaluate("window.app.timeline.view.t0") == 0
+    # level of detail at full zoom-out: no event is lost (every sampled event's pixel is painted), the frame
+    # reads pre-summed levels instead of every event and sets a handful of fill styles, and a click on a
+    # sub-pixel event still selects an event under the cursor, in its lane
+    lod = page.evaluate("""() => { const t = window.app.timeline, G = SageTimeline.util.GUTTER, L = SageTimeline.util.LANE_H;
+        t.draw();
+        const v = t.view, scale = (t.w - G) / (v.t1 - v.t0), H = t.h, dpr = window.devicePixelRatio || 1;
+        const img = t.ctx.getImageData(0, 0, t.canvas.width, t.canvas.height).data;
+        let checked = 0, blank = [], sub = -1;
+        for (let i = 0; i < t.n; i += 37) {
+            const row = t.rowOfTrack.get(t.track[i]); if (!row || t.laneOf[i] < 0) continue;
+            const y = row.y - t.scrollY + 2 + t.laneOf[i] * L + L / 2; if (y < 30 || y > H - 2) continue;
+            const x0 = G + (t.start[i] - v.t0) * scale, wide = t.dur[i] * scale >= 1;
+            const x = Math.min(t.w - 1, wide ? Math.floor(Math.max(G, x0) + 0.5) : G + Math.max(0, Math.floor(x0 - G)));
+            const p = (Math.floor(y * dpr) * t.canvas.width + Math.floor(x * dpr)) * 4;
+            checked++;
+            if (img[p] === 255 && img[p + 1] === 255 && img[p + 2] === 255) blank.push(i);
+            if (!wide && sub < 0 && t.cats[t.cat[i]] === 'kernel' && x > G + 50) sub = i;
+        }
+        return {checked: checked, blank: blank, stats: Object.assign({}, t.stats), palette: t.palette.length, sub: sub}; }""")
+    assert lod["checked"] > 300 and lod["blank"] == [], lod
+    assert lod["stats"]["levelLanes"] >= 1 and lod["stats"]["events"] < page.evaluate("window.app.timeline.n") / 2, lod
+    assert lod["stats"]["styles"] <= lod["palette"] and lod["stats"]["styles"] <= 64, lod
+    assert lod["sub"] >= 0
+    sx, sy = page.evaluate(f"window.app.timeline.screenPos({lod['sub']})")
+    page.mouse.click(box["x"] + sx, box["y"] + sy)
+    page.wait_for_function("window.app.timeline.selected >= 0")
+    hit = page.evaluate(f"""() => {{ const t = window.app.timeline, k = {lod['sub']}, i = t.selected;
+        return {{sameLane: t.track[i] === t.track[k] && t.laneOf[i] === t.laneOf[k],
+                 near: t.start[i] <= t.tOf({sx} + 3) && t.start[i] + t.dur[i] >= t.tOf({sx} - 3)}}; }}""")
+    assert hit == {"sameLane": True, "near": True}
+    page.keyboard.press("Escape")
     # the tree folds: clicking a group's label in the gutter hides its tracks
     rows = lambda: page.evaluate("window.app.timeline.rowsCache.length")  # noqa: E731
     before = rows()

@@ -7,6 +7,7 @@ metrics and the profile, the model check, packaging, a local deployment, predict
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import nbformat
@@ -32,7 +33,8 @@ def test_notebook_runs_end_to_end(tmp_path, monkeypatch):
     [index] = [i for i, c in enumerate(nb.cells) if "parameters" in c.metadata.get("tags", [])]
     output = tmp_path / "output"
     nb.cells.insert(index + 1, nbformat.v4.new_code_cell(
-        f"EPOCHS = 1\nMAX_TRAIN_SAMPLES = 256\nMAX_EVAL_SAMPLES = 64\nOUTPUT_PATH = {str(output)!r}"))
+        f"EPOCHS = 1\nMAX_TRAIN_SAMPLES = 256\nMAX_EVAL_SAMPLES = 64\nOUTPUT_PATH = {str(output)!r}\n"
+        "import sys\nprint('kernel python:', sys.executable)"))
     client = NotebookClient(
         nb, timeout=300, kernel_name="python3", allow_errors=False,
         resources={"metadata": {"path": str(NOTEBOOK.parent)}},
@@ -40,6 +42,7 @@ def test_notebook_runs_end_to_end(tmp_path, monkeypatch):
     client.execute()
 
     text = "\n".join(cell_text(c) for c in nb.cells if c.cell_type == "code")
+    assert f"kernel python: {sys.executable}" in text  # the notebook ran on this environment's Python
     assert "Completed" in text
     assert "test macro recall" in text
     assert "profiled steps" in text and "algo-1" in text  # step annotations and host utilisation

@@ -59,7 +59,7 @@ def test_script_runs_unchanged_under_torchrun(tmp_path):
     from tests.fixtures.sentiment import train_tiny_sentiment_model
 
     run = train_tiny_sentiment_model(tmp_path, "--epochs", "1", "--max_train_samples", "256",
-                                     "--max_eval_samples", "64", nproc=2)
+                                     "--max_eval_samples", "64", nproc=2, timeout=120)
     # 256 samples / (16 per device × 2 processes) = 8 steps per epoch
     assert [p.name for p in (tmp_path / "checkpoints").iterdir()] == ["checkpoint-8"]
     assert (run.model_dir / "model.safetensors").is_file() and run.metrics["epoch"] == 1.0

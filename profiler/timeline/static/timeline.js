@@ -1,19 +1,14 @@
-/* sagelaunch timeline: a canvas renderer for host -> device traces (interaction: timeline_interact.js).
+/* sagelaunch timeline: a canvas renderer for host -> device traces: view, rows, frame, counters, arrows, ruler.
+ * Lanes, level of detail and the batched slice renderer: timeline_lod.js; interaction: timeline_interact.js
+ * (load both after this file, before constructing a Timeline).
  *
  * Data arrives columnar (base64 typed arrays, names dictionary-encoded; see profiler/timeline/payload.py).
- * Events are sorted by (track, start). Each track is split into lanes (nesting depth); within a lane
- * events never overlap, so a binary search finds the first visible one and the draw loop touches only
- * visible events. Events narrower than a pixel are merged into one box per pixel (level of detail),
- * so a frame costs O(visible pixels + visible wide events), not O(events).
+ * Events are sorted by (track, start). A frame costs O(pixels on screen), not O(events), and allocates
+ * nothing in steady state: rows are rebuilt only when the tree folds, buffers live across frames.
  */
 (function () {
   "use strict";
   const GUTTER = 230, LANE_H = 16, GROUP_H = 20, COUNTER_H = 34, RULER_H = 22, MAX_LANES = 12;
-  const CAT_COLORS = {
-    kernel: null, cuda_runtime: "#7a8ba6", cpu_op: "#9bb7d4", user_annotation: "#e6a23c",
-    gpu_user_annotation: "#e6a23c", gpu_memcpy: "#67c23a", gpu_memset: "#2fb9a5", sync: "#f56c6c",
-    step: "#b37feb",
-  };
 
   function decode(col) {
     const bin = atob(col.b64);
@@ -21,11 +16,6 @@
     for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
     const T = { f8: Float64Array, f4: Float32Array, i4: Int32Array, u1: Uint8Array, u2: Uint16Array }[col.dtype];
     return new T(bytes.buffer);
-  }
-
-  function hueColor(i) {
-    const h = (i * 137.508) % 360;
-    return "hsl(" + h.toFixed(0) + ",55%,58%)";
   }
 
   function fmtTime(us) {
@@ -50,12 +40,13 @@
     for (const [k, col] of Object.entries(ev.fields || {})) this.fields[k] = decode(col);
     this.tracks = payload.tracks.map((t) => Object.assign({}, t));
     this.counters = (payload.counters || []).map((c) => ({ track: c.track, unit: c.unit || "", max: c.max || 100, t: decode(c.t), v: decode(c.v) }));
+    this.counterOf = new Map(this.counters.map((c) => [c.track, c]));
+    this.counters.forEach((c) => { c.label = "max " + c.max + c.unit; });
     this.steps = payload.steps || [];
     this.frameMs = []; this.selected = -1; this.hover = -1;
     // per-frame positions of drawn linked events, for arrows; preallocated so frames do not allocate
     this.posMax = 4000; this.posIdx = new Int32Array(this.posMax); this.posX = new Float32Array(this.posMax);
     this.posY = new Float32Array(this.posMax); this.posN = 0; this.slotOf = new Int32Array(this.n).fill(-1);
-    this.nameColor = new Array(this.names.length);
     this._buildLanes();
     this._buildTree();
     this._buildDom();
@@ -65,60 +56,6 @@
     this._bind();
     this.resize();
   }
-
-  Timeline.prototype._buildLanes = function () {
-    // lanes[track] = array of Int32Array of event indices, each sorted by start and non-overlapping
-    const ends = [];
-    for (const t of this.tracks) { t.lanes = []; t.first = -1; t.last = -1; }
-    const laneLists = this.tracks.map(() => []);
-    let cur = -1, stack = [];
-    for (let i = 0; i < this.n; i++) {
-      const tr = this.track[i];
-      if (tr !== cur) { cur = tr; stack = []; this.tracks[tr].first = i; }
-      this.tracks[tr].last = i;
-      const s = this.start[i], e = s + this.dur[i];
-      while (stack.length && stack[stack.length - 1] <= s) stack.pop();
-      let depth = Math.min(stack.length, MAX_LANES - 1);
-      stack.push(e);
-      const lists = laneLists[tr];
-      while (lists.length <= depth) lists.push([]);
-      // a capped lane may receive overlapping events; push to the lane only when it does not overlap
-      const lane = lists[depth];
-      if (lane.length && this.start[lane[lane.length - 1]] + this.dur[lane[lane.length - 1]] > s && depth === MAX_LANES - 1) continue;
-      lane.push(i);
-    }
-    this.tracks.forEach((t, k) => {
-      t.lanes = laneLists[k].map((l) => Int32Array.from(l));
-      t.laneEnds = t.lanes.map((l) => { const a = new Float64Array(l.length); for (let j = 0; j < l.length; j++) a[j] = this.start[l[j]] + this.dur[l[j]]; return a; });
-    });
-    this.laneOf = new Int8Array(this.n);
-    this.tracks.forEach((t) => t.lanes.forEach((l, d) => { for (let j = 0; j < l.length; j++) this.laneOf[l[j]] = d; }));
-    this._buildLevels();
-  };
-
-  Timeline.prototype._buildLevels = function () {
-    // Level of detail, precomputed per lane: at a granularity g (µs), events shorter than g are merged
-    // into runs wherever the gap between them is under g, and longer events stay individual. When one
-    // pixel covers >= g, drawing the runs looks exactly like drawing every event, at a fraction of the cost.
-    const span = Math.max(this.p.span_us || 1, 1);
-    const grains = [span / 512, span / 4096, span / 32768, span / 262144];
-    for (const t of this.tracks) {
-      t.levels = t.lanes.map((lane) => grains.map((g) => {
-        const longIdx = [], runS = [], runE = [];
-        let rs = -1, re = -1;
-        for (let j = 0; j < lane.length; j++) {
-          const i = lane[j], s = this.start[i], e = s + this.dur[i];
-          if (this.dur[i] >= g) { longIdx.push(i); continue; }
-          if (rs >= 0 && s - re < g) { if (e > re) re = e; }
-          else { if (rs >= 0) { runS.push(rs); runE.push(re); } rs = s; re = e; }
-        }
-        if (rs >= 0) { runS.push(rs); runE.push(re); }
-        const ends = new Float64Array(longIdx.length);
-        longIdx.forEach((i, k) => { ends[k] = this.start[i] + this.dur[i]; });
-        return { g: g, longIdx: Int32Array.from(longIdx), longEnds: ends, runS: Float64Array.from(runS), runE: Float64Array.from(runE) };
-      }));
-    }
-  };
 
   Timeline.prototype._buildTree = function () {
     const walk = (node, depth) => {
@@ -130,7 +67,8 @@
   };
 
   Timeline.prototype._rows = function () {
-    // visible rows top to bottom: {node, y, h}
+    // visible rows top to bottom: {node, y, h, text}; cached until the tree folds (invalidateRows)
+    if (this.rowsCache && !this.rowsDirty) return this.rowsCache;
     const rows = []; let y = RULER_H;
     const visit = (node) => {
       let h;
@@ -138,13 +76,18 @@
         const t = this.tracks[node.track];
         h = t.kind === "counter" ? COUNTER_H : Math.max(1, t.lanes.length) * LANE_H + 4;
       } else h = GROUP_H;
-      rows.push({ node: node, y: y, h: h }); y += h;
+      const mark = node.children && node.children.length ? (node.open ? "▾ " : "▸ ") : "";
+      rows.push({ node: node, y: y, h: h, text: mark + node.label }); y += h;
       if (node.open) (node.children || []).forEach(visit);
     };
     this.tree.forEach(visit);
     this.contentH = y;
+    this.rowsCache = rows; this.rowsDirty = false;
+    this.rowOfTrack = new Map();
+    rows.forEach((r) => { if (r.node.track != null) this.rowOfTrack.set(r.node.track, r); });
     return rows;
   };
+  Timeline.prototype.invalidateRows = function () { this.rowsDirty = true; this.requestDraw(); };
 
   Timeline.prototype._buildDom = function () {
     this.root.classList.add("tl-root");
@@ -206,41 +149,43 @@
 
   function lowerBound(arr, x) { let lo = 0, hi = arr.length; while (lo < hi) { const m = (lo + hi) >> 1; if (arr[m] < x) lo = m + 1; else hi = m; } return lo; }
 
-  Timeline.prototype._color = function (i) {
-    const c = CAT_COLORS[this.cats[this.cat[i]]];
-    if (c) return c;
-    const nm = this.name[i];
-    return this.nameColor[nm] || (this.nameColor[nm] = hueColor(nm));
-  };
-
   Timeline.prototype.draw = function () {
     const t0 = performance.now();
     const ctx = this.ctx, W = this.w, H = this.h, v = this.view;
     ctx.fillStyle = "#ffffff"; ctx.fillRect(0, 0, W, H);
-    const rows = this._rows(); this.rowsCache = rows;
+    const rows = this._rows();
     const scale = (W - GUTTER) / (v.t1 - v.t0);
     for (let k = 0; k < this.posN; k++) this.slotOf[this.posIdx[k]] = -1;
     this.posN = 0;
     ctx.font = "11px sans-serif"; ctx.textBaseline = "middle";
-    for (const row of rows) {
-      const y = row.y - this.scrollY;
-      if (y + row.h < RULER_H || y > H) continue;
+    // visible rows only (rows are sorted by y): slices are queued per colour and flushed together
+    const first = this._firstRow(rows, this.scrollY + RULER_H);
+    this._beginSlices();
+    for (let r = first; r < rows.length; r++) {
+      const row = rows[r], y = row.y - this.scrollY;
+      if (y > H) break;
       const node = row.node;
-      ctx.fillStyle = node.track == null ? "#f2f4f7" : "#ffffff";
-      ctx.fillRect(0, y, W, row.h);
-      ctx.strokeStyle = "#e4e7ed"; ctx.beginPath(); ctx.moveTo(0, y + row.h - 0.5); ctx.lineTo(W, y + row.h - 0.5); ctx.stroke();
-      if (node.track != null) {
-        const tr = this.tracks[node.track];
-        if (tr.kind === "counter") this._drawCounter(tr, node.track, y, row.h, scale);
-        else this._drawSlices(tr, y, scale);
-      }
-      // gutter label (drawn after, so it covers slices that start before the view)
-      ctx.fillStyle = node.track == null ? "#f2f4f7" : "#fafafa"; ctx.fillRect(0, y, GUTTER, row.h - 1);
-      ctx.fillStyle = "#303133";
-      const indent = 6 + node.depth * 12;
-      const mark = node.children && node.children.length ? (node.open ? "▾ " : "▸ ") : "";
-      ctx.fillText(mark + node.label, indent, y + Math.min(row.h, GROUP_H) / 2);
+      if (node.track == null) { ctx.fillStyle = "#f2f4f7"; ctx.fillRect(GUTTER, y, W - GUTTER, row.h); continue; }
+      const tr = this.tracks[node.track];
+      if (tr.kind === "counter") this._drawCounter(node.track, y, row.h, scale);
+      else this._drawSlices(tr, y, scale);
     }
+    this._endSlices();
+    this._drawSelection();
+    // gutter: one background, group rows, labels, then every row's bottom border in one path
+    ctx.fillStyle = "#fafafa"; ctx.fillRect(0, RULER_H, GUTTER, H - RULER_H);
+    ctx.fillStyle = "#f2f4f7";
+    for (let r = first; r < rows.length && rows[r].y - this.scrollY <= H; r++) if (rows[r].node.track == null) ctx.fillRect(0, rows[r].y - this.scrollY, GUTTER, rows[r].h);
+    ctx.fillStyle = "#303133";
+    for (let r = first; r < rows.length && rows[r].y - this.scrollY <= H; r++) {
+      const row = rows[r], y = row.y - this.scrollY;
+      ctx.fillText(row.text, 6 + row.node.depth * 12, y + Math.min(row.h, GROUP_H) / 2);
+    }
+    ctx.strokeStyle = "#e4e7ed"; ctx.beginPath();
+    for (let r = first; r < rows.length && rows[r].y - this.scrollY <= H; r++) {
+      const yy = rows[r].y - this.scrollY + rows[r].h - 0.5; ctx.moveTo(0, yy); ctx.lineTo(W, yy);
+    }
+    ctx.stroke();
     this._drawArrows();
     this._drawRuler(scale);
     ctx.strokeStyle = "#c0c4cc"; ctx.beginPath(); ctx.moveTo(GUTTER - 0.5, 0); ctx.lineTo(GUTTER - 0.5, H); ctx.stroke();
@@ -249,78 +194,36 @@
     this.lastFrameMs = ms;
   };
 
+  Timeline.prototype._firstRow = function (rows, yTop) {
+    // first row whose bottom is below yTop (content coordinates)
+    let lo = 0, hi = rows.length;
+    while (lo < hi) { const m = (lo + hi) >> 1; if (rows[m].y + rows[m].h <= yTop) lo = m + 1; else hi = m; }
+    return lo;
+  };
+
+  Timeline.prototype._drawSelection = function () {
+    // the selected event's outline, wherever it is (also inside a coverage run)
+    const i = this.selected;
+    if (i < 0) return;
+    const p = this._eventPos(i);
+    if (!p) return;
+    const v = this.view, scale = (this.w - GUTTER) / (v.t1 - v.t0);
+    const x0 = Math.max(GUTTER, GUTTER + (this.start[i] - v.t0) * scale);
+    const x1 = Math.min(this.w, GUTTER + (this.start[i] + this.dur[i] - v.t0) * scale);
+    if (x1 < GUTTER || x0 > this.w) return;
+    const ctx = this.ctx;
+    ctx.strokeStyle = "#000"; ctx.lineWidth = 2;
+    ctx.strokeRect(x0, p[1] - LANE_H / 2, Math.max(2, x1 - x0), LANE_H - 2); ctx.lineWidth = 1;
+  };
+
   Timeline.prototype._remember = function (i, x, y) {
     if (this.posN >= this.posMax || this.link[i] < 0) return;
     const k = this.posN++;
     this.posIdx[k] = i; this.posX[k] = x; this.posY[k] = y; this.slotOf[i] = k;
   };
 
-  Timeline.prototype._drawSlices = function (tr, y, scale) {
-    const v = this.view, pxUs = 1 / scale;
-    for (let d = 0; d < tr.lanes.length; d++) {
-      const ly = y + 2 + d * LANE_H;
-      // the coarsest level whose merged gaps are still below one pixel, else every event
-      let level = null;
-      for (const L of tr.levels[d]) if (L.g <= pxUs) { level = L; break; }
-      if (level) this._drawLevel(level, ly, scale);
-      else this._drawLane(tr.lanes[d], tr.laneEnds[d], ly, scale);
-    }
-  };
-
-  Timeline.prototype._drawLevel = function (L, ly, scale) {
-    const ctx = this.ctx, v = this.view;
-    ctx.fillStyle = "#8a9bb5";
-    let bx0 = -1, bx1 = -1; // runs closer than a pixel are drawn as one box
-    for (let j = lowerBound(L.runE, v.t0); j < L.runS.length && L.runS[j] <= v.t1; j++) {
-      const x0 = Math.max(GUTTER, GUTTER + (L.runS[j] - v.t0) * scale), x1 = GUTTER + (L.runE[j] - v.t0) * scale;
-      if (bx0 >= 0 && x0 <= bx1 + 1) { if (x1 > bx1) bx1 = x1; continue; }
-      if (bx0 >= 0) ctx.fillRect(bx0, ly, Math.max(1, bx1 - bx0), LANE_H - 2);
-      bx0 = x0; bx1 = x1;
-    }
-    if (bx0 >= 0) ctx.fillRect(bx0, ly, Math.max(1, bx1 - bx0), LANE_H - 2);
-    this._drawLane(L.longIdx, L.longEnds, ly, scale);
-  };
-
-  Timeline.prototype._drawLane = function (lane, ends, ly, scale) {
-    const ctx = this.ctx, v = this.view, W = this.w;
-    {
-      let j = lowerBound(ends, v.t0);
-      let mergeX0 = -1, mergeX1 = -1; // pending sub-pixel box
-      ctx.fillStyle = "#8a9bb5";
-      for (; j < lane.length; j++) {
-        const i = lane[j];
-        const s = this.start[i];
-        if (s > v.t1) break;
-        let x0 = GUTTER + (s - v.t0) * scale, x1 = x0 + this.dur[i] * scale;
-        if (x1 - x0 < 1) {
-          // level of detail: merge sub-pixel events that fall into adjacent pixels
-          if (mergeX0 >= 0 && x0 <= mergeX1 + 1) { if (x1 > mergeX1) mergeX1 = x1; }
-          else {
-            if (mergeX0 >= 0) { ctx.fillStyle = "#8a9bb5"; ctx.fillRect(mergeX0, ly, Math.max(1, mergeX1 - mergeX0), LANE_H - 2); }
-            mergeX0 = x0; mergeX1 = x1;
-          }
-          this._remember(i, x0, ly + LANE_H / 2);
-          continue;
-        }
-        if (x0 < GUTTER) x0 = GUTTER;
-        if (x1 > W) x1 = W;
-        ctx.fillStyle = this._color(i);
-        ctx.fillRect(x0, ly, Math.max(1, x1 - x0 - 0.5), LANE_H - 2);
-        if (x1 - x0 > 40) {
-          ctx.fillStyle = "#1d1e1f";
-          const label = this.names[this.name[i]];
-          const maxChars = Math.floor((x1 - x0 - 6) / 6);
-          ctx.fillText(label.length > maxChars ? label.slice(0, Math.max(0, maxChars - 1)) + "…" : label, x0 + 3, ly + LANE_H / 2 - 1);
-        }
-        this._remember(i, x0, ly + LANE_H / 2);
-        if (i === this.selected) { ctx.strokeStyle = "#000"; ctx.lineWidth = 2; ctx.strokeRect(x0, ly, Math.max(2, x1 - x0), LANE_H - 2); ctx.lineWidth = 1; }
-      }
-      if (mergeX0 >= 0) { ctx.fillStyle = "#8a9bb5"; ctx.fillRect(mergeX0, ly, Math.max(1, mergeX1 - mergeX0), LANE_H - 2); }
-    }
-  };
-
-  Timeline.prototype._drawCounter = function (tr, trackIdx, y, h, scale) {
-    const c = this.counters.find((c) => c.track === trackIdx);
+  Timeline.prototype._drawCounter = function (trackIdx, y, h, scale) {
+    const c = this.counterOf.get(trackIdx);
     if (!c || !c.t.length) return;
     const ctx = this.ctx, v = this.view;
     let j = Math.max(0, lowerBound(c.t, v.t0) - 1);
@@ -334,41 +237,47 @@
       if (c.t[j] > v.t1) break;
     }
     ctx.lineTo(Math.min(this.w, lastX), y + h - 2); ctx.closePath(); ctx.fill();
-    ctx.fillStyle = "#606266"; ctx.fillText("max " + c.max + c.unit, this.w - 70, y + 8);
+    ctx.fillStyle = "#606266"; ctx.fillText(c.label, this.w - 70, y + 8);
   };
 
   Timeline.prototype._drawArrows = function () {
-    // arrows launch -> kernel; all of them when few are visible, else only the selection's
+    // arrows launch -> kernel between events drawn one by one this frame (when few), plus the selection's
     const ctx = this.ctx;
-    const pairs = [];
     if (this.posN < 600) {
+      let any = false;
+      ctx.beginPath();
       for (let a = 0; a < this.posN; a++) {
         const i = this.posIdx[a], b = this.slotOf[this.link[i]];
-        if (b >= 0 && this.cats[this.cat[i]] === "cuda_runtime") pairs.push([[this.posX[a], this.posY[a]], [this.posX[b], this.posY[b]]]);
+        if (b < 0 || this.cats[this.cat[i]] !== "cuda_runtime") continue;
+        this._arrowPath(this.posX[a], this.posY[a], this.posX[b], this.posY[b]); any = true;
       }
+      if (any) { ctx.strokeStyle = ctx.fillStyle = "rgba(80,80,80,0.45)"; ctx.lineWidth = 1; ctx.stroke(); ctx.fill(); }
     }
     const sel = this.selected;
     if (sel >= 0 && this.link[sel] >= 0) {
-      const a = this._eventPos(sel), b = this._eventPos(this.link[sel]);
-      if (a && b) pairs.push(this.cats[this.cat[sel]] === "cuda_runtime" ? [a, b, 1] : [b, a, 1]);
+      let a = this._eventPos(sel), b = this._eventPos(this.link[sel]);
+      if (a && b) {
+        if (this.cats[this.cat[sel]] !== "cuda_runtime") { const t = a; a = b; b = t; }
+        ctx.beginPath(); this._arrowPath(a[0], a[1], b[0], b[1]);
+        ctx.strokeStyle = ctx.fillStyle = "#d03050"; ctx.lineWidth = 2; ctx.stroke(); ctx.fill(); ctx.lineWidth = 1;
+      }
     }
-    for (const [a, b, strong] of pairs) {
-      ctx.strokeStyle = strong ? "#d03050" : "rgba(80,80,80,0.45)"; ctx.lineWidth = strong ? 2 : 1;
-      ctx.beginPath(); ctx.moveTo(a[0], a[1]); ctx.lineTo(b[0], b[1]); ctx.stroke();
-      const ang = Math.atan2(b[1] - a[1], b[0] - a[0]);
-      ctx.beginPath(); ctx.moveTo(b[0], b[1]);
-      ctx.lineTo(b[0] - 7 * Math.cos(ang - 0.4), b[1] - 7 * Math.sin(ang - 0.4));
-      ctx.lineTo(b[0] - 7 * Math.cos(ang + 0.4), b[1] - 7 * Math.sin(ang + 0.4));
-      ctx.closePath(); ctx.fillStyle = ctx.strokeStyle; ctx.fill();
-    }
-    ctx.lineWidth = 1;
+  };
+
+  Timeline.prototype._arrowPath = function (ax, ay, bx, by) {
+    // a line and a closed head, added to the current path (stroke draws the line, fill the head)
+    const ctx = this.ctx, ang = Math.atan2(by - ay, bx - ax);
+    ctx.moveTo(ax, ay); ctx.lineTo(bx, by);
+    ctx.lineTo(bx - 7 * Math.cos(ang - 0.4), by - 7 * Math.sin(ang - 0.4));
+    ctx.lineTo(bx - 7 * Math.cos(ang + 0.4), by - 7 * Math.sin(ang + 0.4));
+    ctx.closePath();
   };
 
   Timeline.prototype._eventPos = function (i) {
-    const row = (this.rowsCache || []).find((r) => r.node.track === this.track[i]);
+    const row = this.rowOfTrack && this.rowOfTrack.get(this.track[i]);
     if (!row) return null;
     const x = Math.min(Math.max(this.xOf(this.start[i]), GUTTER), this.w);
-    return [x, row.y - this.scrollY + 2 + this.laneOf[i] * LANE_H + LANE_H / 2];
+    return [x, row.y - this.scrollY + 2 + Math.max(0, this.laneOf[i]) * LANE_H + LANE_H / 2];
   };
 
   Timeline.prototype._drawRuler = function (scale) {
@@ -386,6 +295,6 @@
     ctx.fillText("view " + fmtTime(spanUs), 6, 11);
   };
 
-  Timeline.util = { lowerBound: lowerBound, fmtTime: fmtTime, GUTTER: GUTTER, LANE_H: LANE_H };
+  Timeline.util = { lowerBound: lowerBound, fmtTime: fmtTime, GUTTER: GUTTER, LANE_H: LANE_H, MAX_LANES: MAX_LANES };
   window.SageTimeline = Timeline;
 })();

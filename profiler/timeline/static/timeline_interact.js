@@ -143,7 +143,7 @@
   Timeline.prototype._click = function (x, y) {
     const hit = this.hitTest(x, y);
     if (hit.gutter) {
-      if (hit.row && hit.row.node.children && hit.row.node.children.length) { hit.row.node.open = !hit.row.node.open; this.requestDraw(); }
+      if (hit.row && hit.row.node.children && hit.row.node.children.length) { hit.row.node.open = !hit.row.node.open; this.invalidateRows(); }
       return;
     }
     this.select(hit.event != null ? hit.event : -1);

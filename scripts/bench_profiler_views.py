@@ -6,8 +6,9 @@ Prints, side by side with the targets of issue 8:
 - `sagelaunch profile report` on v100_rank0.pt.trace.json.gz (process start to file written; target <= 3 s);
 - for a 100k+-event profile (the V100 trace as N ranks of our artifact): server-side load, dashboard first
   paint (navigation start to every chart drawn; target <= 2 s) and timeline pan/zoom frame time in
-  headless Chromium (target <= 50 ms), plus the timeline payload's size against the same data as a
-  Chrome/Perfetto JSON trace.
+  headless Chromium (target <= 50 ms) at full zoom-out, one step and a 2 ms window: the script's time
+  and, as frame_raster, the time until Chromium has rasterised the frame; plus the level of detail's
+  work at full zoom-out and the timeline payload's size against the same data as a Chrome/Perfetto JSON trace.
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ def is_archive(path: str | Path) -> bool:
 
 def unpack_model(model: str | Path, dest: str | Path) -> Path:
     """A model folder as is, or a model.tar.gz extracted into `dest` (refusing unsafe member paths)."""
-    model = Path(model)
+    model = Path(str(model).removeprefix("file://"))  # what a local job reports as its model_data
     if model.is_dir():
         return model
     if not is_archive(model):

@@ -1,5 +1,5 @@
 /* sagelaunch timeline: a canvas renderer for host -> device traces: view, rows, frame, counters, arrows, ruler.
- * Lanes, level of detail and the batched slice renderer: timeline_lod.js; interaction: timeline_interact.js
+ * Lanes, level of detail and the slice renderer: timeline_lod.js; interaction: timeline_interact.js
  * (load both after this file, before constructing a Timeline).
  *
  * Data arrives columnar (base64 typed arrays, names dictionary-encoded; see profiler/timeline/payload.py).
@@ -152,40 +152,39 @@
   Timeline.prototype.draw = function () {
     const t0 = performance.now();
     const ctx = this.ctx, W = this.w, H = this.h, v = this.view;
-    ctx.fillStyle = "#ffffff"; ctx.fillRect(0, 0, W, H);
     const rows = this._rows();
     const scale = (W - GUTTER) / (v.t1 - v.t0);
     for (let k = 0; k < this.posN; k++) this.slotOf[this.posIdx[k]] = -1;
     this.posN = 0;
     ctx.font = "11px sans-serif"; ctx.textBaseline = "middle";
-    // visible rows only (rows are sorted by y): slices are queued per colour and flushed together
+    // visible rows only (rows are sorted by y): backgrounds, borders and slices go to the pixel buffer
+    // right of the gutter (timeline_lod.js), which lands on the canvas in one piece; the rest is drawn on top
     const first = this._firstRow(rows, this.scrollY + RULER_H);
+    let last = first;
     this._beginSlices();
-    for (let r = first; r < rows.length; r++) {
-      const row = rows[r], y = row.y - this.scrollY;
-      if (y > H) break;
-      const node = row.node;
-      if (node.track == null) { ctx.fillStyle = "#f2f4f7"; ctx.fillRect(GUTTER, y, W - GUTTER, row.h); continue; }
-      const tr = this.tracks[node.track];
-      if (tr.kind === "counter") this._drawCounter(node.track, y, row.h, scale);
-      else this._drawSlices(tr, y, scale);
+    for (; last < rows.length && rows[last].y - this.scrollY <= H; last++) {
+      const row = rows[last], y = row.y - this.scrollY, node = row.node;
+      if (node.track == null) this._band(this.GROUP_BG, y, row.h);
+      else if (this.tracks[node.track].kind !== "counter") this._drawSlices(this.tracks[node.track], y, scale);
+      this._band(this.SEPARATOR, y + row.h - 1, 1);
     }
     this._endSlices();
+    for (let r = first; r < last; r++) {
+      const node = rows[r].node;
+      if (node.track != null && this.tracks[node.track].kind === "counter") this._drawCounter(node.track, rows[r].y - this.scrollY, rows[r].h, scale);
+    }
     this._drawSelection();
-    // gutter: one background, group rows, labels, then every row's bottom border in one path
+    // gutter: one background, group rows, row borders, labels
     ctx.fillStyle = "#fafafa"; ctx.fillRect(0, RULER_H, GUTTER, H - RULER_H);
     ctx.fillStyle = "#f2f4f7";
-    for (let r = first; r < rows.length && rows[r].y - this.scrollY <= H; r++) if (rows[r].node.track == null) ctx.fillRect(0, rows[r].y - this.scrollY, GUTTER, rows[r].h);
+    for (let r = first; r < last; r++) if (rows[r].node.track == null) ctx.fillRect(0, rows[r].y - this.scrollY, GUTTER, rows[r].h);
+    ctx.fillStyle = "#e4e7ed";
+    for (let r = first; r < last; r++) ctx.fillRect(0, rows[r].y - this.scrollY + rows[r].h - 1, GUTTER, 1);
     ctx.fillStyle = "#303133";
-    for (let r = first; r < rows.length && rows[r].y - this.scrollY <= H; r++) {
+    for (let r = first; r < last; r++) {
       const row = rows[r], y = row.y - this.scrollY;
       ctx.fillText(row.text, 6 + row.node.depth * 12, y + Math.min(row.h, GROUP_H) / 2);
     }
-    ctx.strokeStyle = "#e4e7ed"; ctx.beginPath();
-    for (let r = first; r < rows.length && rows[r].y - this.scrollY <= H; r++) {
-      const yy = rows[r].y - this.scrollY + rows[r].h - 0.5; ctx.moveTo(0, yy); ctx.lineTo(W, yy);
-    }
-    ctx.stroke();
     this._drawArrows();
     this._drawRuler(scale);
     ctx.strokeStyle = "#c0c4cc"; ctx.beginPath(); ctx.moveTo(GUTTER - 0.5, 0); ctx.lineTo(GUTTER - 0.5, H); ctx.stroke();

@@ -174,9 +174,9 @@ def main() -> None:
     print(f"{'Chrome JSON / our payload (size ratio)':52s} {b['chrome_mb'] / b['payload_mb']:10.2f}")
     if b.get("lod_all"):
         s = b["lod_all"]
-        print(f"full zoom-out frame: {s['rects']} rectangles in {s['styles']} fill styles "
-              f"({s['coverageRects']} coverage runs); {s['events']} events/bins read for {b['events']} events; "
-              f"{s['levelLanes']} lanes from precomputed levels, {s['exactLanes']} exact")
+        print(f"full zoom-out frame: {s['rects']} pixel spans ({s['coverageRects']} coverage runs) in one buffer, "
+              f"{s['styles']} canvas fill style(s) for slices; {s['events']} events/bins read of {b['events']} "
+              f"events; {s['levelLanes']} lanes from precomputed levels, {s['exactLanes']} exact")
     print("(frame = script time of one draw; frame_raster = until Chromium has rasterised it)")
     print(f"(machine load average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; "
           "max frame times include other processes' CPU time)")

@@ -4,9 +4,5 @@
 # logs and profile are. Usage: bash scripts/main_job.sh [--epochs N] [--model HUB_ID] ...
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ -x .venv/bin/python ] || python3 -m venv .venv
-PY=.venv/bin/python
-# torch first, pinned to the release the project is tested with (never upgraded by the extras)
-$PY -c "import torch" 2>/dev/null || $PY -m pip install -q torch==2.13.0
-$PY -m pip install -q -e ".[local]"
+source scripts/ensure_venv.sh local
 exec $PY scripts/launch_local_finetune.py "$@"

@@ -3,11 +3,7 @@
 # Usage: bash scripts/run_tests.sh [pytest args]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ -x .venv/bin/python ] || python3 -m venv .venv
-PY=.venv/bin/python
-# the CPU build of torch (a bare torch requirement would pull a multi-GB CUDA build)
-$PY -c "import torch" 2>/dev/null || $PY -m pip install -q torch==2.13.0
-$PY -m pip install -q -e ".[test]"
+source scripts/ensure_venv.sh test
 # headless Chromium for the browser tests (Debian's package; Playwright cannot download browsers here)
 if ! command -v chromium >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi

@@ -8,6 +8,7 @@ whose only "profile file" is a symlink to a file outside the job (it must never 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from datetime import datetime, timedelta, timezone
@@ -112,15 +113,22 @@ def profile_home(tmp_path_factory):
             os.environ["SAGELAUNCH_HOME"] = saved
 
 
-@pytest.fixture(scope="module")
-def ui_server(profile_home):
-    """The profile browser on 127.0.0.1 (local jobs only), for the module."""
+@contextlib.contextmanager
+def serve_profile_browser(include_sagemaker: bool):
+    """The profile browser on 127.0.0.1 on a free port, shut down on exit."""
     from profiler.ui.server import ProfileBrowser
 
-    server = ProfileBrowser(0, include_sagemaker=False)
+    server = ProfileBrowser(0, include_sagemaker=include_sagemaker)
     server.start_background()
     try:
         yield server
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.fixture(scope="module")
+def ui_server(profile_home):
+    """The profile browser on 127.0.0.1 (local jobs only), for the module."""
+    with serve_profile_browser(include_sagemaker=False) as server:
+        yield server

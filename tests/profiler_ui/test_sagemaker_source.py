@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.profiler_ui.conftest import trace
+from tests.profiler_ui.conftest import serve_profile_browser, trace
 from tests.profiler_ui.test_server_api import get_json, post_json, wait_loaded
 
 
@@ -47,15 +47,8 @@ def sagemaker_jobs(moto_server, sagemaker_fakes, profile_home):
 
 @pytest.fixture(scope="module")
 def aws_ui_server(sagemaker_jobs):
-    from profiler.ui.server import ProfileBrowser
-
-    server = ProfileBrowser(0, include_sagemaker=True)
-    server.start_background()
-    try:
+    with serve_profile_browser(include_sagemaker=True) as server:
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def test_lists_profiled_sagemaker_jobs_and_loads_from_s3(aws_ui_server, sagemaker_jobs):

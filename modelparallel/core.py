@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import socket
 from dataclasses import dataclass, field
@@ -53,6 +54,24 @@ def _init_process_group() -> None:
     if backend == "nccl":
         torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
     dist.init_process_group(backend, timeout=timeout)
+    # SMP scripts never tear down; a rank leaving while a peer's gloo/NCCL work is still in flight
+    # aborts the process ("terminate called without an active exception"), so we do it at exit.
+    atexit.register(_shutdown_at_exit)
+
+
+def _shutdown_at_exit() -> None:
+    import torch.distributed as dist
+
+    if not dist.is_initialized():
+        return
+    try:
+        if dist.get_backend() == "gloo":
+            dist.monitored_barrier(timeout=timedelta(seconds=60))  # names a missing rank instead of hanging
+        else:
+            dist.barrier()
+    except Exception:  # a peer already failed: its error is the one that matters
+        pass
+    dist.destroy_process_group()
 
 
 def init(config: dict | None = None) -> None:

@@ -197,6 +197,8 @@ def image_uri(
             f"instance_type={instance_type!r} is a Trainium instance: it needs a Neuron image "
             f"({framework}-training-neuronx); pass image_uri=... or choose a GPU instance such as ml.p4d.24xlarge"
         )
+    if instance_type in LOCAL_INSTANCE_TYPES and processor not in entry["processors"]:
+        processor = entry["processors"][0]  # local runs use no image: name the one SageMaker has
     tag = image_tag(framework, version, py_version, processor, scope)
     return f"{registry(region)}/{entry['repository']}:{tag}"
 

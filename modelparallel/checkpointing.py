@@ -78,13 +78,93 @@ def load_model_state(model, state_dict: dict[str, Any], strict: bool = True):
 
 
 # ----- optimizer state
-def full_optimizer_state(optimizer) -> dict[str, Any]:
-    from modelparallel.comm import CommGroup, allgather
+def _param_names(optimizer) -> dict[int, str]:
+    return {id(p): n for n, p in optimizer.model.local_named_parameters()}
 
-    if optimizer.sharded:
-        raise SMPValidationError("with shard_optimizer_state=True only the partial optimizer state can be saved; "
-                                 "use optimizer.local_state_dict() / smp.save_checkpoint(partial=True)")
-    return {PARTIAL_KEY: False, "mp_rank_states": allgather(optimizer.local_state_dict(), CommGroup.MP_GROUP)}
+
+def full_optimizer_state(optimizer) -> dict[str, Any]:
+    """SMP's gathered optimizer state: keyed by the original model's parameter names, with tensor-parallel
+    state tensors concatenated (as model.state_dict() does), ZeRO shards merged over the replica group and
+    pipeline stages merged over the pp group. Every rank returns the same dict (collective)."""
+    st = _require_init()
+    model = optimizer.model
+    local = optimizer.local_optimizer().state
+    tp_size = len(st.layout.groups["tp"])
+    mine: dict[str, dict[str, Any]] = {}
+    # same parameter order on every tp peer, so the tp all_gathers below pair up
+    for name, p in model.local_named_parameters():
+        if p not in local:
+            continue
+        entry = {}
+        for key, value in local[p].items():
+            if isinstance(value, torch.Tensor):
+                value = _local_tensor(value).detach()
+                dim = model.tp_shard_dims.get(name)
+                if dim is not None and tp_size > 1 and value.dim() > 0:
+                    parts = [torch.empty_like(value) for _ in range(tp_size)]
+                    dist.all_gather(parts, value.contiguous(), group=st.groups["tp"])
+                    value = torch.cat(parts, dim=dim)
+                value = value.cpu().clone()
+            entry[key] = value
+        mine[name] = entry
+    names = _param_names(optimizer)
+    groups = [{**{k: v for k, v in g.items() if k != "params"}, "params": [names[id(p)] for p in g["params"]]}
+              for g in optimizer.param_groups]  # ZeRO's param_groups list every local parameter
+    merged, merged_groups = mine, groups
+    for group_name, needed in (("rdp" if model.replica_group_name == "rdp" else "dp", optimizer.sharded),
+                               ("pp", len(st.layout.groups["pp"]) > 1)):
+        if not needed:
+            continue
+        size = len(st.layout.groups[group_name])
+        boxes: list[Any] = [None] * size
+        dist.all_gather_object(boxes, (merged, merged_groups), group=st.groups[group_name])
+        merged = {k: v for state_part, _ in boxes for k, v in state_part.items()}
+        if group_name == "pp":  # each stage lists its own parameters: concatenate group by group
+            merged_groups = [{**parts[0], "params": [n for part in parts for n in part["params"]]}
+                             for parts in zip(*(g for _, g in boxes))]
+    return {PARTIAL_KEY: False, "state": merged, "param_groups": merged_groups}
+
+
+def load_full_optimizer_state(optimizer, full: dict[str, Any]) -> None:
+    """The inverse of full_optimizer_state: this rank's parameters, tp slices, in the optimizer's index order
+    (ZeroRedundancyOptimizer.load_state_dict takes the whole indexed dict and keeps its own partition)."""
+    st = _require_init()
+    model = optimizer.model
+    names = _param_names(optimizer)
+    tp_size, tp_rank = len(st.layout.groups["tp"]), st.layout.tp_rank
+    ordered = [p for g in optimizer.optimizer.param_groups for p in g["params"]]
+    missing = [names[id(p)] for p in ordered if names[id(p)] not in full["state"]]
+    state: dict[int, dict[str, Any]] = {}
+    for index, p in enumerate(ordered):
+        name = names[id(p)]
+        if name not in full["state"]:
+            continue
+        entry = {}
+        for key, value in full["state"][name].items():
+            if isinstance(value, torch.Tensor) and value.dim() > 0:
+                dim = model.tp_shard_dims.get(name)
+                if dim is not None and tp_size > 1:
+                    value = value.chunk(tp_size, dim=dim)[tp_rank]
+                value = value.to(st.device)
+                if hasattr(p, "device_mesh"):  # a DTensor parameter needs DTensor state
+                    from torch.distributed.tensor import DTensor
+
+                    value = DTensor.from_local(value.contiguous(), p.device_mesh, p.placements, run_check=False)
+            entry[key] = value
+        state[index] = entry
+    if missing and state:
+        raise SMPValidationError(f"optimizer.load_state_dict: no state for parameters {missing[:5]}; was the state "
+                                 "saved from the same model?")
+    saved_groups = full["param_groups"]
+    if len(saved_groups) != len(optimizer.optimizer.param_groups):
+        raise SMPValidationError(f"optimizer.load_state_dict: {len(saved_groups)} saved param groups, the optimizer "
+                                 f"has {len(optimizer.optimizer.param_groups)}")
+    groups, start = [], 0
+    for saved, own in zip(saved_groups, optimizer.optimizer.param_groups):
+        count = len(own["params"])
+        groups.append({**{k: v for k, v in saved.items() if k != "params"}, "params": list(range(start, start + count))})
+        start += count
+    optimizer.optimizer.load_state_dict({"state": state, "param_groups": groups})
 
 
 # ----- files

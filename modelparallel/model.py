@@ -89,7 +89,11 @@ class DistributedModel(nn.Module):
         self._capturing = False
         self._pipeline_output = None  # the last stage's output while the step function runs as the loss
         self._pipeline_loss: list = []
-        self._offload = bool(cfg.offload_activations)
+        self._offloader = None
+        if cfg.offload_activations:
+            from modelparallel.offload import ActivationOffloader
+
+            self._offloader = ActivationOffloader(st.device, cfg.activation_loading_horizon)
         st.model = self
         if st.pending_checkpoint is not None:
             from modelparallel.checkpointing import _load_pending_model
@@ -116,10 +120,20 @@ class DistributedModel(nn.Module):
         return out
 
     def offload_context(self):
-        if not self._offload:
+        if self._offloader is None:
             return contextlib.nullcontext()
-        # activations saved for backward live on the CPU until backward needs them (pinned for async copies)
-        return torch.autograd.graph.save_on_cpu(pin_memory=state.device.type == "cuda")
+        # activations saved for backward live on the CPU and come back at most activation_loading_horizon
+        # modules ahead of backward (offload.py). The layer stack is found now: set_activation_checkpointing
+        # may have been called after wrapping.
+        from modelparallel.offload import layer_stack
+
+        self._offloader.attach(layer_stack(self.module))
+        return self._offloader.context()
+
+    @property
+    def offload_stats(self) -> dict[str, int] | None:
+        """What activation offloading did so far (groups, prefetched, fetched_on_demand, max_resident_ahead)."""
+        return dict(self._offloader.stats) if self._offloader is not None else None
 
     def backward(self, tensors, grad_tensors=None):
         """Replaces loss.backward(): gradients are averaged over microbatches (average_grads_across_microbatches)."""

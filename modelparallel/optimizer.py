@@ -97,9 +97,11 @@ class DistributedOptimizer:
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         sd = dict(state_dict)
         partial = sd.pop("_smp_is_partial", False)
-        if not partial:
-            raise SMPValidationError("loading a full optimizer state_dict is not supported; save and load "
-                                     "optimizer.local_state_dict() (partial=True)")
+        if not partial:  # the gathered state_dict(): any rank takes its own part
+            from modelparallel.checkpointing import load_full_optimizer_state
+
+            load_full_optimizer_state(self, sd)
+            return
         self.local_optimizer().load_state_dict(sd)
 
     def __getattr__(self, name):

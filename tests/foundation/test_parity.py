@@ -54,4 +54,12 @@ def test_registry_account_and_repository_match_the_sdk():
         theirs = None if "error" in ref else (ref["account"], ref["repository"], ref["uri"].split("/")[0].split(".ecr.")[1].split(".", 1)[1])
         if ours != theirs:
             mismatches.append((q, ours, ref))
+        # full tag too, wherever the SDK knows it: an OS in its tag (container_version) or our moving tag
+        if "error" not in ref and ("ubuntu" in ref["uri"] or "os" not in entry):
+            if q["scope"] == "training":
+                uri = support.training_image_uri(q["framework"], q["ours"], q["py_version"], q["region"], q["instance_type"])
+            else:
+                uri = support.inference_image_uri(q["framework"], q["ours"], q["region"], q["instance_type"], q["py_version"])
+            if uri != ref["uri"]:
+                mismatches.append((q, uri, ref))
     assert mismatches == [], mismatches[:5]

@@ -82,10 +82,16 @@ def test_cpu_images_and_registry_accounts():
 def test_inference_images_for_deployment():
     assert support.inference_image_uri("pytorch", "2.0.0", "us-west-2", "ml.c7g.4xlarge") == (
         "763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-inference-graviton:2.0.0-cpu-py310-ubuntu20.04-sagemaker")
+    assert support.inference_image_uri("pytorch", "2.0.1", "us-west-2", "ml.g4dn.xlarge").endswith(
+        "pytorch-inference:2.0.1-gpu-py310-cu118-ubuntu20.04-sagemaker")
+    assert support.inference_image_uri("pytorch", "2.0.1", "us-west-2", "ml.m5.large").endswith(
+        "pytorch-inference:2.0.1-cpu-py310-ubuntu20.04-sagemaker")
+    # the DLC tables list the 2.1.0 / 2.2.0 GPU serving images with CUDA 11.8, not 12.1
+    assert support.inference_image_uri("pytorch", "2.2.0", "us-west-2", "ml.g4dn.xlarge").endswith(
+        "pytorch-inference:2.2.0-gpu-py310-cu118-ubuntu20.04-sagemaker")
+    # no first-party full tag for 2.0.0 serving: the SDK's moving tag, never a guessed one
     assert support.inference_image_uri("pytorch", "2.0.0", "us-west-2", "ml.g4dn.xlarge").endswith(
-        "pytorch-inference:2.0.0-gpu-py310-cu118-ubuntu20.04-sagemaker")
-    assert support.inference_image_uri("pytorch", "2.0.0", "us-west-2", "ml.m5.large").endswith(
-        "pytorch-inference:2.0.0-cpu-py310-ubuntu20.04-sagemaker")
+        "pytorch-inference:2.0.0-gpu-py310")
     # a training-only version maps to the newest serving image of its line
     assert ":2.6.0-cpu" in support.inference_image_uri("pytorch", "2.8.0", "us-west-2", "ml.m5.large")
     assert support.is_graviton("ml.m6g.xlarge") and not support.is_graviton("ml.m5.xlarge")
@@ -104,3 +110,21 @@ def test_default_region_without_network(monkeypatch, tmp_path):
     assert support.default_region() == "us-east-2"
     monkeypatch.setenv("AWS_REGION", "eu-west-1")
     assert support.default_region() == "eu-west-1"
+
+
+def test_every_image_tag_names_its_source():
+    sources = support.matrix()["sources"]
+    for fw, scopes in support.matrix()["frameworks"].items():
+        for scope, block in scopes.items():
+            for version, entry in block["versions"].items():
+                assert entry.get("tag_source"), (fw, scope, version)
+                assert any(key in entry["tag_source"] for key in sources), (fw, scope, version, entry["tag_source"])
+
+
+def test_unverified_full_tags_fall_back_to_moving_tags():
+    assert support.training_image_uri("tensorflow", "2.14.1", "py310", "us-west-2", "ml.g5.xlarge").endswith(
+        "tensorflow-training:2.14.1-gpu-py310")
+    with pytest.raises(ValueError, match="no CPU"):
+        support.training_image_uri("tensorflow", "2.11.1", "py39", "us-west-2", "ml.m5.xlarge")
+    assert support.training_image_uri("pytorch", "2.8.0", "py312", "us-west-2", "ml.p4d.24xlarge").endswith(
+        "pytorch-training:2.8.0-gpu-py312-cu129-ubuntu22.04-sagemaker")

@@ -11,7 +11,8 @@ from __future__ import annotations
 import os
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, ValidationInfo, field_validator,
+                      model_validator)
 
 from estimators import field_checks as check
 from estimators import support
@@ -99,7 +100,7 @@ class FrameworkEstimator(BaseModel):
     @field_validator("output_path")
     @classmethod
     def _output_path(cls, v: str | None) -> str | None:
-        if v is None or v.startswith("s3://"):
+        if v is None or v.lower().startswith("s3:") or v.startswith("s3/"):  # s3:/b, S3://b: meant as S3
             return check.s3_uri("output_path", v)
         if not v or "\x00" in v:
             raise ValueError(f"output_path={v!r} must be s3://<bucket>[/prefix] or a local folder")
@@ -110,6 +111,24 @@ class FrameworkEstimator(BaseModel):
     def _ckpt_local(cls, v: str | None) -> str | None:
         if v is not None and not check.LOCAL_PATH.match(v):
             raise ValueError(f"checkpoint_local_path={v!r} must be an absolute path such as /opt/ml/checkpoints")
+        return v
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _report_everything(cls, data: Any, handler: Any) -> "FrameworkEstimator":
+        # field errors stop pydantic before the cross-field checks: add those, and "did you mean" for typos
+        try:
+            return handler(data)
+        except ValidationError as err:
+            from estimators.explain import explain
+
+            raise explain(cls, data, err) from None
+
+    @field_validator("framework_version", "py_version", mode="before")
+    @classmethod
+    def _version_is_text(cls, v: Any, info: ValidationInfo) -> Any:
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            raise ValueError(check.number_as_version(info.field_name, v, cls.framework))
         return v
 
     @model_validator(mode="after")
@@ -130,6 +149,12 @@ class FrameworkEstimator(BaseModel):
     def __setattr__(self, name: str, value: Any) -> None:
         # pydantic stores the field before the cross-field check runs: put it back when that fails
         if name not in type(self).model_fields:
+            if not name.startswith("_") and not hasattr(type(self), name):  # a misspelt argument
+                from estimators.explain import unknown_argument_error
+
+                raise ValidationError.from_exception_data(type(self).__name__, [{
+                    "type": unknown_argument_error(name, type(self).model_fields, type(self).__name__),
+                    "loc": (name,), "input": value}])
             return super().__setattr__(name, value)
         old = self.__dict__.get(name)
         try:

@@ -71,8 +71,30 @@ def region(v: str | None) -> str | None:
 
 def s3_uri(field: str, v: str | None) -> str | None:
     if v is not None and not S3_URI.match(v):
-        raise ValueError(f"{field}={v!r} is not an S3 URI; allowed: s3://<bucket>[/prefix]")
+        fixed = s3_uri_fix(v)
+        hint = f"; did you mean {fixed!r}?" if fixed else ""
+        raise ValueError(f"{field}={v!r} is not an S3 URI; allowed: s3://<bucket>[/prefix]{hint}")
     return v
+
+
+def s3_uri_fix(v: str) -> str | None:
+    """'s3:/b/k', 'S3://b/k', 's3//b/k', 's3:b/k' → 's3://b/k' when that is a valid URI."""
+    m = re.match(r"^s3:?/*(?=[^/:])", v, re.IGNORECASE)
+    if not m or not (v[:2].lower() == "s3"):
+        return None
+    fixed = "s3://" + v[m.end():]
+    return fixed if fixed != v and S3_URI.match(fixed) else None
+
+
+def number_as_version(field: str, v: float | int, framework: str) -> str:
+    """A version written as a YAML/JSON number (2.0, 2.10 → 2.1): say so and how to quote it."""
+    text = str(v)
+    example = text if text.count(".") == 2 else f"{text}.0" if text.count(".") == 1 else f"{text}.0.0"
+    if field == "py_version":
+        return (f"py_version={v!r} is a number, not a Python tag; quote it and use the tag form, "
+                f"e.g. py_version: 'py{text.replace('.', '')}'")
+    return (f"framework_version={v!r} is a number, not a version string (YAML reads an unquoted 2.10 as 2.1); "
+            f"quote it: framework_version: '{example}'")
 
 
 def source_dir(v: str | None) -> str | None:

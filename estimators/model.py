@@ -49,6 +49,7 @@ class Model(BaseModel):
         if not v:
             raise ValueError("model_data='' is empty; pass s3://…/model.tar.gz, a local model.tar.gz or a model folder")
         if v.startswith("s3://"):
+            _check_bucket_name(v)
             return check.s3_uri("model_data", v)
         if "://" in v and not v.startswith("file://"):
             raise ValueError(f"model_data={v!r}: allowed are s3://…, file://… or a local path")
@@ -143,3 +144,18 @@ def check_endpoint_name(name: str) -> str:
     from launcher.aws.naming import check_name
 
     return check_name(name, "endpoint_name")
+
+
+def _check_bucket_name(uri: str) -> None:
+    """Name what is wrong with the bucket of s3://<bucket>/… (the generic 'not an S3 URI' hides it)."""
+    import re
+
+    bucket = uri[len("s3://"):].split("/", 1)[0]
+    if not bucket:
+        raise ValueError(f"model_data={uri!r} has no bucket name; use s3://<bucket>/<key>/model.tar.gz")
+    if not 3 <= len(bucket) <= 63:
+        raise ValueError(f"model_data={uri!r}: bucket name {bucket!r} has {len(bucket)} characters; S3 bucket "
+                         "names have 3 to 63 — check the bucket name")
+    if not re.fullmatch(r"[a-z0-9][a-z0-9.-]*[a-z0-9]", bucket):
+        raise ValueError(f"model_data={uri!r}: bucket name {bucket!r} may hold only lowercase letters, digits, "
+                         "'.' and '-', starting and ending with a letter or digit")

@@ -39,6 +39,7 @@ class _Problems:
 
     def __init__(self) -> None:
         self.messages: list[str] = []
+        self.resolved: Resolved | None = None
 
     def check(self, fn: Callable[[], Any], default: Any = None) -> Any:
         try:
@@ -124,32 +125,74 @@ def _profiler(est: "FrameworkEstimator", version: str, region: str, local: bool)
     return settings
 
 
+def _versions(est: "FrameworkEstimator") -> None:
+    """The version checks that need no instance type (used when the instance type itself is wrong)."""
+    if est.image_uri is not None:
+        return
+    if est.framework_version is None:
+        raise ValueError(
+            f"framework_version is required (or image_uri); supported: {', '.join(support.framework_versions(est.framework))}"
+        )
+    version = support.resolve_framework_version(est.framework, est.framework_version)
+    support.check_py_version(est.framework, version, est.py_version)
+
+
 def resolve(est: "FrameworkEstimator") -> Resolved:
-    local = est.instance_type in support.LOCAL_INSTANCE_TYPES
-    info = support.instance_info(est.instance_type)
+    """Everything derived from a valid estimator, or one ValueError listing every cross-field problem."""
+    problems = cross_field_problems(est)
+    problems.raise_if_any()
+    return problems.resolved
+
+
+def cross_field_problems(est: "FrameworkEstimator", invalid: frozenset[str] = frozenset()) -> "_Problems":
+    """Run every cross-field check whose fields are valid; `invalid` names fields that failed their own check
+    (their values are then not to be trusted), so the rest can still be reported together with them."""
     problems = _Problems()
-    region = est.region or support.default_region()
-    region_ok = local or problems.check(lambda: support.check_region(region)) is not None
-    image = problems.check(lambda: _image(est, region, local, info["kind"])) if region_ok else None
-    problems.check(lambda: _job_settings(est, local))
-    problems.check(lambda: _output(est, local))
-    problems.check(lambda: _spot(est))
-    problems.check(lambda: _vpc(est))
+
+    def valid(*fields: str) -> bool:
+        return invalid.isdisjoint(fields)
+
+    local = est.instance_type in support.LOCAL_INSTANCE_TYPES
+    # a misspelt ml.* type is still a SageMaker job; a misspelt "local" may not be
+    sagemaker_job = not local and (valid("instance_type") or str(est.instance_type).startswith("ml."))
+    info = support.instance_info(est.instance_type) if valid("instance_type") else None
+    region = None
+    if valid("region"):
+        region = problems.check(lambda: est.region or support.default_region(local=local or not sagemaker_job))
+    region_ok = region is not None and (local or problems.check(lambda: support.check_region(region)) is not None)
+    image = None
+    if valid("framework_version", "py_version", "image_uri"):
+        if info is not None and region_ok:
+            image = problems.check(lambda: _image(est, region, local, info["kind"]))
+        else:
+            problems.check(lambda: _versions(est))
+    if sagemaker_job and valid("role"):
+        problems.check(lambda: _job_settings(est, local))
+    if sagemaker_job and valid("output_path"):
+        problems.check(lambda: _output(est, local))
+    if valid("use_spot_instances", "max_wait", "max_run"):
+        problems.check(lambda: _spot(est))
+    if valid("subnets", "security_group_ids"):
+        problems.check(lambda: _vpc(est))
     profiler, plan = None, None
     if image is not None:
         version = image[0]
-        profiler = problems.check(lambda: _profiler(est, version, region, local))
+        if valid("profiler_config", "disable_profiler"):
+            profiler = problems.check(lambda: _profiler(est, version, region, local))
         gpus = int(info.get("gpus", 0))
-        plan = problems.check(lambda: parse_distribution(
-            est.distribution, framework=est.framework, framework_version=version, instance_type=est.instance_type,
-            instance_count=est.instance_count, gpus_per_host=gpus,
-        ))
-    if plan is not None and est.hyperparameters and len(est.hyperparameters) + len(plan.hyperparameters) + 5 > 100:
+        if valid("distribution", "instance_count"):
+            plan = problems.check(lambda: parse_distribution(
+                est.distribution, framework=est.framework, framework_version=version, instance_type=est.instance_type,
+                instance_count=est.instance_count, gpus_per_host=gpus,
+            ))
+    if plan is not None and valid("hyperparameters") and est.hyperparameters \
+            and len(est.hyperparameters) + len(plan.hyperparameters) + 5 > 100:
         problems.messages.append("hyperparameters: too many entries with the distribution settings; allowed: 100 in all")
-    problems.raise_if_any()
-    assert image is not None and plan is not None
-    version, py, uri, repository = image
-    return Resolved(version, py, uri, region, int(info.get("gpus", 0)), plan, profiler, repository)
+    if not problems.messages and not invalid:
+        assert image is not None and plan is not None and info is not None and region is not None
+        version, py, uri, repository = image
+        problems.resolved = Resolved(version, py, uri, region, int(info.get("gpus", 0)), plan, profiler, repository)
+    return problems
 
 
 def _check_image_processor(image: str, instance_type: str, kind: str) -> None:

@@ -102,7 +102,10 @@ def registry(region: str, account: str | None = None) -> str:
     return f"{account or registry_account(region)}.dkr.ecr.{region}.{ecr_domain(region)}"
 
 
-def default_region() -> str:
+LOCAL_DEFAULT_REGION = "us-east-1"  # local jobs only name images; any region will do
+
+
+def configured_region() -> str | None:
     """AWS_REGION, AWS_DEFAULT_REGION, then the profile's region in the AWS config file; no network."""
     for var in ("AWS_REGION", "AWS_DEFAULT_REGION"):
         if os.environ.get(var):
@@ -115,12 +118,29 @@ def default_region() -> str:
         try:
             parser.read(path)
         except configparser.Error:
-            return "us-east-1"
+            return None
         profile = os.environ.get("AWS_PROFILE", "default")
         for section in (f"profile {profile}", profile):
             if parser.has_option(section, "region"):
                 return parser.get(section, "region")
-    return "us-east-1"
+    return None
+
+
+def default_region(local: bool = True) -> str:
+    """The configured region; local jobs fall back to us-east-1, SageMaker jobs must name one.
+
+    Guessing a region for a SageMaker job would send it (and its data) somewhere the user never chose.
+    """
+    region = configured_region()
+    if region:
+        return region
+    if local:
+        return LOCAL_DEFAULT_REGION
+    raise ValueError(
+        "region is not set, and a SageMaker job runs in the region you choose; no AWS_REGION, "
+        "AWS_DEFAULT_REGION or region in the AWS config file was found. Fix: pass region='us-west-2' "
+        "(or your region), export AWS_REGION=us-west-2, or run `aws configure set region us-west-2`."
+    )
 
 
 # ---------------------------------------------------------------- instance types

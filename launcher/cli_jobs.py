@@ -138,7 +138,11 @@ def list_cmd(
             return
         from rich.table import Table
 
-        table = Table("Name", "Backend", "Status", "Created", title=f"{len(rows)} training jobs")
+        from rich.table import Column
+
+        # names stay whole on one line so they can be copied into `jobs describe/logs/stop`
+        table = Table(Column("Name", no_wrap=True, overflow="ignore"), "Backend", "Status", "Created",
+                      title=f"{len(rows)} training jobs")
         for row in rows:
             table.add_row(row["Name"], row["Backend"], row["Status"], row["Created"])
         _console().print(table)

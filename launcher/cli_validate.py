@@ -27,10 +27,7 @@ def load_estimator_args(path: Path) -> tuple[str, dict[str, Any], dict[str, Any]
         raise ValueError(f"{path}: not valid YAML ({err})") from None
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a mapping of estimator fields, got {type(data).__name__}")
-    framework = str(data.pop("framework", "")).lower()
-    if framework not in ("pytorch", "tensorflow"):
-        raise ValueError(f"framework={framework or None!r} is not supported; allowed: pytorch, tensorflow "
-                         "(add `framework: pytorch` to the file)")
+    given_framework = data.pop("framework", None)
     fit_kwargs = {key: data.pop(key) for key in FIT_KEYS if key in data}
     base = path.parent
     source = data.get("source_dir")
@@ -39,11 +36,50 @@ def load_estimator_args(path: Path) -> tuple[str, dict[str, Any], dict[str, Any]
     entry = data.get("entry_point")
     if source is None and isinstance(entry, str) and not Path(entry).is_absolute():
         data["entry_point"] = str((base / entry).resolve())
+    try:
+        framework = check_framework(given_framework)
+    except ValueError as err:
+        raise FrameworkError(str(err), closest_framework(given_framework), data, fit_kwargs) from None
     return framework, data, fit_kwargs
 
 
+FRAMEWORKS = ("pytorch", "tensorflow")
+# pydantic errors whose message already names the value (ours), or that have no single value
+VALUE_IN_MESSAGE = {"value_error", "missing", "assertion_error"}
+
+
+class FrameworkError(ValueError):
+    """`framework:` is missing or wrong; carries the rest of the file so its other problems can be shown."""
+
+    def __init__(self, message: str, likely: str | None, kwargs: dict[str, Any], fit_kwargs: dict[str, Any]):
+        super().__init__(message)
+        self.likely, self.kwargs, self.fit_kwargs = likely, kwargs, fit_kwargs
+
+
+def closest_framework(value: Any) -> str | None:
+    import difflib
+
+    matches = difflib.get_close_matches(str(value).lower(), FRAMEWORKS, n=1) if value is not None else []
+    return matches[0] if matches else None
+
+
+def check_framework(value: Any) -> str:
+    framework = str(value).lower() if value is not None else ""
+    if framework not in FRAMEWORKS:
+        likely = closest_framework(value)
+        hint = f" (did you mean {likely!r}?)" if likely else ""
+        raise ValueError(f"framework={value!r} is not supported{hint}; allowed: {', '.join(FRAMEWORKS)} "
+                         "(e.g. `framework: pytorch` in the file)")
+    return framework
+
+
+def _shown(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def error_lines(err: Exception) -> list[str]:
-    """One line per problem: `field: message` (pydantic errors carry their field in loc)."""
+    """One line per problem: `field: message (value=…)` (pydantic errors carry their field in loc)."""
     from pydantic import ValidationError
 
     if not isinstance(err, ValidationError):
@@ -51,8 +87,10 @@ def error_lines(err: Exception) -> list[str]:
     lines = []
     for e in err.errors():
         loc = ".".join(str(p) for p in e["loc"])
+        value = f" (value={_shown(e['input'])})" if e["type"] not in VALUE_IN_MESSAGE and loc else ""
         for msg in e["msg"].removeprefix("Value error, ").splitlines():  # cross-field checks: one per line
-            lines.append(f"{loc}: {msg}" if loc and not msg.startswith(loc.split(".")[0]) else msg)
+            line = f"{loc}: {msg}" if loc and not msg.startswith(loc.split(".")[0]) else msg
+            lines.append(line + value)
     return lines
 
 
@@ -77,13 +115,20 @@ def validate(
 
     import estimators
 
+    lines: list[str] = []
     try:
-        framework, kwargs, fit_kwargs = load_estimator_args(job_file)
-        cls = {"pytorch": estimators.PyTorch, "tensorflow": estimators.TensorFlow}[framework]
-        est = cls(**kwargs)
-        spec = est.to_spec(fit_kwargs.get("job_name"), fit_kwargs.get("inputs"))
+        try:
+            framework, kwargs, fit_kwargs = load_estimator_args(job_file)
+        except FrameworkError as err:  # report it, and check the rest as the framework it most likely means
+            lines.append(str(err))
+            framework, kwargs, fit_kwargs = err.likely, err.kwargs, err.fit_kwargs
+        if framework is not None:
+            cls = {"pytorch": estimators.PyTorch, "tensorflow": estimators.TensorFlow}[framework]
+            est = cls(**kwargs)
+            spec = est.to_spec(fit_kwargs.get("job_name"), fit_kwargs.get("inputs"))
     except (ValidationError, ValueError, TypeError) as err:
-        lines = error_lines(err)
+        lines += error_lines(err)
+    if lines:
         typer.echo(f"✗ {job_file}: {len(lines)} problem(s)", err=True)
         for line in lines:
             typer.echo(f"  - {line}", err=True)

@@ -58,9 +58,13 @@ class TrainingJob(ABC):
             from launcher.backends.local import LocalTrainingJob
 
             return LocalTrainingJob(name)
+        from launcher.aws.errors import AWSError
         from launcher.backends.sagemaker import SageMakerTrainingJob
 
-        return SageMakerTrainingJob.attach(name, **kwargs)
+        try:
+            return SageMakerTrainingJob.attach(name, **kwargs)
+        except (AWSError, ValueError) as exc:
+            raise JobNotFoundError.for_name(name, exc) from None
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
@@ -74,3 +78,27 @@ class JobFailedError(RuntimeError):
         tail = "\n".join(self.last_logs[-20:])
         msg = f"training job {name} ended {status}: {reason or 'no reason given'}"
         super().__init__(msg + (f"\n--- last log lines ---\n{tail}" if tail else ""))
+
+
+class JobNotFoundError(ValueError):
+    """No local job has this name and SageMaker could not be asked, or does not know it either."""
+
+    @classmethod
+    def for_name(cls, name: str, sagemaker_error: Exception) -> "JobNotFoundError":
+        import difflib
+
+        from launcher import registry
+
+        local_names = [r["TrainingJobName"] for r in registry.list_jobs()]
+        close = difflib.get_close_matches(name, local_names, n=3)
+        local = f"no local job named {name!r}" + (
+            f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else " (`sagelaunch jobs list` shows them)")
+        code = getattr(sagemaker_error, "code", None)
+        if code == "NotFound":  # SageMaker was asked and does not know it either
+            return cls(f"{local}, and {getattr(sagemaker_error, 'cause', sagemaker_error)}")
+        if code in ("NoRegion", "NoCredentials") or not isinstance(sagemaker_error, RuntimeError):
+            why = getattr(sagemaker_error, "cause", None) or "no AWS region is configured"
+            return cls(f"{local}; SageMaker jobs were not searched ({why}): "
+                       "to reach them pass --region (region= in Python) or set AWS_REGION, with AWS credentials "
+                       "configured")
+        return cls(f"{local}; SageMaker could not be asked: {sagemaker_error}")

@@ -2,9 +2,9 @@
 
 Hyperparameter values are JSON-encoded as the SageMaker SDK sends them. Where the code lives:
 `spec.submit_directory` once a backend uploaded it; an s3:// source_dir as given; else
-s3://<bucket>/<job>/source/sourcedir.tar.gz with the bucket of an s3:// output_path, or the
-SDK's default bucket `sagemaker-<region>-<account>` (the account is a placeholder until the
-SageMaker backend passes the real one).
+s3://<bucket>/<job>/source/sourcedir.tar.gz (`code_uri`, which the SageMaker backend uploads to):
+the bucket of an s3:// output_path, or the SDK's default bucket `sagemaker-<region>-<account>`
+(the account is a placeholder until the SageMaker backend passes the real one).
 """
 
 from __future__ import annotations
@@ -35,16 +35,21 @@ def _bucket_of(uri: str) -> str:
     return uri[len("s3://"):].split("/", 1)[0]
 
 
-def code_uri(spec: "TrainingJobSpec", account: str | None = None) -> str:
+def code_bucket(spec: "TrainingJobSpec", account: str | None = None) -> str:
+    """The bucket for the code archive when no `bucket=` (the SDK's code_location) is given: as the
+    SageMaker SDK does, the bucket of an s3:// output_path, else `sagemaker-<region>-<account>`."""
+    if spec.output_path and spec.output_path.startswith("s3://"):
+        return _bucket_of(spec.output_path)
+    return default_bucket(spec.region, account)
+
+
+def code_uri(spec: "TrainingJobSpec", account: str | None = None, bucket: str | None = None) -> str:
+    """Where the job's code is: the one rule the dry run (`validate --request`) and the upload share."""
     if spec.submit_directory:
         return spec.submit_directory
     if spec.source_dir and spec.source_dir.startswith("s3://"):
         return spec.source_dir
-    if spec.output_path and spec.output_path.startswith("s3://"):
-        bucket = _bucket_of(spec.output_path)
-    else:
-        bucket = default_bucket(spec.region, account)
-    return f"s3://{bucket}/{spec.job_name}/source/sourcedir.tar.gz"
+    return f"s3://{bucket or code_bucket(spec, account)}/{spec.job_name}/source/sourcedir.tar.gz"
 
 
 def output_uri(spec: "TrainingJobSpec", account: str | None = None) -> str:

@@ -41,11 +41,9 @@ class DistributedOptimizer:
         self.model = model
         self.sharded = bool(st.cfg.shard_optimizer_state) and model.replica_size > 1
         if self.sharded:
-            from torch.distributed.optim import ZeroRedundancyOptimizer
-
             params = [p for g in optimizer.param_groups for p in g["params"]]
             defaults = {k: v for k, v in optimizer.defaults.items() if k not in ("params",)}
-            self.optimizer = ZeroRedundancyOptimizer(
+            self.optimizer = _zero_class()(
                 params, optimizer_class=type(optimizer), process_group=st.groups[model.replica_group_name],
                 **defaults)
         else:
@@ -106,3 +104,22 @@ class DistributedOptimizer:
 
     def __getattr__(self, name):
         return getattr(self.__dict__["optimizer"], name)
+
+
+def _zero_class():
+    """ZeroRedundancyOptimizer that also takes tensor-parallel (DTensor) parameters: after each step it
+    broadcasts every shard owner's updated parameters, and c10d.broadcast has no DTensor rule, so the
+    broadcast goes to the DTensor's local tensor (the replica group's peers hold the same tp shard)."""
+    import torch.distributed as dist
+    from torch.distributed.optim import ZeroRedundancyOptimizer
+
+    class _ZeroRedundancyOptimizer(ZeroRedundancyOptimizer):
+        def _broadcast_params_from_rank(self, rank: int):
+            if self.parameters_as_bucket_view:
+                return super()._broadcast_params_from_rank(rank)
+            src = dist.distributed_c10d.get_global_rank(self.process_group, rank)
+            return [dist.broadcast(tensor=p.data.to_local() if hasattr(p.data, "to_local") else p.data, src=src,
+                                   group=self.process_group, async_op=True)
+                    for group in self._partition_parameters()[rank] for p in group["params"]]
+
+    return _ZeroRedundancyOptimizer

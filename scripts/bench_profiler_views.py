@@ -1,6 +1,7 @@
 """Benchmark the profiler's views: report generation, dashboard first paint, timeline frame time.
 
     .venv/bin/python scripts/bench_profiler_views.py [--traces DIR] [--ranks 3] [--chromium /usr/bin/chromium]
+    .venv/bin/python scripts/bench_profiler_views.py --quick   # tiny: a 5k-event trace, 1 rank, few frames (CI)
 
 Prints, side by side with the targets of issue 8:
 - `sagelaunch profile report` on v100_rank0.pt.trace.json.gz (process start to file written; target <= 3 s);
@@ -63,7 +64,7 @@ def make_big_job(trace: Path, ranks: int, home: Path) -> tuple[str, int]:
     return name, total
 
 
-def bench_browser(name: str, chromium: str) -> dict:
+def bench_browser(name: str, chromium: str, frames_per_zoom: int = 60, first_paints: int = 3, wheel_events: int = 40) -> dict:
     import orjson
     from playwright.sync_api import sync_playwright
 
@@ -93,7 +94,7 @@ def bench_browser(name: str, chromium: str) -> dict:
             page.goto(server.url + "#/dashboard")  # warm the cache (plotly.min.js) as a second visit would
             page.wait_for_selector('#dashboard[data-ready="1"]', timeout=120_000)
             paints = []
-            for _ in range(3):
+            for _ in range(first_paints):
                 page.goto("about:blank")
                 page.goto(server.url + "#/dashboard")
                 page.wait_for_selector('#dashboard[data-ready="1"]', timeout=120_000)
@@ -105,16 +106,17 @@ def bench_browser(name: str, chromium: str) -> dict:
             out["timeline_ready_s"] = page.evaluate("performance.now()") / 1e3
             # per frame: the script's time (draw) and, with raster, until the canvas is painted (a 1-pixel
             # readback forces Chromium to rasterise the frame's drawing commands, as showing it would)
-            frames = page.evaluate("""() => { const t = window.app.timeline, ctx = t.ctx; const out = {};
+            frames = page.evaluate("""(n) => { const t = window.app.timeline, ctx = t.ctx; const out = {};
                 const run = (key, n) => { out[key] = []; out[key + '_raster'] = [];
                   for (let k = 0; k < n; k++) {
                     if (k % 3 === 0) t.zoomBy(0.85, 600); else if (k % 3 === 1) t.panBy(0.07); else t.zoomBy(1.15, 900);
                     const s = performance.now(); t.draw(); const m = performance.now(); ctx.getImageData(0, 0, 1, 1);
                     out[key].push(m - s); out[key + '_raster'].push(performance.now() - s); } };
-                t.zoomTo(0, t.span); run('all', 60);
-                t.zoomToStep(2); run('step', 60);
-                const s = t.steps[2]; t.zoomTo(s.start, s.start + 2000); run('deep', 60);
-                return out; }""")
+                const i = Math.max(0, Math.min(2, t.steps.length - 1));  // the third step, or the last of fewer
+                t.zoomTo(0, t.span); run('all', n);
+                if (t.steps.length) { t.zoomToStep(i); } run('step', n);
+                const s0 = t.steps.length ? t.steps[i].start : 0; t.zoomTo(s0, s0 + 2000); run('deep', n);
+                return out; }""", frames_per_zoom)
             out["lod_all"] = page.evaluate("() => { const t = window.app.timeline; t.zoomTo(0, t.span); t.draw();"
                                            " return t.stats ? Object.assign({}, t.stats) : null; }")
             # real frames: wheel events through the browser's event loop, measured by requestAnimationFrame
@@ -122,10 +124,10 @@ def bench_browser(name: str, chromium: str) -> dict:
             box = page.locator("canvas.tl-canvas").bounding_box()
             page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 200)
             page.evaluate("() => { window.__rafGaps = []; let last = performance.now(); const tick = (t) => {"
-                          " window.__rafGaps.push(t - last); last = t; if (window.__rafGaps.length < 400) requestAnimationFrame(tick); };"
-                          " requestAnimationFrame(tick); }")
-            for k in range(40):
-                page.mouse.wheel(0, -120 if k < 20 else 120)
+                          " window.__rafGaps.push(t - last); last = t; if (window.__rafGaps.length < 10 * %d) requestAnimationFrame(tick); };"
+                          " requestAnimationFrame(tick); }" % wheel_events)
+            for k in range(wheel_events):
+                page.mouse.wheel(0, -120 if k < wheel_events // 2 else 120)
             gaps = page.evaluate("window.__rafGaps.slice(2)")
             browser.close()
         for key, values in frames.items():
@@ -144,18 +146,28 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--traces", type=Path, default=ROOT.parent / "shared" / "traces")
     ap.add_argument("--ranks", type=int, default=3, help="copies of the V100 trace (45k events each)")
-    ap.add_argument("--chromium", default="/usr/bin/chromium")
+    ap.add_argument("--chromium", default=os.environ.get("SAGELAUNCH_CHROMIUM", "/usr/bin/chromium"))
+    ap.add_argument("--trace", default=None, help="trace file name in --traces (default v100_rank0.pt.trace.json.gz)")
+    ap.add_argument("--quick", action="store_true",
+                    help="tiny run that keeps the script working in tests: sampled_rank0 (5k events), 1 rank, "
+                         "6 frames per zoom level, 1 paint, 8 wheel events; its figures mean nothing")
     args = ap.parse_args()
-    trace = args.traces / "v100_rank0.pt.trace.json.gz"
+    if args.quick:
+        args.trace = args.trace or "sampled_rank0.pt.trace.json.gz"
+        args.ranks, sizes = 1, dict(frames_per_zoom=6, first_paints=1, wheel_events=8)
+    else:
+        sizes = {}
+    trace = args.traces / (args.trace or "v100_rank0.pt.trace.json.gz")
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         os.environ["SAGELAUNCH_HOME"] = str(tmp / "home")
         cli_s, inproc_s = bench_report(trace, tmp)
         name, n = make_big_job(trace, args.ranks, tmp / "home")
-        b = bench_browser(name, args.chromium)
+        b = bench_browser(name, args.chromium, **sizes)
+    label = trace.name.split(".")[0]
     rows = [
-        ("report: CLI process, v100_rank0 (s)", cli_s, 3.0),
-        ("report: in-process, v100_rank0 (s)", inproc_s, 3.0),
+        (f"report: CLI process, {label} (s)", cli_s, 3.0),
+        (f"report: in-process, {label} (s)", inproc_s, 3.0),
         (f"UI load of {b['events']} events, server side (s)", b["load_s"], None),
         ("dashboard first paint (s)", b["dashboard_first_paint_s"], 2.0),
         ("timeline first frame (s)", b["timeline_ready_s"], None),

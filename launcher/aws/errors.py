@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterator
 
 THROTTLING_CODES = {
@@ -130,6 +131,29 @@ def translate(action: str) -> Iterator[None]:
             raise
         clear.original = exc  # type: ignore[attr-defined]
         raise clear from None
+
+
+_NOT_FOUND = re.compile(r"not found|could not find|does not exist", re.IGNORECASE)
+NOT_FOUND_CODES = {"ValidationException", "ResourceNotFound", "ResourceNotFoundException"}
+
+
+def is_not_found(error: BaseException) -> bool:
+    """True when AWS says the named resource does not exist.
+
+    SageMaker has no dedicated code for a missing training job: it answers ValidationException
+    "Requested resource not found." (moto words it "Could not find training job …"); any other
+    ValidationException (a malformed name, say) is a real error.
+    """
+    if isinstance(error, AWSError):
+        code, message = error.code, error.cause
+    else:
+        from botocore.exceptions import ClientError
+
+        if not isinstance(error, ClientError):
+            return False
+        details = error.response.get("Error", {})
+        code, message = details.get("Code"), str(details.get("Message") or "")
+    return code in NOT_FOUND_CODES and bool(_NOT_FOUND.search(message or ""))
 
 
 def error_code(exc: BaseException) -> str | None:

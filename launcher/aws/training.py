@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from launcher.aws import s3
 from launcher.aws.clients import account_id, client
-from launcher.aws.errors import AWSError, describe_exception
+from launcher.aws.errors import AWSError, describe_exception, is_not_found
 
 if TYPE_CHECKING:
     from launcher.spec import TrainingJobSpec
@@ -52,9 +52,9 @@ def check_name_free(name: str, region: str) -> None:
     try:
         existing = client("sagemaker", region).describe_training_job(TrainingJobName=name)
     except Exception as exc:
-        clear = describe_exception(f"check the job name {name}", exc)
-        if clear is not None and clear.code == "ValidationException" and "find" in clear.cause.lower():
+        if is_not_found(exc):
             return  # no such job: the name is free
+        clear = describe_exception(f"check the job name {name}", exc)
         if clear is None:
             raise
         raise clear from None
@@ -73,8 +73,8 @@ class UploadedCode:
     uploaded: bool  # False when source_dir already was an s3:// archive
 
 
-def upload_code(spec: "TrainingJobSpec", bucket: str, progress=None) -> UploadedCode:
-    """Pack source_dir (or the lone entry point) and upload it to s3://<bucket>/<job>/source/."""
+def upload_code(spec: "TrainingJobSpec", target: str, progress=None) -> UploadedCode:
+    """Pack source_dir (or the lone entry point) and upload it to `target` (launcher.request.code_uri)."""
     from launcher.sourcedir import pack_sourcedir
 
     if spec.source_dir and spec.source_dir.startswith("s3://"):
@@ -91,24 +91,33 @@ def upload_code(spec: "TrainingJobSpec", bucket: str, progress=None) -> Uploaded
                 f"(after ignore patterns): {files[:10]}. Fix: name a file relative to source_dir."
             )
         size = archive.stat().st_size
-        uri = s3.upload_file(archive, f"s3://{bucket}/{spec.job_name}/source/sourcedir.tar.gz", spec.region,
-                             progress=progress)
+        uri = s3.upload_file(archive, target, spec.region, progress=progress)
     return UploadedCode(uri, files, size, uploaded=True)
 
 
 def create_training_job(request: dict[str, Any], region: str, code: UploadedCode) -> str:
-    """CreateTrainingJob; on rejection remove the uploaded code and say what was uploaded where."""
+    """CreateTrainingJob; on any failure (a rejection, Ctrl-C, a bug) remove the uploaded code first.
+
+    A rejection becomes an AWSError saying what was uploaded where; anything else is re-raised as is.
+    """
     name = request["TrainingJobName"]
     try:
         return client("sagemaker", region).create_training_job(**request)["TrainingJobArn"]
-    except Exception as exc:
-        clear = describe_exception(f"create training job {name}", exc)
+    except BaseException as exc:
+        note = _remove_code(code, region)
+        clear = describe_exception(f"create training job {name}", exc) if isinstance(exc, Exception) else None
         if clear is None:
             raise
-        if code.uploaded:
-            removed = s3.delete_object(code.uri, region)
-            note = (f"the code uploaded for it ({len(code.files)} files, {code.size} bytes at {code.uri}) "
-                    + ("was removed again" if removed else "could not be removed: delete it by hand"))
-        else:
-            note = f"the code stays at {code.uri}"
         raise AWSError(clear.action, f"{clear.cause}; {note}", clear.fix, clear.code) from None
+
+
+def _remove_code(code: UploadedCode, region: str) -> str:
+    """Delete the archive this submission uploaded; say what happened to it."""
+    if not code.uploaded:
+        return f"the code stays at {code.uri}"
+    try:
+        removed = s3.delete_object(code.uri, region)
+    except Exception:  # the original failure matters more than the cleanup's
+        removed = False
+    return (f"the code uploaded for it ({len(code.files)} files, {code.size} bytes at {code.uri}) "
+            + ("was removed again" if removed else "could not be removed: delete it by hand"))

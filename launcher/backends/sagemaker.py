@@ -45,18 +45,19 @@ class SageMakerTrainingJob(TrainingJob):
         return client("sagemaker", self.region)
 
     def describe(self) -> dict[str, Any]:
-        from launcher.aws.errors import AWSError, describe_exception
+        from launcher.aws.errors import AWSError, describe_exception, is_not_found
 
         try:
             answer = self._client().describe_training_job(TrainingJobName=self.name)
         except Exception as exc:
+            if is_not_found(exc):
+                raise AWSError(f"describe training job {self.name}",
+                               f"there is no training job named {self.name!r} in {self.region}",
+                               "check the name with `sagelaunch jobs list`, or pass the region it ran in.",
+                               "NotFound") from None
             clear = describe_exception(f"describe training job {self.name}", exc)
             if clear is None:
                 raise
-            if clear.code in ("ValidationException", "ResourceNotFound") and "find" in clear.cause.lower():
-                raise AWSError(clear.action, f"there is no training job named {self.name!r} in {self.region}",
-                               "check the name with `sagelaunch jobs list`, or pass the region it ran in.",
-                               "NotFound") from None
             raise clear from None
         answer.pop("ResponseMetadata", None)
         return answer
@@ -166,8 +167,10 @@ def submit(spec: "TrainingJobSpec", *, wait: bool = True, logs: bool = True, sto
     """Upload the code, create the job and (wait=True) follow it to the end."""
     from launcher.aws import s3
     from launcher.aws.console import make_console
+    from launcher.aws.clients import account_id
     from launcher.aws.naming import check_name
     from launcher.aws.training import check_inputs, check_name_free, create_training_job, role_arn, upload_code
+    from launcher.request import code_uri
 
     unknown = set(options) - KNOWN_OPTIONS
     if unknown:
@@ -177,12 +180,14 @@ def submit(spec: "TrainingJobSpec", *, wait: bool = True, logs: bool = True, sto
     role = role_arn(spec.role, spec.instance_type, spec.region)
     check_inputs(spec)
     check_name_free(spec.job_name, spec.region)
-    bucket = options.get("bucket") or s3.default_bucket(spec.region)
-    with console.status(f"Uploading code for {spec.job_name} to s3://{bucket}/{spec.job_name}/source/"):
-        code = upload_code(spec, bucket)
+    account = account_id(spec.region)
+    if not spec.output_path:  # the SDK's default: s3://sagemaker-<region>-<account>/ (created when missing)
+        spec = spec.model_copy(update={"output_path": f"s3://{options.get('bucket') or s3.default_bucket(spec.region)}/"})
+    # the same rule as the dry run (`validate --request`): bucket= option, else the output bucket
+    target = code_uri(spec, account, bucket=options.get("bucket"))
+    with console.status(f"Uploading code for {spec.job_name} to {target}"):
+        code = upload_code(spec, target)
     update: dict[str, Any] = {"submit_directory": code.uri, "role": role}
-    if not spec.output_path:
-        update["output_path"] = f"s3://{bucket}/"
     request = spec.model_copy(update=update).to_create_training_job_request()
     create_training_job(request, spec.region, code)
     console.print(f"Created training job {spec.job_name} in {spec.region} (code: {code.uri})", markup=False)

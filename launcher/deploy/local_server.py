@@ -48,9 +48,13 @@ class _RequestHandler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         if self.path != "/invocations":
-            self._drain(self._content_length() or 0)
+            self._drain(max(self._content_length() or 0, 0))
             return self._error(404, f"no route POST {self.path}; send requests to POST /invocations")
+        raw_length = self.headers.get("Content-Length")
         length = self._content_length()
+        if raw_length is not None and (length is None or length < 0):
+            self.close_connection = True  # the body's end is unknown: this connection cannot be reused
+            return self._error(400, f"Content-Length {raw_length!r} is not a byte count; send a whole number >= 0")
         if length is None:
             self.close_connection = True
             return self._error(411, "a Content-Length header is required (chunked bodies are not supported)")

@@ -52,10 +52,25 @@ def resolve(channel: InputChannel, region: str) -> ResolvedChannel:
     path = local_path(channel.uri).resolve()
     if not path.exists():
         raise ValueError(f"{where}: {channel.uri!r} does not exist; pass an existing folder or file")
-    readable = os.access(path, os.R_OK) and (path.is_file() or os.access(path, os.X_OK))
-    if not readable:
-        raise ValueError(f"{where}: {channel.uri!r} is not readable by this user; fix its permissions")
+    _try_reading(path, where, channel.uri)
     return ResolvedChannel(channel, local_path=path)
+
+
+def _try_reading(path: Path, where: str, uri: str) -> None:
+    """List the folder / open the file for real: os.access says yes to root for everything."""
+    try:
+        if path.is_dir():
+            with os.scandir(path) as entries:
+                next(entries, None)
+        elif path.is_file():
+            with open(path, "rb") as handle:
+                handle.read(1)
+        else:
+            raise ValueError(f"{where}: {uri!r} is neither a folder nor a regular file (a socket, FIFO or device); "
+                             "pass a folder or a file")
+    except OSError as error:
+        raise ValueError(f"{where}: {uri!r} cannot be read ({error.strerror or error}); "
+                         "fix its permissions or pass another folder") from None
 
 
 def check_s3_prefix(uri: str, region: str, field: str) -> None:

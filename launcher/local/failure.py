@@ -39,7 +39,9 @@ def torchrun_root_cause(lines: Iterable[str]) -> tuple[int | None, int | None]:
 def traceback_tail(lines: list[str], keep: int = 4) -> str:
     """The last lines of the last traceback (ending with the exception line), else the last lines."""
     start = max((i for i, line in enumerate(lines) if line.startswith("Traceback (most recent call last)")), default=None)
-    body = [line for line in (lines[start:] if start is not None else lines) if line.strip()]
+    # Python 3.11+ underlines the failing expression with ^ / ~ markers: noise in a one-line reason
+    body = [line for line in (lines[start:] if start is not None else lines)
+            if line.strip() and line.strip().strip("^~") != ""]
     return "\n".join(body[-keep:])
 
 

@@ -89,8 +89,8 @@ AGENT_GRACE_SECONDS = 1.0
 
 
 def terminate(tracker: ProcessTracker, root_pid: int, grace: float, own_children: Iterable[int] = (),
-              agents: Iterable[int] = ()) -> None:
-    """SIGTERM everything under root_pid, wait up to `grace` seconds, then SIGKILL the rest.
+              agents: Iterable[int] = ()) -> list[int]:
+    """SIGTERM everything under root_pid, wait up to `grace` seconds, then SIGKILL the rest (their PIDs returned).
 
     `own_children` are the root's Popen children: signalled like the rest, but left for their
     Popen objects to reap (so their exit codes stay readable). `agents` are launchers (torchrun):
@@ -106,7 +106,7 @@ def terminate(tracker: ProcessTracker, root_pid: int, grace: float, own_children
         reap_orphans(root_pid, keep=own)
         living = tracker.alive({root_pid})
         if not living:
-            return
+            return []
         if all(proc.pid in agents for proc in living):
             agents_alone_since = agents_alone_since or time.monotonic()
             if time.monotonic() - agents_alone_since > AGENT_GRACE_SECONDS:
@@ -117,6 +117,7 @@ def terminate(tracker: ProcessTracker, root_pid: int, grace: float, own_children
     signal_groups(leftovers, signal.SIGKILL)
     psutil.wait_procs([p for p in leftovers if p.pid not in own], timeout=5)
     reap_orphans(root_pid, keep=own)
+    return [p.pid for p in leftovers if p.pid not in agents]
 
 
 def reap_orphans(root_pid: int, keep: Iterable[int] = ()) -> None:

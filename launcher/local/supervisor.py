@@ -31,6 +31,8 @@ def _late_imports() -> None:
     from launcher.local import artifacts, failure, processes
 
 POLL_SECONDS = 0.02
+# After a rank failed there is nothing to save: a short grace keeps "every process ended within 10 s"
+FAILURE_GRACE_SECONDS = 3.0
 TREE_REFRESH_SECONDS = 0.5
 
 
@@ -124,15 +126,21 @@ class Supervisor:
     def _own_pids(self) -> set[int]:
         return {p.pid for p in [*self.hosts.values(), *self.monitors]}
 
-    def _end_everything(self) -> None:
-        grace = float(self.plan["stop_grace"])
+    def _end_everything(self, grace: float | None = None) -> None:
+        grace = float(self.plan["stop_grace"]) if grace is None else grace
         agents = {proc.pid for host, proc in self.hosts.items() if self._is_torchrun(host)}
-        processes.terminate(self.tracker, os.getpid(), grace, own_children=self._own_pids(), agents=agents)
+        killed = processes.terminate(self.tracker, os.getpid(), grace, own_children=self._own_pids(), agents=agents)
+        if killed and not self.router_closed():
+            self.router.note(f"SIGKILL to {len(killed)} process(es) still running {grace:g} s after SIGTERM: "
+                             + ", ".join(str(pid) for pid in killed))
         for proc in [*self.hosts.values(), *self.monitors]:
             try:
                 proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 pass
+
+    def router_closed(self) -> bool:
+        return bool(getattr(self.router, "closed", False))
 
     def _finish(self, outcome: dict[str, Any], started: float) -> None:
         kind = outcome["kind"]
@@ -143,7 +151,8 @@ class Supervisor:
             self.router.quiet.update(h for h in self.hosts if h != outcome.get("host"))
         if kind == "stopped":
             registry.update(self.name, TrainingJobStatus="Stopping")
-        self._end_everything()  # also ends the monitors of a completed job
+        grace = min(FAILURE_GRACE_SECONDS, float(self.plan["stop_grace"])) if kind == "failed" else None
+        self._end_everything(grace)  # also ends the monitors of a completed job
         for thread in self.threads:
             thread.join(timeout=10)
         fields: dict[str, Any] = {}

@@ -4,6 +4,11 @@ Every text is composed here from small hand-written vocabularies and sentence te
 with a fixed seed, so the files are reproducible and owe nothing to any third-party corpus.
 Labels follow tweet_eval/sentiment: 0 negative, 1 neutral, 2 positive.
 
+Not all of it is easy, so the macro-recall target means something: besides plain texts there are
+negations ("not bad at all", "not great"), sarcasm ("oh great, the train is late again"), mixed
+texts whose last clause decides ("X was lovely but Y ruined it"), neutral texts full of emotive
+words (reviews, polls, questions, reported speech), and a few labels flipped, as annotators disagree.
+
     python scripts/sentiment_data/generate.py          # rewrites train/validation/test.jsonl
 """
 
@@ -118,26 +123,97 @@ NEUTRAL = [
     "what time does {topic} start {time}?",
     "{topic} {time}: doors open at 7",
 ]
+# ---- the hard part: words of one class in texts of another
+NEGATED_POS_ADJ = ["great", "good", "fun", "impressive", "amazing", "worth it", "perfect", "that good"]
+NEGATED_NEG_ADJ = ["bad", "terrible", "awful", "that bad", "a disaster", "disappointing", "boring", "a problem"]
+HARD_NEGATIVE = [
+    # negations of praise
+    "{topic} was not {negated_pos} {time}",
+    "honestly {topic} is not {negated_pos}",
+    "not gonna lie, {topic} was not {negated_pos}",
+    "I don't love {topic} anymore",
+    "{topic} is never {negated_pos}, not once",
+    "can't say {topic} was {negated_pos}",
+    # sarcasm: praise words around a complaint
+    "oh great, {topic} is late again",
+    "just {pos_adj}, {topic} broke down {place} {time}",
+    "love waiting {number} hours for {topic}",
+    "wow, {topic} {time}, what a {pos_adj} way to waste a day",
+    "thanks a lot {person}, {topic} is ruined",
+    "yeah {topic} was {pos_adj}... said no one ever",
+    "so {pos_adj} that {topic} got cancelled {time}, really",
+    # mixed: the last clause decides
+    "{topic} started {pos_adj} but ended up {neg_adj}",
+    "{topic} was {pos_adj} {time}, but {topic2} ruined it",
+    "I wanted to love {topic} but it was {neg_adj}",
+    "the first hour of {topic} was {pos_adj}, the rest was {neg_adj}",
+]
+HARD_POSITIVE = [
+    # negations of complaints
+    "{topic} was not {negated_neg} at all {time}",
+    "honestly {topic} is not {negated_neg}",
+    "not gonna lie, {topic} was not {negated_neg}",
+    "I can't complain about {topic}",
+    "never had a problem with {topic}, not once",
+    "can't say {topic} was {negated_neg}, quite the opposite",
+    "no complaints about {topic} {time}",
+    # praise despite the bad
+    "{topic} was late {time} but worth every minute",
+    "{topic} started {neg_adj} but ended up {pos_adj}",
+    "{topic} was {neg_adj} {time}, but {topic2} saved the day",
+    "I expected {topic} to be {neg_adj} but it was {pos_adj}",
+    "thought I would hate {topic}, turns out I love it",
+    "the first hour of {topic} was {neg_adj}, the rest was {pos_adj}",
+    "rain all day and {topic} still made me smile",
+]
+HARD_NEUTRAL = [
+    # emotive words, no opinion of the writer's
+    "a review calls {topic} {pos_adj}, another calls it {neg_adj}",
+    "poll: is {topic} {pos_adj} or {neg_adj}?",
+    "is {topic} really as {pos_adj} as people say?",
+    "is {topic} really as {neg_adj} as people say?",
+    "article: why some people {neg_verb_plain} {topic}",
+    "article: why some people {pos_verb_plain} {topic}",
+    "{person} said {topic} was {pos_adj}, will see {time}",
+    "{person} said {topic} was {neg_adj}, will check {time}",
+    "the survey asks whether {topic} is {neg_adj}",
+    "the survey asks whether {topic} is {pos_adj}",
+    "not sure yet what to think of {topic}",
+    "{topic} was not open {time}, will try {place} instead",
+    "the headline says {topic} is {pos_adj}, the report comes out {time}",
+    "a thread on {topic}: some love it, some hate it",
+    "{topic} rated {number} out of 10 in the survey {place}",
+]
+POS_VERB_PLAIN = ["love", "enjoy", "like", "adore", "praise"]
+NEG_VERB_PLAIN = ["hate", "dislike", "complain about", "avoid", "criticise"]
+HARD_TEMPLATES = {0: HARD_NEGATIVE, 1: HARD_NEUTRAL, 2: HARD_POSITIVE}
 TEMPLATES = {0: NEGATIVE, 1: NEUTRAL, 2: POSITIVE}
 DECOR = {
     0: (HASHTAGS_NEG, EMOJI_NEG, ["!!", "...", "!", "."]),
     1: (HASHTAGS_NEU, EMOJI_NEU, ["", ".", ""]),
     2: (HASHTAGS_POS, EMOJI_POS, ["!", "!!!", ".", ""]),
 }
+HARD_SHARE = 0.45  # texts from the hard templates
+DECOR_MATCH = 0.6  # hashtags and emoji match the label this often, else any class's
+LABEL_NOISE = 0.05  # labels flipped to another class: annotators disagree on short texts
 
 
 def compose(rng: random.Random, label: int) -> str:
-    template = rng.choice(TEMPLATES[label])
+    hard = rng.random() < HARD_SHARE
+    template = rng.choice((HARD_TEMPLATES if hard else TEMPLATES)[label])
+    topic, topic2 = rng.sample(TOPICS, 2)
     text = template.format(
-        topic=rng.choice(TOPICS), person=rng.choice(PEOPLE), time=rng.choice(TIMES), place=rng.choice(PLACES),
+        topic=topic, topic2=topic2, person=rng.choice(PEOPLE), time=rng.choice(TIMES), place=rng.choice(PLACES),
         number=rng.choice(NUMBERS), intens=rng.choice(INTENS), pos_adj=rng.choice(POS_ADJ),
         neg_adj=rng.choice(NEG_ADJ), pos_verb=rng.choice(POS_VERB), neg_verb=rng.choice(NEG_VERB),
+        negated_pos=rng.choice(NEGATED_POS_ADJ), negated_neg=rng.choice(NEGATED_NEG_ADJ),
+        pos_verb_plain=rng.choice(POS_VERB_PLAIN), neg_verb_plain=rng.choice(NEG_VERB_PLAIN),
     )
     # decorations mostly match the label, sometimes not, so the model cannot lean on them alone
-    deco_label = label if rng.random() < 0.8 else rng.choice(list(DECOR))
-    hashtags, emojis, _ = DECOR[deco_label]
+    deco_label = label if rng.random() < DECOR_MATCH else rng.choice(list(DECOR))
+    hashtags, emojis, punctuation = DECOR[deco_label]
     if not text.endswith("?"):
-        text += rng.choice(DECOR[label][2])
+        text += rng.choice(punctuation)
     if rng.random() < 0.3:  # tweets often start with a mention (tweet_eval masks them as @user)
         text = "@user " + text
     if rng.random() < 0.4:
@@ -163,7 +239,8 @@ def generate(per_class: int = 500, seed: int = SEED) -> dict[str, list[dict]]:
             if text.lower() in seen:
                 continue
             seen.add(text.lower())
-            rows.append({"text": text, "label": label})
+            noisy = rng.random() < LABEL_NOISE
+            rows.append({"text": text, "label": rng.choice([l for l in TEMPLATES if l != label]) if noisy else label})
             made += 1
     rng.shuffle(rows)
     out, start = {}, 0

@@ -70,8 +70,11 @@ def test_validate_good_and_bad_jobs_and_request(tmp_path):
 
     failed = run_cli("validate", str(bad))
     assert failed.returncode == 1
-    assert "did you mean 'ml.p4d.24xlarge'?" in failed.stderr and "max_run" in failed.stderr
-    assert "2 problem(s)" in failed.stderr
+    assert "did you mean 'ml.p4d.24xlarge'?" in failed.stderr
+    # every independent problem, although a field is invalid: the checks that don't need it still run
+    assert "4 problem(s)" in failed.stderr, failed.stderr
+    assert "max_run: Input should be greater than or equal to 1 (value=-5)" in failed.stderr  # the value shown
+    assert "framework_version='2.0.7'" in failed.stderr and "role is required" in failed.stderr
 
     cross = tmp_path / "cross.yaml"
     cross.write_text(textwrap.dedent(CROSS))
@@ -91,3 +94,35 @@ def test_validate_good_and_bad_jobs_and_request(tmp_path):
 
     helped = run_cli("validate", "--help")
     assert helped.returncode == 0 and "--request" in helped.stdout
+
+
+TYPOS = """
+framework: pytroch
+entry_point: train.py
+region: us-west-2
+framework_version: 2.0
+instance_type: ml.p4d.24xlarge
+instance_cout: 2
+output_path: s3:/bucket/out
+volume_size: big
+"""
+
+
+def test_validate_suggests_fixes_for_typos(tmp_path):
+    """Misspelt keys and values get a "did you mean", YAML numbers a quoting hint; all in one run."""
+    typos = tmp_path / "typos.yaml"
+    typos.write_text(textwrap.dedent(TYPOS))
+    out = run_cli("validate", str(typos))
+    assert out.returncode == 1
+    lines = [line.removeprefix("  - ") for line in out.stderr.splitlines()[1:]]
+    expected = [
+        "framework='pytroch' is not supported (did you mean 'pytorch'?)",
+        "framework_version=2.0 is a number", "quote it: framework_version: '2.0.0'",
+        "did you mean 's3://bucket/out'?",
+        "volume_size: Input should be a valid integer, unable to parse string as an integer (value='big')",
+        "instance_cout: Extra inputs are not permitted", "did you mean 'instance_count'?",
+        "role is required",
+    ]
+    for needle in expected:
+        assert any(needle in line for line in lines), (needle, out.stderr)
+    assert "6 problem(s)" in out.stderr, out.stderr

@@ -1,18 +1,25 @@
-"""One torchrun launch per world size, shared by every test of the area (module fixtures would relaunch)."""
+"""One torchrun launch per world size, shared by every test of the area (module fixtures would relaunch).
+Both launches start together: their ranks spend much of the time waiting on each other's collectives."""
 
 from __future__ import annotations
 
 import pytest
 
 from tests.modelparallel import cases
-from tests.modelparallel.launch import run_cases
+from tests.modelparallel.launch import start_cases
 
 
 @pytest.fixture(scope="session")
-def world2(tmp_path_factory):
-    return run_cases(cases.WORLD2, 2, tmp_path_factory.mktemp("mp_world2"))
+def _launches(tmp_path_factory):
+    return {2: start_cases(cases.WORLD2, 2, tmp_path_factory.mktemp("mp_world2")),
+            4: start_cases(cases.WORLD4, 4, tmp_path_factory.mktemp("mp_world4"))}
 
 
 @pytest.fixture(scope="session")
-def world4(tmp_path_factory):
-    return run_cases(cases.WORLD4, 4, tmp_path_factory.mktemp("mp_world4"))
+def world2(_launches):
+    return _launches[2]()
+
+
+@pytest.fixture(scope="session")
+def world4(_launches):
+    return _launches[4]()

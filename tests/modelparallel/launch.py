@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 WORKER = Path(__file__).with_name("mp_worker.py")
@@ -19,7 +20,8 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def run_cases(cases: list[dict], world: int, out_dir: Path, timeout: float = 240) -> list[dict]:
+def start_cases(cases: list[dict], world: int, out_dir: Path, timeout: float = 240):
+    """Start the launch now; the returned function waits for it and reads the ranks' results."""
     out_dir.mkdir(parents=True, exist_ok=True)
     cases_file = out_dir / "cases.json"
     cases_file.write_text(json.dumps(cases))
@@ -29,12 +31,21 @@ def run_cases(cases: list[dict], world: int, out_dir: Path, timeout: float = 240
            "--master-addr", "127.0.0.1", "--master-port", str(free_port()), str(WORKER), str(cases_file), str(out_dir)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
                             start_new_session=True)
-    try:
-        output, _ = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, 9)  # torchrun and its workers: the session this launch started
-        output, _ = proc.communicate()
-        raise AssertionError(f"torchrun with {world} ranks did not finish in {timeout}s:\n{output[-4000:]}")
-    if proc.returncode != 0:
-        raise AssertionError(f"torchrun with {world} ranks failed ({proc.returncode}):\n{output[-6000:]}")
-    return [json.loads((out_dir / f"rank{r}.json").read_text()) for r in range(world)]
+    deadline = time.monotonic() + timeout
+
+    def wait() -> list[dict]:
+        try:
+            output, _ = proc.communicate(timeout=max(1.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)  # torchrun and its workers: the session this launch started
+            output, _ = proc.communicate()
+            raise AssertionError(f"torchrun with {world} ranks did not finish in {timeout}s:\n{output[-4000:]}")
+        if proc.returncode != 0:
+            raise AssertionError(f"torchrun with {world} ranks failed ({proc.returncode}):\n{output[-6000:]}")
+        return [json.loads((out_dir / f"rank{r}.json").read_text()) for r in range(world)]
+
+    return wait
+
+
+def run_cases(cases: list[dict], world: int, out_dir: Path, timeout: float = 240) -> list[dict]:
+    return start_cases(cases, world, out_dir, timeout)()

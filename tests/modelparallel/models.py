@@ -70,4 +70,8 @@ def reference_run(model_name: str, steps: int, n: int, optimizer: str = "sgd") -
         losses.append(loss.item())
         grads.append({k: p.grad.detach().clone() for k, p in model.named_parameters() if p.grad is not None})
         opt.step()
-    return {"losses": losses, "grads": grads, "final_state": {k: v.detach().clone() for k, v in model.state_dict().items()}}
+    names = {id(p): k for k, p in model.named_parameters()}
+    opt_state = {names[id(p)]: {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in s.items()}
+                 for p, s in opt.state.items()}
+    return {"losses": losses, "grads": grads, "opt_state": opt_state,
+            "final_state": {k: v.detach().clone() for k, v in model.state_dict().items()}}

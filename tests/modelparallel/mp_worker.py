@@ -95,9 +95,12 @@ def wrap(case: dict, seed: int = 0):
 
 def train(case: dict, model, opt, steps: range) -> dict:
     losses, grads = [], []
+    # prescaled_batch: the tp ranks of a replica read the same batch (sharded by rdp_rank), as SMP documents
+    prescaled = case["config"].get("prescaled_batch", False)
+    index, count = (smp.rdp_rank(), smp.rdp_size()) if prescaled else (smp.dp_rank(), smp.dp_size())
     for s in steps:
-        n = case["local_batch"] * smp.dp_size()
-        batch = shard(global_batch(case["model"], s, n), smp.dp_rank(), smp.dp_size())
+        n = case["local_batch"] * count
+        batch = shard(global_batch(case["model"], s, n), index, count)
         opt.zero_grad()
         out = run_step(case["model"], model, batch)
         losses.append(dp_mean(out.reduce_mean().item()))
@@ -116,7 +119,29 @@ def case_train(case: dict) -> dict:
     full = model.state_dict()  # gathered over tp and pp: the original model's names and shapes
     result["full_state"] = {k: v.tolist() for k, v in full.items()} if smp.rank() == 0 else None
     result["local_params"] = [n for n, _ in model.local_named_parameters()]
+    result["offload_stats"] = model.offload_stats
+    full_opt = opt.state_dict()  # gathered over tp, pp and the ZeRO shards: keyed by parameter name
+    if smp.rank() == 0:
+        result["full_optim_state"] = {name: {k: v.tolist() if isinstance(v, torch.Tensor) else v
+                                             for k, v in entry.items()} for name, entry in full_opt["state"].items()}
+    if case.get("roundtrip"):
+        result["roundtrip"] = roundtrip(case, model, opt, full, full_opt)
     return result
+
+
+def roundtrip(case: dict, model, opt, full_model: dict, full_opt: dict) -> dict:
+    """Load the gathered model and optimizer state_dicts into a fresh model: the next step must be identical."""
+    path = os.path.join(case["out_dir"], f"{case['name']}_full.pt")
+    smp.save({"model": full_model, "optimizer": full_opt}, path, partial=False)
+    smp.barrier()
+    first = train(case, model, opt, range(3, 4))
+    first_params = _params(model)
+    model2, opt2 = wrap(case, seed=123)  # different weights and no optimizer state until loaded
+    loaded = smp.load(path, partial=False)
+    model2.load_state_dict(loaded["model"])
+    opt2.load_state_dict(loaded["optimizer"])
+    second = train(case, model2, opt2, range(3, 4))
+    return {"losses_equal": first["losses"] == second["losses"], "params_equal": first_params == _params(model2)}
 
 
 def _params(model) -> dict[str, list]:

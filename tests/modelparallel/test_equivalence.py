@@ -28,7 +28,8 @@ def _check_case(case: dict, per_rank: list[dict]) -> None:
     for rank, res in enumerate(results):
         assert "error" not in res, f"rank {rank}: {res.get('error')}\n{res.get('traceback')}"
     layout = results[0]["layout"]
-    ref = _reference(case["model"], case["local_batch"] * layout["dp"], case.get("optimizer", "sgd"))
+    replicas = layout["rdp"] if case["config"].get("prescaled_batch") else layout["dp"]  # tp ranks share a batch
+    ref = _reference(case["model"], case["local_batch"] * replicas, case.get("optimizer", "sgd"))
     covered: set[str] = set()
     for rank, res in enumerate(results):
         assert len(res["losses"]) == 3
@@ -49,13 +50,35 @@ def _check_case(case: dict, per_rank: list[dict]) -> None:
         want = ref["final_state"][name]
         assert list(torch.tensor(value).shape) == list(want.shape), name
         assert (torch.tensor(value) - want).abs().max().item() <= 1e-4, f"state_dict()[{name}] differs"
+    _check_optimizer_state(results[0]["full_optim_state"], ref["opt_state"])
+    for rank, res in enumerate(results):
+        if case.get("roundtrip"):  # the gathered state_dicts, saved and loaded into a fresh model
+            assert res["roundtrip"] == {"losses_equal": True, "params_equal": True}, f"rank {rank}"
     cfg = case["config"]
+    if cfg.get("offload_activations"):
+        for rank, res in enumerate(results):
+            stats = res["offload_stats"]
+            assert stats["max_resident_ahead"] <= cfg.get("activation_loading_horizon", 4), f"rank {rank}: {stats}"
+            if not case.get("checkpointing"):  # checkpointed modules keep nothing for backward to prefetch
+                assert stats["prefetched"] > 0, f"rank {rank}: {stats}"
     if cfg.get("manual_partition") or case.get("manual_partition"):
         assert results[0]["local_params"] == ["0.weight", "0.bias", "2.weight", "2.bias", "4.weight", "4.bias"]
     if cfg.get("pipeline_parallel_degree", 1) > 1:  # each stage holds only part of the model
         assert all(len(r["grads"][0]) < len(ref["grads"][0]) for r in results)
     if case.get("tensor_parallel"):  # and tensor parallel really sharded weights
         assert all(r["distributed_params"] for r in results)
+
+
+def _check_optimizer_state(full: dict, want: dict) -> None:
+    """optimizer.state_dict() is the whole model's state, by parameter name, equal to the single process's."""
+    assert set(full) == set(want), f"optimizer state names differ: {set(full) ^ set(want)}"
+    for name, entry in want.items():
+        assert set(full[name]) == set(entry), name
+        for key, value in entry.items():
+            got = torch.tensor(full[name][key])
+            assert list(got.shape) == list(value.shape), f"{name}.{key}"
+            diff = (got - value).abs().max().item()
+            assert diff <= TOL, f"optimizer state {name}.{key} differs by {diff}"
 
 
 @pytest.mark.parametrize("case", TRAIN2, ids=[c["name"] for c in TRAIN2])

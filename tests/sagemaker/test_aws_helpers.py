@@ -84,3 +84,37 @@ def test_bad_s3_uris_name_the_problem():
         s3.parse_s3_uri("/data/train")
     with pytest.raises(ValueError, match="no bucket name"):
         s3.parse_s3_uri("s3:///key")
+
+
+def test_not_found_is_recognised_in_aws_and_moto_wording():
+    from botocore.exceptions import ClientError
+
+    from launcher.aws.errors import describe_exception, is_not_found
+
+    def answer(code: str, message: str) -> ClientError:
+        return ClientError({"Error": {"Code": code, "Message": message}}, "DescribeTrainingJob")
+
+    assert is_not_found(answer("ValidationException", "Requested resource not found."))  # real SageMaker
+    assert is_not_found(answer("ValidationException", "Could not find training job 'arn:…:training-job/x'."))  # moto
+    assert is_not_found(answer("ResourceNotFound", "Resource not found"))
+    assert not is_not_found(answer("ValidationException", "1 validation error detected: TrainingJobName must match"))
+    assert not is_not_found(answer("AccessDeniedException", "not found in policy"))
+    assert not is_not_found(ValueError("not found"))
+    clear = describe_exception("describe", answer("ValidationException", "Requested resource not found."))
+    assert is_not_found(clear)  # the translated AWSError too
+
+
+def test_name_check_accepts_aws_not_found_and_rejects_other_errors(sagemaker_env):
+    from botocore.exceptions import ClientError
+
+    from launcher.aws.training import check_name_free
+
+    # the fake answers DescribeTrainingJob of an unknown name in SageMaker's words
+    with pytest.raises(ClientError) as real:
+        clients.client("sagemaker", "us-west-2").describe_training_job(TrainingJobName="name-check-free-1")
+    assert real.value.response["Error"] == {"Code": "ValidationException", "Message": "Requested resource not found."}
+    check_name_free("name-check-free-1", "us-west-2")  # free: no error
+    sagemaker_env.proxy.inject("error", action="DescribeTrainingJob", code="ValidationException",
+                               message="1 validation error detected: Value 'x!' at 'trainingJobName' failed")
+    with pytest.raises(AWSError, match="rejected as invalid"):  # any other ValidationException is not "free"
+        check_name_free("name-check-free-2", "us-west-2")

@@ -137,3 +137,22 @@ def test_s3_source_dir_is_used_as_is(sagemaker_env, tmp_path):
     assert [c for c in sagemaker_env.proxy.calls(service="s3") if c.method == "PUT" and "sourcedir" in c.path] == []
     hp = job.describe()["HyperParameters"]
     assert json.loads(hp["sagemaker_submit_directory"]) == "s3://code-bucket-1/prebuilt/sourcedir.tar.gz"
+
+
+def test_code_goes_where_the_dry_run_says(sagemaker_env, tmp_path, direct):
+    """`validate --request` (the pure compile) and the upload agree on the code's location."""
+    s3 = direct("s3")
+    s3.create_bucket(Bucket="code-out-bucket-1", CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
+    spec = make_spec("where-code", make_source(tmp_path / "src"), output_path="s3://code-out-bucket-1/runs")
+    dry_run = json.loads(spec.to_create_training_job_request()["HyperParameters"]["sagemaker_submit_directory"])
+    submit(spec, wait=False, logs=False)
+    (create,) = sagemaker_env.proxy.calls("CreateTrainingJob")
+    sent = json.loads(create.json()["HyperParameters"]["sagemaker_submit_directory"])
+    assert sent == dry_run == f"s3://code-out-bucket-1/{spec.job_name}/source/sourcedir.tar.gz"
+    key = f"{spec.job_name}/source/sourcedir.tar.gz"
+    assert archive_names(s3.get_object(Bucket="code-out-bucket-1", Key=key)["Body"].read()) == SHIPPED
+    # bucket= (the SDK's code_location) wins over the output bucket
+    s3.create_bucket(Bucket="code-only-bucket-1", CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
+    other = make_spec("where-code-b", make_source(tmp_path / "src2"), output_path="s3://code-out-bucket-1/runs")
+    submit(other, wait=False, logs=False, bucket="code-only-bucket-1")
+    s3.head_object(Bucket="code-only-bucket-1", Key=f"{other.job_name}/source/sourcedir.tar.gz")

@@ -88,3 +88,26 @@ def test_entry_point_missing_from_source_dir(sagemaker_env, tmp_path):
     with pytest.raises(ValueError, match="entry_point='trian.py' is not among the files"):
         submit(spec)
     assert sagemaker_env.proxy.calls("CreateTrainingJob") == []
+
+
+@pytest.mark.parametrize("interruption", [KeyboardInterrupt, RuntimeError])
+def test_interrupted_create_training_job_removes_the_code(sagemaker_env, tmp_path, interruption):
+    """Ctrl-C (or any other exception) during CreateTrainingJob still removes the uploaded archive."""
+    from launcher.aws import clients
+
+    spec = make_spec(f"interrupted-{interruption.__name__[:5].lower()}", make_source(tmp_path / "src"))
+
+    def interrupt(**_):
+        raise interruption("interrupted while sending CreateTrainingJob")
+
+    events = clients.client("sagemaker", "us-west-2").meta.events  # the cached client submit() uses
+    events.register_first("before-send.sagemaker.CreateTrainingJob", interrupt, unique_id="test-interrupt")
+    try:
+        with pytest.raises(interruption, match="interrupted while sending"):
+            submit(spec, wait=False)
+    finally:
+        events.unregister("before-send.sagemaker.CreateTrainingJob", unique_id="test-interrupt")
+    assert [c for c in sagemaker_env.proxy.calls() if c.method == "PUT"]  # the code had been uploaded…
+    listed = boto3.client("s3", region_name="us-west-2").list_objects_v2(Bucket=BUCKET, Prefix=spec.job_name)
+    assert listed.get("KeyCount", 0) == 0  # …and is gone again
+    assert sagemaker_env.proxy.calls("CreateTrainingJob") == []

@@ -1,0 +1,85 @@
+"""Make a failed estimator construction report everything, each line with its fix.
+
+pydantic stops before the model-level (cross-field) checks as soon as one field is invalid, and
+says only "Extra inputs are not permitted" for a misspelt argument. `explain` rebuilds the
+ValidationError: unknown arguments get a "did you mean …?" from the model's field names, and the
+cross-field checks that do not depend on an invalid field are run and added, so one run of
+`sagelaunch validate` lists every independent problem.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from estimators.suggest import did_you_mean
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
+    from estimators.base import FrameworkEstimator
+
+
+def unknown_argument_error(name: str, fields: Any, owner: str):
+    """The extra_forbidden error for `name`, with the closest field name as a suggestion."""
+    from pydantic_core import PydanticCustomError
+
+    hint = did_you_mean(name, list(fields))
+    return PydanticCustomError(
+        "extra_forbidden", "Extra inputs are not permitted: {owner} has no argument '{name}'{hint}",
+        {"owner": owner, "name": name, "hint": hint},
+    )
+
+
+def _details(error: dict[str, Any], cls: type) -> dict[str, Any]:
+    """An error of err.errors() as InitErrorDetails (extra_forbidden gets its suggestion)."""
+    if error["type"] == "extra_forbidden" and len(error["loc"]) == 1:
+        kind = unknown_argument_error(str(error["loc"][0]), cls.model_fields, cls.__name__)
+        return {"type": kind, "loc": error["loc"], "input": error["input"]}
+    details = {"type": error["type"], "loc": error["loc"], "input": error["input"]}
+    if error.get("ctx"):
+        details["ctx"] = error["ctx"]
+    return details
+
+
+def _validated_values(cls: type["FrameworkEstimator"], data: dict[str, Any], invalid: set[str]) -> dict[str, Any]:
+    """Field values for a partial estimator: valid inputs coerced to their field types, else the default."""
+    from pydantic import TypeAdapter
+
+    values: dict[str, Any] = {}
+    for name, info in cls.model_fields.items():
+        default = None if info.is_required() else info.get_default(call_default_factory=True)
+        if name not in data or name in invalid:
+            values[name] = data.get(name, default) if name == "instance_type" else default
+            continue
+        try:
+            values[name] = TypeAdapter(info.annotation).validate_python(data[name])
+        except Exception:  # a shape only its field validator accepts (tags as a dict): not needed here
+            values[name] = default
+    return values
+
+
+def cross_field_messages(cls: type["FrameworkEstimator"], data: dict[str, Any], invalid: set[str]) -> list[str]:
+    """The cross-field problems that do not involve an invalid field."""
+    from estimators.resolve import cross_field_problems
+
+    try:
+        partial = cls.model_construct(**_validated_values(cls, data, invalid))
+        return cross_field_problems(partial, frozenset(invalid)).messages
+    except Exception:  # the field errors are reported anyway; never hide them behind a second failure
+        return []
+
+
+def explain(cls: type["FrameworkEstimator"], data: Any, err: "ValidationError") -> "ValidationError":
+    from pydantic import ValidationError
+
+    errors = err.errors()
+    line_errors = [_details(e, cls) for e in errors]
+    field_errors = [e for e in errors if e["loc"]]
+    if isinstance(data, dict) and field_errors and len(field_errors) == len(errors):
+        invalid = {str(e["loc"][0]) for e in field_errors}
+        for message in cross_field_messages(cls, data, invalid):
+            line_errors.append({"type": "value_error", "loc": (), "input": data, "ctx": {"error": ValueError(message)}})
+    try:
+        return ValidationError.from_exception_data(err.title, line_errors)
+    except Exception:  # an error type we cannot rebuild: the original is still correct
+        return err

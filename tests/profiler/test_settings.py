@@ -1,0 +1,42 @@
+"""Config.resolved(): CPU-operator recording is on by default; RecordCpuOps / Config(record_cpu_ops=) turn it off."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+
+from profiler.settings import Config
+
+
+def resolve(monkeypatch, tmp_path, params: dict | None, config: Config | None = None) -> Config:
+    if params is None:
+        monkeypatch.setenv("SAGELAUNCH_PROFILER_CONFIG", str(tmp_path / "absent.json"))
+    else:
+        path = tmp_path / "profilerconfig.json"
+        path.write_text(json.dumps({"ProfilingIntervalInMilliseconds": 100, "ProfilingParameters": params}))
+        monkeypatch.setenv("SAGELAUNCH_PROFILER_CONFIG", str(path))
+    return (config or Config()).resolved()
+
+
+def test_cpu_ops_are_recorded_by_default(monkeypatch, tmp_path):
+    assert resolve(monkeypatch, tmp_path, None).record_cpu_ops is True  # no profilerconfig.json at all
+    assert resolve(monkeypatch, tmp_path, {"CPUProfilingDuration": "60"}).record_cpu_ops is True
+
+
+@pytest.mark.parametrize(("raw", "expected"), [("false", False), ("False", False), ("0", False), ("no", False),
+                                               ("true", True), ("TRUE", True), ("1", True), ("", True)])
+def test_record_cpu_ops_parameter(monkeypatch, tmp_path, raw, expected):
+    assert resolve(monkeypatch, tmp_path, {"RecordCpuOps": raw}).record_cpu_ops is expected
+
+
+def test_unreadable_value_keeps_the_default_and_says_so(monkeypatch, tmp_path, caplog):
+    with caplog.at_level(logging.WARNING, logger="sagelaunch.profiler"):
+        assert resolve(monkeypatch, tmp_path, {"RecordCpuOps": "sometimes"}).record_cpu_ops is True
+    assert "RecordCpuOps='sometimes' is not true/false" in caplog.text
+
+
+def test_the_scripts_config_wins_over_the_file(monkeypatch, tmp_path):
+    assert resolve(monkeypatch, tmp_path, {"RecordCpuOps": "true"}, Config(record_cpu_ops=False)).record_cpu_ops is False
+    assert resolve(monkeypatch, tmp_path, {"RecordCpuOps": "false"}, Config(record_cpu_ops=True)).record_cpu_ops is True

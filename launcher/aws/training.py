@@ -100,15 +100,29 @@ def create_training_job(request: dict[str, Any], region: str, code: UploadedCode
 
     A rejection becomes an AWSError saying what was uploaded where; anything else is re-raised as is.
     """
+    from botocore.exceptions import ClientError
+
     name = request["TrainingJobName"]
     try:
         return client("sagemaker", region).create_training_job(**request)["TrainingJobArn"]
     except BaseException as exc:
+        # Interrupted (Ctrl-C, a dropped connection) after SageMaker may have taken the job: removing
+        # its code would make that job fail, so the code goes only when the job surely does not exist.
+        if not isinstance(exc, ClientError) and not _job_surely_absent(name, region):
+            raise
         note = _remove_code(code, region)
         clear = describe_exception(f"create training job {name}", exc) if isinstance(exc, Exception) else None
         if clear is None:
             raise
         raise AWSError(clear.action, f"{clear.cause}; {note}", clear.fix, clear.code) from None
+
+
+def _job_surely_absent(name: str, region: str) -> bool:
+    try:
+        client("sagemaker", region).describe_training_job(TrainingJobName=name)
+    except Exception as err:
+        return is_not_found(err)
+    return False
 
 
 def _remove_code(code: UploadedCode, region: str) -> str:

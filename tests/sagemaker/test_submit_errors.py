@@ -111,3 +111,24 @@ def test_interrupted_create_training_job_removes_the_code(sagemaker_env, tmp_pat
     listed = boto3.client("s3", region_name="us-west-2").list_objects_v2(Bucket=BUCKET, Prefix=spec.job_name)
     assert listed.get("KeyCount", 0) == 0  # …and is gone again
     assert sagemaker_env.proxy.calls("CreateTrainingJob") == []
+
+
+def test_interruption_after_sagemaker_took_the_job_keeps_its_code(sagemaker_env, tmp_path):
+    """Ctrl-C once CreateTrainingJob reached SageMaker: the job exists and needs its code, so it stays."""
+    from launcher.aws import clients
+
+    spec = make_spec("interrupted-after", make_source(tmp_path / "src"))
+
+    def interrupt(**_):
+        raise KeyboardInterrupt("interrupted while reading the CreateTrainingJob answer")
+
+    events = clients.client("sagemaker", "us-west-2").meta.events
+    events.register_first("after-call.sagemaker.CreateTrainingJob", interrupt, unique_id="test-interrupt-after")
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            submit(spec, wait=False)
+    finally:
+        events.unregister("after-call.sagemaker.CreateTrainingJob", unique_id="test-interrupt-after")
+    assert len(sagemaker_env.proxy.calls("CreateTrainingJob")) == 1
+    listed = boto3.client("s3", region_name="us-west-2").list_objects_v2(Bucket=BUCKET, Prefix=spec.job_name)
+    assert listed.get("KeyCount", 0) == 1  # the job's sourcedir.tar.gz is still there

@@ -4,7 +4,7 @@
 `torch.distributed._composable.checkpoint`, which keeps parameter names unchanged (checkpoint_wrapper would
 add a `_checkpoint_wrapped_module.` prefix and break state dicts). "group_N" / "contiguous" on an nn.Sequential
 checkpoint runs of N children (or all children) as one region with torch.utils.checkpoint.
-Activation offloading (offload_activations) is DistributedModel.offload_context: autograd's save_on_cpu.
+Activation offloading (offload_activations, activation_loading_horizon) is offload.py's ActivationOffloader.
 """
 
 from __future__ import annotations

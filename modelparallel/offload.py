@@ -65,6 +65,8 @@ class ActivationOffloader:
             raise ValueError(f"activation_loading_horizon={horizon} must be ≥ 1")
         self.device, self.horizon = torch.device(device), horizon
         self.cuda = self.device.type == "cuda"
+        if self.cuda and self.device.index is None:  # compare like tensors' devices, which carry an index
+            self.device = torch.device("cuda", torch.cuda.current_device())
         self.stream = torch.cuda.Stream(self.device) if self.cuda else None
         self._ids = itertools.count()
         self._groups: "weakref.WeakValueDictionary[int, _Group]" = weakref.WeakValueDictionary()

@@ -145,7 +145,13 @@ def list_cmd(
                       title=f"{len(rows)} training jobs")
         for row in rows:
             table.add_row(row["Name"], row["Backend"], row["Status"], row["Created"])
-        _console().print(table)
+        from rich.measure import Measurement
+
+        console = _console()
+        # a narrow terminal gets a wider table (lines run on) rather than cut names
+        natural = Measurement.get(console, console.options.update_width(10_000), table).maximum
+        console.width = max(console.width, natural)
+        console.print(table)
 
 
 @jobs_app.command("describe", help="The job's DescribeTrainingJob record as JSON.")

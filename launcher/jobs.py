@@ -2,7 +2,8 @@
 
 `describe()` returns a DescribeTrainingJob-shaped dict in both backends, so code and the
 CLI treat local and SageMaker jobs the same. `TrainingJob.attach(name)` finds a job in the
-local registry first, then on SageMaker.
+local registry first, then on SageMaker; a name neither knows (or that SageMaker could not be
+asked about) raises JobNotFoundError suggesting close local names and how to reach SageMaker.
 """
 
 from __future__ import annotations
@@ -95,10 +96,12 @@ class JobNotFoundError(ValueError):
             f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else " (`sagelaunch jobs list` shows them)")
         code = getattr(sagemaker_error, "code", None)
         if code == "NotFound":  # SageMaker was asked and does not know it either
-            return cls(f"{local}, and {getattr(sagemaker_error, 'cause', sagemaker_error)}")
-        if code in ("NoRegion", "NoCredentials") or not isinstance(sagemaker_error, RuntimeError):
+            return cls(f"{local}, and {getattr(sagemaker_error, 'cause', sagemaker_error)}\n"
+                       f"Fix: {getattr(sagemaker_error, 'fix', 'check the name with `sagelaunch jobs list`.')}")
+        no_region = isinstance(sagemaker_error, ValueError) and "no AWS region" in str(sagemaker_error)
+        if code in ("NoRegion", "NoCredentials") or no_region:  # SageMaker could not be asked at all
             why = getattr(sagemaker_error, "cause", None) or "no AWS region is configured"
-            return cls(f"{local}; SageMaker jobs were not searched ({why}): "
-                       "to reach them pass --region (region= in Python) or set AWS_REGION, with AWS credentials "
-                       "configured")
+            return cls(f"{local}; SageMaker jobs were not searched ({why})\n"
+                       "Fix: check the name, or, for a SageMaker job, pass --region (region= in Python) or set "
+                       "AWS_REGION, with AWS credentials configured")
         return cls(f"{local}; SageMaker could not be asked: {sagemaker_error}")

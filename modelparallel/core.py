@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import os
 import socket
+import warnings
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -30,6 +31,10 @@ class _State:
 
 
 state = _State()
+
+
+class SMPIgnoredParameterWarning(UserWarning):
+    """An mp_parameters key that is accepted but has no effect in this implementation."""
 
 TIMEOUT_ENV = "SMP_TIMEOUT_SECONDS"
 
@@ -80,11 +85,15 @@ def init(config: dict | None = None) -> None:
     import torch.distributed as dist
 
     from estimators.distribution import check_world
-    from modelparallel.config import load_parameters
+    from modelparallel.config import check_supported, load_parameters
     from modelparallel.layout import build_mesh, layout_from_mesh
 
     cfg = load_parameters(config)  # every rank sees the same parameters: errors here are the same everywhere
+    ignored = check_supported(cfg)
     _init_process_group()
+    if ignored and dist.get_rank() == 0:  # one line, once, not once per rank
+        warnings.warn("smp.init: mp_parameters without effect here: " + "; ".join(ignored),
+                      SMPIgnoredParameterWarning, stacklevel=2)
     world = dist.get_world_size()
     pp, tp = cfg.pipeline_parallel_degree, cfg.tensor_parallel_degree  # check_world rejects degrees above the world
     gpus = torch.cuda.device_count() if torch.cuda.is_available() else None

@@ -73,8 +73,8 @@ class DistributedModel(nn.Module):
                     nn.parallel.DistributedDataParallel._set_params_and_buffers_to_ignore_for_model(m, ignore)
                 if len(ignore) < len(list(m.parameters())):
                     m = nn.parallel.DistributedDataParallel(
-                        m, process_group=replica_pg, bucket_cap_mb=bucket_cap_mb, broadcast_buffers=broadcast_buffers,
-                        gradient_as_bucket_view=gradient_as_bucket_view,
+                        m, process_group=replica_pg, bucket_cap_mb=bucket_cap_mb,
+                        **_buffer_sync_argument(broadcast_buffers), gradient_as_bucket_view=gradient_as_bucket_view,
                         device_ids=[st.device.index] if st.device.type == "cuda" else None)
                     self.ddp_modules.append(m)
             wrapped.append(m)
@@ -238,6 +238,16 @@ class DistributedModel(nn.Module):
 
     def cpu(self):
         return {k: v.cpu() for k, v in self.state_dict().items()}
+
+
+def _buffer_sync_argument(broadcast_buffers: bool) -> dict[str, bool]:
+    """SMP's broadcast_buffers is DDP's per-forward buffer sync: torch ≥ 2.13 names it forward_sync_buffers and
+    warns (FutureWarning, on every rank) when broadcast_buffers is passed; older torch only knows the old name."""
+    import inspect
+
+    if "forward_sync_buffers" in inspect.signature(nn.parallel.DistributedDataParallel.__init__).parameters:
+        return {"forward_sync_buffers": broadcast_buffers}
+    return {"broadcast_buffers": broadcast_buffers}
 
 
 def _is_dtensor(t) -> bool:

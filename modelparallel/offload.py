@@ -77,7 +77,8 @@ class ActivationOffloader:
         self._active = False
         self.current: int | None = None
         # what the scheduling did (read by tests and the benchmark)
-        self.stats = {"groups": 0, "prefetched": 0, "fetched_on_demand": 0, "max_resident_ahead": 0}
+        self.stats = {"groups": 0, "prefetched": 0, "fetched_on_demand": 0, "max_resident_ahead": 0,
+                      "packed": 0, "packed_bytes": 0, "host_on_cpu": 0}
 
     # ----- which module is running
     def attach(self, modules) -> None:
@@ -127,6 +128,9 @@ class ActivationOffloader:
             host = t  # the "copy" to CPU is a no-op here
         group.host.append(host)
         group.packed += 1
+        self.stats["packed"] += 1
+        self.stats["packed_bytes"] += t.numel() * t.element_size()
+        self.stats["host_on_cpu"] += host.device.type == "cpu"
         return _Handle(group, len(group.host) - 1)
 
     def _unpack(self, handle):

@@ -7,8 +7,9 @@ Discovery (the team's contract): the settings file is ``$SAGELAUNCH_PROFILER_CON
      "ProfilingParameters": {"CPUProfilingDuration": "3600", "SMPFileRotationSecs": "600"},
      "DisableProfiler": false}
 
-Output goes to ``$SM_PROFILER_OUTPUT_DIR`` else ``/opt/ml/output/profiler``. With no settings file at all the
-profiler still works when the script calls start_profiling() (defaults below).
+ProfilingParameters may also carry ``"RecordCpuOps": "false"`` (our extension; default true: record every
+framework operator through Kineto). Output goes to ``$SM_PROFILER_OUTPUT_DIR`` else ``/opt/ml/output/profiler``.
+With no settings file at all the profiler still works when the script calls start_profiling() (defaults below).
 """
 
 from __future__ import annotations

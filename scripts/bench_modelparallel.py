@@ -6,7 +6,8 @@
    that is recomputed at a time during backward).
 3. Step time of tp=2 and pp=2 (2 torchrun ranks on this machine) relative to one process on the same batch.
 
-usage: python scripts/bench_modelparallel.py [--steps 8] [--hidden 128] [--layers 4] [--seq 32] [--batch 16]
+usage: python scripts/bench_modelparallel.py [--steps 8] [--hidden 128] [--layers 4] [--seq 32] [--batch 16] [--quick]
+(--quick: a tiny model and one timed step, to check the benchmark still runs; its figures mean nothing)
 """
 
 from __future__ import annotations
@@ -211,9 +212,12 @@ def main() -> None:
     parser.add_argument("--layers", type=int, default=4)
     parser.add_argument("--seq", type=int, default=32)
     parser.add_argument("--batch", type=int, default=16)
+    parser.add_argument("--quick", action="store_true", help="tiny sizes and 1 step: checks the script runs")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.quick:
+        args.steps, args.hidden, args.layers, args.seq, args.batch = 1, 16, 2, 8, 4
     if args.worker:
         return worker(args)
     multi = launch_workers(args)

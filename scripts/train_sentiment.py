@@ -11,8 +11,8 @@ scripts/sentiment_data/. Nothing is downloaded.
 
 It reads the SageMaker container contract, so it runs unchanged under the local backend, on
 SageMaker, and under torchrun: SM_MODEL_DIR, SM_OUTPUT_DATA_DIR, SM_CHANNEL_TRAIN / VALIDATION /
-TEST (folders of .jsonl / .csv files with `text` and `label`), SM_NUM_GPUS, hyperparameters as
-`--name value`. With SAGELAUNCH_PROFILER_CONFIG set, training steps are annotated by the
+TEST (folders of .jsonl / .csv files with `text` and `label`; without a validation channel 15% of
+train is held out, seeded), SM_NUM_GPUS, hyperparameters as `--name value`. With SAGELAUNCH_PROFILER_CONFIG set, training steps are annotated by the
 profiler's Trainer callback when the `profiler` package is importable.
 """
 
@@ -68,6 +68,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--max_length", type=int, default=None)
     p.add_argument("--max_train_samples", type=int, default=None, help="train on the first N rows only")
     p.add_argument("--max_eval_samples", type=int, default=None, help="evaluate/test on the first N rows only")
+    p.add_argument("--validation_split", type=float, default=0.15,
+                   help="share of train held out for evaluation when no validation channel is given")
     p.add_argument("--warmup_steps", type=int, default=None)
     p.add_argument("--weight_decay", type=float, default=0.01)
     p.add_argument("--seed", type=int, default=42)
@@ -123,9 +125,9 @@ def load_splits(args) -> dict:
 
     if args.train_dir:
         folders = {s: getattr(args, f"{s}_dir") for s in SPLITS}
-        if not folders["validation"]:
-            raise ValueError("a 'train' channel needs a 'validation' channel too (evaluation runs each epoch)")
         splits = {s: Dataset.from_list(read_rows(f)) for s, f in folders.items() if f}
+        if "validation" not in splits:
+            splits["train"], splits["validation"] = split_off_validation(splits["train"], args)
     elif args.tiny or args.dataset_name == "shipped":
         splits = {s: Dataset.from_list(read_rows(str(SHIPPED_DATA / f"{s}.jsonl"))) for s in SPLITS}
     else:
@@ -138,6 +140,18 @@ def load_splits(args) -> dict:
             if s in splits:
                 splits[s] = splits[s].select(range(min(args.max_eval_samples, len(splits[s]))))
     return splits
+
+
+def split_off_validation(train, args):
+    """No validation channel: hold out `validation_split` of train (seeded, so every rank and rerun agrees)."""
+    if not 0 < args.validation_split < 1:
+        raise ValueError(f"validation_split={args.validation_split}: no 'validation' channel was given, so a share "
+                         "of 'train' is held out for the per-epoch evaluation; pass a value between 0 and 1 "
+                         "(e.g. 0.15) or a 'validation' channel")
+    parts = train.train_test_split(test_size=args.validation_split, seed=args.seed)
+    print(f"no 'validation' channel: held out {len(parts['test'])} of {len(train)} training rows "
+          f"(validation_split={args.validation_split}, seed={args.seed})")
+    return parts["train"], parts["test"]
 
 
 # ---------------------------------------------------------------- model

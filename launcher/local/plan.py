@@ -155,6 +155,9 @@ def build(spec: TrainingJobSpec, *, job_dir: Path, files: list[tuple[Path, str]]
             env["TF_CONFIG"] = contract.tf_config(hosts, host, tf_ports)
         else:
             env["TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE"] = rank_prefix_template(host)
+            # when a rank fails torchrun SIGTERMs its siblings and waits this long before SIGKILL
+            # (30 s by default): keep the whole job's teardown within the 10 s we promise
+            env.setdefault("TORCH_ELASTIC_SHUTDOWN_TIMEOUT", "3")
             if "OMP_NUM_THREADS" not in {**base_env, **spec.environment}:
                 # share this machine's cores between the ranks (torchrun would pick 1 and say so)
                 env["OMP_NUM_THREADS"] = str(max(1, cpus // (spec.processes_per_host * spec.instance_count)))

@@ -130,17 +130,17 @@ class Supervisor:
         grace = float(self.plan["stop_grace"]) if grace is None else grace
         agents = {proc.pid for host, proc in self.hosts.items() if self._is_torchrun(host)}
         killed = processes.terminate(self.tracker, os.getpid(), grace, own_children=self._own_pids(), agents=agents)
-        if killed and not self.router_closed():
-            self.router.note(f"SIGKILL to {len(killed)} process(es) still running {grace:g} s after SIGTERM: "
-                             + ", ".join(str(pid) for pid in killed))
+        if killed:
+            try:
+                self.router.note(f"SIGKILL to {len(killed)} process(es) still running {grace:g} s after SIGTERM: "
+                                 + ", ".join(str(pid) for pid in killed))
+            except ValueError:  # the log is already closed (the supervisor itself failed late)
+                pass
         for proc in [*self.hosts.values(), *self.monitors]:
             try:
                 proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 pass
-
-    def router_closed(self) -> bool:
-        return bool(getattr(self.router, "closed", False))
 
     def _finish(self, outcome: dict[str, Any], started: float) -> None:
         kind = outcome["kind"]

@@ -46,6 +46,23 @@ def test_failing_rank_ends_every_process_of_every_host(tmp_path):
     assert "rank 0 holding" in (Path(record["JobDir"]) / "logs" / "algo-1-rank0.log").read_text()
 
 
+def test_ranks_ignoring_sigterm_are_killed_after_the_short_failure_grace(tmp_path):
+    """A rank that ignores SIGTERM, and its detached grandchild, are SIGKILLed once the failure grace is over."""
+    spec = _hold_spec(tmp_path, instance_count=2, processes_per_host=1,
+                      hyperparameters={"fail_rank": 1, "stubborn_rank": 0})
+    job = submit(spec, wait=False)  # the default stop_grace (10 s) is for user stops only
+    wait_for_files(tmp_path, 3)
+    tree = job_tree(spec.job_name)
+    stubborn = [int(tmp_path.joinpath(f).read_text()) for f in ("algo-1-rank0.pid", "algo-1-rank0-grandchild.pid")]
+    with pytest.raises(JobFailedError, match="rank 1 on algo-2 exited with code 1"):
+        job.wait(logs=False)
+    assert not survivors(pids_in(tmp_path) + tree)
+    kill_line = next(line for line in job.logs() if "SIGKILL to" in line)
+    # torchrun SIGKILLs its own stubborn worker after TORCH_ELASTIC_SHUTDOWN_TIMEOUT; the detached
+    # grandchild escapes torchrun and is ours to kill
+    assert "3 s after SIGTERM" in kill_line and str(stubborn[1]) in kill_line
+
+
 def test_failure_file_and_exit_code_make_the_reason(tmp_path):
     spec = _hold_spec(tmp_path, processes_per_host=2,
                       hyperparameters={"fail_rank": 0, "exit_code": 3, "failure_file": "simulated out of memory"})
@@ -127,6 +144,18 @@ def test_bad_input_is_rejected_before_any_process_starts(tmp_path, moto_server):
     _rejected_before_start(make_spec(source_dir=None, entry_point=str(tmp_path / "train.py")), "does not exist")
     _rejected_before_start(make_spec(inputs=(InputChannel(name="train", uri=str(tmp_path / "missing")),)),
                            r"inputs\['train'\].*does not exist")
+    # paths that exist for os.access (which says yes to root) but cannot be read, even by root
+    import socket
+
+    with socket.socket(socket.AF_UNIX) as unix:
+        unix.bind(str(tmp_path / "channel.sock"))
+        _rejected_before_start(make_spec(inputs=(InputChannel(name="train", uri=str(tmp_path / "channel.sock")),)),
+                               r"inputs\['train'\].*neither a folder nor a regular file")
+    (tmp_path / "plain-file").write_text("x")
+    (tmp_path / "dangling").symlink_to(tmp_path / "gone")
+    for unreadable in (tmp_path / "plain-file" / "sub", tmp_path / "dangling"):
+        _rejected_before_start(make_spec(inputs=(InputChannel(name="train", uri=str(unreadable)),)),
+                               r"inputs\['train'\].*(does not exist|cannot be read)")
     _rejected_before_start(make_spec(inputs=(InputChannel(name="train", uri=f"s3://{unique('absent')}/x"),)),
                            r"inputs\['train'\]: cannot list")
     _rejected_before_start(make_spec(inputs=(InputChannel(name="train", uri=str(tmp_path), input_mode="Pipe"),)),

@@ -5,10 +5,12 @@ usage: python -m torch.distributed.run --nproc-per-node N mp_worker.py cases.jso
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
 import traceback
+import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
@@ -82,9 +84,26 @@ def build(case: dict, seed: int):
     return module
 
 
+@contextlib.contextmanager
+def count_saved(box: dict):
+    """Bytes of the non-parameter tensors autograd saves for backward while the block runs, as the model's
+    own hooks leave them: a checkpointed region or the activation offloader (inner hooks) hides what it keeps."""
+    def pack(t):
+        if not isinstance(t, torch.nn.Parameter):
+            local = getattr(t, "_local_tensor", t)  # a DTensor: its local shard
+            box["bytes"] += local.numel() * local.element_size()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        yield
+
+
 def wrap(case: dict, seed: int = 0):
     module = build(case, seed)
-    model = smp.DistributedModel(module)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = smp.DistributedModel(module)
+    model.wrap_warnings = [f"{w.category.__name__}: {w.message}" for w in caught]
     ckpt = case.get("checkpointing")
     if ckpt:
         target = model.get_module() if case["model"] == "mlp" else model.get_module().roberta.encoder.layer
@@ -94,7 +113,7 @@ def wrap(case: dict, seed: int = 0):
 
 
 def train(case: dict, model, opt, steps: range) -> dict:
-    losses, grads = [], []
+    losses, grads, saved_bytes = [], [], []
     # prescaled_batch: the tp ranks of a replica read the same batch (sharded by rdp_rank), as SMP documents
     prescaled = case["config"].get("prescaled_batch", False)
     index, count = (smp.rdp_rank(), smp.rdp_size()) if prescaled else (smp.dp_rank(), smp.dp_size())
@@ -102,11 +121,14 @@ def train(case: dict, model, opt, steps: range) -> dict:
         n = case["local_batch"] * count
         batch = shard(global_batch(case["model"], s, n), index, count)
         opt.zero_grad()
-        out = run_step(case["model"], model, batch)
+        saved = {"bytes": 0}
+        with count_saved(saved):
+            out = run_step(case["model"], model, batch)
+        saved_bytes.append(saved["bytes"])
         losses.append(dp_mean(out.reduce_mean().item()))
         grads.append(full_grads(model))
         opt.step()
-    return {"losses": losses, "grads": grads}
+    return {"losses": losses, "grads": grads, "saved_bytes": max(saved_bytes, default=0)}
 
 
 def case_train(case: dict) -> dict:
@@ -120,6 +142,7 @@ def case_train(case: dict) -> dict:
     result["full_state"] = {k: v.tolist() for k, v in full.items()} if smp.rank() == 0 else None
     result["local_params"] = [n for n, _ in model.local_named_parameters()]
     result["offload_stats"] = model.offload_stats
+    result["wrap_warnings"] = model.wrap_warnings
     full_opt = opt.state_dict()  # gathered over tp, pp and the ZeRO shards: keyed by parameter name
     if smp.rank() == 0:
         result["full_optim_state"] = {name: {k: v.tolist() if isinstance(v, torch.Tensor) else v
@@ -161,6 +184,8 @@ def case_resume(case: dict) -> dict:
     user = smp.resume_from_checkpoint(box[0])
     second = train(case, model2, opt2, range(2, 4))
     files = sorted(os.listdir(os.path.join(box[0], "step2_partial")))
+    params_equal = first_params == _params(model2)
+    save_load = save_load_roundtrip(case, model2, opt2)  # trains model2 one more step
     smp.init({"ddp": True})  # another layout: the partial checkpoint must be refused, clearly
     try:
         smp.resume_from_checkpoint(box[0])
@@ -169,8 +194,41 @@ def case_resume(case: dict) -> dict:
         other_layout = str(err)
     return {"other_layout_error": other_layout, "first": first["losses"], "second": second["losses"],
             "user_content": user,
-            "params_equal": first_params == _params(model2), "files": files,
-            "newest": open(os.path.join(box[0], "newest")).read()}
+            "params_equal": params_equal, "files": files,
+            "newest": open(os.path.join(box[0], "newest")).read(), "save_load": save_load}
+
+
+def save_load_roundtrip(case: dict, model, opt) -> dict:
+    """smp.save/smp.load: partial (one file per pp_rank/tp_rank) and full (rank 0 writes, every rank reads).
+    Fresh models loaded from either must hold the same weights and, with the partial optimizer state, take the
+    same next step as the model they were saved from."""
+    base = os.path.join(case["out_dir"], f"{case['name']}_smp")
+    smp.save(model.local_state_dict(), f"{base}_model", partial=True)
+    smp.save(opt.local_state_dict(), f"{base}_optimizer", partial=True)
+    full = model.state_dict()
+    smp.save(full, f"{base}_full.pt", partial=False)
+    smp.barrier()
+    files = sorted(f for f in os.listdir(case["out_dir"]) if f.startswith(os.path.basename(base)))
+    before = _params(model)
+    first = train(case, model, opt, range(4, 5))  # smp.step runs the newest DistributedModel: train it first
+    partial_model, partial_opt = wrap(case, seed=7)
+    partial_model.load_state_dict(smp.load(f"{base}_model", partial=True))
+    partial_opt.load_state_dict(smp.load(f"{base}_optimizer", partial=True))
+    out = {"files": files, "partial_params_equal": _params(partial_model) == before}
+    again = train(case, partial_model, partial_opt, range(4, 5))
+    out["next_step_equal"] = first["losses"] == again["losses"] and _params(partial_model) == _params(model)
+    full_model, _ = wrap(case, seed=8)
+    loaded_full = smp.load(f"{base}_full.pt", partial=False)
+    full_model.load_state_dict(loaded_full)
+    out["full_params_equal"] = _params(full_model) == before
+    out["full_file_equal"] = sorted(loaded_full) == sorted(full) and all(
+        torch.equal(loaded_full[k].cpu(), full[k]) for k in full)
+    try:
+        smp.load(f"{base}_missing", partial=True)
+        out["missing_error"] = None
+    except smp.SMPValidationError as err:
+        out["missing_error"] = str(err)
+    return out
 
 
 def case_layout(case: dict) -> dict:
@@ -187,8 +245,11 @@ def case_layout(case: dict) -> dict:
 
 def case_comm(case: dict) -> dict:
     """SMP's object communication API between real ranks."""
-    smp.init(case["config"])
-    out = {"allgather": smp.allgather({"rank": smp.rank()}, smp.WORLD)}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        smp.init(case["config"])
+    out = {"allgather": smp.allgather({"rank": smp.rank()}, smp.WORLD),
+           "init_warnings": [f"{w.category.__name__}: {w.message}" for w in caught]}
     if smp.rank() == 0:
         smp.broadcast({"hello": "all"}, smp.CommGroup.WORLD)
         smp.send([1, 2, 3], 1, smp.RankType.WORLD_RANK)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 import pytest
@@ -91,3 +92,30 @@ def test_pipeline_partition_even_and_manual():
     units[3][1]._smp_partition = 0
     with pytest.raises(SMPValidationError, match="partitions must follow the order"):
         manual_chunks(units, 2, 0)
+
+
+def test_error_names_mp_parameters_once(monkeypatch):
+    monkeypatch.delenv("SM_HP_MP_PARAMETERS", raising=False)
+    with pytest.raises(SMPValidationError) as err:
+        load_parameters({"microbatchs": 2})
+    assert str(err.value).startswith("mp_parameters: unknown SMP v1 parameter 'microbatchs'")
+    assert "mp_parameters: mp_parameters" not in str(err.value)
+    with pytest.raises(SMPValidationError, match=r"^mp_parameters\.microbatches: Input should be greater"):
+        load_parameters({"microbatches": 0})
+
+
+@pytest.mark.parametrize("config,field", [
+    ({"sharded_data_parallel_degree": 2, "ddp": True}, "sharded_data_parallel_degree=2"),
+    ({"bf16": True}, "bf16=True"), ({"fp16_params": True}, "fp16=True"),
+    ({"delayed_parameter_initialization": True}, "delayed_parameter_initialization=True"),
+])
+def test_parameters_that_cannot_be_honoured_are_refused(monkeypatch, config, field):
+    from modelparallel.config import check_supported
+
+    monkeypatch.delenv("SM_HP_MP_PARAMETERS", raising=False)
+    with pytest.warns(DeprecationWarning) if "fp16_params" in config else contextlib.nullcontext():
+        cfg = load_parameters(config)
+    with pytest.raises(SMPValidationError, match=rf"mp_parameters\.{field} is not supported .*supported: .*fix: "):
+        check_supported(cfg)
+    assert check_supported(load_parameters({"sdp_gradient_clipping": 0.5})) == [
+        "sdp_gradient_clipping=0.5 (only used with sharded_data_parallel_degree > 1)"]

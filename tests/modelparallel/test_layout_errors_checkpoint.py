@@ -60,6 +60,13 @@ def test_live_ranks_and_process_groups_follow_the_layout(world4):
     ("bad_batch_not_divisible", 2, "batch size 6 along axis 0, which is not divisible by microbatches=4"),
     ("optimizer_before_wrap", 2, "optimizer was created before smp.DistributedModel"),
     ("bad_pp_tp_not_dividing", 4, "= 3 must divide the world size 4"),
+    ("bad_sharded_data_parallel", 2, "mp_parameters.sharded_data_parallel_degree=2 is not supported by sagelaunch's "
+                                     "modelparallel; supported: 1"),
+    ("bad_bf16", 2, "mp_parameters.bf16=True is not supported by sagelaunch's modelparallel; supported: False"),
+    ("bad_fp16", 2, "mp_parameters.fp16=True is not supported by sagelaunch's modelparallel; supported: False"),
+    ("bad_delayed_parameter_initialization", 2, "mp_parameters.delayed_parameter_initialization=True is not "
+                                                "supported by sagelaunch's modelparallel; supported: False"),
+    ("bad_horovod", 2, "horovod not supported by SMP v1 for pytorch; use ddp instead of horovod"),
 ])
 def test_bad_configuration_fails_on_every_rank_with_one_message(case, world, phrase, world2, world4):
     results = world2 if world == 2 else world4
@@ -84,6 +91,28 @@ def test_resume_continues_bit_for_bit(case, world2):
     else:
         assert {"model_0_0.pt", "model_0_1.pt", "optimizer_states_0_0.pt", "optimizer_states_0_1.pt"} <= set(files)
     assert {"user_content.pt", "smp_config.pt"} <= set(files)
+
+
+@pytest.mark.parametrize("case", ["resume_pp2", "resume_tp2"])
+def test_smp_save_and_load_round_trip_partial_and_full(case, world2):
+    for rank, res in enumerate(r[case] for r in world2):
+        assert "error" not in res, res.get("traceback")
+        got = res["save_load"]
+        assert got["partial_params_equal"] and got["full_params_equal"] and got["full_file_equal"], (rank, got)
+        assert got["next_step_equal"], (rank, got)  # the partial optimizer state continues training exactly
+        assert "smp.load: no partial checkpoint" in got["missing_error"]
+    suffixes = ["0_0", "1_0"] if case == "resume_pp2" else ["0_0", "0_1"]  # f"{f}_{pp_rank}_{tp_rank}.pt"
+    want = [f"{case}_smp_full.pt"] + [f"{case}_smp_{kind}_{s}.pt" for kind in ("model", "optimizer")
+                                      for s in suffixes]
+    assert world2[0][case]["save_load"]["files"] == sorted(want)  # partial=False: one file, written by rank 0
+
+
+def test_parameters_without_effect_warn_once_on_rank_zero(world2):
+    first, second = (r["comm"]["init_warnings"] for r in world2)
+    assert len(first) == 1 and not second, (first, second)
+    assert first[0].startswith("SMPIgnoredParameterWarning: smp.init: mp_parameters without effect here: "
+                               "optimize='speed'"), first
+    assert "active_microbatches=3" in first[0]
 
 
 def test_object_communication_between_ranks(world2):

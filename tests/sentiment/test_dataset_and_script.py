@@ -104,3 +104,40 @@ def test_profiler_callback_is_attached_only_for_profiled_jobs(monkeypatch, tmp_p
 
     assert len(callbacks) == 1 and isinstance(callbacks[0], TrainerCallback)
     assert type(callbacks[0]).__module__ == "profiler.hf_callback"
+
+
+def test_train_channel_without_validation_holds_out_a_seeded_share(monkeypatch, tmp_path, capsys):
+    for split in ("train", "test"):
+        (tmp_path / split).mkdir()
+        (tmp_path / split / f"{split}.jsonl").write_bytes((DATA / f"{split}.jsonl").read_bytes())
+    monkeypatch.setenv("SM_CHANNEL_TRAIN", str(tmp_path / "train"))
+    monkeypatch.setenv("SM_CHANNEL_TEST", str(tmp_path / "test"))
+    monkeypatch.delenv("SM_CHANNEL_VALIDATION", raising=False)
+    args = train_sentiment.parse_args(["--model_name_or_path", "tiny-roberta"])
+    splits = train_sentiment.load_splits(args)
+    n = len(read("train"))
+    assert len(splits["validation"]) == round(0.15 * n) and len(splits["train"]) + len(splits["validation"]) == n
+    assert not set(splits["train"]["text"]) & set(splits["validation"]["text"])
+    assert len(splits["test"]) == len(read("test"))
+    assert list(train_sentiment.load_splits(args)["validation"]["text"]) == list(splits["validation"]["text"])
+    assert f"held out {len(splits['validation'])} of {n} training rows" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="validation_split=1.5.*between 0 and 1"):
+        train_sentiment.load_splits(train_sentiment.parse_args(["--validation_split", "1.5"]))
+
+
+def test_shipped_dataset_is_not_trivially_separable():
+    """Words alone must not solve it: negations, sarcasm, mixed and emotive-neutral texts in the test split,
+    and a TF-IDF (1–2-gram) logistic regression stays well short of perfect (the first, easy data: 0.99)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import recall_score
+
+    train, test = read("train"), read("test")
+    texts = [r["text"].lower() for r in test]
+    for marker in (" not ", "oh great", " but ", "poll:"):
+        assert any(marker in t for t in texts), marker
+    vectorizer = TfidfVectorizer(ngram_range=(1, 2))
+    baseline = LogisticRegression(max_iter=2000).fit(vectorizer.fit_transform([r["text"] for r in train]),
+                                                     [r["label"] for r in train])
+    predicted = baseline.predict(vectorizer.transform([r["text"] for r in test]))
+    assert recall_score([r["label"] for r in test], predicted, average="macro") < 0.93

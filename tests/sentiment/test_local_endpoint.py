@@ -68,6 +68,26 @@ def test_bad_requests_get_4xx_with_a_message_and_serving_goes_on(predictor, body
     assert predictor.predict({"inputs": "this is the worst service ever, I hate it"})[0]["label"] == "negative"
 
 
+@pytest.mark.parametrize("length", ["-5", "abc"])
+def test_a_bad_content_length_gets_400_and_serving_goes_on(predictor, length):
+    import http.client
+
+    where = urlparse(predictor.url)
+    conn = http.client.HTTPConnection(where.hostname, where.port, timeout=60)
+    try:  # raw request: urllib would compute a correct Content-Length itself
+        conn.putrequest("POST", "/invocations")
+        conn.putheader("Content-Type", "application/json")
+        conn.putheader("Content-Length", length)
+        conn.endheaders()
+        answer = conn.getresponse()
+        error = json.loads(answer.read())
+    finally:
+        conn.close()
+    assert answer.status == 400 and error["status"] == 400
+    assert f"Content-Length {length!r} is not a byte count" in error["error"]
+    assert predictor.predict({"inputs": "this is the worst service ever, I hate it"})[0]["label"] == "negative"
+
+
 def test_unknown_routes_are_404(predictor):
     assert http(f"{predictor.url}/predict", b"{}")[0] == 404
     assert http(f"{predictor.url}/")[0] == 404

@@ -1,4 +1,4 @@
-"""Model(...).deploy on SageMaker, end to end against the session's moto server.
+"""Model(...).deploy and estimator.deploy on SageMaker, end to end against the session's moto server.
 
 moto's endpoint gaps are closed in tests/fixtures/endpoint_fakes.py: Graviton instance types are
 accepted (botocore's enum), endpoints start Creating, and InvokeEndpoint runs the archive's own
@@ -15,10 +15,13 @@ import pytest
 
 from estimators.model import Model
 from launcher.deploy.predictors import PredictionError, SageMakerPredictor
+from tests.fixtures.sentiment import SCRIPTS, SHIPPED_DATA
 
 ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
 REGION = "us-west-2"
 GRAVITON_IMAGE = "763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-inference-graviton:2.0.0-cpu-py310-ubuntu20.04-sagemaker"
+# estimators/support_matrix.json (source-checked): the x86 CPU inference tag of PyTorch 2.0.0 has no OS suffix
+CPU_IMAGE = "763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-inference:2.0.0-cpu-py310"
 
 
 def unique(prefix: str) -> str:
@@ -77,7 +80,7 @@ def test_training_output_without_handler_is_repacked_on_deploy(sagemaker_endpoin
         instance_type="ml.m5.xlarge", endpoint_name=name)
     try:
         container = boto3.client("sagemaker", region_name=REGION).describe_model(ModelName=name)["PrimaryContainer"]
-        assert container["Image"].endswith("/pytorch-inference:2.0.0-cpu-py310-ubuntu20.04-sagemaker")
+        assert container["Image"] == CPU_IMAGE
         assert container["ModelDataUrl"] != f"s3://{bucket}/job/output/model.tar.gz"
         assert predictor.predict({"inputs": "what a fantastic concert, so happy"})[0]["label"] == "positive"
     finally:
@@ -107,3 +110,46 @@ def test_fake_still_rejects_what_the_service_rejects(sagemaker_endpoints):
                 "InstanceType": "ml.z9.huge"}])
     finally:
         sm.delete_model(ModelName=name)
+
+
+def test_estimator_deploys_its_training_jobs_model(sagemaker_env, sagemaker_endpoints, sentiment_model, tmp_path):
+    """PyTorch(...).fit on an ml.* instance (moto), then estimator.deploy of latest_training_job's model."""
+    from estimators import PyTorch
+
+    s3 = boto3.client("s3", region_name=REGION)
+    bucket = unique("estimator-deploy")
+    s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": REGION})
+    for split in ("train", "validation", "test"):
+        s3.upload_file(str(SHIPPED_DATA / f"{split}.jsonl"), bucket, f"data/{split}/{split}.jsonl")
+    estimator = PyTorch(
+        entry_point="train_sentiment.py", source_dir=str(SCRIPTS), role=ROLE, framework_version="2.0.0",
+        py_version="py310", instance_type="ml.m5.xlarge", region=REGION, base_job_name="sentiment-est",
+        output_path=f"s3://{bucket}/output", hyperparameters={"model_name_or_path": "tiny-roberta", "epochs": 8},
+    )
+    job = estimator.fit({s: f"s3://{bucket}/data/{s}" for s in ("train", "validation", "test")}, logs=False)
+    assert job is estimator.latest_training_job and job.status == "Completed"
+    assert job.model_data == f"s3://{bucket}/output/{job.name}/output/model.tar.gz"
+    # what the training container uploads at the end of a job: SM_MODEL_DIR as model.tar.gz, no code/
+    raw = tmp_path / "model.tar.gz"
+    with tarfile.open(raw, "w:gz") as tar:
+        for path in sentiment_model.model_dir.iterdir():
+            tar.add(path, arcname=path.name)
+    s3.upload_file(str(raw), bucket, job.model_data.removeprefix(f"s3://{bucket}/"))
+
+    name = unique("sentiment-est")
+    predictor = estimator.deploy(instance_type="ml.m5.xlarge", endpoint_name=name)
+    sm = boto3.client("sagemaker", region_name=REGION)
+    try:
+        assert isinstance(predictor, SageMakerPredictor)
+        assert sm.describe_endpoint(EndpointName=name)["EndpointStatus"] == "InService"
+        container = sm.describe_model(ModelName=name)["PrimaryContainer"]
+        assert container["Image"] == CPU_IMAGE  # the estimator's framework and Python versions, CPU instance
+        assert container["ModelDataUrl"] != job.model_data  # repacked with code/inference.py
+        [answer] = predictor.predict({"inputs": "Covid cases are increasing fast!"})
+        assert answer["label"] == "negative" and 0.5 < answer["score"] <= 1.0
+        assert name in [i["endpoint"] for i in sagemaker_endpoints.invocations]  # served by the fake, for real
+    finally:
+        predictor.delete()
+    assert predictor.deleted == [f"endpoint {name}", f"endpoint config {name}", f"model {name}"]
+    assert name not in [e["EndpointName"] for e in sm.list_endpoints()["Endpoints"]]
+    assert name not in [m["ModelName"] for m in sm.list_models()["Models"]]

@@ -11,15 +11,26 @@ parser.add_argument("--fail_rank", type=int, default=-1)
 parser.add_argument("--exit_code", type=int, default=1)
 parser.add_argument("--failure_file", default="")
 parser.add_argument("--hold_seconds", type=float, default=120)
+parser.add_argument("--stubborn_rank", type=int, default=-1, help="this rank ignores SIGTERM and leaves a detached "
+                    "grandchild (its own session) that ignores SIGTERM too")
 args = parser.parse_args()
 
 rank = int(os.environ.get("RANK", "0"))
 host = os.environ["SM_CURRENT_HOST"]
 Path(args.pid_dir, f"{host}-rank{rank}.pid").write_text(str(os.getpid()))
+if rank == args.stubborn_rank:
+    import signal
+    import subprocess
+
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # inherited by the grandchild
+    code = ("import os, pathlib, time; pathlib.Path(os.environ['PID_FILE']).write_text(str(os.getpid())); "
+            "time.sleep(600)")
+    subprocess.Popen([sys.executable, "-c", code], start_new_session=True,
+                     env={**os.environ, "PID_FILE": str(Path(args.pid_dir, f"{host}-rank{rank}-grandchild.pid"))})
 print(f"rank {rank} holding", flush=True)
 if rank == args.fail_rank:
     # wait for every rank to be up, so the test can see the others being ended
-    world = int(os.environ.get("WORLD_SIZE", "1"))
+    world = int(os.environ.get("WORLD_SIZE", "1")) + (1 if args.stubborn_rank >= 0 else 0)  # + its grandchild
     deadline = time.monotonic() + 60
     while len(list(Path(args.pid_dir).glob("*.pid"))) < world and time.monotonic() < deadline:
         time.sleep(0.02)

@@ -11,8 +11,11 @@ from tests.modelparallel.launch import start_cases
 
 @pytest.fixture(scope="session")
 def _launches(tmp_path_factory):
-    return {2: start_cases(cases.WORLD2, 2, tmp_path_factory.mktemp("mp_world2")),
-            4: start_cases(cases.WORLD4, 4, tmp_path_factory.mktemp("mp_world4"))}
+    launches = {2: start_cases(cases.WORLD2, 2, tmp_path_factory.mktemp("mp_world2")),
+                4: start_cases(cases.WORLD4, 4, tmp_path_factory.mktemp("mp_world4"))}
+    yield launches
+    for wait in launches.values():
+        wait.stop()
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,8 @@
 `torch.distributed._composable.checkpoint`, which keeps parameter names unchanged (checkpoint_wrapper would
 add a `_checkpoint_wrapped_module.` prefix and break state dicts). "group_N" / "contiguous" on an nn.Sequential
 checkpoint runs of N children (or all children) as one region with torch.utils.checkpoint.
-Activation offloading (offload_activations, activation_loading_horizon) is offload.py's ActivationOffloader.
+Activation offloading (offload_activations, activation_loading_horizon) is offload.py's ActivationOffloader; it
+offloads what a checkpointed module keeps, its inputs (see offload.py).
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ def _grouped_forward(seq, group: int | None):
     """A Sequential forward that checkpoints runs of `group` children (all children when None)."""
     from torch.utils.checkpoint import checkpoint
 
+    from modelparallel.offload import checkpoint_region
+
     def forward(self, x):
         children = list(self._modules.values())
         size = group or len(children)
@@ -40,7 +43,8 @@ def _grouped_forward(seq, group: int | None):
                     inp = m(inp)
                 return inp
 
-            x = checkpoint(run, x, use_reentrant=False)
+            with checkpoint_region():  # offload_activations: the region's saved input is one scheduled group
+                x = checkpoint(run, x, use_reentrant=False)
         return x
 
     return types.MethodType(forward, seq)
@@ -61,5 +65,6 @@ def set_activation_checkpointing(module, preserve_rng_state: bool = True, pack_a
                 _composable_checkpoint(child)
         else:
             module.forward = _grouped_forward(module, int(match.group(1)) if match else None)
+            module._smp_checkpoint_regions = True
     else:
         _composable_checkpoint(module)

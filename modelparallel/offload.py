@@ -11,7 +11,11 @@ unpacks it, so the host→device copy never overlaps compute and there is no hor
   the current one. A group is dropped from the device once all its tensors were unpacked.
 Saved tensors outside the layer stack are offloaded too and fetched when unpacked (save_on_cpu's behaviour).
 Parameters and tensor subclasses (DTensor) stay where they are: they are not activations or cannot be copied
-into a plain pinned buffer. Inside a checkpointed module torch's checkpoint hooks are innermost and keep nothing.
+into a plain pinned buffer. Checkpointed modules: torch's checkpoint hooks are innermost inside them and keep
+nothing, but the checkpoint saves the module's inputs (for the recompute) with the hooks around it, i.e. ours —
+exactly what SMP offloads. So a module's group opens before its checkpoint does (our pre-hook is prepended) and
+the grouped checkpoint regions of "contiguous"/"group_N" open one with checkpoint_region(); backward's recompute
+unpacks those inputs through the same horizon schedule.
 On CPU the copies are no-ops but the same scheduling runs (its counters are what the tests check).
 """
 
@@ -48,10 +52,28 @@ class _Handle:
         self.group, self.index = group, index
 
 
+_OPEN: list["ActivationOffloader"] = []  # the offloader whose context is open, for checkpoint_region()
+
+
+@contextlib.contextmanager
+def checkpoint_region():
+    """One schedule group around a torch.utils.checkpoint call (a region that is no module of its own)."""
+    offloader = _OPEN[-1] if _OPEN else None
+    if offloader is None:
+        yield
+        return
+    offloader._enter(None, ())
+    try:
+        yield
+    finally:
+        offloader._leave(None, (), None)
+
+
 def layer_stack(module: nn.Module) -> list[nn.Module]:
     """The modules whose activations are scheduled: the checkpointed ones, else the longest layer list."""
     marked = [m for m in module.modules() if getattr(m, "_smp_checkpointed", False)]
-    if marked:
+    regions = any(getattr(m, "_smp_checkpoint_regions", False) for m in module.modules())
+    if marked or regions:  # checkpointed regions open their own groups (checkpoint_region)
         return marked
     stacks = [m for m in module.modules() if isinstance(m, (nn.Sequential, nn.ModuleList))]
     if not stacks:
@@ -78,27 +100,32 @@ class ActivationOffloader:
         self.current: int | None = None
         # what the scheduling did (read by tests and the benchmark)
         self.stats = {"groups": 0, "prefetched": 0, "fetched_on_demand": 0, "max_resident_ahead": 0,
-                      "packed": 0, "packed_bytes": 0, "host_on_cpu": 0}
+                      "packed": 0, "packed_bytes": 0, "host_on_cpu": 0, "kept_bytes": 0}
 
     # ----- which module is running
     def attach(self, modules) -> None:
         for m in modules:
             if getattr(m, "_smp_offload_unit", False):
                 continue
-            self._hooked.append(m.register_forward_pre_hook(self._enter))
+            # prepended: the group must be open before a checkpoint's pre-hook saves the module's inputs
+            self._hooked.append(m.register_forward_pre_hook(self._enter, prepend=True))
             self._hooked.append(m.register_forward_hook(self._leave, always_call=True))
             m._smp_offload_unit = True
 
     def _enter(self, module, args):
-        if self._active and torch.is_grad_enabled():
+        if self._running():
             group = _Group(next(self._ids))
             self._groups[group.gid] = group
             self._stack.append(group)
             self.stats["groups"] += 1
 
     def _leave(self, module, args, output):
-        if self._active and torch.is_grad_enabled() and self._stack:
+        if self._running() and self._stack:
             self._stack.pop()
+
+    def _running(self) -> bool:
+        """A forward that saves for backward; not a checkpoint's recompute during backward (it saves nothing here)."""
+        return self._active and torch.is_grad_enabled() and torch._C._current_graph_task_id() == -1
 
     @contextlib.contextmanager
     def context(self):
@@ -107,16 +134,22 @@ class ActivationOffloader:
             yield
             return
         self._active = True
+        _OPEN.append(self)
         try:
             with torch.autograd.graph.saved_tensors_hooks(self._pack, self._unpack):
                 yield
         finally:
+            _OPEN.remove(self)
             self._active, self._stack, self._loose = False, [], None
 
     # ----- pack / unpack
     def _pack(self, t: torch.Tensor):
-        if isinstance(t, nn.Parameter) or type(t) is not torch.Tensor or t.device != self.device:
-            return t  # weights, DTensors and tensors of other devices are not offloaded
+        if isinstance(t, nn.Parameter):
+            return t  # weights stay where they are anyway
+        if type(t) is not torch.Tensor or t.device != self.device:
+            local = getattr(t, "_local_tensor", t)  # DTensors and tensors of other devices are not offloaded
+            self.stats["kept_bytes"] += local.numel() * local.element_size()
+            return t
         if self._stack:
             group = self._stack[-1]
         else:  # outside the layer stack: its own group, fetched on demand

@@ -3,10 +3,9 @@
 Tiny RoBERTa (4 layers x 256 hidden), batch 8 x 128 tokens, fused AdamW, one thread. Modes, interleaved round by
 round so that machine noise hits all of them alike:
   unprofiled          the same script (annotate calls in place) with the profiler never started
-  ours (default)      start_profiling() at default settings: step/Forward/Backward/Optimizer annotations, every
-                      operator through Kineto (CPU ops, like torch.profiler), utilisation monitor thread, device
-                      activity when a GPU exists (none here)
-  ours (no cpu ops)   Config(record_cpu_ops=False): annotations, steps, utilisation (and device activity) only
+  ours (default)      start_profiling() at default settings: step/Forward/Backward/Optimizer annotations,
+                      utilisation monitor thread, device activity when a GPU exists (none here)
+  ours (+cpu ops)     Config(record_cpu_ops=True): every operator through Kineto as well (like torch.profiler)
   torch.profiler      torch.profiler.profile(CPU) + export_chrome_trace
 Step time excludes the end-of-window write (ours: Parquet; torch: Chrome JSON export), reported separately.
 Per step we record wall time, the training thread's CPU time (robust when other processes load the machine) and
@@ -78,7 +77,7 @@ def main() -> None:
         step(i)
     work = Path(tempfile.mkdtemp(prefix="bench-prof-"))
     os.environ.pop("SAGELAUNCH_PROFILER_CONFIG", None)
-    modes = ["unprofiled", "ours (default)", "ours (no cpu ops)", "torch.profiler"]
+    modes = ["unprofiled", "ours (default)", "ours (+cpu ops)", "torch.profiler"]
     times: dict[str, list[float]] = {m: [] for m in modes}
     thread_cpu: dict[str, list[float]] = {m: [] for m in modes}
     proc_cpu: dict[str, list[float]] = {m: [] for m in modes}
@@ -93,7 +92,7 @@ def main() -> None:
                 SMProfiler._instance = None  # a fresh session per window
                 prof = SMProfiler.instance()
                 prof.configure(smprof.Config(output_dir=str(out), host="algo-1", rank=0,
-                                             record_cpu_ops=False if mode == "ours (no cpu ops)" else None))
+                                             record_cpu_ops=True if mode == "ours (+cpu ops)" else None))
                 prof.start_profiling()
             elif mode == "torch.profiler":
                 tp = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU])

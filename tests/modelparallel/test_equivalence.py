@@ -64,10 +64,14 @@ def _check_case(case: dict, per_rank: list[dict]) -> None:
             assert stats["max_resident_ahead"] <= cfg.get("activation_loading_horizon", 4), f"rank {rank}: {stats}"
             # what autograd saved inside the model went through the offloader, to host (CPU) memory
             assert stats["packed"] > 0 and stats["host_on_cpu"] == stats["packed"], f"rank {rank}: {stats}"
-            if not case.get("checkpointing"):  # checkpointed modules keep nothing for backward to prefetch
+            # prefetched ahead of backward: also the checkpointed modules' inputs, except a single region per
+            # microbatch ("contiguous"), whose backward follows its own forward with nothing ahead to fetch
+            if case.get("checkpointing") != "contiguous":
                 assert stats["prefetched"] > 0, f"rank {rank}: {stats}"
     if case.get("baseline"):
         _check_saved_activations(case, results, per_rank)
+    if case.get("checkpoint_baseline"):
+        _check_checkpointed_inputs_offloaded(case, results, per_rank)
     if cfg.get("manual_partition") or case.get("manual_partition"):
         assert results[0]["local_params"] == ["0.weight", "0.bias", "2.weight", "2.bias", "4.weight", "4.bias"]
     if cfg.get("pipeline_parallel_degree", 1) > 1:  # each stage holds only part of the model
@@ -92,6 +96,21 @@ def _check_saved_activations(case: dict, results: list[dict], per_rank: list[dic
             assert kept <= 0.01 * without, f"rank {rank}: {kept} B kept with offloading vs {without} B without"
             per_step = res["offload_stats"]["packed_bytes"] / len(res["losses"])
             assert per_step + kept >= 0.99 * without, f"rank {rank}: offloaded {per_step} B/step of {without} B"
+
+
+def _check_checkpointed_inputs_offloaded(case: dict, results: list[dict], per_rank: list[dict]) -> None:
+    """Checkpointing + offloading: what checkpointing alone keeps on the device (the checkpointed modules' inputs,
+    case["checkpoint_baseline"]) moves to the host; only what the offloader declines (kept_bytes) stays."""
+    for rank, (res, all_cases) in enumerate(zip(results, per_rank)):
+        base = all_cases[case["checkpoint_baseline"]]
+        assert "error" not in base, base.get("error")
+        steps = len(res["losses"])
+        checkpoint_only = base["saved_bytes"]
+        kept = res["saved_bytes"] + res["offload_stats"]["kept_bytes"] / steps
+        assert checkpoint_only > 0
+        assert kept <= 0.01 * checkpoint_only, f"rank {rank}: {kept} B on the device vs {checkpoint_only} B"
+        offloaded = res["offload_stats"]["packed_bytes"] / steps
+        assert offloaded >= 0.99 * checkpoint_only, f"rank {rank}: offloaded {offloaded} B of {checkpoint_only} B"
 
 
 def _check_optimizer_state(full: dict, want: dict) -> None:

@@ -26,5 +26,5 @@ def test_overhead_benchmark_runs():
     proc = run("scripts/bench_profiler_overhead.py", "--tiny", "--rounds", "1", "--steps", "2")
     assert proc.returncode == 0, proc.stderr[-2000:]
     rows = {line.split("  ")[0]: line for line in proc.stdout.splitlines()}
-    assert {"unprofiled", "ours (default)", "ours (no cpu ops)", "torch.profiler"} <= set(rows)
+    assert {"unprofiled", "ours (default)", "ours (+cpu ops)", "torch.profiler"} <= set(rows)
     assert "x" in rows["ours (default)"] and "cost model" in proc.stdout

@@ -1,4 +1,4 @@
-"""Config.resolved(): CPU-operator recording is on by default; RecordCpuOps / Config(record_cpu_ops=) turn it off."""
+"""Config.resolved(): CPU-operator recording is off by default; RecordCpuOps / Config(record_cpu_ops=) turn it on."""
 
 from __future__ import annotations
 
@@ -20,20 +20,20 @@ def resolve(monkeypatch, tmp_path, params: dict | None, config: Config | None = 
     return (config or Config()).resolved()
 
 
-def test_cpu_ops_are_recorded_by_default(monkeypatch, tmp_path):
-    assert resolve(monkeypatch, tmp_path, None).record_cpu_ops is True  # no profilerconfig.json at all
-    assert resolve(monkeypatch, tmp_path, {"CPUProfilingDuration": "60"}).record_cpu_ops is True
+def test_cpu_ops_are_opt_in(monkeypatch, tmp_path):
+    assert resolve(monkeypatch, tmp_path, None).record_cpu_ops is False  # no profilerconfig.json at all
+    assert resolve(monkeypatch, tmp_path, {"CPUProfilingDuration": "60"}).record_cpu_ops is False
 
 
 @pytest.mark.parametrize(("raw", "expected"), [("false", False), ("False", False), ("0", False), ("no", False),
-                                               ("true", True), ("TRUE", True), ("1", True), ("", True)])
+                                               ("true", True), ("TRUE", True), ("1", True), ("", False)])
 def test_record_cpu_ops_parameter(monkeypatch, tmp_path, raw, expected):
     assert resolve(monkeypatch, tmp_path, {"RecordCpuOps": raw}).record_cpu_ops is expected
 
 
 def test_unreadable_value_keeps_the_default_and_says_so(monkeypatch, tmp_path, caplog):
     with caplog.at_level(logging.WARNING, logger="sagelaunch.profiler"):
-        assert resolve(monkeypatch, tmp_path, {"RecordCpuOps": "sometimes"}).record_cpu_ops is True
+        assert resolve(monkeypatch, tmp_path, {"RecordCpuOps": "sometimes"}).record_cpu_ops is False
     assert "RecordCpuOps='sometimes' is not true/false" in caplog.text
 
 

@@ -1,5 +1,5 @@
 """Inside a real (tiny) Hugging Face training run: the callback's annotations, and Kineto capture of CPU ops
-(on by default; Config(record_cpu_ops=False) turns it off)."""
+(off by default; Config(record_cpu_ops=True) turns it on)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ SCRIPT = textwrap.dedent(r'''
     ds = Dataset.from_dict({"input_ids": [[5] * 16] * 32, "attention_mask": [[1] * 16] * 32, "labels": [0, 1] * 16})
     import time
     t0 = time.time_ns()
-    for run, cpu_ops in (("default", None), ("no_cpu_ops", False)):
+    for run, cpu_ops in (("cpu_ops", True), ("default", None)):
         SMProfiler._instance = None
         smprof.configure(smprof.Config(output_dir=os.path.join(sys.argv[1], run), record_cpu_ops=cpu_ops))
         args = TrainingArguments(output_dir=os.path.join(sys.argv[1], "hf"), per_device_train_batch_size=8,
@@ -60,7 +60,7 @@ def _spans(rank, name):
     return [(int(rank["ts_ns"][i]), int(rank["ts_ns"][i] + rank["dur_ns"][i])) for i in idx]
 
 
-@pytest.mark.parametrize("run", ["default", "no_cpu_ops"])
+@pytest.mark.parametrize("run", ["cpu_ops", "default"])
 def test_callback_annotates_steps_forward_backward_optimizer(runs, run):
     rank = load_profile(runs / run / "algo-1").ranks[0]
     steps = [_spans(rank, f"step_{i}") for i in range(1, 5)]
@@ -73,14 +73,14 @@ def test_callback_annotates_steps_forward_backward_optimizer(runs, run):
     assert result["steps"]["count"] == 4
 
 
-def test_default_capture_records_operators_and_record_cpu_ops_false_does_not(runs):
-    detailed = load_profile(runs / "default" / "algo-1").ranks[0]
+def test_record_cpu_ops_captures_operators_and_the_default_does_not(runs):
+    detailed = load_profile(runs / "cpu_ops" / "algo-1").ranks[0]
     assert "cpu_op" in detailed.cats
     ops = {detailed.names[i] for i, c in zip(detailed["name_id"], detailed["cat_id"]) if detailed.cats[c] == "cpu_op"}
     assert {"aten::addmm", "aten::embedding"} <= ops or "aten::linear" in ops
-    result = analyze(runs / "default")["ranks"]["0"]
+    result = analyze(runs / "cpu_ops")["ranks"]["0"]
     assert result["cpu"]["active_us"] > 0 and result["temporal"] is None  # no GPU here
-    annotations_only = load_profile(runs / "no_cpu_ops" / "algo-1").ranks[0]
+    annotations_only = load_profile(runs / "default" / "algo-1").ranks[0]
     assert annotations_only.cats == ["user_annotation"]
 
 
@@ -94,6 +94,6 @@ def test_outside_a_sagelaunch_job_local_rank_0_samples_utilisation_itself(runs):
 
 def test_kineto_and_our_events_share_the_epoch_clock(runs):
     t0, t1 = json.loads((runs / "clock.json").read_text())
-    for run in ("default", "no_cpu_ops"):
+    for run in ("cpu_ops", "default"):
         rank = load_profile(runs / run / "algo-1").ranks[0]
         assert t0 <= int(rank["ts_ns"].min()) and int((rank["ts_ns"] + rank["dur_ns"]).max()) <= t1, run

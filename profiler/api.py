@@ -12,22 +12,14 @@ import sys
 import threading
 from pathlib import Path
 
+from profiler import _API  # one list of the public names
 from profiler.recorder import AnnotationRecorder, concat_ranks, now_ns
 from profiler.schema import TraceMeta
 from profiler.settings import Config
 
 log = logging.getLogger("sagelaunch.profiler")
 
-__all__ = [
-    "SMProfiler",
-    "Config",
-    "configure",
-    "start_profiling",
-    "stop_profiling",
-    "annotate",
-    "annotation_begin",
-    "annotation_end",
-]
+__all__ = sorted(_API)  # the SageMaker Profiler names; profiler/__init__ serves them lazily
 
 
 class _Handle:

@@ -92,6 +92,8 @@ def count_saved(box: dict):
         if not isinstance(t, torch.nn.Parameter):
             local = getattr(t, "_local_tensor", t)  # a DTensor: its local shard
             box["bytes"] += local.numel() * local.element_size()
+            if box.get("in_model"):  # inside smp.DistributedModel.forward (pp: the stages run elsewhere)
+                box["model_bytes"] += local.numel() * local.element_size()
         return t
 
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
@@ -113,7 +115,11 @@ def wrap(case: dict, seed: int = 0):
 
 
 def train(case: dict, model, opt, steps: range) -> dict:
-    losses, grads, saved_bytes = [], [], []
+    losses, grads, saved_bytes, model_bytes, packed_bytes = [], [], [], [], []
+    saved = {}
+    # what the model itself saves, apart from the step function's loss (which SMP neither checkpoints nor offloads)
+    hooks = [model.register_forward_pre_hook(lambda *_: saved.__setitem__("in_model", True)),
+             model.register_forward_hook(lambda *_: saved.__setitem__("in_model", False), always_call=True)]
     # prescaled_batch: the tp ranks of a replica read the same batch (sharded by rdp_rank), as SMP documents
     prescaled = case["config"].get("prescaled_batch", False)
     index, count = (smp.rdp_rank(), smp.rdp_size()) if prescaled else (smp.dp_rank(), smp.dp_size())
@@ -121,14 +127,20 @@ def train(case: dict, model, opt, steps: range) -> dict:
         n = case["local_batch"] * count
         batch = shard(global_batch(case["model"], s, n), index, count)
         opt.zero_grad()
-        saved = {"bytes": 0}
+        saved.update(bytes=0, model_bytes=0, in_model=False)
+        packed_before = (model.offload_stats or {}).get("packed_bytes", 0)
         with count_saved(saved):
             out = run_step(case["model"], model, batch)
         saved_bytes.append(saved["bytes"])
+        model_bytes.append(saved["model_bytes"])
+        packed_bytes.append((model.offload_stats or {}).get("packed_bytes", 0) - packed_before)
         losses.append(dp_mean(out.reduce_mean().item()))
         grads.append(full_grads(model))
         opt.step()
-    return {"losses": losses, "grads": grads, "saved_bytes": max(saved_bytes, default=0)}
+    for h in hooks:
+        h.remove()
+    return {"losses": losses, "grads": grads, "saved_bytes": max(saved_bytes, default=0),
+            "saved_per_step": saved_bytes, "model_saved_per_step": model_bytes, "packed_per_step": packed_bytes}
 
 
 def case_train(case: dict) -> dict:

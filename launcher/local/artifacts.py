@@ -12,6 +12,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from launcher.contract import HostLayout
+from launcher.aws import s3 as aws_s3
 from launcher.local import s3
 
 
@@ -72,7 +73,7 @@ def publish(layouts: dict[str, HostLayout], prefix: str, staging: Path, region: 
     packed = pack(layouts, staging if remote else Path(prefix, "output"))
     placed: dict[str, str | None] = {}
     for name, path in packed.items():
-        placed[name.split(".")[0]] = s3.upload_file(path, join(prefix, "output", name), region) if remote else str(path)
+        placed[name.split(".")[0]] = aws_s3.upload_file(path, join(prefix, "output", name), region) if remote else str(path)
     if remote:
         shutil.rmtree(staging, ignore_errors=True)
     # the profiler's files already sit in <host>/ folders (profiler/schema.py): merge the hosts' trees

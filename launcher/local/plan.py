@@ -17,6 +17,7 @@ from typing import Any
 
 from launcher import contract
 from launcher.local import channels as channel_io
+from launcher.aws import s3 as aws_s3
 from launcher.local import s3
 from launcher.local.artifacts import artifact_prefix
 from launcher.local.logs import rank_prefix_template
@@ -65,7 +66,7 @@ def copy_code(spec: TrainingJobSpec, files: list[tuple[Path, str]], code_dirs: l
     """Each host gets its own copy of the code, as each SageMaker host extracts sourcedir.tar.gz."""
     if spec.source_dir is not None and spec.source_dir.startswith("s3://"):
         archive = job_dir / "sourcedir.tar.gz"
-        bucket, key = s3.split_uri(spec.source_dir)
+        bucket, key = aws_s3.parse_s3_uri(spec.source_dir)
         s3.client(spec.region).download_file(bucket, key, str(archive))
         for code_dir in code_dirs:
             with tarfile.open(archive) as tar:

@@ -1,4 +1,5 @@
-"""The few S3 operations a local job needs, through boto3's standard chain (honours AWS_ENDPOINT_URL)."""
+"""The S3 operations only a local job needs (channel downloads, tree uploads); URIs, clients and single-file
+uploads are launcher.aws's."""
 
 from __future__ import annotations
 
@@ -6,26 +7,18 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-
-def split_uri(uri: str) -> tuple[str, str]:
-    """s3://bucket/key/prefix -> (bucket, key/prefix)."""
-    if not uri.startswith("s3://"):
-        raise ValueError(f"{uri!r} is not an s3:// URI")
-    bucket, _, key = uri[len("s3://"):].partition("/")
-    if not bucket:
-        raise ValueError(f"{uri!r} names no bucket; expected s3://bucket/prefix")
-    return bucket, key
+from launcher.aws.clients import client as aws_client
+from launcher.aws.s3 import parse_s3_uri
 
 
 def client(region: str | None = None) -> Any:
-    import boto3
-
-    return boto3.session.Session().client("s3", region_name=region)
+    """The shared retrying S3 client (standard retry mode, AWS_ENDPOINT_URL honoured)."""
+    return aws_client("s3", region)
 
 
 def list_keys(uri: str, region: str | None = None) -> list[str]:
     """Every object key under the prefix, sorted (folder markers left out)."""
-    bucket, prefix = split_uri(uri)
+    bucket, prefix = parse_s3_uri(uri)
     s3 = client(region)
     keys = []
     for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
@@ -45,7 +38,7 @@ def relative_name(prefix: str, key: str) -> str:
 
 def download(uri: str, keys: list[str], destination: Path, region: str | None = None) -> list[Path]:
     """Download `keys` (all under `uri`'s prefix) into `destination`, keeping their relative paths."""
-    bucket, prefix = split_uri(uri)
+    bucket, prefix = parse_s3_uri(uri)
     s3 = client(region)
     targets = []
     for key in keys:
@@ -57,15 +50,9 @@ def download(uri: str, keys: list[str], destination: Path, region: str | None = 
     return [t for _, t in targets]
 
 
-def upload_file(path: Path, uri: str, region: str | None = None) -> str:
-    bucket, key = split_uri(uri)
-    client(region).upload_file(str(path), bucket, key)
-    return uri
-
-
 def upload_tree(folder: Path, uri: str, region: str | None = None, newer_than: float | None = None) -> str:
     """Upload every file under `folder` (only those modified after `newer_than`, when given)."""
-    bucket, prefix = split_uri(uri)
+    bucket, prefix = parse_s3_uri(uri)
     s3 = client(region)
     files = [p for p in sorted(folder.rglob("*"))
              if p.is_file() and (newer_than is None or p.stat().st_mtime > newer_than)]

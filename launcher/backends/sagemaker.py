@@ -140,10 +140,15 @@ class SageMakerTrainingJob(TrainingJob):
 
     @property
     def profiler_output(self) -> str | None:
-        config = self.describe().get("ProfilerConfig") or {}
-        if not config.get("S3OutputPath") or config.get("DisableProfiler"):
-            return None
-        return f"{config['S3OutputPath'].rstrip('/')}/{self.name}/profiler-output/"
+        return profiler_output_uri(self.describe())
+
+
+def profiler_output_uri(description: dict[str, Any]) -> str | None:
+    """Where SageMaker puts a job's profiler files: <S3OutputPath>/<job>/profiler-output/ (None without one)."""
+    config = description.get("ProfilerConfig") or {}
+    if not config.get("S3OutputPath") or config.get("DisableProfiler"):
+        return None
+    return f"{config['S3OutputPath'].rstrip('/')}/{description['TrainingJobName']}/profiler-output/"
 
 
 def list_jobs(region: str | None = None, status: str | None = None, max_results: int = 100) -> list[dict[str, Any]]:

@@ -145,23 +145,10 @@ def _clients():
     return boto3.client("sagemaker", config=config), boto3.client("s3", config=config)
 
 
-def s3_profile_prefix(description: dict[str, Any]) -> str | None:
-    """s3://…/<job>/profiler-output/ from DescribeTrainingJob (as SageMakerTrainingJob.profiler_output)."""
-    config = description.get("ProfilerConfig") or {}
-    if not config.get("S3OutputPath") or config.get("DisableProfiler"):
-        return None
-    return f"{config['S3OutputPath'].rstrip('/')}/{description['TrainingJobName']}/profiler-output/"
-
-
-def split_s3(uri: str) -> tuple[str, str]:
-    if not uri.startswith("s3://"):
-        raise ValueError(f"S3 location {uri!r}: must start with s3://")
-    bucket, _, key = uri[5:].partition("/")
-    return bucket, key
-
-
 def s3_profile_objects(s3, prefix_uri: str) -> list[dict[str, Any]]:
-    bucket, prefix = split_s3(prefix_uri)
+    from launcher.aws.s3 import parse_s3_uri
+
+    bucket, prefix = parse_s3_uri(prefix_uri)
     out = []
     for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
         for obj in page.get("Contents", []):
@@ -178,6 +165,8 @@ def safe_relative(rel: str) -> bool:
 
 
 def list_sagemaker() -> tuple[list[JobEntry], str]:
+    from launcher.backends.sagemaker import profiler_output_uri  # one rule for the profile location
+
     why = aws_available()
     if why:
         return [], why
@@ -192,7 +181,7 @@ def list_sagemaker() -> tuple[list[JobEntry], str]:
         def entry(s: dict[str, Any]) -> JobEntry | None:
             name = s["TrainingJobName"]
             desc = sm.describe_training_job(TrainingJobName=name)
-            prefix = s3_profile_prefix(desc)
+            prefix = profiler_output_uri(desc)
             if prefix is None:
                 return None  # not profiled
             try:
@@ -214,8 +203,10 @@ def list_sagemaker() -> tuple[list[JobEntry], str]:
 
 
 def sagemaker_prefix(name: str) -> str:
+    from launcher.backends.sagemaker import profiler_output_uri  # one rule for the profile location
+
     sm, _ = _clients()
-    prefix = s3_profile_prefix(sm.describe_training_job(TrainingJobName=validate_job_name(name)))
+    prefix = profiler_output_uri(sm.describe_training_job(TrainingJobName=validate_job_name(name)))
     if prefix is None:
         raise LookupError(f"SageMaker job {name!r} has no profiler output (ProfilerConfig disabled or absent)")
     return prefix

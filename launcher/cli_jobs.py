@@ -65,12 +65,6 @@ def load_job_file(path: Path) -> tuple[Any, dict[str, Any]]:
     return cls(**kwargs), fit_kwargs
 
 
-def _describe(name: str, region: Optional[str]) -> dict[str, Any]:
-    from launcher.jobs import TrainingJob
-
-    return TrainingJob.attach(name, **({"region": region} if region else {})).describe()
-
-
 def _attach(name: str, region: Optional[str]):
     from launcher.jobs import TrainingJob
 
@@ -160,7 +154,7 @@ def describe_cmd(
     region: Optional[str] = typer.Option(None, "--region", help="SageMaker region (default: AWS config)."),
 ) -> None:
     with _clear_errors():
-        typer.echo(json.dumps(_describe(name, region), indent=2, default=str))
+        typer.echo(json.dumps(_attach(name, region).describe(), indent=2, default=str))
 
 
 @jobs_app.command("logs", help="Print the job's logs, each line prefixed by its host; --follow tails until it ends.")

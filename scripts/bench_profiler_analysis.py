@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-DEFAULT_TRACE = REPO.parent / "shared" / "traces" / "v100_rank0.pt.trace.json.gz"
+DEFAULT_TRACE = REPO / "tests" / "data" / "traces" / "v100_rank0.pt.trace.json.gz"
 
 HTA_SCRIPT = """
 import logging, sys

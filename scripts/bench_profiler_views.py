@@ -144,7 +144,7 @@ def bench_browser(name: str, chromium: str, frames_per_zoom: int = 60, first_pai
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--traces", type=Path, default=ROOT.parent / "shared" / "traces")
+    ap.add_argument("--traces", type=Path, default=ROOT / "tests" / "data" / "traces")
     ap.add_argument("--ranks", type=int, default=3, help="copies of the V100 trace (45k events each)")
     ap.add_argument("--chromium", default=os.environ.get("SAGELAUNCH_CHROMIUM", "/usr/bin/chromium"))
     ap.add_argument("--trace", default=None, help="trace file name in --traces (default v100_rank0.pt.trace.json.gz)")

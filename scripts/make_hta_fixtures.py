@@ -1,4 +1,4 @@
-"""Compute HTA 0.5 reference numbers for every trace in ../shared/traces once, and store them as test fixtures.
+"""Compute HTA 0.5 reference numbers for every trace in tests/data/traces once, and store them as test fixtures.
 
 Run with the separate HTA environment (it pins its own pandas/numpy):
 
@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-TRACES = Path(sys.argv[1]) if len(sys.argv) > 1 else REPO.parent / "shared" / "traces"
+TRACES = Path(sys.argv[1]) if len(sys.argv) > 1 else REPO / "tests" / "data" / "traces"
 OUT = Path(sys.argv[2]) if len(sys.argv) > 2 else REPO / "tests" / "data" / "profiler" / "hta_reference.json"
 
 

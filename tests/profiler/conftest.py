@@ -1,4 +1,4 @@
-"""Shared helpers of the profiler tests: the reference traces (../shared/traces) and HTA's numbers for them."""
+"""Shared helpers of the profiler tests: the reference traces (tests/data/traces) and HTA's numbers for them."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-TRACES = REPO.parent / "shared" / "traces"
+TRACES = REPO / "tests" / "data" / "traces"
 HTA_REFERENCE = REPO / "tests" / "data" / "profiler" / "hta_reference.json"
 
 

@@ -17,9 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-TRACES = Path(__file__).resolve().parents[2].parent / "shared" / "traces"
-if not TRACES.is_dir():  # CI checkouts keep the reference traces next to the repository
-    TRACES = Path(os.environ.get("SAGELAUNCH_TRACES", "../shared/traces")).resolve()
+TRACES = Path(__file__).resolve().parents[2] / "tests" / "data" / "traces"
 SECRET = "TOP-SECRET-OUTSIDE-THE-JOB"
 
 

@@ -14,19 +14,33 @@ from typing import Any
 
 DEFAULT_MAX_ATTEMPTS = 5  # botocore's standard mode: 1 call + 4 retries with jittered backoff
 MAX_ATTEMPTS_ENV = "SAGELAUNCH_AWS_MAX_ATTEMPTS"
+# seconds a call may wait for the endpoint's next bytes before that attempt fails (and is retried);
+# a frozen endpoint therefore ends a call after about attempts × this, not forever
+DEFAULT_READ_TIMEOUT = 60
+READ_TIMEOUT_ENV = "SAGELAUNCH_AWS_READ_TIMEOUT"
+CONNECT_TIMEOUT = 10
+
+
+def _positive_env(name: str, default: float, kind: type) -> float:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    try:
+        value = kind(raw)
+    except ValueError:
+        value = 0
+    if not value > 0:
+        what = "a whole number >= 1" if kind is int else "a number of seconds > 0"
+        raise ValueError(f"{name}={raw!r} must be {what}, e.g. {default}.")
+    return value
 
 
 def max_attempts() -> int:
-    raw = os.environ.get(MAX_ATTEMPTS_ENV)
-    if raw is None:
-        return DEFAULT_MAX_ATTEMPTS
-    try:
-        value = int(raw)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise ValueError(f"{MAX_ATTEMPTS_ENV}={raw!r} must be a whole number >= 1, e.g. {DEFAULT_MAX_ATTEMPTS}.")
-    return value
+    return int(_positive_env(MAX_ATTEMPTS_ENV, DEFAULT_MAX_ATTEMPTS, int))
+
+
+def read_timeout() -> float:
+    return _positive_env(READ_TIMEOUT_ENV, DEFAULT_READ_TIMEOUT, float)
 
 
 def resolve_region(region: str | None = None) -> str:
@@ -48,19 +62,20 @@ def botocore_config(attempts: int | None = None, **overrides: Any):
 
     return Config(
         retries={"mode": "standard", "total_max_attempts": attempts or max_attempts()},  # incl. the first call
-        connect_timeout=overrides.pop("connect_timeout", 10),
-        read_timeout=overrides.pop("read_timeout", 60),
+        connect_timeout=overrides.pop("connect_timeout", CONNECT_TIMEOUT),
+        read_timeout=overrides.pop("read_timeout", read_timeout()),
         user_agent_extra="sagelaunch",
         **overrides,
     )
 
 
 @functools.lru_cache(maxsize=64)
-def _cached_client(service: str, region: str, endpoint: str | None, attempts: int, _credentials: tuple):
+def _cached_client(service: str, region: str, endpoint: str | None, attempts: int, timeout: float,
+                   _credentials: tuple):
     import boto3
 
     session = boto3.session.Session(region_name=region)
-    return session.client(service, config=botocore_config(attempts))
+    return session.client(service, config=botocore_config(attempts, read_timeout=timeout))
 
 
 def client(service: str, region: str | None = None):
@@ -70,7 +85,7 @@ def client(service: str, region: str | None = None):
         "AWS_ENDPOINT_URL"
     )
     credentials = (os.environ.get("AWS_PROFILE"), os.environ.get("AWS_ACCESS_KEY_ID"))
-    return _cached_client(service, region, endpoint, max_attempts(), credentials)
+    return _cached_client(service, region, endpoint, max_attempts(), read_timeout(), credentials)
 
 
 def account_id(region: str | None = None) -> str:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from launcher.aws import s3
 from launcher.aws.clients import account_id, client
 from launcher.aws.errors import AWSError, describe_exception, error_code, is_not_found
+from launcher.aws.progress import UploadWatch
 
 if TYPE_CHECKING:
     from launcher.spec import TrainingJobSpec
@@ -73,8 +74,9 @@ class UploadedCode:
     uploaded: bool  # False when source_dir already was an s3:// archive
 
 
-def upload_code(spec: "TrainingJobSpec", target: str, progress=None) -> UploadedCode:
-    """Pack source_dir (or the lone entry point) and upload it to `target` (launcher.request.code_uri)."""
+def upload_code(spec: "TrainingJobSpec", target: str, console=None) -> UploadedCode:
+    """Pack source_dir (or the lone entry point) and upload it to `target` (launcher.request.code_uri),
+    showing progress on `console`'s status line and warning when the endpoint stops answering."""
     from launcher.sourcedir import pack_sourcedir
 
     if spec.source_dir and spec.source_dir.startswith("s3://"):
@@ -91,7 +93,12 @@ def upload_code(spec: "TrainingJobSpec", target: str, progress=None) -> Uploaded
                 f"(after ignore patterns): {files[:10]}. Fix: name a file relative to source_dir."
             )
         size = archive.stat().st_size
-        uri = s3.upload_file(archive, target, spec.region, progress=progress)
+        if console is None:
+            uri = s3.upload_file(archive, target, spec.region)
+        else:
+            label = f"upload of the code for {spec.job_name} to {target}"
+            with console.status(label) as status, UploadWatch(console, status, label, size) as watch:
+                uri = s3.upload_file(archive, target, spec.region, progress=watch)
     return UploadedCode(uri, files, size, uploaded=True)
 
 

@@ -190,8 +190,7 @@ def submit(spec: "TrainingJobSpec", *, wait: bool = True, logs: bool = True, sto
         spec = spec.model_copy(update={"output_path": f"s3://{options.get('bucket') or s3.default_bucket(spec.region)}/"})
     # the same rule as the dry run (`validate --request`): bucket= option, else the output bucket
     target = code_uri(spec, account, bucket=options.get("bucket"))
-    with console.status(f"Uploading code for {spec.job_name} to {target}"):
-        code = upload_code(spec, target)
+    code = upload_code(spec, target, console)
     update: dict[str, Any] = {"submit_directory": code.uri, "role": role}
     request = spec.model_copy(update=update).to_create_training_job_request()
     create_training_job(request, spec.region, code)

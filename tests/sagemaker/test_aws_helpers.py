@@ -38,6 +38,13 @@ def test_clients_honour_endpoint_and_bounded_standard_retries(sagemaker_env, mon
     with pytest.raises(ValueError, match="SAGELAUNCH_AWS_MAX_ATTEMPTS='zero'"):
         clients.client("sagemaker", "us-west-2")
     monkeypatch.delenv("SAGELAUNCH_AWS_MAX_ATTEMPTS")
+    assert (sm.meta.config.connect_timeout, sm.meta.config.read_timeout) == (10, 60)  # bounded, never forever
+    monkeypatch.setenv("SAGELAUNCH_AWS_READ_TIMEOUT", "2.5")
+    assert clients.client("sagemaker", "us-west-2").meta.config.read_timeout == 2.5
+    monkeypatch.setenv("SAGELAUNCH_AWS_READ_TIMEOUT", "-1")
+    with pytest.raises(ValueError, match=r"SAGELAUNCH_AWS_READ_TIMEOUT='-1' must be a number of seconds > 0"):
+        clients.client("sagemaker", "us-west-2")
+    monkeypatch.delenv("SAGELAUNCH_AWS_READ_TIMEOUT")
     assert clients.account_id("us-west-2") == "123456789012"
 
 

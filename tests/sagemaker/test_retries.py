@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import boto3
 import pytest
 
@@ -107,3 +109,23 @@ def test_a_refused_retry_keeps_the_code_of_a_job_the_first_attempt_made(sagemake
     assert boto3.client("s3", region_name="us-west-2").list_objects_v2(Bucket=bucket, Prefix=key)["KeyCount"] == 1
     assert boto3.client("sagemaker", region_name="us-west-2").describe_training_job(
         TrainingJobName=spec.job_name)["TrainingJobName"] == spec.job_name
+
+
+def test_a_frozen_endpoint_during_the_upload_is_reported_and_ends_at_the_read_timeout(sagemaker_env, tmp_path,
+                                                                                     monkeypatch, capsys):
+    fakes = sagemaker_env
+    monkeypatch.setenv("SAGELAUNCH_AWS_READ_TIMEOUT", "2")
+    monkeypatch.setenv("SAGELAUNCH_AWS_MAX_ATTEMPTS", "2")
+    fakes.proxy.inject("freeze", count=2, service="s3", path="sourcedir.tar.gz")  # reads the upload, never answers
+    spec = make_spec("frozen-upload", make_source(tmp_path / "src"), profiler=None)
+    with pytest.raises(AWSError) as info:
+        submit(spec, wait=False)
+    text = str(info.value)
+    assert "stopped answering" in text and "2 s read timeout, 2 attempts" in text
+    assert "SAGELAUNCH_AWS_READ_TIMEOUT" in text and info.value.code == "ReadTimeout"
+    out = capsys.readouterr().out
+    assert re.search(r"warning: no answer from the endpoint for \d+ s during upload of the code for", out), out
+    assert "each attempt waits up to 2 s (SAGELAUNCH_AWS_READ_TIMEOUT), 2 attempts" in out
+    puts = [c for c in fakes.proxy.calls(service="s3") if c.path.endswith("sourcedir.tar.gz")]
+    assert len(puts) == 2 and all(p.status is None for p in puts)  # both attempts were frozen, none answered
+    assert fakes.proxy.calls("CreateTrainingJob") == []

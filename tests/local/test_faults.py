@@ -21,6 +21,8 @@ from launcher.local.preflight import free_port
 from launcher.spec import InputChannel
 from tests.local.conftest import job_tree, make_spec, pids_in, survivors, unique, wait_for_files
 
+pytestmark = pytest.mark.slow  # local jobs: supervisors, torchrun, ranks
+
 REPO = Path(__file__).resolve().parents[2]
 
 

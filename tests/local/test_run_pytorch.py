@@ -8,12 +8,15 @@ import tarfile
 from pathlib import Path
 
 import boto3
+import pytest
 
 from launcher.backends import submit
 from launcher.backends.local import LocalTrainingJob
 from launcher.jobs import TrainingJob
 from launcher.spec import InputChannel
 from tests.local.conftest import make_spec, unique
+
+pytestmark = pytest.mark.slow  # local jobs: supervisors, torchrun, ranks
 
 
 def _reports(job_dir: Path, host: str) -> dict[int, dict]:

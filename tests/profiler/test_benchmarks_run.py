@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from tests.profiler.conftest import REPO, TRACES
 
 
@@ -22,6 +24,7 @@ def test_analysis_benchmark_runs():
     assert any(line.startswith("sagelaunch profile analyze --json") and line.rstrip().endswith(" 0") for line in lines)
 
 
+@pytest.mark.slow  # trains a model with and without profilers
 def test_overhead_benchmark_runs():
     proc = run("scripts/bench_profiler_overhead.py", "--tiny", "--rounds", "1", "--steps", "2")
     assert proc.returncode == 0, proc.stderr[-2000:]

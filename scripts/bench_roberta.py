@@ -37,6 +37,13 @@ class Result:
     step_ms: float
     mfu: float | None
     loss: float
+    # what the run really did, read back from torch (so the figures can be traced to it)
+    elapsed_s: float  # the timed steps' wall time
+    optimizer_steps: int  # AdamW's own step count: warm-up + timed steps
+    first_loss: float  # same model, same first batch: both variants must start from the same loss
+    logits_dtype: str  # torch.bfloat16 under autocast
+    fused_adamw: bool
+    compiled_graphs: int  # graphs torch.compile (dynamo) captured for this variant; 0 for eager
 
 
 def peak_flops(device: str, override_tflops: float | None) -> float | None:
@@ -70,6 +77,10 @@ def build_model(size: str, seq: int, device: str, seed: int = 0):
 def run_variant(name: str, args, device: str, optimized: bool) -> Result:
     import torch
 
+    import torch._dynamo
+
+    torch._dynamo.reset()  # this variant's compiled graphs only
+    torch._dynamo.utils.counters.clear()
     model = build_model(args.size, args.seq, device)
     model.train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5, fused=True if optimized else None)
@@ -82,15 +93,18 @@ def run_variant(name: str, args, device: str, optimized: bool) -> Result:
         for _ in range(4)
     ]
     autocast = torch.autocast(device_type=device, dtype=torch.bfloat16, enabled=optimized)
+    seen: dict = {}
 
     def step(i: int) -> torch.Tensor:
         ids, labels = batches[i % len(batches)]
         with autocast:
-            loss = step_model(input_ids=ids, labels=labels).loss
-        loss.backward()
+            out = step_model(input_ids=ids, labels=labels)
+        out.loss.backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
-        return loss
+        seen.setdefault("first_loss", float(out.loss.detach().float()))
+        seen["logits_dtype"] = str(out.logits.dtype)
+        return out.loss
 
     def sync() -> None:
         if device == "cuda":
@@ -107,7 +121,11 @@ def run_variant(name: str, args, device: str, optimized: bool) -> Result:
     samples_per_s = args.steps * args.batch / elapsed
     peak = peak_flops(device, args.peak_tflops)
     mfu = samples_per_s * train_flops_per_sample(model, args.seq) / peak if peak else None
-    return Result(name, samples_per_s, 1000 * elapsed / args.steps, mfu, float(loss.detach().float()))
+    steps_taken = int(max(float(state["step"]) for state in optimizer.state.values()))
+    graphs = int(torch._dynamo.utils.counters["stats"]["unique_graphs"])
+    return Result(name, samples_per_s, 1000 * elapsed / args.steps, mfu, float(loss.detach().float()),
+                  elapsed, steps_taken, seen["first_loss"], seen["logits_dtype"], bool(optimizer.defaults["fused"]),
+                  graphs)
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -142,7 +160,8 @@ def main(argv: list[str] | None = None) -> dict:
     ]
     for r in results:
         mfu = f"MFU {100 * r.mfu:5.1f}%" if r.mfu is not None else "MFU n/a (pass --peak-tflops)"
-        print(f"{r.variant:<36} {r.samples_per_s:10.1f} samples/s  {r.step_ms:8.1f} ms/step  {mfu}  loss {r.loss:.3f}")
+        print(f"{r.variant:<36} {r.samples_per_s:10.1f} samples/s  {r.step_ms:8.1f} ms/step  {mfu}  loss {r.loss:.3f}  "
+              f"({r.optimizer_steps} optimizer steps, {r.compiled_graphs} compiled graphs, logits {r.logits_dtype})")
     speedup = results[1].samples_per_s / results[0].samples_per_s
     print(f"speed-up: {speedup:.2f}x")
     report = {"device": where, "size": args.size, "seq": args.seq, "batch": args.batch, "steps": args.steps,

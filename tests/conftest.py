@@ -4,6 +4,8 @@
 or model training is marked slow — explicitly in its module, or here when it uses a fixture that does.
 """
 
+import signal
+
 import pytest
 
 pytest_plugins = [
@@ -31,3 +33,18 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.browser)
         if used & (SLOW_FIXTURES | BROWSER_FIXTURES) and item.get_closest_marker("slow") is None:
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture
+def terminal_ctrl_c():
+    """SIGINT raises KeyboardInterrupt in this process, as in a user's terminal, for the test's duration.
+
+    A test run started in the background by a script (`cmd &` without job control, nohup, some CI runners)
+    inherits SIGINT *ignored*; Python then installs no handler, a delivered Ctrl-C does nothing and a test
+    that waits for it to stop a wait() polls until its timeout.
+    """
+    saved = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, saved)

@@ -6,11 +6,11 @@ import json
 import re
 from typing import Any
 
-from estimators.suggest import did_you_mean
+from jobspec.s3uri import S3_URI
+from jobspec.suggest import did_you_mean
 
 ROLE_ARN = re.compile(r"^arn:aws[a-z\-]*:iam::\d{12}:role/?[a-zA-Z_0-9+=,.@\-_/]+$")
 IMAGE_URI = re.compile(r"^[a-z0-9][a-z0-9.\-]*(:\d+)?(/[a-z0-9._\-]+)+(:[A-Za-z0-9_.\-]{1,128}|@sha256:[0-9a-f]{64})?$")
-S3_URI = re.compile(r"^s3://[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9](/.*)?$")
 KMS_KEY = re.compile(r"^[a-zA-Z0-9:/_\-]{1,2048}$")
 SUBNET = re.compile(r"^subnet-[0-9a-z]{1,32}$")
 SECURITY_GROUP = re.compile(r"^sg-[0-9a-z]{1,32}$")

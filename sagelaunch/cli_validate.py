@@ -114,6 +114,7 @@ def validate(
     from pydantic import ValidationError
 
     import estimators
+    from launcher.request import compile_create_training_job_request
 
     lines: list[str] = []
     try:
@@ -134,7 +135,7 @@ def validate(
             typer.echo(f"  - {line}", err=True)
         raise typer.Exit(1) from None
     if request:
-        typer.echo(json.dumps(spec.to_create_training_job_request(), indent=2))
+        typer.echo(json.dumps(compile_create_training_job_request(spec), indent=2))
     else:
         typer.echo(f"✓ {job_file.name}: {summary(est, spec)}")
 

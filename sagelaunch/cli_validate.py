@@ -12,6 +12,8 @@ from typing import Any
 
 import typer
 
+from jobspec.catalog import FRAMEWORKS
+
 FIT_KEYS = ("inputs", "job_name")
 
 
@@ -43,7 +45,6 @@ def load_estimator_args(path: Path) -> tuple[str, dict[str, Any], dict[str, Any]
     return framework, data, fit_kwargs
 
 
-FRAMEWORKS = ("pytorch", "tensorflow")
 # pydantic errors whose message already names the value (ours), or that have no single value
 VALUE_IN_MESSAGE = {"value_error", "missing", "assertion_error"}
 

@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 
 from launcher.backends import submit
-from launcher.spec import TrainingJobSpec
+from jobspec.spec import TrainingJobSpec
 
 # Ctrl-C raises KeyboardInterrupt, as in a terminal, even when the test run that started this process
 # was itself started in the background with SIGINT ignored (an ignored signal stays ignored across exec)

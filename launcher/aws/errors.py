@@ -6,6 +6,8 @@ import contextlib
 import re
 from collections.abc import Iterator
 
+from launcher.aws.limits import MAX_ATTEMPTS_ENV, READ_TIMEOUT_ENV, max_attempts, read_timeout
+
 THROTTLING_CODES = {
     "Throttling", "ThrottlingException", "ThrottledException", "RequestThrottledException",
     "TooManyRequestsException", "ProvisionedThroughputExceededException", "RequestLimitExceeded",
@@ -98,8 +100,6 @@ def describe_exception(action: str, exc: BaseException) -> AWSError | None:
     if isinstance(exc, bex.NoRegionError):
         return AWSError(action, "no AWS region is configured", "pass region= or set AWS_REGION.", "NoRegion")
     if isinstance(exc, bex.ReadTimeoutError):
-        from launcher.aws.clients import MAX_ATTEMPTS_ENV, READ_TIMEOUT_ENV, max_attempts, read_timeout
-
         return AWSError(
             action, f"the AWS endpoint stopped answering: no reply within the {read_timeout():g} s read timeout, "
             f"{max_attempts()} attempts ({exc})",

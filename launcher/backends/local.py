@@ -65,6 +65,8 @@ def submit(spec: TrainingJobSpec, *, wait: bool = True, logs: bool = True, **opt
     resolved = [channels.resolve(channel, spec.region) for channel in spec.inputs]
     if spec.checkpoint_s3_uri:
         channels.check_s3_prefix(spec.checkpoint_s3_uri, spec.region, "checkpoint_s3_uri")
+    if spec.output_path and not spec.output_path.startswith("s3://"):
+        preflight.check_no_loop(channels.local_path(spec.output_path), "output_path")
     prefix = artifact_prefix(spec.output_path, spec.job_name, job_dir)
     if not prefix.startswith("s3://"):
         preflight.check_writable_folder(Path(prefix), "output_path")

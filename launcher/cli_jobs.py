@@ -113,7 +113,9 @@ def list_cmd(
         rows: list[dict[str, Any]] = []
         if backend in (Backend.all, Backend.local):
             from launcher import registry
+            from launcher.backends.local import refresh_unwatched
 
+            refresh_unwatched()
             rows += [{"Name": r["TrainingJobName"], "Backend": "local", "Status": r["TrainingJobStatus"],
                       "Created": _when(r.get("CreationTime"))} for r in registry.list_jobs(status=status)]
         if backend in (Backend.all, Backend.sagemaker):

@@ -39,7 +39,7 @@ def submit(spec: TrainingJobSpec, *, wait: bool = True, logs: bool = True, **opt
     """Run `spec` here. Options: python (the job's interpreter, default this one), master_port,
     tf_ports (one per host), stop_grace (seconds between SIGTERM and SIGKILL, default 10)."""
     from launcher import contract
-    from launcher.local import channels, plan, preflight
+    from launcher.local import channels, plan, preflight, watchdog
     from launcher.local.artifacts import artifact_prefix
     from launcher.local.record import first_record
 
@@ -91,10 +91,10 @@ def submit(spec: TrainingJobSpec, *, wait: bool = True, logs: bool = True, **opt
                        master_port=master_port, tf_ports=ports, stop_grace=stop_grace, base_env=base_env)
         (job_dir / "logs").mkdir(exist_ok=True)
         with open(job_dir / "logs" / "supervisor.log", "ab") as supervisor_log:
-            proc = subprocess.Popen(plan.supervisor_command(job_dir), env=plan.supervisor_env(base_env),
+            proc = subprocess.Popen(watchdog.command(job_dir), env=plan.supervisor_env(base_env),
                                     stdin=subprocess.DEVNULL, stdout=supervisor_log, stderr=subprocess.STDOUT,
                                     start_new_session=True)
-        registry.set_supervisor(spec.job_name, proc.pid, _create_time(proc.pid))
+        registry.set_watchdog(spec.job_name, proc.pid, _create_time(proc.pid))
     except BaseException as error:
         registry.transition(spec.job_name, "Failed", "Training job failed", TrainingJobStatus="Failed",
                             FailureReason=f"ClientError: {error}", TrainingEndTime=registry.now())
@@ -147,6 +147,19 @@ def _styled(line: str) -> Any:
     return text
 
 
+def watchdog_grace() -> float:
+    from launcher.local.watchdog import FAILURE_GRACE_SECONDS
+
+    return FAILURE_GRACE_SECONDS
+
+
+def refresh_unwatched() -> None:
+    """Settle every unfinished job whose supervisor died unnoticed (`jobs list` shows true statuses)."""
+    for record in registry.list_jobs():
+        if record["TrainingJobStatus"] not in TERMINAL_STATUSES:
+            LocalTrainingJob(record["TrainingJobName"]).describe()
+
+
 class LocalTrainingJob(TrainingJob):
     """A job run by the local backend; everything it knows comes from the registry and the job folder."""
 
@@ -166,32 +179,32 @@ class LocalTrainingJob(TrainingJob):
 
     def describe(self) -> dict[str, Any]:
         record = registry.get(self.name)
-        if record["TrainingJobStatus"] not in TERMINAL_STATUSES and not self._supervisor_alive():
-            record = self._mark_lost()
+        if record["TrainingJobStatus"] not in TERMINAL_STATUSES and not self._watched():
+            record = self._end_unwatched()
         return record
 
-    def _supervisor_alive(self) -> bool:
-        if self._process is not None:
-            return self._process.poll() is None
-        found = registry.supervisor(self.name)
-        if found is None:
-            return True  # still being laid out by its submitter
-        import psutil
+    def _watched(self) -> bool:
+        """Is the job's supervisor, or its watchdog, alive? (Neither recorded yet: still being laid out.)"""
+        from launcher.local.processes import same_process
 
-        pid, started = found
-        try:
-            return abs(psutil.Process(pid).create_time() - started) < 1e-3 and \
-                psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-        except psutil.Error:
-            return False
+        if self._process is not None and self._process.poll() is None:
+            return True
+        found = [registry.supervisor(self.name), registry.watchdog(self.name)]
+        if self._process is None and found == [None, None]:
+            return True
+        return any(entry is not None and same_process(*entry) is not None for entry in found)
 
-    def _mark_lost(self) -> dict[str, Any]:
-        record = registry.get(self.name)  # it may have finished between the two reads
+    def _end_unwatched(self) -> dict[str, Any]:
+        """Supervisor and watchdog are gone: end the job's recorded processes still running, mark it Failed."""
+        from launcher.local.processes import end_recorded
+
+        ended = end_recorded(registry.processes(self.name), grace=watchdog_grace())
+        record = registry.get(self.name)
         if record["TrainingJobStatus"] in TERMINAL_STATUSES:
             return record
-        return registry.transition(self.name, "Failed", "Training job failed", TrainingJobStatus="Failed",
-                                   FailureReason="InternalServerError: the job's supervisor process ended unexpectedly",
-                                   TrainingEndTime=registry.now())
+        reason = ("InternalServerError: the job's supervisor process ended unexpectedly"
+                  + (f"; sagelaunch ended the {len(ended)} process(es) it left running" if ended else ""))
+        return registry.fail_unless_ended(self.name, reason)
 
     def _pause(self, seconds: float) -> None:
         if self._process is not None:
@@ -227,23 +240,25 @@ class LocalTrainingJob(TrainingJob):
         return record
 
     def _wait_supervisor_exit(self, timeout: float = 30) -> None:
-        """The status is final just before the supervisor exits: let it finish, so nothing outlives wait()."""
+        """The status is final just before the supervisor exits: let it (and its watchdog) finish, so nothing
+        outlives wait()."""
         if self._process is not None:
             try:
                 self._process.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
                 pass
             return
-        found = registry.supervisor(self.name)
-        if found is not None:
-            import psutil
+        import psutil
 
-            try:
-                proc = psutil.Process(found[0])
-                if abs(proc.create_time() - found[1]) < 1e-3:
+        from launcher.local.processes import same_process
+
+        for found in (registry.supervisor(self.name), registry.watchdog(self.name)):
+            proc = same_process(*found) if found is not None else None
+            if proc is not None:
+                try:
                     proc.wait(timeout=timeout)
-            except (psutil.Error, psutil.TimeoutExpired):
-                pass
+                except psutil.TimeoutExpired:
+                    pass
 
     def _wait_terminal(self, timeout: float) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
@@ -269,8 +284,13 @@ class LocalTrainingJob(TrainingJob):
             self._pause(0.1)
 
     def stop(self) -> None:
-        """SIGTERM to the supervisor: it ends each host (SIGKILL after the grace period); status Stopped."""
+        """SIGTERM to the supervisor: it ends each host (SIGKILL after the grace period); status Stopped.
+
+        A job nobody watches any more (supervisor and watchdog killed) has its survivors ended here."""
         record = registry.get(self.name)
+        if not self._watched():
+            self._end_unwatched()
+            return
         if record["TrainingJobStatus"] in TERMINAL_STATUSES:
             return
         def to_stopping(current: dict[str, Any]) -> None:

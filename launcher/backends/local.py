@@ -8,6 +8,7 @@ starts the job's supervisor (launcher.local.supervisor) detached from the caller
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -18,7 +19,7 @@ from typing import Any
 
 from launcher import registry
 from launcher.jobs import TERMINAL_STATUSES, JobFailedError, TrainingJob
-from launcher.local.logs import LogFollower, read_lines
+from launcher.local.logs import LogFollower, tail_lines
 from launcher.spec import TrainingJobSpec
 
 _OPTIONS = {"python", "master_port", "tf_ports", "stop_grace"}
@@ -132,19 +133,36 @@ def _console(stderr: bool = False) -> Any:
 _HOST_STYLES = ("cyan", "magenta", "green", "yellow", "blue", "red")
 
 
-def _styled(line: str) -> Any:
-    """Colour the `[algo-N rankR]` prefix by host."""
-    from rich.text import Text
+class _LinePrinter:
+    """Writes log lines straight to the console's file, a batch at a time: Rich renders some 10,000 lines
+    a second and a job can print far more, so `wait()` would fall behind. The `[algo-N rankR]` prefix is
+    coloured by host (rendered by Rich once per prefix) when the console shows colours."""
 
-    text = Text(line)
-    if line.startswith("[algo-"):
-        end = line.find("]") + 1
-        host = line[6:].split(" ", 1)[0].split("]", 1)[0]
-        style = _HOST_STYLES[(int(host) - 1) % len(_HOST_STYLES)] if host.isdigit() else "cyan"
-        text.stylize(style, 0, end)
-    elif line.startswith("[sagelaunch]"):
-        text.stylize("bold", 0, len("[sagelaunch]"))
-    return text
+    _PREFIX = re.compile(r"\[(?:algo-(\d+)(?: rank\d+)?|sagelaunch)\]")
+
+    def __init__(self, console: Any):
+        self.console = console
+        self.colour = console.is_terminal and console.color_system is not None
+        self._rendered: dict[str, str] = {}
+
+    def _render(self, prefix: str, host: str | None) -> str:
+        from rich.text import Text
+
+        style = "bold" if host is None else _HOST_STYLES[(int(host) - 1) % len(_HOST_STYLES)]
+        with self.console.capture() as captured:
+            self.console.print(Text(prefix, style=style), end="")
+        return captured.get()
+
+    def write(self, line: str) -> None:
+        if self.colour and (match := self._PREFIX.match(line)):
+            prefix = match.group(0)
+            if prefix not in self._rendered:
+                self._rendered[prefix] = self._render(prefix, match.group(1))
+            line = self._rendered[prefix] + line[match.end():]
+        self.console.file.write(line + "\n")
+
+    def flush(self) -> None:
+        self.console.file.flush()
 
 
 def watchdog_grace() -> float:
@@ -217,15 +235,16 @@ class LocalTrainingJob(TrainingJob):
 
     def wait(self, logs: bool = True) -> dict[str, Any]:
         """Block until the job ends, streaming its logs; Ctrl-C stops the job."""
-        console = _console() if logs else None
+        printer = _LinePrinter(_console()) if logs else None
         follower = LogFollower(self.log_file)
         try:
             while True:
                 record = self.describe()
                 done = record["TrainingJobStatus"] in TERMINAL_STATUSES
-                if console is not None:
-                    for line in follower.read(final=done):
-                        console.print(_styled(line), soft_wrap=True, markup=False, highlight=False)
+                if printer is not None:
+                    for line in follower.read(final=done):  # everything written so far, read incrementally
+                        printer.write(line)
+                    printer.flush()
                 if done:
                     break
                 self._pause(0.1)
@@ -269,9 +288,7 @@ class LocalTrainingJob(TrainingJob):
         return record
 
     def _last_lines(self, count: int) -> list[str]:
-        from collections import deque
-
-        return list(deque(read_lines(self.log_file), maxlen=count))
+        return tail_lines(self.log_file, count)
 
     def logs(self, follow: bool = False) -> Iterator[str]:
         """Lines of logs/job.log, each `[algo-N rankR] …`; follow=True tails until the job ends."""

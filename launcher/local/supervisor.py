@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from launcher.local.logs import LogRouter
+from launcher.local.logs import LogRouter, drop_torchrun_copies
 
 # Only what starting the hosts needs is imported up front; the rest loads while torchrun starts.
 registry = processes = artifacts = failure = HostLayout = None  # bound by _late_imports()
@@ -165,6 +165,7 @@ class Supervisor:
         self._end_everything(grace)  # also ends the monitors of a completed job
         for thread in self.threads:
             thread.join(timeout=10)
+        drop_torchrun_copies(self.job_dir / "logs" / "torchrun")
         fields: dict[str, Any] = {}
         if kind == "failed":
             fields["FailureReason"] = self._failure_reason(outcome["host"], outcome["code"])

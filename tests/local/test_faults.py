@@ -17,6 +17,7 @@ import pytest
 from launcher import registry
 from launcher.backends import submit
 from launcher.jobs import JobFailedError, TrainingJob
+from launcher.local.logs import rank_lines
 from launcher.local.preflight import free_port
 from launcher.spec import InputChannel
 from tests.local.conftest import job_tree, make_spec, pids_in, survivors, unique, wait_for_files
@@ -43,7 +44,7 @@ def test_failing_rank_ends_every_process_of_every_host(tmp_path):
     assert "ValueError: boom from rank 3" in reason and reason == failed.value.reason
     assert not survivors(pids_in(tmp_path) + tree)
     # logs kept
-    assert "rank 0 holding" in (Path(record["JobDir"]) / "logs" / "algo-1-rank0.log").read_text()
+    assert "rank 0 holding" in rank_lines(Path(record["JobDir"]) / "logs" / "job.log", "algo-1", 0)
 
 
 def test_ranks_ignoring_sigterm_are_killed_after_the_short_failure_grace(tmp_path):

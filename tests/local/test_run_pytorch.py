@@ -46,11 +46,11 @@ def test_one_host_two_processes_end_to_end(tmp_path, capsys):
     assert [t["Status"] for t in record["SecondaryStatusTransitions"]] == [
         "Starting", "Downloading", "Training", "Uploading", "Completed"]
     assert record["TrainingStartTime"] <= record["TrainingEndTime"]
-    # logs streamed live with host and rank, and kept per rank
+    # logs streamed live with host and rank; a rank's view is a filter of the one stored copy, job.log
     assert "[algo-1 rank0] hello from rank 0" in out and "[algo-1 rank1] stderr line from rank 1" in out
     job_dir = Path(record["JobDir"])
     # stdout and stderr are separate streams: their relative order is not fixed
-    assert sorted((job_dir / "logs" / "algo-1-rank1.log").read_text().splitlines()) == [
+    assert sorted(rank_lines(job_dir / "logs" / "job.log", "algo-1", 1)) == [
         "hello from rank 1", "stderr line from rank 1"]
     assert "[algo-1 rank0] hello from rank 0" in list(job.logs())
     # the installed torch differs from framework_version 2.1.0: one warning line, and the job ran
@@ -130,6 +130,7 @@ def test_two_jobs_at_once_share_the_registry():
         assert [t["Status"] for t in record["SecondaryStatusTransitions"]] == [
             "Starting", "Training", "Uploading", "Completed"]
     from launcher import registry
+from launcher.local.logs import rank_lines
 
     listed = {r["TrainingJobName"] for r in registry.list_jobs(status="Completed")}
     assert {s.job_name for s in specs} <= listed

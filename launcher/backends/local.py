@@ -2,7 +2,8 @@
 
 `submit` checks everything it can before any process starts (entry point, framework, ports,
 channels, folders), records the job in the local registry, lays out the job folder and
-starts the job's supervisor (launcher.local.supervisor) detached from the caller.
+starts the job's watchdog (launcher.local.watchdog) detached from the caller; the watchdog starts
+the supervisor (launcher.local.supervisor), which runs the job, and ends the job if it dies.
 """
 
 from __future__ import annotations
@@ -173,8 +174,8 @@ def watchdog_grace() -> float:
 
 def refresh_unwatched() -> None:
     """Settle every unfinished job whose supervisor died unnoticed (`jobs list` shows true statuses)."""
-    for record in registry.list_jobs():
-        if record["TrainingJobStatus"] not in TERMINAL_STATUSES:
+    for status in ("InProgress", "Stopping"):
+        for record in registry.list_jobs(status=status):
             LocalTrainingJob(record["TrainingJobName"]).describe()
 
 
@@ -315,15 +316,14 @@ class LocalTrainingJob(TrainingJob):
                 current["TrainingJobStatus"] = "Stopping"
 
         registry.update(self.name, to_stopping)
-        found = registry.supervisor(self.name)
-        if found is None:
-            return
         import psutil
 
-        pid, started = found
+        from launcher.local.processes import same_process
+
+        found = registry.supervisor(self.name)  # none yet: the supervisor reads "Stopping" when it starts
+        proc = same_process(*found) if found is not None else None
         try:
-            proc = psutil.Process(pid)
-            if abs(proc.create_time() - started) < 1e-3:
+            if proc is not None:
                 proc.send_signal(signal.SIGTERM)
         except psutil.Error:
             pass

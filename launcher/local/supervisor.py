@@ -1,7 +1,7 @@
 """The process that runs one local job: `python -m launcher.local.supervisor <job folder>`.
 
-It runs detached from the caller (its own session), so a job outlives the notebook that
-started it, and stop() works from any process (SIGTERM to this process). It starts each host,
+It runs detached from the caller (its own session, under the job's watchdog), so a job outlives
+the notebook that started it, and stop() works from any process (SIGTERM to this process). It starts each host,
 routes logs, watches exit codes and max_run, ends every process of the job on failure or
 stop, packs the artifacts and records each status change in the registry.
 """

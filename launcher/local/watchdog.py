@@ -42,17 +42,21 @@ def main(argv: list[str]) -> int:
     # a signal meant for the job (sent to us) is a stop request
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda signum, _: supervisor.send_signal(signum))
+    import psutil
+
     from launcher import registry
 
     name = json.loads((job_dir / "plan.json").read_text())["job_name"]
-    found = processes.identity(processes.psutil.Process(supervisor.pid))
+    found = processes.identity(psutil.Process(supervisor.pid))
     if found is not None:
         registry.set_supervisor(name, found[0], found[1])
     code = supervisor.wait()
     tracker = processes.ProcessTracker()
     tracker.refresh(os.getpid())
-    left = [proc.pid for proc in tracker.alive()]
+    left = {proc.pid for proc in tracker.alive()}
     processes.terminate(tracker, os.getpid(), FAILURE_GRACE_SECONDS)
+    # without a subreaper (outside Linux) orphans are not ours to see: end what the supervisor recorded
+    left.update(processes.end_recorded(registry.processes(name), FAILURE_GRACE_SECONDS))
     if registry.get(name)["TrainingJobStatus"] in registry.TERMINAL_STATUSES:
         return 0
     from launcher.local.failure import describe_exit

@@ -12,6 +12,7 @@ import boto3
 from launcher.backends import submit
 from launcher.backends.local import LocalTrainingJob
 from launcher.jobs import TrainingJob
+from launcher.local.logs import rank_lines
 from launcher.spec import InputChannel
 from tests.local.conftest import make_spec, unique
 
@@ -130,7 +131,6 @@ def test_two_jobs_at_once_share_the_registry():
         assert [t["Status"] for t in record["SecondaryStatusTransitions"]] == [
             "Starting", "Training", "Uploading", "Completed"]
     from launcher import registry
-from launcher.local.logs import rank_lines
 
     listed = {r["TrainingJobName"] for r in registry.list_jobs(status="Completed")}
     assert {s.job_name for s in specs} <= listed

@@ -132,19 +132,25 @@ def test_symlink_loop_as_a_path_is_one_clear_error(tmp_path, field):
     _nothing_created(spec.job_name)
 
 
-def test_cli_fit_with_a_loop_in_source_dir_prints_one_line(tmp_path):
-    source = tmp_path / "src"
-    _loop(source)
-    (source / "train.py").write_text("print(1)\n")
+@pytest.mark.parametrize("where", ["inside", "itself"])
+def test_cli_fit_with_a_loop_in_source_dir_prints_one_line(tmp_path, where):
+    """A loop inside source_dir, or source_dir itself a loop given relative to the job file."""
+    if where == "inside":
+        source, named = tmp_path / "src", "'loop-a' is a symlink loop"
+        _loop(source)
+        (source / "train.py").write_text("print(1)\n")
+    else:
+        source = _loop(tmp_path / "links").relative_to(tmp_path)
+        named = f"'{tmp_path / source}' is a symlink loop"
     name = unique("loop-cli")
     job = tmp_path / "job.yaml"
     job.write_text(json.dumps({"framework": "pytorch", "framework_version": "2.8.0", "py_version": "py312",
                                "entry_point": "train.py", "source_dir": str(source), "instance_type": "local",
                                "instance_count": 1, "role": "arn:aws:iam::123456789012:role/R", "job_name": name}))
-    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200"}
+    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "300"}
     answer = subprocess.run([sys.executable, "-m", "launcher.cli", "fit", str(job), "--no-wait"], env=env,
                             cwd=REPO, capture_output=True, text=True, timeout=300)
     assert answer.returncode == 1, answer.stdout + answer.stderr
-    assert "Traceback" not in answer.stderr and "'loop-a' is a symlink loop" in answer.stderr
+    assert "Traceback" not in answer.stderr and named in answer.stderr
     assert len([line for line in answer.stderr.splitlines() if line.strip()]) == 1, answer.stderr
     _nothing_created(name)

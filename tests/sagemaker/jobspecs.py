@@ -41,7 +41,9 @@ def make_source(root: Path) -> Path:
         path.write_text(text)
     outside = root.parent / f"{root.name}-outside.txt"
     outside.write_text("do-not-ship\n")
-    (root / "lib" / "outside.txt").symlink_to(outside)  # points outside source_dir: skipped, never read
+    link = root / "lib" / "outside.txt"  # points outside source_dir: skipped, never read
+    if not link.is_symlink():
+        link.symlink_to(outside)
     return root
 
 

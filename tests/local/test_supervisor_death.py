@@ -104,3 +104,17 @@ def test_survivors_of_a_dead_supervisor_and_watchdog_are_ended_by_the_next_comma
     assert record["TrainingJobStatus"] == "Failed"
     assert record["FailureReason"].startswith("InternalServerError: the job's supervisor process ended unexpectedly; "
                                               "sagelaunch ended the ")
+
+
+def test_a_registry_from_before_the_watchdog_gains_its_columns(tmp_path, monkeypatch):
+    import sqlite3
+
+    monkeypatch.setenv("SAGELAUNCH_HOME", str(tmp_path))
+    with sqlite3.connect(tmp_path / "registry.db") as old:  # the first release's schema
+        old.execute("CREATE TABLE jobs (name TEXT PRIMARY KEY, status TEXT NOT NULL, created TEXT NOT NULL, "
+                    "record TEXT NOT NULL, supervisor_pid INTEGER, supervisor_started REAL)")
+        old.execute("INSERT INTO jobs VALUES ('old-job', 'Completed', '2026-01-01T00:00:00+00:00', "
+                    "'{\"TrainingJobName\": \"old-job\", \"TrainingJobStatus\": \"Completed\"}', 1, 2.0)")
+    assert registry.watchdog("old-job") is None and registry.processes("old-job") == []
+    registry.set_processes("old-job", [(10, 1.5, 10)])
+    assert registry.processes("old-job") == [(10, 1.5, 10)] and registry.supervisor("old-job") == (1, 2.0)

@@ -29,7 +29,7 @@ PyTorch(entry_point=sys.argv[1], instance_type="local", framework_version="2.8.0
         hyperparameters={}).fit(logs=sys.argv[2] == "logs", job_name=sys.argv[3])
 """
 LOGS = """import sys
-from launcher.cli import main
+from sagelaunch.cli import main
 sys.argv = ["sagelaunch", "jobs", "logs", sys.argv[1]]
 try:
     main()

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+from jobspec.spec import InputChannel
 from launcher.local import s3
 from launcher.local.preflight import check_no_loop
-from launcher.spec import InputChannel
 
 
 @dataclass(frozen=True)

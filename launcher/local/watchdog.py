@@ -44,6 +44,7 @@ def main(argv: list[str]) -> int:
         signal.signal(sig, lambda signum, _: supervisor.send_signal(signum))
     import psutil
 
+    from jobspec.contract import TERMINAL_STATUSES
     from launcher import registry
 
     name = json.loads((job_dir / "plan.json").read_text())["job_name"]
@@ -57,7 +58,7 @@ def main(argv: list[str]) -> int:
     processes.terminate(tracker, os.getpid(), FAILURE_GRACE_SECONDS)
     # without a subreaper (outside Linux) orphans are not ours to see: end what the supervisor recorded
     left.update(processes.end_recorded(registry.processes(name), FAILURE_GRACE_SECONDS))
-    if registry.get(name)["TrainingJobStatus"] in registry.TERMINAL_STATUSES:
+    if registry.get(name)["TrainingJobStatus"] in TERMINAL_STATUSES:
         return 0
     from launcher.local.failure import describe_exit
 

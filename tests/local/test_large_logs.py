@@ -92,12 +92,12 @@ FIT = """
 import sys
 from pathlib import Path
 from launcher.backends import submit
-from launcher.spec import TrainingJobSpec
+from jobspec.spec import TrainingJobSpec
 submit(TrainingJobSpec.model_validate_json(Path(sys.argv[1]).read_text()), wait=True, logs=True)
 """
 LOGS = """
 import sys
-from launcher.cli import main
+from sagelaunch.cli import main
 sys.argv = ["sagelaunch", "jobs", "logs", sys.argv[1]]
 try:
     main()

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from jobspec.spec import InputChannel
 from launcher import registry
 from launcher.backends.local import submit
 from launcher.local import plan, preflight
 from launcher.sourcedir import DEFAULT_IGNORE_PATTERNS, LARGE_CODE_BYTES, pack_sourcedir
-from launcher.spec import InputChannel
 from tests.local.conftest import make_spec, unique
 
 REPO = Path(__file__).resolve().parents[2]
@@ -148,7 +148,7 @@ def test_cli_fit_with_a_loop_in_source_dir_prints_one_line(tmp_path, where):
                                "entry_point": "train.py", "source_dir": str(source), "instance_type": "local",
                                "instance_count": 1, "role": "arn:aws:iam::123456789012:role/R", "job_name": name}))
     env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "300"}
-    answer = subprocess.run([sys.executable, "-m", "launcher.cli", "fit", str(job), "--no-wait"], env=env,
+    answer = subprocess.run([sys.executable, "-m", "sagelaunch.cli", "fit", str(job), "--no-wait"], env=env,
                             cwd=REPO, capture_output=True, text=True, timeout=300)
     assert answer.returncode == 1, answer.stdout + answer.stderr
     assert "Traceback" not in answer.stderr and named in answer.stderr

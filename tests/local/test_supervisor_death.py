@@ -13,9 +13,9 @@ from pathlib import Path
 import psutil
 import pytest
 
+from jobspec.contract import TERMINAL_STATUSES
 from launcher import registry
 from launcher.backends import submit
-from launcher.jobs import TERMINAL_STATUSES
 from tests.local.conftest import SCRIPTS, make_spec, pids_in, survivors, unique, wait_for_files
 
 REPO = Path(__file__).resolve().parents[2]
@@ -24,7 +24,7 @@ DEADLINE = 120  # generous: a loaded 2-core machine
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200"}
-    return subprocess.run([sys.executable, "-m", "launcher.cli", *args], env=env, cwd=REPO, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "sagelaunch.cli", *args], env=env, cwd=REPO, capture_output=True,
                           text=True, timeout=DEADLINE)
 
 

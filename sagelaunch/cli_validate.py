@@ -7,6 +7,7 @@ arguments `inputs` and `job_name`). Relative paths are relative to the file. Exi
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -34,10 +35,10 @@ def load_estimator_args(path: Path) -> tuple[str, dict[str, Any], dict[str, Any]
     base = path.parent
     source = data.get("source_dir")
     if isinstance(source, str) and "://" not in source and not Path(source).is_absolute():
-        data["source_dir"] = str((base / source).resolve())
+        data["source_dir"] = os.path.abspath(base / source)  # not resolve(): a symlink loop is reported later
     entry = data.get("entry_point")
     if source is None and isinstance(entry, str) and not Path(entry).is_absolute():
-        data["entry_point"] = str((base / entry).resolve())
+        data["entry_point"] = os.path.abspath(base / entry)
     try:
         framework = check_framework(given_framework)
     except ValueError as err:

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from launcher.local import s3
 from jobspec.spec import InputChannel
+from launcher.local import s3
+from launcher.local.preflight import check_no_loop
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,7 @@ def resolve(channel: InputChannel, region: str) -> ResolvedChannel:
         return ResolvedChannel(channel, s3_keys=tuple(keys))
     if "://" in channel.uri and not channel.uri.startswith("file://"):
         raise ValueError(f"{where}: {channel.uri!r} — a local job reads s3://, file:// or a plain local path")
+    check_no_loop(local_path(channel.uri), where)
     path = local_path(channel.uri).resolve()
     if not path.exists():
         raise ValueError(f"{where}: {channel.uri!r} does not exist; pass an existing folder or file")

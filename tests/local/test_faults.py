@@ -16,10 +16,11 @@ import pytest
 
 from launcher import registry
 from launcher.backends import submit
-from launcher.backends import attach
-from launcher.jobs import JobFailedError
 from jobspec.net import free_port
 from jobspec.spec import InputChannel
+from launcher.backends import attach
+from launcher.jobs import JobFailedError
+from launcher.local.logs import rank_lines
 from tests.local.conftest import job_tree, make_spec, pids_in, survivors, unique, wait_for_files
 
 pytestmark = pytest.mark.slow  # local jobs: supervisors, torchrun, ranks
@@ -56,7 +57,7 @@ def test_failing_rank_ends_every_process_of_every_host(tmp_path):
     assert "ValueError: boom from rank 3" in reason and reason == failed.value.reason
     assert not survivors(pids_in(tmp_path) + tree)
     # logs kept
-    assert "rank 0 holding" in (Path(record["JobDir"]) / "logs" / "algo-1-rank0.log").read_text()
+    assert "rank 0 holding" in rank_lines(Path(record["JobDir"]) / "logs" / "job.log", "algo-1", 0)
 
 
 def test_ranks_ignoring_sigterm_are_killed_after_the_short_failure_grace(tmp_path):

@@ -105,32 +105,13 @@ def registry(region: str, account: str | None = None) -> str:
 LOCAL_DEFAULT_REGION = "us-east-1"  # local jobs only name images; any region will do
 
 
-def configured_region() -> str | None:
-    """AWS_REGION, AWS_DEFAULT_REGION, then the profile's region in the AWS config file; no network."""
-    for var in ("AWS_REGION", "AWS_DEFAULT_REGION"):
-        if os.environ.get(var):
-            return os.environ[var]
-    path = Path(os.environ.get("AWS_CONFIG_FILE", "~/.aws/config")).expanduser()
-    if path.is_file():
-        import configparser
-
-        parser = configparser.ConfigParser()
-        try:
-            parser.read(path)
-        except configparser.Error:
-            return None
-        profile = os.environ.get("AWS_PROFILE", "default")
-        for section in (f"profile {profile}", profile):
-            if parser.has_option(section, "region"):
-                return parser.get(section, "region")
-    return None
-
-
 def default_region(local: bool = True) -> str:
     """The configured region; local jobs fall back to us-east-1, SageMaker jobs must name one.
 
     Guessing a region for a SageMaker job would send it (and its data) somewhere the user never chose.
     """
+    from launcher.aws.clients import configured_region  # the one region rule, shared with every command
+
     region = configured_region()
     if region:
         return region

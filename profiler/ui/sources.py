@@ -129,10 +129,11 @@ def aws_available() -> str | None:
         import boto3
     except ImportError:
         return "boto3 is not installed"
-    session = boto3.Session()
-    if session.region_name is None:
-        return "no AWS region configured (set AWS_REGION)"
-    if session.get_credentials() is None:
+    from launcher.aws.clients import NO_REGION, configured_region
+
+    if configured_region() is None:
+        return NO_REGION
+    if boto3.Session().get_credentials() is None:
         return "no AWS credentials (the standard credential chain found none)"
     return None
 
@@ -141,8 +142,12 @@ def _clients():
     import boto3
     from botocore.config import Config
 
+    from launcher.aws.clients import configured_region
+
     config = Config(connect_timeout=3, read_timeout=10, retries={"max_attempts": 2})
-    return boto3.client("sagemaker", config=config), boto3.client("s3", config=config)
+    region = configured_region()  # the same region rule as every other command (boto3 alone ignores AWS_REGION)
+    return (boto3.client("sagemaker", region_name=region, config=config),
+            boto3.client("s3", region_name=region, config=config))
 
 
 def s3_profile_objects(s3, prefix_uri: str) -> list[dict[str, Any]]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import reprlib
 from typing import Any
 
 from estimators.suggest import did_you_mean
@@ -24,6 +25,8 @@ RESERVED_HYPERPARAMETERS = (
     "sagemaker_container_log_level",
 )
 MAX_HYPERPARAMETERS = 100  # SageMaker's limit on HyperParameters entries
+MAX_HYPERPARAMETER_CHARS = 2500  # SageMaker's limit on one HyperParameters value
+MAX_NESTING = 32  # lists/dicts inside a hyperparameter value: deeper is refused before anything recurses over it
 
 
 ROLE_NAME = re.compile(r"^[\w+=,.@\-]{1,64}$")
@@ -140,7 +143,59 @@ def environment(v: dict[str, str] | None) -> dict[str, str] | None:
             raise ValueError(f"environment key {key!r} is not a variable name; allowed: [A-Za-z_][A-Za-z0-9_]*")
         if len(value) > 512:
             raise ValueError(f"environment[{key!r}] is {len(value)} characters; allowed: at most 512")
+        if "\x00" in value:
+            raise ValueError(f"environment[{key!r}]={_cut(value)!r} contains a NUL character (\\x00), which no "
+                             "process environment can hold; allowed: text without \\x00 — remove it")
     return v
+
+
+def _cut(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel, _SHORT.maxlist, _SHORT.maxtuple, _SHORT.maxdict, _SHORT.maxset = 3, 5, 5, 5, 5
+_SHORT.maxstring, _SHORT.maxother = 60, 200
+
+
+def shown(value: Any, limit: int = 80) -> str:
+    """repr for error messages, cut to `limit` characters without building the whole repr first (a list that
+    repeats itself by reference a billion times has a repr of gigabytes)."""
+    return _cut(_SHORT.repr(value), limit)
+
+
+def _check_encoded_size(key: str, value: Any) -> None:
+    """Bound the work before json.dumps runs: walk the value without recursion and stop as soon as it cannot fit in
+    MAX_HYPERPARAMETER_CHARS, nests deeper than MAX_NESTING, or holds a NUL character.
+
+    Each item walked adds at least one character to the count, so the walk ends after a few thousand steps
+    whatever the input (a list repeated by reference a billion times, a cycle, 10,000 levels of nesting).
+    """
+    field = f"hyperparameters[{key!r}]"
+    size, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_NESTING:
+            raise ValueError(f"{field} nests lists/dicts more than {MAX_NESTING} levels deep; allowed: at most "
+                             f"{MAX_NESTING} levels — flatten it, or pass it as a JSON string the script decodes")
+        if isinstance(item, dict):
+            size += 2 + 2 * len(item)
+            children = [*item.keys(), *item.values()] if size <= MAX_HYPERPARAMETER_CHARS else []
+        elif isinstance(item, (list, tuple)):
+            size += 2 + len(item)
+            children = list(item) if size <= MAX_HYPERPARAMETER_CHARS else []
+        else:
+            if isinstance(item, str) and "\x00" in item:
+                raise ValueError(f"{field} contains a NUL character (\\x00) in {_cut(item)!r}; jobs receive "
+                                 "hyperparameters as arguments and environment variables, which cannot hold one; "
+                                 "allowed: text without \\x00 — remove it")
+            size += len(item) if isinstance(item, str) else 1
+            children = []
+        if size > MAX_HYPERPARAMETER_CHARS:
+            raise ValueError(f"{field} encodes to more than {MAX_HYPERPARAMETER_CHARS} characters; allowed: at most "
+                             f"{MAX_HYPERPARAMETER_CHARS} (SageMaker's limit) — pass large settings as an input "
+                             "channel or a file in source_dir")
+        stack.extend((child, depth + 1) for child in children)
 
 
 def tags(v: Any) -> list[dict[str, str]] | None:
@@ -171,14 +226,21 @@ def hyperparameters(v: dict[str, Any] | None) -> dict[str, Any] | None:
             raise ValueError(f"hyperparameters key {key!r} must be a string of 1-256 characters")
         if key in RESERVED_HYPERPARAMETERS or key == "mp_parameters":
             raise ValueError(f"hyperparameters[{key!r}] is set by sagelaunch; use a different name")
+        if "\x00" in key:
+            raise ValueError(f"hyperparameters key {_cut(key)!r} contains a NUL character (\\x00); allowed: text "
+                             "without \\x00 — remove it")
+        _check_encoded_size(key, value)  # before json.dumps: its work is bounded from here on
         try:
             encoded = json.dumps(value)
         except (TypeError, ValueError):
             raise ValueError(
-                f"hyperparameters[{key!r}]={value!r} is not JSON-serialisable; allowed: str, int, float, bool, list, dict"
+                f"hyperparameters[{key!r}]={shown(value)} is not JSON-serialisable; allowed: str, int, float, "
+                "bool, list, dict"
             ) from None
-        if len(encoded) > 2500:
-            raise ValueError(f"hyperparameters[{key!r}] encodes to {len(encoded)} characters; allowed: at most 2500")
+        if len(encoded) > MAX_HYPERPARAMETER_CHARS:
+            raise ValueError(f"hyperparameters[{key!r}] encodes to {len(encoded)} characters; allowed: at most "
+                             f"{MAX_HYPERPARAMETER_CHARS} (SageMaker's limit) — pass large settings as an input "
+                             "channel or a file in source_dir")
     return v
 
 

@@ -49,8 +49,9 @@ STATIC_FILES = {  # URL name -> (file, content type); the only files the server 
 MAX_BODY = 4096
 IDLE_TIMEOUT_S = 30.0  # a connection that sends nothing for this long is closed
 MAX_CONNECTIONS = 32  # connections served at once; one thread each
+_BUSY_BODY = b'{"error": "too many open connections; try again shortly"}\n'
 BUSY_REPLY = (b"HTTP/1.0 503 Service Unavailable\r\nContent-Type: application/json\r\nConnection: close\r\n"
-              b"Content-Length: 58\r\n\r\n" + b'{"error": "too many open connections; try again shortly"}\n')
+              b"Content-Length: %d\r\n\r\n%s" % (len(_BUSY_BODY), _BUSY_BODY))
 
 
 @lru_cache(maxsize=1)
@@ -86,6 +87,7 @@ class ProfileBrowser(ThreadingHTTPServer):
     def process_request(self, request, client_address) -> None:
         if not self.slots.acquire(blocking=False):  # all slots held: answer at once instead of queueing a thread
             try:
+                request.settimeout(1.0)  # the accepting thread must never wait on a client
                 request.sendall(BUSY_REPLY)
             except OSError:
                 pass

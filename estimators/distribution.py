@@ -16,6 +16,7 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from estimators.field_checks import shown
 from estimators.smp_parameters import SMPParameters
 
 __all__ = [
@@ -92,8 +93,8 @@ def validation_error_text(prefix: str, err: ValidationError) -> str:
         loc = ".".join(str(p) for p in (prefix, *e["loc"]) if p != "")
         msg = e["msg"].removeprefix("Value error, ")
         value = e.get("input")
-        shown = "" if isinstance(value, dict) or e["type"] == "missing" else f" (got {value!r})"
-        lines.append(f"{loc}: {msg}{shown}")
+        got = "" if isinstance(value, dict) or e["type"] == "missing" else f" (got {shown(value)})"
+        lines.append(f"{loc}: {msg}{got}")
     return "; ".join(lines)
 
 
@@ -157,7 +158,7 @@ def parse_distribution(
     if not distribution:
         return DistributionPlan("none", 1)
     if not isinstance(distribution, dict):
-        raise ValueError(f"distribution={distribution!r} must be a dict such as {{'torch_distributed': {{'enabled': True}}}}")
+        raise ValueError(f"distribution={shown(distribution)} must be a dict such as {{'torch_distributed': {{'enabled': True}}}}")
     try:
         opts = DistributionOptions.model_validate(distribution)
     except ValidationError as err:

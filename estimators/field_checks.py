@@ -203,13 +203,13 @@ def tags(v: Any) -> list[dict[str, str]] | None:
         return None
     items = [{"Key": k, "Value": val} for k, val in v.items()] if isinstance(v, dict) else v
     if not isinstance(items, list):
-        raise ValueError(f"tags={v!r} must be a list of {{'Key': …, 'Value': …}} or a dict")
+        raise ValueError(f"tags={shown(v)} must be a list of {{'Key': …, 'Value': …}} or a dict")
     out = []
     for t in items:
         if not isinstance(t, dict) or set(t) != {"Key", "Value"} or not all(isinstance(x, str) for x in t.values()):
-            raise ValueError(f"tags entry {t!r} must be {{'Key': str, 'Value': str}}")
+            raise ValueError(f"tags entry {shown(t)} must be {{'Key': str, 'Value': str}}")
         if not 1 <= len(t["Key"]) <= 128 or len(t["Value"]) > 256 or t["Key"].lower().startswith("aws:"):
-            raise ValueError(f"tags entry {t!r}: Key 1-128 characters not starting with 'aws:', Value ≤ 256")
+            raise ValueError(f"tags entry {shown(t)}: Key 1-128 characters not starting with 'aws:', Value ≤ 256")
         out.append(dict(t))
     if len(out) > 50:
         raise ValueError(f"tags has {len(out)} entries; allowed: at most 50")

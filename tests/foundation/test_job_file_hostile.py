@@ -229,3 +229,22 @@ def test_missing_local_input_path_is_refused_for_a_local_job(sagelaunch, job_dir
     (job_dir / "data" / "rows.csv").write_text("1,2\n")
     done = sagelaunch("validate", str(path), home=tmp_path / "home", cwd=tmp_path.parent)
     assert done.returncode == 0 and done.stdout.startswith("✓ job.yaml"), done
+
+
+@pytest.mark.parametrize("field", ["hyperparameters", "distribution", "tags", "environment", "profiler_config",
+                                   "subnets", "ignore_patterns"])
+def test_values_nested_5000_deep_in_any_field_give_a_short_error_not_a_recursion_error(field):
+    from pydantic import ValidationError
+
+    from estimators import PyTorch
+
+    deep: list = []
+    for _ in range(5000):
+        deep = [deep]
+    value = {"hyperparameters": {"hp": deep}, "distribution": {"torch_distributed": {"enabled": deep}},
+             "tags": {"team": deep}, "environment": {"A": deep}}.get(field, deep)
+    with pytest.raises(ValidationError) as refused_:
+        PyTorch(entry_point="train.py", framework_version="2.0.0", instance_type="local", **{field: value})
+    (error,) = refused_.value.errors()
+    named = error["loc"][:1] == (field,) or error["msg"].startswith(f"Value error, {field}.")  # cross-field: loc ()
+    assert named and len(str(refused_.value)) < 1000, error

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from estimators.suggest import did_you_mean
+from jobspec.suggest import did_you_mean
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -31,13 +31,13 @@ def unknown_argument_error(name: str, fields: Any, owner: str):
 
 
 class ShownInput:
-    """A container input as pydantic keeps it for its message: printed short, never whole (see field_checks.shown)."""
+    """A container input as pydantic keeps it for its message: printed short, never whole (see jobspec.errors.shown)."""
 
     def __init__(self, value: Any) -> None:
         self.value = value
 
     def __repr__(self) -> str:
-        from estimators.field_checks import shown
+        from jobspec.errors import shown
 
         return shown(self.value)
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 import re
-import reprlib
 from typing import Any
 
-from estimators.suggest import did_you_mean
+from jobspec.errors import cut, shown
+from jobspec.s3uri import S3_URI
+from jobspec.suggest import did_you_mean
 
 ROLE_ARN = re.compile(r"^arn:aws[a-z\-]*:iam::\d{12}:role/?[a-zA-Z_0-9+=,.@\-_/]+$")
 IMAGE_URI = re.compile(r"^[a-z0-9][a-z0-9.\-]*(:\d+)?(/[a-z0-9._\-]+)+(:[A-Za-z0-9_.\-]{1,128}|@sha256:[0-9a-f]{64})?$")
-S3_URI = re.compile(r"^s3://[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9](/.*)?$")
 KMS_KEY = re.compile(r"^[a-zA-Z0-9:/_\-]{1,2048}$")
 SUBNET = re.compile(r"^subnet-[0-9a-z]{1,32}$")
 SECURITY_GROUP = re.compile(r"^sg-[0-9a-z]{1,32}$")
@@ -144,24 +144,9 @@ def environment(v: dict[str, str] | None) -> dict[str, str] | None:
         if len(value) > 512:
             raise ValueError(f"environment[{key!r}] is {len(value)} characters; allowed: at most 512")
         if "\x00" in value:
-            raise ValueError(f"environment[{key!r}]={_cut(value)!r} contains a NUL character (\\x00), which no "
+            raise ValueError(f"environment[{key!r}]={cut(value)!r} contains a NUL character (\\x00), which no "
                              "process environment can hold; allowed: text without \\x00 — remove it")
     return v
-
-
-def _cut(text: str, limit: int = 60) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-_SHORT = reprlib.Repr()
-_SHORT.maxlevel, _SHORT.maxlist, _SHORT.maxtuple, _SHORT.maxdict, _SHORT.maxset = 3, 5, 5, 5, 5
-_SHORT.maxstring, _SHORT.maxother = 60, 200
-
-
-def shown(value: Any, limit: int = 80) -> str:
-    """repr for error messages, cut to `limit` characters without building the whole repr first (a list that
-    repeats itself by reference a billion times has a repr of gigabytes)."""
-    return _cut(_SHORT.repr(value), limit)
 
 
 def _check_encoded_size(key: str, value: Any) -> None:
@@ -186,7 +171,7 @@ def _check_encoded_size(key: str, value: Any) -> None:
             children = list(item) if size <= MAX_HYPERPARAMETER_CHARS else []
         else:
             if isinstance(item, str) and "\x00" in item:
-                raise ValueError(f"{field} contains a NUL character (\\x00) in {_cut(item)!r}; jobs receive "
+                raise ValueError(f"{field} contains a NUL character (\\x00) in {cut(item)!r}; jobs receive "
                                  "hyperparameters as arguments and environment variables, which cannot hold one; "
                                  "allowed: text without \\x00 — remove it")
             size += len(item) if isinstance(item, str) else 1
@@ -227,7 +212,7 @@ def hyperparameters(v: dict[str, Any] | None) -> dict[str, Any] | None:
         if key in RESERVED_HYPERPARAMETERS or key == "mp_parameters":
             raise ValueError(f"hyperparameters[{key!r}] is set by sagelaunch; use a different name")
         if "\x00" in key:
-            raise ValueError(f"hyperparameters key {_cut(key)!r} contains a NUL character (\\x00); allowed: text "
+            raise ValueError(f"hyperparameters key {cut(key)!r} contains a NUL character (\\x00); allowed: text "
                              "without \\x00 — remove it")
         _check_encoded_size(key, value)  # before json.dumps: its work is bounded from here on
         try:

@@ -29,38 +29,13 @@ def max_attempts() -> int:
     return value
 
 
-REGION_VARIABLES = ("AWS_REGION", "AWS_DEFAULT_REGION")
-NO_REGION = ("no AWS region is configured (none of AWS_REGION, AWS_DEFAULT_REGION or a region in the AWS config "
-             "file's profile); fix: pass --region us-west-2 (region= in Python) or export AWS_REGION=us-west-2")
-
-
-def configured_region() -> str | None:
-    """The one region rule, for every command: AWS_REGION, AWS_DEFAULT_REGION, then the profile's region in the
-    AWS config file (AWS_CONFIG_FILE, AWS_PROFILE / AWS_DEFAULT_PROFILE), as boto3 reads it. No network, no boto3.
-
-    boto3 alone ignores AWS_REGION (only the other AWS SDKs read it), so clients get the region from here.
-    """
-    for var in REGION_VARIABLES:
-        if os.environ.get(var):
-            return os.environ[var]
-    import configparser
-    from pathlib import Path
-
-    path = Path(os.environ.get("AWS_CONFIG_FILE") or "~/.aws/config").expanduser()
-    parser = configparser.ConfigParser(interpolation=None)
-    try:
-        parser.read(path, encoding="utf-8")
-    except (configparser.Error, OSError, UnicodeDecodeError):
-        return None
-    profile = os.environ.get("AWS_PROFILE") or os.environ.get("AWS_DEFAULT_PROFILE") or "default"
-    for section in (f"profile {profile}", profile):
-        if parser.has_option(section, "region"):
-            return parser.get(section, "region") or None
-    return None
-
-
 def resolve_region(region: str | None = None) -> str:
-    """The region to use: the given one, else the configured one (configured_region); ValueError if none."""
+    """The region to use: the given one, else the configured one (launcher.environment's rule); ValueError if none.
+
+    boto3 alone ignores AWS_REGION, so clients always get their region from here, never from boto3.
+    """
+    from launcher.environment import NO_REGION, configured_region
+
     found = region or configured_region()
     if not found:
         raise ValueError(NO_REGION)

@@ -6,7 +6,7 @@ import re
 
 import numpy as np
 
-from profiler.analysis.nputil import distinct, percentile
+from profiler.nputil import distinct, percentile
 
 from profiler.schema import (
     CAT_CPU_OP,

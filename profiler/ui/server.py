@@ -64,14 +64,15 @@ def _plotly_js() -> bytes:
 class ProfileBrowser(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, port: int = 0, include_sagemaker: bool = True, *, idle_timeout: float = IDLE_TIMEOUT_S,
+    def __init__(self, port: int = 0, include_sagemaker: bool = True,
+                 job_sources: sources.JobSources = sources.NO_SOURCES, *, idle_timeout: float = IDLE_TIMEOUT_S,
                  max_connections: int = MAX_CONNECTIONS):
         # set before binding: a failed bind calls server_close(), which unloads the session
-        self.session = ProfileSession()
+        self.session = ProfileSession(job_sources)
         self.idle_timeout = idle_timeout
         self.slots = threading.BoundedSemaphore(max_connections)
         super().__init__((BIND, port), _Handler)
-        self.catalog = sources.JobCatalog(include_sagemaker=include_sagemaker)
+        self.catalog = sources.JobCatalog(job_sources, include_sagemaker=include_sagemaker)
 
     @property
     def url(self) -> str:
@@ -273,12 +274,13 @@ class PortInUse(OSError):
     """The port is taken: the one-line message names it and the fix."""
 
 
-def serve(port: int = 8008, include_sagemaker: bool = True, open_browser: bool = False) -> None:
+def serve(port: int = 8008, include_sagemaker: bool = True, open_browser: bool = False,
+          job_sources: sources.JobSources = sources.NO_SOURCES) -> None:
     """Run the profile browser until Ctrl-C."""
     import errno
 
     try:
-        server = ProfileBrowser(port, include_sagemaker=include_sagemaker)
+        server = ProfileBrowser(port, include_sagemaker=include_sagemaker, job_sources=job_sources)
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
             raise PortInUse(f"port {port} on 127.0.0.1 is in use (another profile browser or program listens there); "

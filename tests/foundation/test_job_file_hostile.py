@@ -42,7 +42,7 @@ def _cap_memory() -> None:
 
 def capped_sagelaunch(*args: str, home: Path) -> subprocess.CompletedProcess:
     """`sagelaunch ARGS` as a process limited to MEMORY_CAP of address space."""
-    code = "import sys; from launcher.cli import main; sys.argv = ['sagelaunch', *sys.argv[1:]]; main()"
+    code = "import sys; from sagelaunch.cli import main; sys.argv = ['sagelaunch', *sys.argv[1:]]; main()"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "SAGELAUNCH_HOME": str(home), "COLUMNS": "300"}
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=180,
                           cwd=ROOT, env=env, preexec_fn=_cap_memory)
@@ -53,7 +53,7 @@ def sagelaunch(monkeypatch):
     """`sagelaunch ARGS` in-process (the real Typer app), in `cwd`, with its own SAGELAUNCH_HOME."""
     from typer.testing import CliRunner
 
-    from launcher.cli import app
+    from sagelaunch.cli import app
 
     def run(*args: str, home: Path, cwd: Path = ROOT) -> subprocess.CompletedProcess:
         monkeypatch.setenv("SAGELAUNCH_HOME", str(home))

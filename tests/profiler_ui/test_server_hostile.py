@@ -197,9 +197,9 @@ def test_a_second_server_on_a_busy_port_says_so_in_one_line(profile_home):
     """Before: AttributeError traceback from server_close() on a half-built server."""
     with serve_profile_browser(include_sagemaker=False) as server:
         port = server.server_address[1]
-        code = "import sys; from profiler.cli import profile_app; sys.argv[0] = 'sagelaunch profile'; profile_app()"
+        code = "import sys; from sagelaunch.cli import main; sys.argv = ['sagelaunch', *sys.argv[1:]]; main()"
         env = {**os.environ, "SAGELAUNCH_HOME": str(profile_home["home"]), "PYTHONPATH": str(ROOT)}
-        done = subprocess.run([sys.executable, "-c", code, "ui", "--port", str(port), "--no-sagemaker"],
+        done = subprocess.run([sys.executable, "-c", code, "profile", "ui", "--port", str(port), "--no-sagemaker"],
                               cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2, done
     assert "Traceback" not in done.stderr and done.stdout == ""

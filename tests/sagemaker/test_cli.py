@@ -9,7 +9,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from launcher import cli_jobs, registry
+from launcher import registry
+from sagelaunch import cli_jobs
 from launcher.backends.sagemaker import submit
 from tests.fixtures.sagemaker_fakes import Step
 from tests.sagemaker.jobspecs import make_source, make_spec
@@ -146,6 +147,9 @@ def test_one_region_rule_for_every_command(sagemaker_env, tmp_path, cli, monkeyp
     assert cli("jobs", "logs", spec.job_name).output.splitlines() == ["[algo-1] hello"]
     stopped = cli("jobs", "stop", spec.job_name)
     assert stopped.exit_code == 0 and f"Stopping {spec.job_name}" in stopped.output
+    from sagelaunch.profile_sources import list_sagemaker
+
+    assert list_sagemaker()[1] == "ok", "the profile browser asks SageMaker in the same region"
 
 
 def test_no_region_anywhere_is_one_line_naming_the_fix(sagemaker_env, tmp_path, cli, monkeypatch):
@@ -158,3 +162,7 @@ def test_no_region_anywhere_is_one_line_naming_the_fix(sagemaker_env, tmp_path, 
         "error: no AWS region is configured (none of AWS_REGION, AWS_DEFAULT_REGION or a region in the AWS config "
         "file's profile); fix: pass --region us-west-2 (region= in Python) or export AWS_REGION=us-west-2")
     assert cli("jobs", "list", "--backend", "sagemaker", "--region", "us-west-2").exit_code == 0
+    from launcher.environment import NO_REGION
+    from sagelaunch.profile_sources import list_sagemaker
+
+    assert list_sagemaker() == ([], NO_REGION)

@@ -164,7 +164,7 @@ def error_lines(err: Exception) -> list[str]:
     """One line per problem: `field: message (value=…)` (pydantic errors carry their field in loc)."""
     from pydantic import ValidationError
 
-    from estimators.field_checks import shown
+    from jobspec.errors import shown
 
     if not isinstance(err, ValidationError):
         return [str(err)]
@@ -198,6 +198,7 @@ def validate(
     from pydantic import ValidationError
 
     import estimators
+    from launcher.request import compile_create_training_job_request
 
     lines: list[str] = []
     try:
@@ -219,7 +220,7 @@ def validate(
             typer.echo(f"  - {line}", err=True)
         raise typer.Exit(1) from None
     if request:
-        typer.echo(json.dumps(spec.to_create_training_job_request(), indent=2))
+        typer.echo(json.dumps(compile_create_training_job_request(spec), indent=2))
     else:
         typer.echo(f"✓ {job_file.name}: {summary(est, spec)}")
 

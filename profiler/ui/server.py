@@ -106,6 +106,15 @@ class ProfileBrowser(ThreadingHTTPServer):
         finally:
             self.slots.release()
 
+    def handle_error(self, request, client_address) -> None:
+        """A client that went away or stalled past the idle timeout is routine: a debug line, not a traceback."""
+        import sys
+
+        if isinstance(sys.exc_info()[1], (TimeoutError, ConnectionError)):
+            log.debug("%s: connection dropped (%s)", client_address, sys.exc_info()[1])
+            return
+        super().handle_error(request, client_address)
+
     def start_background(self) -> threading.Thread:
         thread = threading.Thread(target=self.serve_forever, name="profile-browser", daemon=True)
         thread.start()

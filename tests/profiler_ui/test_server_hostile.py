@@ -206,3 +206,22 @@ def test_a_second_server_on_a_busy_port_says_so_in_one_line(profile_home):
     assert done.stderr.strip().splitlines() == [
         f"error: port {port} on 127.0.0.1 is in use (another profile browser or program listens there); "
         "fix: --port <another port>, or --port 0 to pick a free one"]
+
+
+def test_a_client_that_resets_mid_response_is_dropped_without_a_traceback(profile_home, capfd):
+    """plotly.min.js is megabytes: a client that resets the connection breaks the server's send half-way."""
+    import struct
+
+    with serve_profile_browser(include_sagemaker=False) as server:
+        port = server.server_address[1]
+        for _ in range(3):
+            sock = socket.socket()
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # small window: the send cannot finish
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close() sends RST
+            sock.connect(("127.0.0.1", port))
+            sock.sendall(f"GET /static/plotly.min.js HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+            assert sock.recv(1)  # the response has begun
+            sock.close()
+        assert all_slots_free(server, 32), "each broken send ended its thread"
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "ConnectionResetError" not in err and "BrokenPipeError" not in err, err

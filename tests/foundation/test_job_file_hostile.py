@@ -7,8 +7,10 @@ with MemoryError instead of taking the machine's memory; the others run the same
 
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -97,6 +99,9 @@ def fit_refused(done: subprocess.CompletedProcess, home: Path) -> str:
     (line,) = done.stderr.strip().splitlines()
     assert line.startswith("error: ")
     assert not (home / "jobs").exists() or not any((home / "jobs").iterdir()), "no job folder was made"
+    if (home / "registry.db").exists():
+        with contextlib.closing(sqlite3.connect(home / "registry.db")) as db:
+            assert db.execute("SELECT COUNT(*) FROM jobs").fetchone() == (0,), "no job was registered"
     return line[len("error: "):]
 
 
@@ -220,8 +225,9 @@ def test_oversized_job_file_is_refused_unread(sagelaunch, job_dir, tmp_path):
 
 def test_missing_local_input_path_is_refused_for_a_local_job(sagelaunch, job_dir, tmp_path):
     path = write(job_dir, HEAD + "inputs: {train: /nonexistent/sagelaunch-data, test: data}\n")
-    assert refused(sagelaunch("validate", str(path), home=tmp_path / "home")) == [
-        "inputs['train']: '/nonexistent/sagelaunch-data' does not exist; pass an existing folder or file"]
+    expected = "inputs['train']: '/nonexistent/sagelaunch-data' does not exist; pass an existing folder or file"
+    assert refused(sagelaunch("validate", str(path), home=tmp_path / "home")) == [expected]
+    assert fit_refused(sagelaunch("fit", str(path), "--no-wait", home=tmp_path / "home"), tmp_path / "home") == expected
     write(job_dir, HEAD + "inputs: {test: data}\n")  # relative to the job file, like source_dir
     done = sagelaunch("validate", str(path), home=tmp_path / "home", cwd=tmp_path.parent)
     assert refused(done) == [f"inputs['test']: '{job_dir / 'data'}' does not exist; pass an existing folder or file"]

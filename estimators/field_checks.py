@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from jobspec.errors import cut, shown
+from jobspec.names import NAME_PATTERN
 from jobspec.s3uri import S3_URI
 from jobspec.suggest import did_you_mean
 
@@ -230,7 +231,7 @@ def hyperparameters(v: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 def base_job_name(v: str | None) -> str | None:
-    if v is not None and (not v or not re.match(r"^[a-zA-Z0-9](-*[a-zA-Z0-9])*$", v) or len(v) > 63):
+    if v is not None and not NAME_PATTERN.match(v):
         cleaned = re.sub(r"[^a-zA-Z0-9-]+", "-", v or "").strip("-") or "my-job"
         raise ValueError(
             f"base_job_name={v!r} is not valid; allowed: letters, digits and hyphens (≤ 63); "

@@ -198,6 +198,16 @@ def mesh_shape(order: str, rdp: int, pp: int, tp: int) -> tuple[int, ...]:
 
 
 # ---------------------------------------------------------------- world size
+def check_grid(world_size: int, pp: int, tp: int) -> None:
+    """The ranks must fill a D × P × T grid: pp × tp divides the world size."""
+    if world_size % (pp * tp):
+        raise ValueError(
+            f"mp_parameters: pipeline_parallel_degree × tensor_parallel_degree = {pp}×{tp} = {pp * tp} "
+            f"must divide the world size {world_size} (instance_count × processes_per_host); "
+            f"change the degrees or processes_per_host"
+        )
+
+
 class WorldLayout(NamedTuple):
     world_size: int
     pipeline_parallel_degree: int
@@ -226,12 +236,7 @@ def check_world(params: SMPParameters, world_size: int, gpus_per_host: int | Non
                 f"mp_parameters.{name}={degree} is larger than the world size {world_size}; "
                 f"allowed: a divisor of {world_size} (1..{world_size}); lower it or launch more processes"
             )
-    if world_size % (pp * tp):
-        raise ValueError(
-            f"mp_parameters: pipeline_parallel_degree × tensor_parallel_degree = {pp}×{tp} = {pp * tp} "
-            f"must divide the world size {world_size} (instance_count × processes_per_host); "
-            f"change the degrees or processes_per_host"
-        )
+    check_grid(world_size, pp, tp)
     if world_size > pp * tp and not (params.ddp or params.horovod):
         raise ValueError(
             f"world size {world_size} > pipeline_parallel_degree × tensor_parallel_degree = {pp * tp} "

@@ -12,6 +12,8 @@ from typing import Any
 
 import typer
 
+from jobspec.catalog import FRAMEWORKS
+
 FIT_KEYS = ("inputs", "job_name")
 
 
@@ -130,7 +132,6 @@ def check_local_inputs(spec: Any) -> None:
                 resolve_local(channel)
 
 
-FRAMEWORKS = ("pytorch", "tensorflow")
 # pydantic errors whose message already names the value (ours), or that have no single value
 VALUE_IN_MESSAGE = {"value_error", "missing", "assertion_error"}
 

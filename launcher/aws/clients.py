@@ -34,9 +34,11 @@ def resolve_region(region: str | None = None) -> str:
 
     boto3 alone ignores AWS_REGION, so clients always get their region from here, never from boto3.
     """
+    if region:
+        return region
     from launcher.environment import NO_REGION, configured_region
 
-    found = region or configured_region()
+    found = configured_region()
     if not found:
         raise ValueError(NO_REGION)
     return found

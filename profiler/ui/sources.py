@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from jobspec.contract import PROFILER_OUTPUT_SUBDIR, STATUSES
+from jobspec.contract import STATUSES, host_profiler_dir
 from jobspec.names import NAME_PATTERN
 
 log = logging.getLogger(__name__)
@@ -74,7 +74,7 @@ def local_profile_dirs(record: dict[str, Any]) -> list[Path]:
     root = Path(job_dir)
     out = []
     for host in sorted(root.glob("algo-*")):
-        d = host.joinpath(*PROFILER_OUTPUT_SUBDIR)
+        d = host_profiler_dir(root, host.name)
         if d.is_dir() and not d.is_symlink() and _inside(d, root):
             out.append(d)
     return out

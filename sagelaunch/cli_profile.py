@@ -21,10 +21,12 @@ def ui_cmd(
     open_browser: bool = typer.Option(False, "--open", help="Open the page in the default web browser."),
 ) -> None:
     """Browse profiled jobs (local registry and SageMaker) in a local, read-only web app on 127.0.0.1."""
-    from profiler.ui.server import serve
+    from profiler.ui.server import PortInUse, serve
     from sagelaunch.profile_sources import job_sources
 
     try:
         serve(port, include_sagemaker=sagemaker, open_browser=open_browser, job_sources=job_sources())
+    except PortInUse as exc:
+        fail(exc)
     except OSError as exc:
         fail(OSError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}; pick another --port"))

@@ -16,16 +16,17 @@ from launcher.aws.limits import CONNECT_TIMEOUT, max_attempts, read_timeout
 
 
 def resolve_region(region: str | None = None) -> str:
-    """The region to use: the given one, else the configured one (launcher.environment's probe)."""
+    """The region to use: the given one, else the configured one (launcher.environment's rule); ValueError if none.
+
+    boto3 alone ignores AWS_REGION, so clients always get their region from here, never from boto3.
+    """
     if region:
         return region
-    from launcher.environment import configured_region
+    from launcher.environment import NO_REGION, configured_region
 
     found = configured_region()
     if not found:
-        raise ValueError(
-            "no AWS region: pass region='us-west-2' (for example) or set AWS_REGION / AWS_DEFAULT_REGION."
-        )
+        raise ValueError(NO_REGION)
     return found
 
 

@@ -15,6 +15,7 @@ PATH_HELP = "A trace (.json/.json.gz), a folder of ranks, or a job's profiler ou
 def register(app: typer.Typer) -> None:
     app.command("report")(report_cmd)
     app.command("export")(export_cmd)
+    app.command("timeline")(timeline_cmd)
     app.command("ui")(ui_cmd)
 
 
@@ -63,15 +64,40 @@ def export_cmd(
     console.print(f"wrote {written}: {len(model)} events on {len(model.tracks)} tracks; open it in ui.perfetto.dev")
 
 
+def timeline_cmd(
+    path: str = typer.Argument(..., help=PATH_HELP),
+    out: Path = typer.Option(Path("timeline.html"), "-o", "--out", help="The HTML file to write."),
+    title: str = typer.Option(None, "--title", help="Title shown on the page (default: the path)."),
+) -> None:
+    """Write the timeline (every rank; steps, search, launch arrows) as one self-contained HTML file that opens offline."""
+    from rich.console import Console
+
+    from profiler.timeline.html import write_timeline
+
+    console = Console(stderr=True)
+    try:
+        with console.status(f"building the timeline of {path}"):
+            written, events = write_timeline(path, out, title=title)
+    except ValueError as exc:
+        _fail(exc)
+    console.print(f"wrote {written} ({written.stat().st_size / 1e6:.1f} MB, {events:,} events)")
+
+
 def ui_cmd(
+    path: str = typer.Argument(None, help="Open this profile or trace directly (a trace file, a folder of ranks or a "
+                               "job's profiler output); without it, pick a job from the list."),
     port: int = typer.Option(8008, "--port", min=0, max=65535, help="Port on 127.0.0.1 (0 picks a free one)."),
     sagemaker: bool = typer.Option(True, "--sagemaker/--no-sagemaker", help="Also list SageMaker jobs' S3 profiles (needs AWS credentials)."),
     open_browser: bool = typer.Option(False, "--open", help="Open the page in the default web browser."),
 ) -> None:
-    """Browse profiled jobs (local registry and SageMaker) in a local, read-only web app on 127.0.0.1."""
+    """Browse profiles in a local, read-only web app on 127.0.0.1: a given profile/trace, and the profiled jobs
+    (local registry and SageMaker)."""
     from profiler.ui.server import serve
 
+    if path is not None and not Path(path).exists():
+        _fail(ValueError(f"path {path!r}: no such file or folder; give a trace (.json/.json.gz), a folder of ranks "
+                         "or a job's profiler output"))
     try:
-        serve(port, include_sagemaker=sagemaker, open_browser=open_browser)
+        serve(port, include_sagemaker=sagemaker, open_browser=open_browser, open_path=path)
     except OSError as exc:
         _fail(OSError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}; pick another --port"))

@@ -14,7 +14,7 @@ from typing import Any
 STATIC = Path(__file__).with_name("static")
 
 
-def _json_for_script(data: Any) -> str:
+def json_for_script(data: Any) -> str:
     import orjson
 
     # "</" would end the <script> block early; "<\/" is the same JSON string
@@ -43,7 +43,7 @@ def render_report(data: dict[str, Any]) -> str:
         f" .meta{{color:#909399;margin-bottom:8px}}\n{(STATIC / 'dashboard.css').read_text()}</style>"
         f"<script>{plotly_js()}</script></head><body>"
         f"<h1>{title}</h1><div class=\"meta\">{meta}</div><div id=\"dashboard\"></div>"
-        f"<script id=\"dashboard-data\" type=\"application/json\">{_json_for_script(data)}</script>"
+        f"<script id=\"dashboard-data\" type=\"application/json\">{json_for_script(data)}</script>"
         f"<script>{(STATIC / 'dashboard.js').read_text()}</script>"
         "<script>window.dashboard = new SageDashboard(document.getElementById('dashboard'),"
         " JSON.parse(document.getElementById('dashboard-data').textContent), window.Plotly);</script>"

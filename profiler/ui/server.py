@@ -38,6 +38,7 @@ STATIC_FILES = {  # URL name -> (file, content type); the only files the server 
     "timeline.js": (HERE.parent / "timeline" / "static" / "timeline.js", "text/javascript"),
     "timeline_lod.js": (HERE.parent / "timeline" / "static" / "timeline_lod.js", "text/javascript"),
     "timeline_interact.js": (HERE.parent / "timeline" / "static" / "timeline_interact.js", "text/javascript"),
+    "timeline_nav.js": (HERE.parent / "timeline" / "static" / "timeline_nav.js", "text/javascript"),
     "timeline.css": (HERE.parent / "timeline" / "static" / "timeline.css", "text/css"),
 }
 MAX_BODY = 4096
@@ -196,9 +197,11 @@ class _Handler(BaseHTTPRequestHandler):
         self._json(202, self.server.session.status())
 
 
-def serve(port: int = 8008, include_sagemaker: bool = True, open_browser: bool = False) -> None:
-    """Run the profile browser until Ctrl-C."""
+def serve(port: int = 8008, include_sagemaker: bool = True, open_browser: bool = False, open_path: str | None = None) -> None:
+    """Run the profile browser until Ctrl-C; with open_path, that profile/trace is loaded at start."""
     server = ProfileBrowser(port, include_sagemaker=include_sagemaker)
+    if open_path is not None:
+        server.session.start_load(sources.path_entry(open_path))
     print(f"sagelaunch profile browser on {server.url} (127.0.0.1 only; Ctrl-C to stop)", flush=True)
     if open_browser:
         import webbrowser

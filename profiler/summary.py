@@ -16,11 +16,15 @@ SEVERITY_STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan"}
 
 
 def _figures(console, figs: list[dict]) -> None:
-    for f in figs:
-        console.print(f"{f['label']}: [bold]{f['text']}[/bold]", soft_wrap=True, highlight=False)
+    from rich.markup import escape
+
+    for f in figs:  # names may hold "[...]", which Rich would read as markup
+        console.print(f"{escape(f['label'])}: [bold]{escape(f['text'])}[/bold]", soft_wrap=True, highlight=False)
 
 
 def print_findings(result: dict, console) -> None:
+    from rich.markup import escape
+
     found = result.get("findings") or []
     console.rule(f"Findings ({len(found)})")
     if not found:
@@ -28,19 +32,20 @@ def print_findings(result: dict, console) -> None:
     for f in found:
         where = f" rank {f['rank']}" if "rank" in f else ""
         style = SEVERITY_STYLE.get(f["severity"], "")
-        console.print(f"[{style}]{f['severity'].upper()}[/{style}] {f['rule']}{where}: {f['summary']}", soft_wrap=True, highlight=False)
-        console.print("  evidence: " + ", ".join(f"{k}={v}" for k, v in f["evidence"].items()), soft_wrap=True, highlight=False)
-        console.print(f"  fix: {f['fix']}", soft_wrap=True, highlight=False)
+        console.print(f"[{style}]{f['severity'].upper()}[/{style}] {f['rule']}{where}: {escape(f['summary'])}", soft_wrap=True, highlight=False)
+        console.print("  evidence: " + escape(", ".join(f"{k}={v}" for k, v in f["evidence"].items())), soft_wrap=True, highlight=False)
+        console.print(f"  fix: {escape(f['fix'])}", soft_wrap=True, highlight=False)
 
 
 def print_summary(result: dict, console=None) -> None:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     console = console or Console()
-    console.print(f"[bold]Profile[/bold] {result.get('source', '')}", highlight=False)
+    console.print(f"[bold]Profile[/bold] {escape(str(result.get('source', '')))}", highlight=False)
     for w in result.get("warnings", []):
-        console.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
+        console.print(f"[yellow]warning:[/yellow] {escape(w)}", highlight=False)
     figs = result.get("figures") or []
     for rank, r in result["ranks"].items():
         console.rule(f"rank {rank} · {r['events']:,} events")
@@ -59,26 +64,26 @@ def print_summary(result: dict, console=None) -> None:
             tab.add_column("total", justify="right")
             tab.add_column("count", justify="right")
             for k in r["top_kernels"]:
-                tab.add_row(_short(k["name"]), ms(k["total_us"]), f"{k['count']:,}")
+                tab.add_row(escape(_short(k["name"])), ms(k["total_us"]), f"{k['count']:,}")
             console.print(tab)
         if r.get("annotations"):
             tab = Table(title="Annotations (CPU-side and GPU-side spans apart; steps pooled)")
             for col in ("annotation", "spans", "p50", "total"):
                 tab.add_column(col, justify="left" if col == "annotation" else "right", overflow="fold")
             for a in r["annotations"][:10]:
-                tab.add_row(a["name"], f"{a['count']:,}", ms(a["p50_us"]), ms(a["total_us"]))
+                tab.add_row(escape(a["name"]), f"{a['count']:,}", ms(a["p50_us"]), ms(a["total_us"]))
             console.print(tab)
         launch = r.get("launch") or {}
         if launch.get("count"):
             console.print(f"Launch wait p95: {ms(launch['p95_launch_delay_us'])}", highlight=False)
         if r.get("precision"):
-            console.print("Kernel precision (GPU time): " + ", ".join(f"{k} {ms(v)}" for k, v in r["precision"].items()),
+            console.print("Kernel precision (GPU time): " + escape(", ".join(f"{k} {ms(v)}" for k, v in r["precision"].items())),
                           soft_wrap=True, highlight=False)
         if r.get("memory_ops"):
             console.print("Memory operations: " + ", ".join(f"{k} {ms(v['us'])} ×{v['count']:,}" for k, v in r["memory_ops"].items()),
                           soft_wrap=True, highlight=False)
         for note in r.get("notes", []):
-            console.print(f"[dim]{note}[/dim]", highlight=False)
+            console.print(f"[dim]{escape(note)}[/dim]", highlight=False)
     for host, h in (result.get("hosts") or {}).items():
         console.rule(f"host {host} · {h['span_s']} s of utilisation samples")
         _figures(console, [f for f in figs if f.get("host") == host])

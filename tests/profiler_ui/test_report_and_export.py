@@ -99,7 +99,7 @@ def test_perfetto_export_has_tracks_flows_and_counters(tmp_path, profile_home):
     s = starts[f["id"]]
     assert by_key[(s["pid"], s["tid"], s["ts"])]["cat"] == "cuda_runtime"
     assert any(e["ph"] == "C" for e in events)
-    assert [st["name"] for st in data["otherData"]["steps"]] == [f"step_{i}" for i in range(101, 106)]
+    assert [st["name"] for st in data["otherData"]["steps"]] == [f"ProfilerStep#{i}" for i in range(101, 106)]
 
 
 def test_cli_errors_are_one_line_not_tracebacks(tmp_path):

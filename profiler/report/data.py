@@ -238,7 +238,7 @@ def _group_sum(names: list[str], ids: np.ndarray, weights: np.ndarray) -> tuple[
 
 def _simplify(name: str) -> str:
     """A kernel name without "void ", namespaces and the argument list."""
-    n = re.sub(r"^void\s+", "", name.strip())
+    n = re.sub(r"^void\s+", "", name.strip()).replace("(anonymous namespace)::", "")
     depth, cut = 0, len(n)
     for i, ch in enumerate(n):  # the argument list is the first "(" outside template brackets
         if ch == "<":
@@ -251,35 +251,49 @@ def _simplify(name: str) -> str:
     return re.sub(r"\b[A-Za-z_]\w*::", "", n[:cut]).replace(" >", ">")
 
 
-def short_labels(names: list[str], width: int = 48) -> list[str]:
-    """Readable labels for full kernel names that stay distinct: the simplified name, cut in the middle when
-    long; names that would collide are cut less, and a number is the last resort."""
-    simple = [_simplify(n) for n in names]
+def _cut(s: str, width: int) -> str:
+    if len(s) <= width:
+        return s
+    head = (width - 1) * 2 // 3
+    return s[:head] + "…" + s[len(s) - (width - 1 - head):]
 
-    def cut(s: str, w: int) -> str:
-        if len(s) <= w:
-            return s
-        head = (w - 1) * 2 // 3
-        return s[:head] + "…" + s[len(s) - (w - 1 - head):]
 
-    widths = [width] * len(names)
-    for _ in range(6):
-        labels = [cut(s, w) for s, w in zip(simple, widths)]
-        seen: dict[str, list[int]] = {}
-        for i, lbl in enumerate(labels):
-            seen.setdefault(lbl, []).append(i)
-        clashes = [idx for idx in seen.values() if len(idx) > 1]
-        if not clashes:
-            return labels
-        for idx in clashes:
-            for i in idx:
-                widths[i] = int(widths[i] * 1.6)
-    counts: dict[str, int] = {}
-    out = []
-    for lbl in labels:
-        counts[lbl] = counts.get(lbl, 0) + 1
-        out.append(lbl if counts[lbl] == 1 and labels.count(lbl) == 1 else f"{lbl} #{counts[lbl]}")
+def _nearest_common(strings: list[str]) -> list[int]:
+    """For each string, the longest prefix it shares with any other (its neighbours in sorted order)."""
+    import os
+
+    order = sorted(range(len(strings)), key=strings.__getitem__)
+    out = [0] * len(strings)
+    for a, b in zip(order, order[1:]):
+        n = len(os.path.commonprefix([strings[a], strings[b]]))
+        out[a], out[b] = max(out[a], n), max(out[b], n)
     return out
+
+
+def short_labels(names: list[str], width: int = 48) -> list[str]:
+    """Readable labels for full kernel names that stay distinct: the name without "void", namespaces and
+    arguments, cut in the middle when long. Names that would look alike show their start, then the part where
+    they differ from their nearest look-alike; a number is the last resort (names that differ only in arguments)."""
+    simple = [_simplify(n) or n for n in names]
+    labels = [_cut(x, width) for x in simple]
+    counts = {lbl: labels.count(lbl) for lbl in labels}
+    prefix = _nearest_common(simple)
+    suffix = _nearest_common([x[::-1] for x in simple])
+    for i, x in enumerate(simple):
+        if counts[labels[i]] == 1:
+            continue
+        a = max(0, prefix[i] - 10)
+        b = min(len(x), max(len(x) - suffix[i], prefix[i] + 1) + 10)
+        head = x[: min(a, width // 3)]
+        window = x[a:b] if b - a <= width else x[a: a + width]
+        labels[i] = (head + "…" if a > len(head) else head) + window + ("…" if a + len(window) < len(x) else "")
+    counts = {lbl: labels.count(lbl) for lbl in labels}
+    seen: dict[str, int] = {}
+    for i, lbl in enumerate(labels):
+        if counts[lbl] > 1:
+            seen[lbl] = seen.get(lbl, 0) + 1
+            labels[i] = f"{lbl} #{seen[lbl]}"
+    return labels
 
 
 def _kernels(ranks) -> dict[str, Any]:

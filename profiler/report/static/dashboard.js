@@ -51,16 +51,21 @@
   };
 
   Dashboard.prototype._figuresHtml = function () {
+    // one table per rank / host; with many ranks only the first opens, the rest fold
     const figs = this.data.figures || [];
     if (!figs.length) return "";
-    let html = '<section class="db-card db-wide" id="db-figures"><h3>Key figures</h3><table class="db-figs">';
-    let scope = null;
+    const groups = [];
     for (const f of figs) {
       const s = f.rank != null ? "rank " + f.rank : "host " + f.host;
-      if (s !== scope) { html += '<tr><th colspan="2" class="db-scope">' + esc(s) + "</th></tr>"; scope = s; }
-      html += '<tr data-key="' + esc(f.key) + '"><td>' + esc(f.label) + '</td><td class="db-fig">' + esc(f.text) + "</td></tr>";
+      if (!groups.length || groups[groups.length - 1].scope !== s) groups.push({ scope: s, rows: [] });
+      groups[groups.length - 1].rows.push(f);
     }
-    return html + "</table></section>";
+    let html = '<section class="db-card db-wide" id="db-figures"><h3>Key figures</h3>';
+    groups.forEach((g, i) => {
+      html += "<details" + (i === 0 || groups.length <= 3 ? " open" : "") + '><summary class="db-scope">' + esc(g.scope) + '</summary><table class="db-figs">' +
+        g.rows.map((f) => '<tr data-key="' + esc(f.key) + '"><td>' + esc(f.label) + '</td><td class="db-fig">' + esc(f.text) + "</td></tr>").join("") + "</table></details>";
+    });
+    return html + "</section>";
   };
 
   Dashboard.prototype._dom = function () {
@@ -133,7 +138,11 @@
     const el = this.root.querySelector("#chart-" + id), box = this.root.querySelector("#fullname-" + id);
     if (!el || !box || el.dataset.hoverBound) return;
     el.dataset.hoverBound = "1";
-    el.on("plotly_hover", (ev) => { const p = ev.points[0]; box.textContent = (p.customdata && p.customdata[0]) || p.label; box.classList.add("db-active"); });
+    el.on("plotly_hover", (ev) => {
+      const p = ev.points[0], c = Array.isArray(p.customdata) && Array.isArray(p.customdata[0]) ? p.customdata[0] : p.customdata;
+      box.innerHTML = '<span class="db-fn">' + esc(c ? c[0] : p.label) + "</span>" + (c ? '<span class="db-fn-figs">' + esc(c[1] + " · " + c[2] + " launches") + "</span>" : "");
+      box.classList.add("db-active");
+    });
   };
 
   Dashboard.prototype.renderKernels = function () {

@@ -122,3 +122,25 @@ def test_cli_errors_are_one_line_not_tracebacks(tmp_path):
         assert result.exit_code == 2, result.output
         assert "error:" in result.output and "Traceback" not in result.output
     assert not (tmp_path / "r.html").exists()
+
+
+def test_timeline_command_writes_one_offline_page_for_many_ranks(tmp_path):
+    import re
+    import shutil
+
+    folder = tmp_path / "ranks"
+    folder.mkdir()
+    for name in ("sampled_rank0.pt.trace.json.gz", "sampled_rank1.pt.trace.json.gz"):
+        shutil.copy(trace(name), folder / name)
+    out = tmp_path / "tl.html"
+    result = runner.invoke(profile_app, ["timeline", str(folder), "-o", str(out)])
+    assert result.exit_code == 0 and "wrote" in result.output, result.output
+    html = out.read_text()
+    assert "<script src=" not in html and "<link " not in html and "SageTimeline" in html
+    payload = json.loads(re.search(r'<script id="timeline-data" type="application/json">(.*?)</script>', html, re.S)
+                         .group(1).replace("<\\/", "</"))
+    paths = {t["path"] for t in payload["tracks"]}
+    assert any("(rank 0)" in p for p in paths) and any("(rank 1)" in p for p in paths)
+    assert [s["name"] for s in payload["steps"]][:1] == ["ProfilerStep#551"]
+    bad = runner.invoke(profile_app, ["timeline", str(tmp_path / "missing.json"), "-o", str(out)])
+    assert bad.exit_code == 2 and "error:" in bad.output and "Traceback" not in bad.output

@@ -1,4 +1,5 @@
-"""`sagelaunch profile report|export|ui`: the dashboard report, the Perfetto export and the profile browser.
+"""`sagelaunch profile report|export|timeline|ui`: the dashboard report, the Perfetto export, the offline timeline
+and the profile browser.
 
 Registered on part 1's `profile` Typer app by profiler/cli.py; heavy imports stay inside the commands.
 """
@@ -24,22 +25,27 @@ def _fail(exc: Exception) -> None:
     raise typer.Exit(2) from None
 
 
+def _build(what: str, build):
+    """Run build() under a spinner that says `what`; a profile that cannot be read is a one-line error."""
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    try:
+        with console.status(what):
+            return console, build()
+    except ValueError as exc:
+        _fail(exc)
+
+
 def report_cmd(
     path: str = typer.Argument(..., help=PATH_HELP),
     out: Path = typer.Option(Path("report.html"), "-o", "--out", help="The HTML file to write."),
     title: str = typer.Option(None, "--title", help="Title shown in the report (default: the path)."),
 ) -> None:
-    """Write the dashboard as one self-contained HTML file that opens offline."""
-    from rich.console import Console
-
+    """Write the dashboard, with the findings, as one self-contained HTML file that opens offline."""
     from profiler.report.html import write_report
 
-    console = Console(stderr=True)
-    try:
-        with console.status(f"building the report of {path}"):
-            written = write_report(path, out, title=title)
-    except ValueError as exc:
-        _fail(exc)
+    console, written = _build(f"building the report of {path}", lambda: write_report(path, out, title=title))
     console.print(f"wrote {written} ({written.stat().st_size / 1e6:.1f} MB)")
 
 
@@ -48,19 +54,15 @@ def export_cmd(
     perfetto: Path = typer.Option(..., "--perfetto", help="Write a Chrome/Perfetto trace (JSON) here, for ui.perfetto.dev."),
 ) -> None:
     """Export the timeline (host -> device tracks, launch arrows, counters) as a Perfetto/Chrome trace."""
-    from rich.console import Console
-
     from profiler.loader import load_profile
     from profiler.timeline.model import build_timeline
     from profiler.timeline.perfetto import write_perfetto
 
-    console = Console(stderr=True)
-    try:
-        with console.status(f"exporting {path}"):
-            model = build_timeline(load_profile(path))
-            written = write_perfetto(model, perfetto)
-    except ValueError as exc:
-        _fail(exc)
+    def export():
+        model = build_timeline(load_profile(path))
+        return model, write_perfetto(model, perfetto)
+
+    console, (model, written) = _build(f"exporting {path}", export)
     console.print(f"wrote {written}: {len(model)} events on {len(model.tracks)} tracks; open it in ui.perfetto.dev")
 
 
@@ -70,16 +72,9 @@ def timeline_cmd(
     title: str = typer.Option(None, "--title", help="Title shown on the page (default: the path)."),
 ) -> None:
     """Write the timeline (every rank; steps, search, launch arrows) as one self-contained HTML file that opens offline."""
-    from rich.console import Console
-
     from profiler.timeline.html import write_timeline
 
-    console = Console(stderr=True)
-    try:
-        with console.status(f"building the timeline of {path}"):
-            written, events = write_timeline(path, out, title=title)
-    except ValueError as exc:
-        _fail(exc)
+    console, (written, events) = _build(f"building the timeline of {path}", lambda: write_timeline(path, out, title=title))
     console.print(f"wrote {written} ({written.stat().st_size / 1e6:.1f} MB, {events:,} events)")
 
 

@@ -77,3 +77,25 @@ def test_v100_figures_fix_the_disagreements_of_the_issue():
     assert bw["## backward ##"]["count"] == 5 and bw["## backward ## (GPU)"]["count"] == 5  # not 10 mixed
     sampled = analyze(REPO / "tests" / "data" / "traces" / "sampled_rank0.pt.trace.json.gz")["ranks"]["0"]["precision"]
     assert "INT8" not in list(sampled)[:1] and list(sampled)[0] == "communication"  # NCCL …Sum_int8_t
+
+
+@pytest.mark.parametrize("values_ms", [
+    [95.5, 95.6, 95.7, 20.0, 63.0],  # v100's steps: few, spread
+    [1.0] * 50,  # all equal: one bin
+    list(range(1, 10_001)),  # many
+    [0.012, 0.013, 0.011, 0.5],  # µs-scale with an outlier
+])
+def test_histogram_bins_are_round_and_cover_every_value(values_ms):
+    import numpy as np
+
+    from profiler.analysis.metrics import MAX_HIST_BINS, histogram
+
+    h = histogram(np.asarray(values_ms) * 1e6)
+    edges, counts = np.asarray(h["edges_us"]), h["counts"]
+    assert sum(counts) == len(values_ms) and 1 <= len(counts) <= MAX_HIST_BINS
+    assert edges[0] <= min(values_ms) * 1e3 and edges[-1] >= max(values_ms) * 1e3
+    widths = np.diff(edges)
+    assert np.allclose(widths, widths[0])
+    if len(set(values_ms)) > 1:  # 1, 2 or 5 × 10^k µs, so axis labels read well
+        mantissa = widths[0] / 10 ** np.floor(np.log10(widths[0]))
+        assert min(abs(mantissa - m) for m in (1, 2, 5, 10)) < 1e-6, widths[0]

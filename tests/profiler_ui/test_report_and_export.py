@@ -68,7 +68,9 @@ def test_report_opens_offline_with_every_chart(page, reports, artifacts_dir):
     assert tops[0] == tops[1]  # side by side
     page.fill("#db-ann-input", "DistributedDataParallel.forward (GPU)")
     page.dispatch_event("#db-ann-input", "change")
-    page.wait_for_selector('#chart-annotation .db-ann[data-name="DistributedDataParallel.forward (GPU)"] .main-svg')
+    page.wait_for_selector('#chart-annotation .db-ann[data-name="DistributedDataParallel.forward (GPU)"]')
+    page.wait_for_function("document.getElementById('chart-ann').data.length === 5")
+    assert page.evaluate("document.getElementById('chart-ann').data[4].name") == "DistributedDataParallel.forward (GPU)"
     page.screenshot(path=str(artifacts_dir / "report-v100-offline.png"), full_page=True)
     assert page.console_errors == []
 

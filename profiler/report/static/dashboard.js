@@ -91,7 +91,7 @@
     else {
       html += '<div class="db-ann-controls"><label>Add an annotation: <input id="db-ann-input" list="db-ann-names" placeholder="type a name…" size="40"></label>' +
         '<datalist id="db-ann-names">' + a.names.map((n) => '<option value="' + esc(n) + '">' + esc(n + " (" + a.counts[n] + ")") + "</option>").join("") + "</datalist></div>" +
-        '<div class="db-ann-grid" id="chart-annotation"></div>';
+        '<div id="chart-annotation"></div>';
     }
     html += "</section>";
     this.root.innerHTML = html + "</div>";
@@ -193,17 +193,24 @@
   };
 
   Dashboard.prototype.renderAnnotations = function () {
-    const a = this.data.sections.annotations, grid = this.root.querySelector("#chart-annotation");
-    if (a.missing || !grid) return Promise.resolve();
-    grid.querySelectorAll(".db-ann-chart").forEach((el) => this.Plotly.purge(el));
-    grid.innerHTML = this.annotations.map((n, i) => '<div class="db-ann" data-name="' + esc(n) + '"><div class="db-ann-title"><span title="' + esc(n) + '">' + esc(n) +
-      "</span> <small>(" + a.counts[n] + " spans)</small> <button class=\"db-ann-remove\" data-i=\"" + i + '" aria-label="remove" title="remove">×</button></div>' +
-      '<div class="db-ann-chart" id="chart-ann-' + i + '"></div></div>').join("");
-    grid.querySelectorAll(".db-ann-remove").forEach((b) => b.addEventListener("click", () => this.removeAnnotation(this.annotations[+b.dataset.i])));
-    const jobs = this.annotations.map((n, i) => this._plotEl(grid.querySelector("#chart-ann-" + i), [histBars(a.histograms[n], "#e6a23c", n)],
-      { height: 220, bargap: 0, margin: { l: 40, r: 10, t: 6, b: 36 }, xaxis: { title: { text: "duration (ms)" } }, yaxis: { title: { text: "count" } } }));
-    grid.dataset.rendered = "1";
-    return Promise.all(jobs);
+    // the chosen annotations side by side: one Plotly figure with a subplot each (one draw, not one per name)
+    const a = this.data.sections.annotations, box = this.root.querySelector("#chart-annotation");
+    if (a.missing || !box) return Promise.resolve();
+    const n = this.annotations.length;
+    const old = box.querySelector("#chart-ann");
+    if (old) this.Plotly.purge(old);
+    box.innerHTML = '<div class="db-ann-titles" style="grid-template-columns: repeat(' + Math.max(n, 1) + ', 1fr)">' +
+      this.annotations.map((name, i) => '<div class="db-ann" data-name="' + esc(name) + '"><span title="' + esc(name) + '">' + esc(name) +
+        "</span> <small>(" + a.counts[name] + " spans)</small> <button class=\"db-ann-remove\" data-i=\"" + i + '" aria-label="remove" title="remove">×</button></div>').join("") +
+      '</div><div class="db-chart" id="chart-ann"></div>';
+    box.querySelectorAll(".db-ann-remove").forEach((b) => b.addEventListener("click", () => this.removeAnnotation(this.annotations[+b.dataset.i])));
+    if (!n) { box.dataset.rendered = "1"; return Promise.resolve(); }
+    const traces = this.annotations.map((name, i) => Object.assign(histBars(a.histograms[name], "#e6a23c", name),
+      { xaxis: "x" + (i ? i + 1 : ""), yaxis: "y" + (i ? i + 1 : ""), showlegend: false }));
+    const layout = { height: 230, bargap: 0, margin: { l: 40, r: 10, t: 6, b: 36 }, grid: { rows: 1, columns: n, pattern: "independent", xgap: 0.12 } };
+    for (let i = 0; i < n; i++) layout["xaxis" + (i ? i + 1 : "")] = { title: { text: "duration (ms)", font: { size: 10 } } };
+    layout.yaxis = { title: { text: "count" } };
+    return this._plotEl(box.querySelector("#chart-ann"), traces, layout).then(() => { box.dataset.rendered = "1"; });
   };
 
   Dashboard.prototype.renderAll = function () {

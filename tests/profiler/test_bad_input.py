@@ -200,3 +200,16 @@ def test_fast_path_and_typer_agree(tmp_path):
     helped = subprocess.run([sys.executable, "-m", "launcher.cli", "profile", "analyze", "--help"],
                             capture_output=True, text=True, env=env, timeout=120)
     assert helped.returncode == 0 and "--json" in helped.stdout
+
+
+def test_help_names_flags_without_type_noise():
+    """--help shows what an option takes (a number, a range), never "<bool>" on a flag or "<str>" on a path."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "160"}
+    for cmd in ("analyze", "report", "timeline", "export", "ui"):
+        out = subprocess.run([sys.executable, "-m", "launcher.cli", "profile", cmd, "--help"], capture_output=True,
+                             text=True, env=env, timeout=120)
+        assert out.returncode == 0, out.stderr
+        assert "<bool>" not in out.stdout and "<str>" not in out.stdout, (cmd, out.stdout)
+        assert "--help" in out.stdout
+    assert "<int range>" in subprocess.run([sys.executable, "-m", "launcher.cli", "profile", "analyze", "--help"],
+                                           capture_output=True, text=True, env=env, timeout=120).stdout

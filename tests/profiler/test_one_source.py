@@ -75,6 +75,8 @@ def test_v100_figures_fix_the_disagreements_of_the_issue():
     assert fig["kernel_time"]["value"] > fig["gpu_span"]["value"]  # 468.2 vs 384.6 ms: overlapping streams
     bw = {a["name"]: a for a in doc["ranks"]["0"]["annotations"]}
     assert bw["## backward ##"]["count"] == 5 and bw["## backward ## (GPU)"]["count"] == 5  # not 10 mixed
+    precision = doc["ranks"]["0"]["precision"]
+    assert precision.get("unknown", 0) < 0.01 * sum(precision.values())  # cuDNN's scudnn kernels are FP32
     sampled = analyze(REPO / "tests" / "data" / "traces" / "sampled_rank0.pt.trace.json.gz")["ranks"]["0"]["precision"]
     assert "INT8" not in list(sampled)[:1] and list(sampled)[0] == "communication"  # NCCL …Sum_int8_t
 

@@ -107,7 +107,8 @@ def histogram(d_ns: np.ndarray, bins: int | None = None) -> dict:
         return {"edges_us": [], "counts": []}
     lo, hi = float(d.min()), float(d.max())
     if hi - lo <= 0:
-        return {"edges_us": [lo, lo + max(abs(lo) * 0.01, 1e-3)], "counts": [int(len(d))]}
+        half = max(abs(lo) * 0.005, 5e-4)  # one narrow bin centred on the value
+        return {"edges_us": [lo - half, lo + half], "counts": [int(len(d))]}
     n = bins or min(MAX_HIST_BINS, max(1, len(np.histogram_bin_edges(d, bins="auto")) - 1))
     raw = (hi - lo) / n
     pow10 = 10 ** np.floor(np.log10(raw))

@@ -52,6 +52,7 @@ def dashboard_data(profile: S.Profile, analysis: dict | None = None, title: str 
     }
     return {
         "title": title or profile.source,
+        "source": profile.source,
         "ranks": sorted(profile.ranks),
         "hosts": sorted({r.meta.host or "algo-1" for r in ranks}),
         "warnings": list(profile.warnings)[:20],
@@ -389,7 +390,11 @@ def _annotations(ranks) -> dict[str, Any]:
         hit = next((n for n in names if word in n.lower() and not n.endswith("(GPU)") and n not in defaults), None)
         if hit:
             defaults.append(hit)
-    defaults = defaults or names[:3]
+    for n in names:  # then the busiest others, up to three charts
+        if len(defaults) >= 3:
+            break
+        if n not in defaults and not n.endswith("(GPU)"):
+            defaults.append(n)
     return {"names": names, "default": defaults[0], "defaults": defaults,
             "counts": {n: int(len(merged[n])) for n in names},
             "histograms": {n: histogram(merged[n]) for n in names},

@@ -246,9 +246,15 @@ PHASE_WORDS = ("forward", "backward", "optimizer")
 DATALOADER = re.compile(r"DataLoader|dataloader|_next_data|__next__")
 
 
-def _union_in(s: np.ndarray, e: np.ndarray, lo: int, hi: int) -> float:
-    """ns of the merged sorted intervals [s, e) inside [lo, hi)."""
-    return float(coverage_per_bin(s, e, np.array([lo, hi], dtype=np.float64))[0]) if len(s) else 0.0
+def _covered_upto(s: np.ndarray, e: np.ndarray, xs: np.ndarray) -> np.ndarray:
+    """Busy time of merged, sorted intervals [s, e) before each x (all x at once)."""
+    if not len(s):
+        return np.zeros(len(xs))
+    cum = np.concatenate([[0.0], np.cumsum(e - s)])
+    k = np.searchsorted(s, xs, side="right")  # intervals starting at or before x
+    prev = np.maximum(k - 1, 0)
+    partial = np.where(k > 0, np.clip(xs - s[prev], 0, e[prev] - s[prev]), 0.0)
+    return cum[prev] * (k > 0) + partial
 
 
 def step_breakdown(rt: RankTrace) -> dict | None:
@@ -276,16 +282,15 @@ def step_breakdown(rt: RankTrace) -> dict | None:
     loader_name = np.array([bool(DATALOADER.search(n)) for n in rt.names], dtype=bool)
     loader = rt.mask_cat(CAT_CPU_OP, CAT_USER_ANNOTATION) & loader_name[nid]
     gpu = rt.mask_cat(CAT_KERNEL, CAT_GPU_MEMCPY, CAT_GPU_MEMSET)
-    ph_s, ph_e = union_of(ann_phase)
-    dl_s, dl_e = union_of(loader)
-    g_s, g_e = union_of(gpu)
-    total = phases = loaded = gpu_busy = 0.0
-    for r in step_rows.tolist():
-        lo, hi = int(ts[r]) - rel0, int(ts[r] + dur[r]) - rel0
-        total += hi - lo
-        phases += _union_in(ph_s, ph_e, lo, hi)
-        loaded += _union_in(dl_s, dl_e, lo, hi)
-        gpu_busy += _union_in(g_s, g_e, lo, hi)
+    lo = (ts[step_rows] - rel0).astype(np.float64)
+    hi = (ts[step_rows] + dur[step_rows] - rel0).astype(np.float64)
+
+    def inside_steps(mask) -> float:
+        u_s, u_e = union_of(mask)
+        return float((_covered_upto(u_s, u_e, hi) - _covered_upto(u_s, u_e, lo)).sum())
+
+    total = float((hi - lo).sum())
+    phases, loaded, gpu_busy = inside_steps(ann_phase), inside_steps(loader), inside_steps(gpu)
     have_phases = len(phases_seen) == len(PHASE_WORDS)
     return {
         "steps": int(len(step_rows)),

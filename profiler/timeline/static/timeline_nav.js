@@ -92,8 +92,8 @@
     let timer = 0;
     input.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(() => this.showResults(input.value), 120); });
     input.addEventListener("keydown", (e) => {
-      if (e.key === "Enter") { e.preventDefault(); if (!this.matches || this.query !== input.value) this.search(input.value); else this.nextMatch(e.shiftKey ? -1 : 1); results.hidden = true; }
-      if (e.key === "Escape") { results.hidden = true; }
+      if (e.key === "Enter") { e.preventDefault(); clearTimeout(timer); if (!this.matches || this.query !== input.value) this.search(input.value); else this.nextMatch(e.shiftKey ? -1 : 1); results.hidden = true; }
+      if (e.key === "Escape") { clearTimeout(timer); results.hidden = true; }
     });
     input.addEventListener("focus", () => { if (input.value) this.showResults(input.value); });
     el.querySelector(".tl-search-next").addEventListener("click", () => this.nextMatch(1));

@@ -1,7 +1,8 @@
-"""`sagelaunch profile report|export|timeline|ui`: the dashboard report, the Perfetto export, the offline timeline
-and the profile browser.
+"""`sagelaunch profile report|export|timeline`: the dashboard report, the Perfetto export and the offline
+timeline.
 
 Registered on part 1's `profile` Typer app by profiler/cli.py; heavy imports stay inside the commands.
+(`profile ui`, the profile browser, needs job sources only the application has: sagelaunch/cli_profile.py.)
 """
 
 from __future__ import annotations
@@ -17,10 +18,9 @@ def register(app: typer.Typer) -> None:
     app.command("report")(report_cmd)
     app.command("export")(export_cmd)
     app.command("timeline")(timeline_cmd)
-    app.command("ui")(ui_cmd)
 
 
-def _fail(exc: Exception) -> None:
+def fail(exc: Exception) -> None:
     typer.echo(f"error: {exc}", err=True)
     raise typer.Exit(2) from None
 
@@ -34,7 +34,7 @@ def _build(what: str, build):
         with console.status(what):
             return console, build()
     except ValueError as exc:
-        _fail(exc)
+        fail(exc)
 
 
 def report_cmd(
@@ -77,22 +77,3 @@ def timeline_cmd(
     console, (written, events) = _build(f"building the timeline of {path}", lambda: write_timeline(path, out, title=title))
     console.print(f"wrote {written} ({written.stat().st_size / 1e6:.1f} MB, {events:,} events)")
 
-
-def ui_cmd(
-    path: str = typer.Argument(None, help="Open this profile or trace directly (a trace file, a folder of ranks or a "
-                               "job's profiler output); without it, pick a job from the list."),
-    port: int = typer.Option(8008, "--port", min=0, max=65535, help="Port on 127.0.0.1 (0 picks a free one)."),
-    sagemaker: bool = typer.Option(True, "--sagemaker/--no-sagemaker", help="Also list SageMaker jobs' S3 profiles (needs AWS credentials)."),
-    open_browser: bool = typer.Option(False, "--open", help="Open the page in the default web browser."),
-) -> None:
-    """Browse profiles in a local, read-only web app on 127.0.0.1: a given profile/trace, and the profiled jobs
-    (local registry and SageMaker)."""
-    from profiler.ui.server import serve
-
-    if path is not None and not Path(path).exists():
-        _fail(ValueError(f"path {path!r}: no such file or folder; give a trace (.json/.json.gz), a folder of ranks "
-                         "or a job's profiler output"))
-    try:
-        serve(port, include_sagemaker=sagemaker, open_browser=open_browser, open_path=path)
-    except OSError as exc:
-        _fail(OSError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}; pick another --port"))

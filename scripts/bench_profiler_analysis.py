@@ -58,7 +58,7 @@ def main() -> None:
     args = ap.parse_args()
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     contenders = {
-        "sagelaunch profile analyze --json": [sys.executable, "-m", "launcher.cli", "profile", "analyze",
+        "sagelaunch profile analyze --json": [sys.executable, "-m", "sagelaunch.cli", "profile", "analyze",
                                               str(args.trace), "--json"],
         "python -m profiler.cli analyze --json": [sys.executable, "-m", "profiler.cli", "analyze", str(args.trace),
                                                   "--json"],

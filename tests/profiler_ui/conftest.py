@@ -1,6 +1,6 @@
 """Profiled jobs for the browser tests: a local registry under a temporary SAGELAUNCH_HOME.
 
-Jobs are written with launcher.registry and laid out as the local backend does
+Jobs are written with the launcher's registry and laid out as the local backend does
 (<home>/jobs/<job>/algo-N/output/profiler/…): our Parquet artifact (events from a real V100 Kineto trace
 plus system-monitor counters), plain Kineto traces, a CPU-only run, a job without profile, and a job
 whose only "profile file" is a symlink to a file outside the job (it must never be read).
@@ -115,8 +115,9 @@ def profile_home(tmp_path_factory):
 def serve_profile_browser(include_sagemaker: bool):
     """The profile browser on 127.0.0.1 on a free port, shut down on exit."""
     from profiler.ui.server import ProfileBrowser
+    from sagelaunch.profile_sources import job_sources
 
-    server = ProfileBrowser(0, include_sagemaker=include_sagemaker)
+    server = ProfileBrowser(0, include_sagemaker=include_sagemaker, job_sources=job_sources())
     server.start_background()
     try:
         yield server

@@ -10,12 +10,12 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-LAUNCH = "import sys; from profiler.cli import profile_app; sys.argv[0] = 'sagelaunch profile'; profile_app()"
+LAUNCH = "import sys; from sagelaunch.cli import app; sys.argv[0] = 'sagelaunch'; app()"
 
 
 def test_ui_command_serves_on_loopback(profile_home):
     env = {**os.environ, "SAGELAUNCH_HOME": str(profile_home["home"]), "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-c", LAUNCH, "ui", "--port", "0", "--no-sagemaker"], cwd=ROOT, env=env,
+    proc = subprocess.Popen([sys.executable, "-c", LAUNCH, "profile", "ui", "--port", "0", "--no-sagemaker"], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         line = proc.stdout.readline()  # the first line names the URL; readline returns at EOF if it died
@@ -36,7 +36,7 @@ def test_ui_command_opens_a_given_trace(profile_home):
     """`sagelaunch profile ui PATH`: the given trace is loaded at start, besides the job list."""
     trace = ROOT / "tests" / "data" / "traces" / "mi250_rocm.pt.trace.json.gz"
     env = {**os.environ, "SAGELAUNCH_HOME": str(profile_home["home"]), "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-c", LAUNCH, "ui", str(trace), "--port", "0", "--no-sagemaker"], cwd=ROOT,
+    proc = subprocess.Popen([sys.executable, "-c", LAUNCH, "profile", "ui", str(trace), "--port", "0", "--no-sagemaker"], cwd=ROOT,
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         line = proc.stdout.readline()
@@ -61,6 +61,6 @@ def test_ui_command_opens_a_given_trace(profile_home):
 
 def test_ui_command_rejects_a_missing_path(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([sys.executable, "-c", LAUNCH, "ui", str(tmp_path / "nope.json"), "--port", "0"], cwd=ROOT,
+    out = subprocess.run([sys.executable, "-c", LAUNCH, "profile", "ui", str(tmp_path / "nope.json"), "--port", "0"], cwd=ROOT,
                          env=env, capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and "no such file or folder" in out.stderr and "Traceback" not in out.stderr

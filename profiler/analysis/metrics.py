@@ -55,14 +55,19 @@ def _us(ns) -> float:
     return float(ns) / 1000.0
 
 
+def covered_upto(s: np.ndarray, e: np.ndarray, xs: np.ndarray) -> np.ndarray:
+    """Busy time of merged, sorted intervals [s, e) before each x (all x at once, any order)."""
+    if not len(s):
+        return np.zeros(len(xs))
+    cum = np.concatenate([[0], np.cumsum(e - s)])
+    k = np.searchsorted(s, xs, side="right")  # intervals starting at or before x
+    over = np.where(k > 0, np.maximum(e[np.maximum(k - 1, 0)] - xs, 0), 0)  # the part of the last one after x
+    return cum[k] - over
+
+
 def coverage_per_bin(s: np.ndarray, e: np.ndarray, edges: np.ndarray) -> np.ndarray:
     """Busy time of merged, sorted intervals [s, e) inside each bin between consecutive edges."""
-    if len(s) == 0:
-        return np.zeros(len(edges) - 1)
-    cum = np.concatenate([[0], np.cumsum(e - s)])
-    k = np.searchsorted(s, edges, side="right")
-    over = np.where(k > 0, np.maximum(e[np.maximum(k - 1, 0)] - edges, 0), 0)
-    return np.diff(cum[k] - over)
+    return np.diff(covered_upto(s, e, edges))
 
 
 def _timeline(s, e, t0, t1, bins=TIMELINE_BINS) -> dict:
@@ -241,17 +246,6 @@ PHASE_WORDS = ("forward", "backward", "optimizer")
 DATALOADER = re.compile(r"DataLoader|dataloader|_next_data|__next__")
 
 
-def _covered_upto(s: np.ndarray, e: np.ndarray, xs: np.ndarray) -> np.ndarray:
-    """Busy time of merged, sorted intervals [s, e) before each x (all x at once)."""
-    if not len(s):
-        return np.zeros(len(xs))
-    cum = np.concatenate([[0.0], np.cumsum(e - s)])
-    k = np.searchsorted(s, xs, side="right")  # intervals starting at or before x
-    prev = np.maximum(k - 1, 0)
-    partial = np.where(k > 0, np.clip(xs - s[prev], 0, e[prev] - s[prev]), 0.0)
-    return cum[prev] * (k > 0) + partial
-
-
 def step_breakdown(rt: RankTrace) -> dict | None:
     """Where the steps' time goes: inside Forward/Backward/Optimizer annotations, in DataLoader operators,
     and with the GPU idle. The input_bound finding reads it. None without step annotations."""
@@ -267,7 +261,7 @@ def step_breakdown(rt: RankTrace) -> dict | None:
 
     def union_of(mask):
         rows = np.flatnonzero(mask)
-        s, e = merged((ts[rows] - rel0).astype(np.float64), (ts[rows] + dur[rows] - rel0).astype(np.float64))
+        s, e = merge_intervals((ts[rows] - rel0).astype(np.float64), (ts[rows] + dur[rows] - rel0).astype(np.float64))
         return s, e
 
     lower = [n.lower() for n in rt.names]
@@ -282,7 +276,7 @@ def step_breakdown(rt: RankTrace) -> dict | None:
 
     def inside_steps(mask) -> float:
         u_s, u_e = union_of(mask)
-        return float((_covered_upto(u_s, u_e, hi) - _covered_upto(u_s, u_e, lo)).sum())
+        return float((covered_upto(u_s, u_e, hi) - covered_upto(u_s, u_e, lo)).sum())
 
     total = float((hi - lo).sum())
     phases, loaded, gpu_busy = inside_steps(ann_phase), inside_steps(loader), inside_steps(gpu)

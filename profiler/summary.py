@@ -1,12 +1,12 @@
 """Readable Rich summary of an analysis dict (what `sagelaunch profile analyze` prints without --json).
 
-Headline numbers come from the result's ``figures`` (profiler/analysis/figures.py) as they are, so this text,
+Headline numbers come from the result's ``figures`` (profiler/figures.py) as they are, so this text,
 the JSON, the report and the profile browser print the same figure for the same quantity.
 """
 
 from __future__ import annotations
 
-from profiler.analysis.figures import ms, pct, scope_of
+from profiler.figures import ms, pct, scope_of
 
 def _short(name: str, width: int = 150) -> str:
     return name if len(name) <= width else name[: width - 1] + "…"

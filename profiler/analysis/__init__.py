@@ -64,7 +64,7 @@ def analyze(path_or_profile, top_n: int = 10, context: dict | None = None) -> di
     """Analyse a profile (a path load_profile accepts, or a Profile) into one JSON-ready dict.
 
     ``context`` carries job settings the trace cannot tell (``pipeline_parallel_degree``, ``microbatches``);
-    the findings use them. The result's ``figures`` (analysis/figures.py) and ``findings`` (profiler/findings)
+    the findings use them. The result's ``figures`` (profiler/figures.py) and ``findings`` (profiler/findings)
     are computed from the rest of the result, so every view prints the same numbers."""
     if isinstance(path_or_profile, Profile):
         profile = path_or_profile
@@ -81,7 +81,7 @@ def analyze(path_or_profile, top_n: int = 10, context: dict | None = None) -> di
         from profiler.analysis.counters import summarize_counters
 
         hosts = summarize_counters(profile.counters)
-    from profiler.analysis.figures import figures
+    from profiler.figures import figures
     from profiler.findings import findings
 
     result = {"ranks": ranks, "hosts": hosts, "warnings": list(profile.warnings), "source": profile.source,

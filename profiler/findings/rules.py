@@ -10,7 +10,7 @@ from __future__ import annotations
 from statistics import median
 from typing import Any
 
-from profiler.analysis.figures import ms
+from profiler.figures import ms
 from profiler.findings import thresholds as T
 
 Finding = dict[str, Any]

@@ -185,7 +185,7 @@ def _gpu_util(profile: S.Profile, gpu, t0: int, has_gpu: bool) -> dict[str, Any]
 
 
 def _cpu_active(analysis: dict) -> dict[str, Any]:
-    """The pie shows the figure the CLI prints (analysis/figures.py): sampled utilisation when the system monitor
+    """The pie shows the figure the CLI prints (profiler/figures.py): sampled utilisation when the system monitor
     recorded it, else the trace's CPU busy time; the source line says which."""
     figs = analysis.get("figures") or []
     sampled = [f for f in figs if f["key"] == "cpu_util"]

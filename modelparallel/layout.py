@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from jobspec import smp as rules
-from jobspec.smp import GROUP_DIMS, PLACEMENT_PERMUTATIONS as PERMUTATIONS, mesh_shape  # noqa: F401 (API)
+from jobspec.smp import GROUP_DIMS, mesh_shape
 from modelparallel.errors import SMPValidationError
 
 

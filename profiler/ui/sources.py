@@ -8,7 +8,6 @@ browser — so a request can name a job, not a path.
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections.abc import Callable
@@ -18,14 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from jobspec.contract import STATUSES, host_profiler_dir
-from jobspec.names import NAME_PATTERN
+from jobspec.names import NAME_PATTERN as JOB_NAME  # SageMaker's TrainingJobName pattern
 
-log = logging.getLogger(__name__)
-
-JOB_NAME = NAME_PATTERN  # SageMaker's TrainingJobName pattern
 SOURCES = ("local", "sagemaker")
 PROFILE_SUFFIXES = (".parquet", ".json", ".json.gz")
-MAX_SAGEMAKER_JOBS = 100
 
 
 @dataclass

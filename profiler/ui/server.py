@@ -44,6 +44,7 @@ STATIC_FILES = {  # URL name -> (file, content type); the only files the server 
     "timeline.js": (HERE.parent / "timeline" / "static" / "timeline.js", "text/javascript"),
     "timeline_lod.js": (HERE.parent / "timeline" / "static" / "timeline_lod.js", "text/javascript"),
     "timeline_interact.js": (HERE.parent / "timeline" / "static" / "timeline_interact.js", "text/javascript"),
+    "timeline_nav.js": (HERE.parent / "timeline" / "static" / "timeline_nav.js", "text/javascript"),
     "timeline.css": (HERE.parent / "timeline" / "static" / "timeline.css", "text/css"),
 }
 MAX_BODY = 4096
@@ -284,8 +285,8 @@ class PortInUse(OSError):
 
 
 def serve(port: int = 8008, include_sagemaker: bool = True, open_browser: bool = False,
-          job_sources: sources.JobSources = sources.NO_SOURCES) -> None:
-    """Run the profile browser until Ctrl-C."""
+          job_sources: sources.JobSources = sources.NO_SOURCES, open_path: str | None = None) -> None:
+    """Run the profile browser until Ctrl-C; with open_path, that profile/trace is loaded at start."""
     import errno
 
     try:
@@ -295,6 +296,8 @@ def serve(port: int = 8008, include_sagemaker: bool = True, open_browser: bool =
             raise PortInUse(f"port {port} on 127.0.0.1 is in use (another profile browser or program listens there); "
                             "fix: --port <another port>, or --port 0 to pick a free one") from None
         raise
+    if open_path is not None:
+        server.session.start_load(sources.path_entry(open_path))
     print(f"sagelaunch profile browser on {server.url} (127.0.0.1 only; Ctrl-C to stop)", flush=True)
     if open_browser:
         import webbrowser

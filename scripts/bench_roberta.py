@@ -8,6 +8,7 @@ bf16 peak.
     python scripts/bench_roberta.py                      # GPU: roberta-base size, sequence 128
     python scripts/bench_roberta.py --size tiny          # CPU smoke run (what CI runs)
     python scripts/bench_roberta.py --json result.json   # also write the figures
+    python scripts/bench_roberta.py --profile-dir DIR    # then profile a few optimized steps with our profiler
 
 AWS measured a 42% speed-up from these PyTorch 2 features on 8×A100 40GB; the target on one H200
 is ≥ 2× with MFU ≥ 40%.
@@ -37,17 +38,20 @@ class Result:
     step_ms: float
     mfu: float | None
     loss: float
+    peak_mem_gb: float | None  # the device's peak allocation during the variant (None on CPU)
 
 
-def peak_flops(device: str, override_tflops: float | None) -> float | None:
+def peak_flops_and_source(device: str, override_tflops: float | None) -> tuple[float | None, str | None]:
+    """The FLOP/s that MFU divides by, and where that number comes from."""
     if override_tflops:
-        return override_tflops * 1e12
+        return override_tflops * 1e12, "--peak-tflops"
     if device != "cuda":
-        return None
+        return None, None
     import torch
 
     name = torch.cuda.get_device_name()
-    return next((peak for key, peak in PEAK_BF16_FLOPS.items() if key in name), None)
+    key = next((key for key in PEAK_BF16_FLOPS if key in name), None)
+    return (PEAK_BF16_FLOPS[key], f"{key} dense bf16 data-sheet peak") if key else (None, None)
 
 
 def train_flops_per_sample(model, seq: int) -> float:
@@ -96,6 +100,8 @@ def run_variant(name: str, args, device: str, optimized: bool) -> Result:
         if device == "cuda":
             torch.cuda.synchronize()
 
+    if device == "cuda":
+        torch.cuda.reset_peak_memory_stats()
     for i in range(args.warmup):  # compilation and allocator warm-up happen here, outside the timing
         step(i)
     sync()
@@ -105,9 +111,25 @@ def run_variant(name: str, args, device: str, optimized: bool) -> Result:
     sync()
     elapsed = time.perf_counter() - start
     samples_per_s = args.steps * args.batch / elapsed
-    peak = peak_flops(device, args.peak_tflops)
+    peak, _ = peak_flops_and_source(device, args.peak_tflops)
     mfu = samples_per_s * train_flops_per_sample(model, args.seq) / peak if peak else None
-    return Result(name, samples_per_s, 1000 * elapsed / args.steps, mfu, float(loss.detach().float()))
+    peak_mem = torch.cuda.max_memory_allocated() / 2**30 if device == "cuda" else None
+    if optimized and args.profile_dir:
+        profile_steps(step, sync, args.profile_dir, args.profile_steps)
+    return Result(name, samples_per_s, 1000 * elapsed / args.steps, mfu, float(loss.detach().float()), peak_mem)
+
+
+def profile_steps(step, sync, out_dir: str, steps: int) -> None:
+    """A few more steps under our profiler (one step_N annotation each): where the time goes, for `profile analyze`."""
+    import profiler as smprof
+
+    smprof.configure(smprof.Config(output_dir=out_dir, host="bench", rank=0))
+    smprof.start_profiling()
+    for i in range(steps):
+        with smprof.annotate(f"step_{i + 1}"):
+            step(i)
+            sync()
+    smprof.stop_profiling()
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -120,6 +142,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--compile-backend", default="inductor")
     parser.add_argument("--peak-tflops", type=float, default=None, help="device peak for MFU (auto on known GPUs)")
     parser.add_argument("--json", help="write the figures to this file")
+    parser.add_argument("--profile-dir", help="profile a few steps of the optimized variant into this folder")
+    parser.add_argument("--profile-steps", type=int, default=5)
     args = parser.parse_args(argv)
 
     import torch
@@ -145,8 +169,11 @@ def main(argv: list[str] | None = None) -> dict:
         print(f"{r.variant:<36} {r.samples_per_s:10.1f} samples/s  {r.step_ms:8.1f} ms/step  {mfu}  loss {r.loss:.3f}")
     speedup = results[1].samples_per_s / results[0].samples_per_s
     print(f"speed-up: {speedup:.2f}x")
+    peak, peak_source = peak_flops_and_source(device, args.peak_tflops)
     report = {"device": where, "size": args.size, "seq": args.seq, "batch": args.batch, "steps": args.steps,
-              "speedup": speedup, "results": [asdict(r) for r in results]}
+              "warmup": args.warmup, "speedup": speedup, "results": [asdict(r) for r in results],
+              "peak_tflops": peak / 1e12 if peak else None, "peak_source": peak_source,
+              "profile_dir": args.profile_dir}
     if args.json:
         with open(args.json, "w") as f:
             json.dump(report, f, indent=2)

@@ -295,6 +295,12 @@ def summary(report: dict) -> str:
         for key, value in s.get("figures", {}).items():
             if value is not None:
                 lines.append(f"    {key}: {round(value, 4) if isinstance(value, float) else value}")
+        where = s.get("run", {}).get("where_time_goes") or {}
+        if where.get("temporal"):
+            t = where["temporal"]
+            lines.append(f"    where the time goes ({where['profiled_steps']} profiled optimized steps): compute "
+                         f"{t['compute_pct']}%, non-compute {t['non_compute_pct']}%, idle {t['idle_pct']}%; top kernels: "
+                         + "; ".join(f"{k['name'][:60]} {k['total_us'] / 1e3:.1f} ms" for k in where["top_kernels"][:3]))
     lines.append("goals: " + ", ".join(f"{k}: {'n/a' if v is None else ('met' if v else 'NOT met')}"
                                        for k, v in report["goals"].items()))
     return "\n".join(lines)

@@ -3,7 +3,7 @@
 RoBERTa classifier steps (bench_roberta's model; bf16 autocast + fused AdamW on a GPU, fp32 on CPU), each step's
 batch copied from pinned host memory as a data loader would. Rounds of unprofiled and profiled steps alternate
 (our profiler, started and stopped by the script as SageMaker Profiler scripts do), so machine noise hits both
-alike; the same annotate calls run in both. Then a few steps under plain torch.profiler with CPU and CUDA activity,
+alike; the same annotated step (bench_profiler_overhead's) runs in both. Then a few steps under plain torch.profiler with CPU and CUDA activity,
 exported as a Kineto trace for the HTA comparison. Writes OUT_DIR/timings.json and OUT_DIR/kineto/*.pt.trace.json.
 """
 
@@ -18,6 +18,7 @@ from pathlib import Path
 import torch
 
 import profiler as smprof
+from bench_profiler_overhead import annotated_step
 from bench_roberta import build_model
 
 
@@ -42,18 +43,13 @@ def main() -> None:
     if cuda:
         ids, labels = ids.pin_memory(), labels.pin_memory()
 
+    autocast = torch.autocast(device_type=device, dtype=torch.bfloat16, enabled=cuda)
+
     def step(n: int) -> None:
-        with smprof.annotate(f"step_{n}"):
-            x, y = ids.to(device, non_blocking=True), labels.to(device, non_blocking=True)
-            with smprof.annotate("Forward"), torch.autocast(device_type=device, dtype=torch.bfloat16, enabled=cuda):
-                loss = model(input_ids=x, labels=y).loss
-            with smprof.annotate("Backward"):
-                loss.backward()
-            with smprof.annotate("Optimizer"):
-                optimizer.step()
-                optimizer.zero_grad(set_to_none=True)
-            if cuda:
-                torch.cuda.synchronize()  # the step's GPU work belongs to its step time
+        x, y = ids.to(device, non_blocking=True), labels.to(device, non_blocking=True)
+        annotated_step(f"step_{n}", model, optimizer, x, y, autocast)
+        if cuda:
+            torch.cuda.synchronize()  # the step's GPU work belongs to its step time
 
     n = 0
     for _ in range(3):  # warm-up: allocator, cuBLAS handles, autotuning

@@ -87,18 +87,31 @@ def roberta(entry: dict, env: Env, work: Path) -> None:
     from scripts import bench_roberta
 
     entry["figures"] = dict.fromkeys(ROBERTA_FIGURES)
-    profile_dir = work / "roberta-profile"
-    if env.cuda:
-        argv = ["--size", "base", "--seq", "128", "--batch", str(env.batch), "--steps", "20", "--warmup", "5"]
+    if env.cuda:  # the largest of these batches that fits
+        argv = ["--size", "base", "--seq", "128", "--steps", "20", "--warmup", "5"]
+        batches = (env.batch, env.batch // 2, env.batch // 4)
     else:  # aot_eager: torch.compile in the loop without minutes of C++ code generation on a small CPU
-        argv = ["--size", "tiny", "--seq", "32", "--batch", "8", "--steps", "3", "--warmup", "1",
-                "--compile-backend", "aot_eager"]
+        argv, batches = ["--size", "tiny", "--seq", "32", "--steps", "3", "--warmup", "1",
+                         "--compile-backend", "aot_eager"], (8,)
     entry["skipped"] = env.skipped("ran bench_roberta.py's tiny CPU path instead (its figures are in run)")
-    report = bench_roberta.main(argv + ["--profile-dir", str(profile_dir), "--profile-steps", "3"])
+    import torch
     import torch._dynamo
 
-    torch._dynamo.reset()  # the compiled graph and its buffers go before the next section
-    free_gpu()
+    out_of_memory = []
+    for batch in batches:
+        profile_dir = work / f"roberta-profile-batch{batch}"
+        try:
+            report = bench_roberta.main(argv + ["--batch", str(batch), "--profile-dir", str(profile_dir),
+                                                "--profile-steps", "3"])
+            break
+        except torch.OutOfMemoryError:
+            out_of_memory.append(batch)
+        finally:
+            torch._dynamo.reset()  # the compiled graph and its buffers go before the next try or section
+            free_gpu()
+    else:
+        raise RuntimeError(f"roberta-base ran out of GPU memory at batches {out_of_memory}")
+    report["out_of_memory_batches"] = out_of_memory
     eager, optimized = report["results"]
     rank = next(iter(analyze(profile_dir)["ranks"].values()))
     report["where_time_goes"] = {

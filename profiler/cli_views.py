@@ -42,7 +42,8 @@ def report_cmd(
     out: Path = typer.Option(Path("report.html"), "-o", "--out", help="The HTML file to write."),
     title: str = typer.Option(None, "--title", help="Title shown in the report (default: the path)."),
 ) -> None:
-    """Write the dashboard, with the findings, as one self-contained HTML file that opens offline."""
+    """Write the dashboard, with the findings, and the timeline (two tabs) as one self-contained HTML file that opens
+    offline."""
     from profiler.report.html import write_report
 
     console, written = _build(f"building the report of {path}", lambda: write_report(path, out, title=title))

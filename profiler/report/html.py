@@ -1,7 +1,7 @@
-"""`sagelaunch profile report`: one self-contained HTML file with the dashboard.
+"""`sagelaunch profile report`: one self-contained HTML file with the dashboard and the timeline (two tabs).
 
-Everything is inlined (plotly.min.js from the installed plotly package, our dashboard.js/css and the
-data as a JSON script block), so the file opens from disk with no network.
+Everything is inlined (plotly.min.js from the installed plotly package, our dashboard and timeline scripts and
+styles, and both views' data as JSON script blocks), so the file opens from disk with no network.
 """
 
 from __future__ import annotations
@@ -27,29 +27,37 @@ def plotly_js() -> str:
     return get_plotlyjs()
 
 
-def render_report(data: dict[str, Any]) -> str:
+def render_report(data: dict[str, Any], timeline: dict[str, Any] | None = None) -> str:
+    """The page: a Dashboard tab and, given the timeline's payload (profiler/timeline/payload.py), a Timeline tab
+    drawn by the same renderer as `profile timeline` and the browser."""
+    from profiler.timeline.html import timeline_css, timeline_scripts
+
     title = html.escape(f"sagelaunch profile report: {data.get('title', '')}")
-    src = html.escape(str(data.get("source") or "PATH"))
     meta = html.escape(
         f"source {data.get('title', '')} · ranks {', '.join(map(str, data.get('ranks', [])))} · "
         f"hosts {', '.join(data.get('hosts', []))} · generated {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}"
     )
+    tabs = timeline_part = ""
+    if timeline is not None:
+        tabs = ("<nav class=\"rp-tabs\"><button data-tab=\"dashboard\">Dashboard</button>"
+                "<button data-tab=\"timeline\">Timeline</button></nav>")
+        timeline_part = (f"<script id=\"timeline-data\" type=\"application/json\">{json_for_script(timeline)}</script>"
+                         f"{timeline_scripts()}")
     return (
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f"<title>{title}</title>"
         # no external resource may load: the report is read offline
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; "
         "style-src 'unsafe-inline'; img-src data: blob:; font-src data:\">"
-        f"<style>body{{font:13px sans-serif;margin:12px 18px;background:#f5f7fa}} h1{{font-size:18px;margin:4px 0}}"
-        f" .meta{{color:#909399;margin-bottom:8px}}\n{(STATIC / 'dashboard.css').read_text()}</style>"
+        f"<style>{(STATIC / 'report.css').read_text()}\n{(STATIC / 'dashboard.css').read_text()}\n"
+        f"{timeline_css() if timeline is not None else ''}</style>"
         f"<script>{plotly_js()}</script></head><body>"
-        f"<h1>{title}</h1><div class=\"meta\">{meta}</div>"
-        f"<div class=\"meta\">Timeline of this profile: <code>sagelaunch profile timeline {src} -o timeline.html</code>"
-        f" or <code>sagelaunch profile ui {src}</code></div><div id=\"dashboard\"></div>"
-        f"<script id=\"dashboard-data\" type=\"application/json\">{json_for_script(data)}</script>"
-        f"<script>{(STATIC / 'dashboard.js').read_text()}</script>"
-        "<script>window.dashboard = new SageDashboard(document.getElementById('dashboard'),"
-        " JSON.parse(document.getElementById('dashboard-data').textContent), window.Plotly);</script>"
+        f"<h1>{title}</h1><div class=\"meta\">{meta}</div>{tabs}"
+        "<section id=\"view-dashboard\"><div id=\"dashboard\"></div></section>"
+        + ("<section id=\"view-timeline\" hidden><div id=\"timeline\"></div></section>" if timeline is not None else "")
+        + f"<script id=\"dashboard-data\" type=\"application/json\">{json_for_script(data)}</script>"
+        f"<script>{(STATIC / 'dashboard.js').read_text()}</script>{timeline_part}"
+        f"<script>{(STATIC / 'report.js').read_text()}</script>"
         "</body></html>\n"
     )
 
@@ -74,9 +82,12 @@ def write_report(path, out: Path, title: str | None = None) -> Path:
     from profiler.loader import load_profile
     from profiler.report.data import dashboard_data
 
+    from profiler.timeline.payload import payload_of
+
     profile = load_profile(path)
     data = dashboard_data(profile, analysis_of(profile), title=title or str(path))
+    timeline, _ = payload_of(profile, title=title or str(path))
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render_report(data), encoding="utf-8")
+    out.write_text(render_report(data, timeline), encoding="utf-8")
     return out

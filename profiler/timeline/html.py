@@ -1,7 +1,8 @@
 """`sagelaunch profile timeline PATH -o FILE.html`: the timeline as one self-contained HTML file that opens offline.
 
 The page inlines the timeline's CSS and scripts and the payload (profiler/timeline/payload.py) the profile browser
-serves, so the same renderer draws it; nothing loads from the network.
+serves, so the same renderer draws it; nothing loads from the network. The report (profiler/report/html.py) embeds
+the same parts in its Timeline tab.
 """
 
 from __future__ import annotations
@@ -13,11 +14,19 @@ STATIC = Path(__file__).with_name("static")
 SCRIPTS = ("timeline.js", "timeline_lod.js", "timeline_interact.js", "timeline_nav.js")  # this order
 
 
+def timeline_css() -> str:
+    return (STATIC / "timeline.css").read_text()
+
+
+def timeline_scripts() -> str:
+    """The renderer as inline <script> blocks; after them, `new SageTimeline(element, payload)` draws a payload."""
+    return "".join(f"<script>{(STATIC / name).read_text()}</script>" for name in SCRIPTS)
+
+
 def render_timeline(payload: dict) -> str:
     from profiler.report.html import json_for_script
 
     title = html.escape(f"sagelaunch timeline: {payload.get('title', '')}")
-    scripts = "".join(f"<script>{(STATIC / name).read_text()}</script>" for name in SCRIPTS)
     return (
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f"<title>{title}</title>"
@@ -26,9 +35,9 @@ def render_timeline(payload: dict) -> str:
         "<style>html,body{margin:0;height:100%;font:13px sans-serif;background:#f5f7fa}"
         "body{display:flex;flex-direction:column}h1{font-size:14px;margin:6px 12px 0}"
         "#timeline{flex:1;min-height:0;margin:0 12px 8px}\n"
-        f"{(STATIC / 'timeline.css').read_text()}</style></head><body>"
+        f"{timeline_css()}</style></head><body>"
         f"<h1>{title}</h1><div id=\"timeline\"></div>"
-        f"<script id=\"timeline-data\" type=\"application/json\">{json_for_script(payload)}</script>{scripts}"
+        f"<script id=\"timeline-data\" type=\"application/json\">{json_for_script(payload)}</script>{timeline_scripts()}"
         "<script>window.timeline = new SageTimeline(document.getElementById('timeline'),"
         " JSON.parse(document.getElementById('timeline-data').textContent));"
         "document.getElementById('timeline').dataset.ready = '1';</script>"
@@ -39,11 +48,10 @@ def render_timeline(payload: dict) -> str:
 def write_timeline(path, out: Path, title: str | None = None) -> tuple[Path, int]:
     """Load `path` (trace, folder of ranks or our artifact) and write its timeline page; (file, events)."""
     from profiler.loader import load_profile
-    from profiler.timeline.model import build_timeline
-    from profiler.timeline.payload import to_payload
+    from profiler.timeline.payload import payload_of
 
-    model = build_timeline(load_profile(path))
+    payload, events = payload_of(load_profile(path), title or str(path))
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render_timeline(to_payload(model, title=title or str(path))), encoding="utf-8")
-    return out, len(model)
+    out.write_text(render_timeline(payload), encoding="utf-8")
+    return out, events

@@ -54,3 +54,12 @@ def to_payload(model: TimelineModel, title: str = "") -> dict[str, Any]:
         ],
         "steps": model.steps,
     }
+
+
+def payload_of(profile, title: str = "") -> tuple[dict[str, Any], int]:
+    """(the payload, number of events) of a loaded profile: what the browser, the timeline page and the report's
+    Timeline tab draw."""
+    from profiler.timeline.model import build_timeline
+
+    model = build_timeline(profile)
+    return to_payload(model, title=title), len(model)

@@ -189,18 +189,16 @@ class ProfileSession:
 
         from profiler.report.data import dashboard_data
         from profiler.report.html import analysis_of
-        from profiler.timeline.model import build_timeline
-        from profiler.timeline.payload import to_payload
+        from profiler.timeline.payload import payload_of
 
         t = time.perf_counter()
         self._set(gen, progress=0.82, message="analysing")
         dash = dashboard_data(profile, analysis_of(profile), title=job.name)
         self._set(gen, progress=0.9, message="building the timeline")
-        model = build_timeline(profile)
-        payload = to_payload(model, title=job.name)
+        payload, events = payload_of(profile, title=job.name)
         dash_json = orjson.dumps(dash, option=orjson.OPT_SERIALIZE_NUMPY)
         tl_json = orjson.dumps(payload)
-        summary = {"ranks": sorted(profile.ranks), "events": len(model), "warnings": profile.warnings[:20],
+        summary = {"ranks": sorted(profile.ranks), "events": events, "warnings": profile.warnings[:20],
                    "build_s": round(time.perf_counter() - t, 3)}
         self._set(gen, dashboard_json=dash_json, timeline_json=tl_json, summary=summary, state="loaded",
                   progress=1.0, message="loaded")

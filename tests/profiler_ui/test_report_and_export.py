@@ -89,6 +89,67 @@ def test_cpu_only_report_says_it_once(page, reports, artifacts_dir):
     assert page.console_errors == []
 
 
+def embedded(html: str, block: str) -> dict:
+    """A JSON data block of a written page."""
+    import re
+
+    m = re.search(rf'<script id="{block}" type="application/json">(.*?)</script>', html, re.S)
+    return json.loads(m.group(1).replace("<\\/", "</"))
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_report_has_the_timeline_in_a_tab_offline(page, reports, artifacts_dir):
+    from profiler.loader import load_profile
+    from profiler.timeline.payload import payload_of
+
+    html = reports["v100"].read_text()
+    src = str(trace("v100_rank0.pt.trace.json.gz"))
+    # the timeline's own builder made the embedded payload: the same events, tracks and steps as `profile timeline`
+    expected, events = payload_of(load_profile(src), title=src)
+    assert embedded(html, "timeline-data") == json.loads(json.dumps(expected))
+    page.set_viewport_size({"width": 1280, "height": 720})
+    requests = open_offline(page, reports["v100"])
+    assert page.evaluate("window.timeline instanceof SageTimeline") is False  # built when its tab is first shown
+    page.click('.rp-tabs button[data-tab="timeline"]')
+    page.wait_for_selector('#timeline[data-ready="1"]', timeout=60_000)
+    page.wait_for_function("window.timeline.lastFrameMs >= 0")
+    assert page.evaluate("location.hash") == "#timeline" and page.is_hidden("#view-dashboard")
+    assert page.evaluate("window.timeline.n") == events == 45_419
+    canvas = page.locator("canvas.tl-canvas").bounding_box()
+    assert canvas["height"] >= 0.75 * 720 and canvas["width"] >= 0.7 * 1280, canvas  # the tab fills the window
+    # the timeline works as on its own page: step navigator, search, selection
+    page.fill(".tl-step-input", "ProfilerStep#103")  # the name the bars show
+    page.press(".tl-step-input", "Enter")
+    assert page.evaluate("window.timeline.root.dataset.step") == "ProfilerStep#103"
+    assert page.inner_text(".tl-step-label").startswith("3 of 5")
+    page.fill(".tl-search-input", "volta_sgemm")
+    page.press(".tl-search-input", "Enter")
+    assert "volta_sgemm" in page.evaluate("window.timeline.names[window.timeline.name[window.timeline.selected]]")
+    page.screenshot(path=str(artifacts_dir / "report-v100-timeline-tab-1280x720.png"))
+    # back to the dashboard: its charts are still drawn
+    page.click('.rp-tabs button[data-tab="dashboard"]')
+    assert page.is_visible("#chart-gpu-active .main-svg") and page.is_hidden("#view-timeline")
+    assert [r for r in requests if not r.startswith("file://")] == []
+    assert page.console_errors == []
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_report_opens_on_the_timeline_from_its_address(page, reports):
+    """report.html#timeline opens the Timeline tab; the dashboard is built, at its full size, when first shown."""
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.goto(reports["cpu"].as_uri() + "#timeline")
+    page.wait_for_selector('#timeline[data-ready="1"]', timeout=60_000)
+    assert page.evaluate("window.dashboard instanceof SageDashboard") is False
+    assert page.get_attribute('.rp-tabs button.active', "data-tab") == "timeline"
+    page.click('.rp-tabs button[data-tab="dashboard"]')
+    page.wait_for_selector('#dashboard[data-ready="1"]', timeout=60_000)
+    width = page.evaluate("document.querySelector('#chart-step-time .main-svg').getBoundingClientRect().width")
+    assert width > 300, width  # drawn while visible, not squeezed into a hidden box
+    assert page.console_errors == []
+
+
 def test_perfetto_export_has_tracks_flows_and_counters(tmp_path, profile_home):
     out = tmp_path / "trace.json"
     job = profile_home["jobs"]["profui-resnet-v100"] / "algo-1" / "output" / "profiler"

@@ -147,7 +147,10 @@ class SMProfiler:
     def _meta(self) -> TraceMeta:
         c = self.config
         ws = os.environ.get("WORLD_SIZE")
-        return TraceMeta(rank=c.rank, host=c.host, kind="sagelaunch", world_size=int(ws) if ws else None)
+        from profiler.job_settings import from_environment
+
+        return TraceMeta(rank=c.rank, host=c.host, kind="sagelaunch", world_size=int(ws) if ws else None,
+                         job_settings=from_environment())
 
     def _flush(self, restart: bool) -> None:
         from profiler.artifact import write_events

@@ -46,14 +46,15 @@ def analyze_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object (the analysis) instead of tables."),
     top: int = typer.Option(10, "--top", min=1, help="How many kernels to list in top_kernels."),
     pipeline_parallel_degree: int = typer.Option(
-        1, "--pipeline-parallel-degree", min=1, help="The job's SMP pipeline_parallel_degree (for the pipeline_bubble finding)."),
-    microbatches: int = typer.Option(None, "--microbatches", min=1, help="The job's SMP microbatches (for the pipeline_bubble finding)."),
+        None, "--pipeline-parallel-degree", min=1, help="The job's SMP pipeline_parallel_degree, for the pipeline_bubble "
+        "finding (default: as our profiler recorded it from the job's SMP parameters, else 1)."),
+    microbatches: int = typer.Option(None, "--microbatches", min=1, help="The job's SMP microbatches, for the "
+                                     "pipeline_bubble finding (default: as recorded in the profile)."),
 ) -> None:
     """Analyse a profile: what to change (findings), GPU time and idle, kernels, launches, steps, precision, memory
     operations, annotations, CPU/GPU utilisation."""
-    context = {"pipeline_parallel_degree": pipeline_parallel_degree}
-    if microbatches:
-        context["microbatches"] = microbatches
+    given = {"pipeline_parallel_degree": pipeline_parallel_degree, "microbatches": microbatches}
+    context = {k: v for k, v in given.items() if v is not None}  # the rest: what the profile recorded
     code = run_analyze(path, as_json, top, context)
     if code:
         raise typer.Exit(code)

@@ -125,6 +125,9 @@ class TraceMeta:
     warnings: list[str] = field(default_factory=list)  # what was skipped/repaired while loading
     float_us: bool = False  # Kineto source had fractional-µs timestamps (analysis rounds as HTA does)
     base_ns: int = 0  # Kineto's baseTimeNanoseconds, already added to ts_ns (ts_ns is then epoch ns)
+    # job settings the events cannot tell (SMP pipeline_parallel_degree, microbatches), recorded at capture time;
+    # see profiler/job_settings.py. Additive: readers of schema 1 without it ignore the key.
+    job_settings: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -138,6 +141,7 @@ class TraceMeta:
             "warnings": list(self.warnings),
             "float_us": self.float_us,
             "base_ns": self.base_ns,
+            "job_settings": dict(self.job_settings),
         }
 
     @classmethod
@@ -153,6 +157,7 @@ class TraceMeta:
             warnings=list(d.get("warnings") or []),
             float_us=bool(d.get("float_us", False)),
             base_ns=int(d.get("base_ns") or 0),
+            job_settings=d["job_settings"] if isinstance(d.get("job_settings"), dict) else {},
         )
 
 

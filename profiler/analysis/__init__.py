@@ -64,7 +64,8 @@ def analyze(path_or_profile, top_n: int = 10, context: dict | None = None) -> di
     """Analyse a profile (a path load_profile accepts, or a Profile) into one JSON-ready dict.
 
     ``context`` carries job settings the trace cannot tell (``pipeline_parallel_degree``, ``microbatches``);
-    the findings use them. The result's ``figures`` (profiler/figures.py) and ``findings`` (profiler/findings)
+    the findings use them. Settings the in-job profiler recorded in the profile (profiler/job_settings.py) fill in
+    what ``context`` leaves out. The result's ``figures`` (profiler/figures.py) and ``findings`` (profiler/findings)
     are computed from the rest of the result, so every view prints the same numbers."""
     if isinstance(path_or_profile, Profile):
         profile = path_or_profile
@@ -84,8 +85,10 @@ def analyze(path_or_profile, top_n: int = 10, context: dict | None = None) -> di
     from profiler.figures import figures
     from profiler.findings import findings
 
+    from profiler.job_settings import of_profile
+
     result = {"ranks": ranks, "hosts": hosts, "warnings": list(profile.warnings), "source": profile.source,
-              "context": dict(context or {})}
+              "context": {**of_profile(profile), **(context or {})}}
     result["figures"] = figures(result)
     result["findings"] = findings(result)
     return result

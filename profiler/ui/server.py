@@ -6,7 +6,8 @@ JSON API, so a web framework would add a dependency without removing code. Safet
   (DNS-rebinding pages cannot reach it);
 - static files come from a fixed table, never from the request path;
 - jobs are named, validated against SageMaker's name pattern and looked up in the listing; their
-  files are found from the registry / DescribeTrainingJob, never from anything the browser sends;
+  files are found from the registry / DescribeTrainingJob, never from anything the browser sends; a profile
+  given on the command line is listed (source "path") and named by the page the same way, never by its path;
 - nothing is written or deleted except the server's own temporary S3 download folder;
 - state-changing requests (POST) from another origin are refused (Origin / Sec-Fetch-Site), and no CORS
   header is ever sent;
@@ -120,6 +121,12 @@ class ProfileBrowser(ThreadingHTTPServer):
         thread = threading.Thread(target=self.serve_forever, name="profile-browser", daemon=True)
         thread.start()
         return thread
+
+    def open_path(self, path) -> None:
+        """List a profile/trace given on the command line (so it can be opened again after unloading) and load it."""
+        entry = sources.path_entry(path)
+        self.catalog.add_given(entry)
+        self.session.start_load(entry)
 
     def server_close(self) -> None:
         self.session.unload()
@@ -263,12 +270,17 @@ class _Handler(BaseHTTPRequestHandler):
         self._error(404, f"no such action {path!r}")
 
     def _load(self, body: dict) -> None:
+        name = body.get("name")
         try:
-            name = sources.validate_job_name(body.get("name"))
             source = sources.validate_source(body.get("source", "local"))
+            if source != "path":
+                name = sources.validate_job_name(name)
         except ValueError as exc:
             return self._error(400, str(exc))
         job = self.server.catalog.find(name, source)
+        if job is None and source == "path":
+            return self._error(404, f"no profile named {name!r} was given on the command line "
+                                    "(`sagelaunch profile ui PATH` lists the one it opens)")
         if job is None:
             return self._error(404, f"no {source} job named {name!r} in the job list")
         if not job.has_profile:
@@ -297,7 +309,7 @@ def serve(port: int = 8008, include_sagemaker: bool = True, open_browser: bool =
                             "fix: --port <another port>, or --port 0 to pick a free one") from None
         raise
     if open_path is not None:
-        server.session.start_load(sources.path_entry(open_path))
+        server.open_path(open_path)
     print(f"sagelaunch profile browser on {server.url} (127.0.0.1 only; Ctrl-C to stop)", flush=True)
     if open_browser:
         import webbrowser

@@ -3,7 +3,8 @@
 A job is listed with the facts the page searches on (name, creation time, status) and where its
 profile lives. Where jobs come from (the local registry, SageMaker) is the application's to say:
 it hands the browser a `JobSources`. Locations come only from those sources — never from the
-browser — so a request can name a job, not a path.
+browser — so a request can name a job, not a path. A profile given on the command line (`profile ui PATH`) is
+listed too, so it can be opened again after unloading; the page names it, the server looks the name up.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 from jobspec.contract import STATUSES, host_profiler_dir
 from jobspec.names import NAME_PATTERN as JOB_NAME  # SageMaker's TrainingJobName pattern
 
-SOURCES = ("local", "sagemaker")
+SOURCES = ("local", "sagemaker", "path")  # "path": a profile given on the command line, listed by its name
 PROFILE_SUFFIXES = (".parquet", ".json", ".json.gz")
 
 
@@ -150,8 +151,17 @@ class JobCatalog:
         self.include_sagemaker = include_sagemaker
         self._lock = threading.Lock()
         self._cached: tuple[float, list[JobEntry], dict[str, str]] | None = None
+        self.given: list[JobEntry] = []  # profiles given on the command line, listed first
+
+    def add_given(self, entry: JobEntry) -> None:
+        with self._lock:
+            self.given = [j for j in self.given if j.name != entry.name] + [entry]
 
     def all(self, refresh: bool = False) -> tuple[list[JobEntry], dict[str, str]]:
+        jobs, states = self._jobs(refresh)
+        return self.given + jobs, states
+
+    def _jobs(self, refresh: bool) -> tuple[list[JobEntry], dict[str, str]]:
         with self._lock:
             if not refresh and self._cached and time.monotonic() - self._cached[0] < self.ttl:
                 return self._cached[1], self._cached[2]
@@ -166,8 +176,10 @@ class JobCatalog:
             return jobs, states
 
     def find(self, name: str, source: str) -> JobEntry | None:
-        validate_job_name(name)
         validate_source(source)
+        if source == "path":  # only an entry given on the command line; the name is never read as a path
+            return next((j for j in self.given if j.name == name), None)
+        validate_job_name(name)
         for refresh in (False, True):
             for j in self.all(refresh=refresh)[0]:
                 if j.name == name and j.source == source:

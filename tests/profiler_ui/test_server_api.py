@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from tests.profiler_ui.conftest import SECRET
+from tests.profiler_ui.conftest import SECRET, serve_profile_browser, trace
 
 
 def request(server, method: str, path: str, body: bytes | None = None, host: str | None = None):
@@ -147,3 +147,26 @@ def test_symlinked_trace_is_never_read(ui_server, profile_home):
     finally:
         link.unlink()
         post_json(ui_server, "/api/unload", {})
+
+
+def test_a_given_profile_is_listed_and_opened_again_by_name_never_by_path(profile_home):
+    given = trace("cpu_only.pt.trace.json.gz")
+    with serve_profile_browser(include_sagemaker=False) as server:
+        server.open_path(given)
+        assert wait_loaded(server)["state"] == "loaded"
+        _, data = get_json(server, "/api/jobs")
+        first = data["jobs"][0]  # the given profile comes first, then the jobs
+        assert (first["name"], first["source"], first["has_profile"]) == (given.name, "path", True)
+        assert "profui-resnet-v100" in [j["name"] for j in data["jobs"]]
+        _, data = get_json(server, "/api/jobs?q=cpu_only")
+        assert [j["name"] for j in data["jobs"]] == [given.name]
+        post_json(server, "/api/unload", {})
+        # the page names a listed entry; a path, or any other name, is refused without being read
+        for name in ("../../etc/passwd", str(profile_home["secret"]), str(given), "profui-cpu-only", None, 7):
+            status, data = post_json(server, "/api/load", {"name": name, "source": "path"})
+            assert status == 404 and "given on the command line" in data["error"], name
+        assert server.session.state == "empty"
+        status, data = post_json(server, "/api/load", {"name": given.name, "source": "path"})
+        assert status == 202
+        done = wait_loaded(server)
+        assert done["state"] == "loaded" and done["job"]["location"] == str(given.resolve())

@@ -6,11 +6,37 @@ import json
 import os
 import subprocess
 import sys
+import time
 import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 LAUNCH = "import sys; from sagelaunch.cli import app; sys.argv[0] = 'sagelaunch'; app()"
+
+
+def get_json(url: str) -> dict:
+    with urllib.request.urlopen(url, timeout=10) as resp:
+        return json.loads(resp.read())
+
+
+def wait_for_load(proc: subprocess.Popen, url: str, deadline_s: float = 180.0) -> dict:
+    """Poll /api/status until the load ends: the pause between polls doubles from 20 ms to at most 1 s, and is
+    spent waiting on the server process, so a server that dies ends the wait at once with its output."""
+    end = time.monotonic() + deadline_s
+    pause = 0.02
+    while True:
+        status = get_json(url + "api/status")
+        if status["state"] not in ("loading", "empty"):
+            return status
+        left = end - time.monotonic()
+        if left <= 0:
+            raise AssertionError(f"the profile did not load within {deadline_s:.0f} s: {status}")
+        try:
+            proc.wait(timeout=min(pause, left))
+        except subprocess.TimeoutExpired:
+            pause = min(2 * pause, 1.0)
+            continue
+        raise AssertionError(f"the server exited ({proc.returncode}) while loading: {proc.stdout.read()}")
 
 
 def test_ui_command_serves_on_loopback(profile_home):
@@ -41,19 +67,13 @@ def test_ui_command_opens_a_given_trace(profile_home):
     try:
         line = proc.stdout.readline()
         url = line.split(" on ", 1)[1].split(" ", 1)[0]
-        status: dict = {}
-        for _ in range(600):  # each request waits on the server; the load takes well under a second here
-            with urllib.request.urlopen(url + "api/status", timeout=10) as resp:
-                status = json.loads(resp.read())
-            if status["state"] not in ("loading", "empty"):
-                break
+        status = wait_for_load(proc, url)
         assert status["state"] == "loaded" and status["job"]["source"] == "path", status
         assert status["job"]["name"] == trace.name
-        with urllib.request.urlopen(url + "api/dashboard", timeout=10) as resp:
-            dash = json.loads(resp.read())
+        dash = get_json(url + "api/dashboard")
         assert dash["figures"] and "findings" in dash
-        with urllib.request.urlopen(url + "api/jobs", timeout=10) as resp:
-            assert "profui-resnet-v100" in [j["name"] for j in json.loads(resp.read())["jobs"]]
+        names = [(j["name"], j["source"]) for j in get_json(url + "api/jobs")["jobs"]]
+        assert names[0] == (trace.name, "path") and ("profui-resnet-v100", "local") in names
     finally:
         proc.terminate()
         proc.wait(timeout=30)

@@ -170,7 +170,6 @@ def test_findings_and_figures_in_the_report(page, tmp_path, artifacts_dir, size)
 
 
 def test_ui_opens_a_given_trace_folder_with_per_node_utilisation(page, tmp_path, artifacts_dir):
-    from profiler.ui import sources
     from profiler.ui.server import ProfileBrowser
 
     folder = tmp_path / "two-ranks"
@@ -178,7 +177,7 @@ def test_ui_opens_a_given_trace_folder_with_per_node_utilisation(page, tmp_path,
     for name in ("sampled_rank0.pt.trace.json.gz", "sampled_rank1.pt.trace.json.gz"):
         shutil.copy(trace(name), folder / name)
     server = ProfileBrowser(0, include_sagemaker=False)
-    server.session.start_load(sources.path_entry(folder))
+    server.open_path(folder)
     server.start_background()
     try:
         page.set_viewport_size({"width": 1400, "height": 900})
@@ -202,6 +201,38 @@ def test_ui_opens_a_given_trace_folder_with_per_node_utilisation(page, tmp_path,
         page.screenshot(path=str(artifacts_dir / "ui-path-timeline-1280x720.png"))
         canvas = page.locator("canvas.tl-canvas").bounding_box()
         assert canvas["height"] >= 0.75 * 720, canvas
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert page.console_errors == []
+
+
+def test_ui_lists_the_given_profile_so_it_can_be_opened_again(page, profile_home, artifacts_dir):
+    """`profile ui PATH`: the given trace is a row of the job list; after unloading it, its Load button opens it again."""
+    from profiler.ui.server import ProfileBrowser
+    from sagelaunch.profile_sources import job_sources
+
+    given = trace("mi250_rocm.pt.trace.json.gz")
+    server = ProfileBrowser(0, include_sagemaker=False, job_sources=job_sources())
+    server.open_path(given)
+    server.start_background()
+    try:
+        page.goto(server.url)
+        page.wait_for_selector('#dashboard[data-ready="1"]', timeout=60_000)
+        assert page.inner_text("#loaded-name") == given.name
+        page.click("#unload")
+        page.wait_for_function("document.body.dataset.state === 'empty'")
+        page.click("#nav-jobs")
+        row = page.locator(f'#jobs-table tr[data-job="{given.name}"][data-source="path"]')
+        assert row.count() == 1 and row.locator("button.load").is_visible()
+        assert page.locator('#jobs-table tr[data-job="profui-resnet-v100"]').count() == 1  # the jobs are listed too
+        page.fill("#search-name", "mi250")  # the search finds it like any job
+        page.wait_for_function("document.getElementById('jobs-table').dataset.count === '1'")
+        page.screenshot(path=str(artifacts_dir / "ui-given-profile-listed-1400x900.png"))
+        page.click(f'#jobs-table button.load[data-job="{given.name}"]')
+        page.wait_for_selector('#dashboard[data-ready="1"]', timeout=60_000)
+        assert page.evaluate("location.hash") == "#/dashboard" and page.inner_text("#loaded-name") == given.name
+        assert server.session.status()["job"]["source"] == "path"
     finally:
         server.shutdown()
         server.server_close()

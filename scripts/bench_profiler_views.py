@@ -4,7 +4,8 @@
     .venv/bin/python scripts/bench_profiler_views.py --quick   # tiny: a 5k-event trace, 1 rank, few frames (CI)
 
 Prints, side by side with the targets of issue 8:
-- `sagelaunch profile report` on v100_rank0.pt.trace.json.gz (process start to file written; target <= 3 s);
+- `sagelaunch profile report` on v100_rank0.pt.trace.json.gz (process start to file written; target <= 3 s), and
+  in-process side by side with the dashboard alone (the report before its Timeline tab): time and size;
 - for a 100k+-event profile (the V100 trace as N ranks of our artifact): server-side load, dashboard first
   paint (navigation start to every chart drawn; target <= 2 s) and timeline pan/zoom frame time in
   headless Chromium (target <= 50 ms) at full zoom-out, one step and a 2 ms window: the script's time
@@ -29,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def bench_report(trace: Path, out_dir: Path) -> tuple[float, float]:
-    """(CLI process seconds, in-process seconds) for the report of `trace`."""
+    """(CLI process seconds, in-process seconds) for the report (dashboard and timeline tabs) of `trace`."""
     out = out_dir / "report.html"
     code = ("import sys; from profiler.cli import profile_app; "
             f"sys.argv = ['sagelaunch profile', 'report', {str(trace)!r}, '-o', {str(out)!r}]; profile_app()")
@@ -41,6 +42,31 @@ def bench_report(trace: Path, out_dir: Path) -> tuple[float, float]:
     t = time.perf_counter()
     write_report(trace, out_dir / "report2.html")
     return cli_s, time.perf_counter() - t
+
+
+def bench_report_parts(trace: Path, out_dir: Path, repeats: int = 3) -> dict:
+    """Side by side, in-process (median of `repeats`): the report with its Timeline tab against the dashboard alone
+    (as the report was before it had the tab), seconds and MB."""
+    from profiler.loader import load_profile
+    from profiler.report.data import dashboard_data
+    from profiler.report.html import analysis_of, render_report, write_report
+
+    def dashboard_only() -> int:
+        profile = load_profile(trace)
+        html = render_report(dashboard_data(profile, analysis_of(profile), title=str(trace)))
+        (out_dir / "dashboard-only.html").write_text(html, encoding="utf-8")
+        return len(html.encode())
+
+    times: dict[str, list[float]] = {"with": [], "without": []}
+    sizes = {}
+    for _ in range(repeats):
+        t = time.perf_counter()
+        sizes["without"] = dashboard_only()
+        times["without"].append(time.perf_counter() - t)
+        t = time.perf_counter()
+        sizes["with"] = write_report(trace, out_dir / "with-timeline.html").stat().st_size
+        times["with"].append(time.perf_counter() - t)
+    return {f"{k}_s": statistics.median(v) for k, v in times.items()} | {f"{k}_mb": v / 1e6 for k, v in sizes.items()}
 
 
 def make_big_job(trace: Path, ranks: int, home: Path) -> tuple[str, int]:
@@ -163,12 +189,17 @@ def main() -> None:
         tmp = Path(tmp)
         os.environ["SAGELAUNCH_HOME"] = str(tmp / "home")
         cli_s, inproc_s = bench_report(trace, tmp)
+        parts = bench_report_parts(trace, tmp, repeats=1 if args.quick else 3)
         name, n = make_big_job(trace, args.ranks, tmp / "home")
         b = bench_browser(name, args.chromium, **sizes)
     label = trace.name.split(".")[0]
     rows = [
         (f"report: CLI process, {label} (s)", cli_s, 3.0),
         (f"report: in-process, {label} (s)", inproc_s, 3.0),
+        ("report with timeline tab, in-process, median (s)", parts["with_s"], 3.0),
+        ("report without it (dashboard only), same run (s)", parts["without_s"], 3.0),
+        ("report with timeline tab (MB)", parts["with_mb"], None),
+        ("report without it (MB)", parts["without_mb"], None),
         (f"UI load of {b['events']} events, server side (s)", b["load_s"], None),
         ("dashboard first paint (s)", b["dashboard_first_paint_s"], 2.0),
         ("timeline first frame (s)", b["timeline_ready_s"], None),
@@ -185,6 +216,8 @@ def main() -> None:
         ratio = f"{value / target:13.2f}" if target else " " * 13
         print(f"{label:52s} {value:10.3f} {target if target else '':>8} {ratio}")
     print(f"{'Chrome JSON / our payload (size ratio)':52s} {b['chrome_mb'] / b['payload_mb']:10.2f}")
+    print(f"{'report with / without the timeline tab: time':52s} {parts['with_s'] / parts['without_s']:10.2f}")
+    print(f"{'report with / without the timeline tab: size':52s} {parts['with_mb'] / parts['without_mb']:10.2f}")
     if b.get("lod_all"):
         s = b["lod_all"]
         print(f"full zoom-out frame: {s['rects']} pixel spans ({s['coverageRects']} coverage runs) in one buffer, "

@@ -11,14 +11,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from profiler.inline import json_for_script
+
 STATIC = Path(__file__).with_name("static")
-
-
-def json_for_script(data: Any) -> str:
-    import orjson
-
-    # "</" would end the <script> block early; "<\/" is the same JSON string
-    return orjson.dumps(data, option=orjson.OPT_SERIALIZE_NUMPY).decode().replace("</", "<\\/")
 
 
 def plotly_js() -> str:

@@ -24,7 +24,7 @@ def timeline_scripts() -> str:
 
 
 def render_timeline(payload: dict) -> str:
-    from profiler.report.html import json_for_script
+    from profiler.inline import json_for_script
 
     title = html.escape(f"sagelaunch timeline: {payload.get('title', '')}")
     return (

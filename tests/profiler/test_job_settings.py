@@ -118,3 +118,43 @@ def test_the_schema_stays_readable_both_ways(tmp_path):
     del meta["job_settings"]  # as written before the field existed
     assert TraceMeta.from_dict(meta).job_settings == {}
     assert TraceMeta.from_dict({**meta, "job_settings": "garbage"}).job_settings == {}
+
+
+JOB_SCRIPT = textwrap.dedent('''
+    import profiler as smprof
+
+    smprof.start_profiling()
+    for step in range(1, 4):
+        with smprof.annotate(f"step_{step}"):
+            sum(range(10_000))
+    smprof.stop_profiling()
+    print("profiled", flush=True)
+''')
+
+
+@pytest.mark.slow  # a real local job: torchrun, two processes, the monitor sidecar
+@pytest.mark.timeout(300)
+def test_a_profiled_model_parallel_job_records_its_settings_on_every_rank(tmp_path, monkeypatch):
+    """estimator distribution → SM_HP_MP_PARAMETERS (local backend) → the profile's metadata → analyze's context."""
+    from estimators import PyTorch
+    from profiler.analysis import analyze
+    from profiler_config import ProfilerConfig
+
+    monkeypatch.setenv("SAGELAUNCH_HOME", str(tmp_path / "home"))
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "train.py").write_text(JOB_SCRIPT)
+    estimator = PyTorch(
+        entry_point="train.py", source_dir=str(tmp_path / "src"), framework_version="2.0.0", py_version="py310",
+        instance_type="local", output_path=str(tmp_path / "out"),
+        profiler_config=ProfilerConfig(system_monitor_interval_millis=100),
+        distribution={"smdistributed": {"modelparallel": {"enabled": True, "parameters": {"partitions": 2, "microbatches": 1}}},
+                      "mpi": {"enabled": True, "processes_per_host": 2}},
+    )
+    job = estimator.fit(wait=True, logs=False)
+    record = job.describe()
+    assert record["TrainingJobStatus"] == "Completed", record.get("FailureReason")
+    profile = load_profile(job.profiler_output)
+    assert sorted(profile.ranks) == [0, 1]
+    for rank in profile.ranks.values():
+        assert rank.meta.job_settings == {"pipeline_parallel_degree": 2, "microbatches": 1}
+    assert analyze(profile)["context"] == {"pipeline_parallel_degree": 2, "microbatches": 1}

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from profiler.kineto_reader import ProfileLoadError
+from profiler.kineto_reader import ProfileLoadError, drop_negative_durations
 from profiler.schema import (
     META_KEY_META,
     META_KEY_SCHEMA,
@@ -100,6 +100,7 @@ def read_events(paths: list[Path]) -> RankTrace:
             dicts[name] = arr.dictionary.to_pylist()
         else:
             cols[name] = col.to_numpy()
+    cols = drop_negative_durations(cols, dicts["name"], meta)
     order = np.argsort(cols["ts_ns"], kind="stable")
     cols = {k: v[order] for k, v in cols.items()}
     return RankTrace(meta=meta, columns=cols, names=dicts["name"], cats=dicts["cat"], dtypes=dicts["dtype"])

@@ -68,7 +68,10 @@ _DECODER = msgspec.json.Decoder(Union[_Trace, list[_Event]])
 
 
 def parse_trace(path: Path) -> Any:
-    raw = read_bytes(path)
+    return decode_trace(read_bytes(path), path)
+
+
+def decode_trace(raw: bytes | bytearray, path: Path) -> Any:
     problem = None
     try:
         doc = _DECODER.decode(raw)
@@ -240,8 +243,24 @@ def events_to_rank(events: list, meta: TraceMeta) -> RankTrace:
     )
 
 
-def read_kineto(path: Path) -> RankTrace:
-    doc = parse_trace(path)
+def read_kineto(path: Path, cache: bool = True) -> RankTrace:
+    """One rank from a trace file; with `cache`, from (and into) its parsed copy (profiler/trace_cache.py)."""
+    from profiler import trace_cache
+
+    hit = trace_cache.cached(path) if cache else None
+    if hit is not None:
+        rank = trace_cache.load(path, hit)
+        if rank is not None:
+            return rank
+    raw = read_bytes(path)
+    rank = _rank_of(decode_trace(raw, path), path)
+    if cache and len(raw) >= trace_cache.MIN_JSON_BYTES and trace_cache.enabled():
+        del raw
+        trace_cache.save(path, rank)
+    return rank
+
+
+def _rank_of(doc, path: Path) -> RankTrace:
     meta = TraceMeta(source=str(path), kind="kineto")
     if isinstance(doc.baseTimeNanoseconds, int) and doc.baseTimeNanoseconds > 0:
         meta.base_ns = doc.baseTimeNanoseconds  # newer Kineto: ts are µs since this epoch time

@@ -23,8 +23,10 @@ def _work(key: str, path: Path) -> None:
 
 
 def start(path) -> None:
+    from profiler import trace_cache
+
     p = Path(path)
-    if p.is_file() and p.name.endswith((".json", ".json.gz")):
+    if p.is_file() and p.name.endswith((".json", ".json.gz")) and trace_cache.cached(p) is None:
         key = str(p.resolve())
         _threads[key] = threading.Thread(target=_work, args=(key, p), daemon=True)
         _threads[key].start()

@@ -63,13 +63,23 @@ def analyze(path_or_profile, top_n: int = 10) -> dict:
     if isinstance(path_or_profile, Profile):
         profile = path_or_profile
     else:
+        from profiler.analysis import parallel
+
+        root = Path(path_or_profile).expanduser()
+        if parallel.worth_it(root):  # many ranks: read and analyse them in worker processes
+            results, profile = parallel.analyze_folder(root, top_n)
+            return _with_hosts({str(r): v for r, v in results.items()}, profile)
         from profiler.loader import load_profile
 
-        profile = load_profile(Path(path_or_profile))
+        profile = load_profile(root)
     step_names = set()
     for rt in profile.ranks.values():
         step_names.update(n for n in rt.names if "ProfilerStep" in n)
     ranks = {str(r): analyze_rank(rt, len(step_names), top_n) for r, rt in profile.ranks.items()}
+    return _with_hosts(ranks, profile)
+
+
+def _with_hosts(ranks: dict, profile: Profile) -> dict:
     hosts = {}
     if profile.counters is not None:
         from profiler.analysis.counters import summarize_counters

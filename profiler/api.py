@@ -13,7 +13,8 @@ import threading
 from pathlib import Path
 
 from profiler import _API  # one list of the public names
-from profiler.recorder import AnnotationRecorder, concat_ranks, now_ns
+from profiler.recorder import AnnotationRecorder, now_ns
+from profiler.window_writer import WindowWriter
 from profiler.schema import TraceMeta
 from profiler.settings import Config
 
@@ -50,10 +51,13 @@ class SMProfiler:
         self._recorder = AnnotationRecorder()
         self._kineto = None
         self._tf_logdir: str | None = None
-        self._seq = 0
         self._deadline_ns = 0
         self._window_end_ns = 0
         self._monitor = None
+        self._writer: WindowWriter | None = None
+        self._depth = 0  # open annotations; an outermost one ending is a step for SMPFileRotationSteps
+        self._steps_in_window = 0
+        self._rotation_steps = 0
         self.files: list[Path] = []
 
     # --- configuration ------------------------------------------------------------------------
@@ -83,6 +87,9 @@ class SMProfiler:
             start = now_ns()
             self._deadline_ns = start + int(c.cpu_profiling_duration) * 1_000_000_000
             self._window_end_ns = start + int(c.file_rotation_secs) * 1_000_000_000
+            self._steps_in_window = 0
+            self._rotation_steps = int(c.file_rotation_steps)
+            self._writer = WindowWriter(self.files, self._writer_failed)
             self._start_device_capture()
             self._start_monitor_if_alone()
             self.active = True
@@ -90,14 +97,17 @@ class SMProfiler:
             self._fail("start_profiling")
 
     def stop_profiling(self) -> None:
-        if not self.active:
-            return
+        was_active, self.active = self.active, False
         try:
-            self._flush(restart=False)
+            if was_active:
+                self._flush(restart=False)
+            else:
+                self._stop_window_quietly()  # after a writer failure the window may still be recording
         except Exception:  # noqa: BLE001
             self._fail("stop_profiling")
         finally:
-            self.active = False
+            if self._writer is not None:
+                self._writer.close()  # the last windows are on disk when stop_profiling returns
             self._stop_tf()
             if self._monitor is not None:
                 self._monitor.stop()
@@ -150,29 +160,24 @@ class SMProfiler:
         return TraceMeta(rank=c.rank, host=c.host, kind="sagelaunch", world_size=int(ws) if ws else None)
 
     def _flush(self, restart: bool) -> None:
-        from profiler.artifact import write_events
-
+        """End the window: stop Kineto here (its buffers are this thread's), convert and write in the writer."""
         meta = self._meta()
-        parts = [self._recorder.drain(meta)]
+        spans = self._recorder.drain(meta)
+        finished = None
         if self._kineto is not None:
-            rt = self._kineto.stop(meta)
+            finished = self._kineto.finish()
             self._kineto = None
-            if rt is not None:
-                parts.append(rt)
         if restart:
             self._start_device_capture()
-        table = concat_ranks([p for p in parts if len(p)], meta)
-        if len(table) or not self.files:
-            path = self.rank_dir() / f"trace-{self._seq:04d}.parquet"
-            self.files.append(write_events(table, path))
-            self._seq += 1
+        self._steps_in_window = 0
+        self._writer.submit(self.rank_dir(), meta, spans, finished)
 
     def _tick(self, now: int) -> None:
-        """Called at annotation ends: honour CPUProfilingDuration and SMPFileRotationSecs."""
+        """Called at annotation ends: honour CPUProfilingDuration, SMPFileRotationSecs and SMPFileRotationSteps."""
         if now >= self._deadline_ns:
             log.info("profiler: CPUProfilingDuration reached; stopping detailed profiling")
             self.stop_profiling()
-        elif now >= self._window_end_ns:
+        elif now >= self._window_end_ns or (self._kineto is not None and self._steps_in_window >= self._rotation_steps):
             self._window_end_ns = now + int(self.config.file_rotation_secs) * 1_000_000_000
             try:
                 self._flush(restart=True)
@@ -183,9 +188,17 @@ class SMProfiler:
         log.exception("profiler: %s failed; profiling stops, training goes on", where)
         self.failed = True
         self.active = False
+        self._stop_window_quietly()
+
+    def _writer_failed(self) -> None:
+        """Called by the writer thread (it logged why): profiling stops; the training thread ends Kineto."""
+        self.failed = True
+        self.active = False
+
+    def _stop_window_quietly(self) -> None:
         if self._kineto is not None:
             try:
-                self._kineto.stop(self._meta())
+                self._kineto.finish()
             except Exception:  # noqa: BLE001
                 pass
             self._kineto = None
@@ -203,12 +216,16 @@ class SMProfiler:
                 rf.__enter__()
             except Exception:  # noqa: BLE001
                 rf = None
+        self._depth += 1
         return _Handle(str(name), now_ns(), rf)
 
     def annotation_end(self, handle: _Handle | None) -> None:
         if handle is None or not self.active:
+            if self.failed and self._kineto is not None:
+                self._stop_window_quietly()
             return
         end = now_ns()
+        self._depth -= 1
         if handle.rf is not None:
             try:
                 handle.rf.__exit__(None, None, None)
@@ -216,6 +233,12 @@ class SMProfiler:
                 pass
         else:
             self._recorder.add(handle.name, handle.start, end)
+        if self._depth <= 0:
+            self._depth = 0
+            self._steps_in_window += 1  # windows with Kineto rotate by steps too: its memory grows per event
+            if self._kineto is not None and self._steps_in_window >= self._rotation_steps:
+                self._tick(end)
+                return
         if end >= self._window_end_ns or end >= self._deadline_ns:
             self._tick(end)
 

@@ -28,6 +28,9 @@ DEFAULT_OUTPUT_DIR = "/opt/ml/output/profiler"
 DEFAULT_INTERVAL_MS = 500
 DEFAULT_CPU_PROFILING_DURATION_S = 3600
 DEFAULT_FILE_ROTATION_S = 600
+# Kineto keeps every event of a window in memory (~0.5-4 KB per CPU operator): windows also end after this many
+# steps (outermost annotations) so that memory is bounded by one window whatever the length of the run
+DEFAULT_FILE_ROTATION_STEPS = 50
 DEFAULT_RECORD_CPU_OPS = False
 
 
@@ -41,7 +44,7 @@ def _int_param(params: dict, key: str, default: int, source: str) -> int:
             raise ValueError
         return value
     except (TypeError, ValueError):
-        log.warning("profiler: %s: %s=%r is not a positive number of seconds; using %s", source, key, raw, default)
+        log.warning("profiler: %s: %s=%r is not a positive number; using %s", source, key, raw, default)
         return default
 
 
@@ -73,6 +76,7 @@ class Config:
     system_monitor_interval_millis: int | None = None
     cpu_profiling_duration: int | None = None  # seconds of detailed capture after start_profiling()
     file_rotation_secs: int | None = None  # SMPFileRotationSecs: a new trace file per window
+    file_rotation_steps: int | None = None  # SMPFileRotationSteps: while Kineto records, a new window per N steps
     record_cpu_ops: bool | None = None
     record_shapes: bool = False
     device_activity: bool = True  # Kineto CUDA/HIP activity when a GPU is present
@@ -94,6 +98,8 @@ class Config:
             out.cpu_profiling_duration = _int_param(params, "CPUProfilingDuration", DEFAULT_CPU_PROFILING_DURATION_S, src)
         if out.file_rotation_secs is None:
             out.file_rotation_secs = _int_param(params, "SMPFileRotationSecs", DEFAULT_FILE_ROTATION_S, src)
+        if out.file_rotation_steps is None:
+            out.file_rotation_steps = _int_param(params, "SMPFileRotationSteps", DEFAULT_FILE_ROTATION_STEPS, src)
         if out.record_cpu_ops is None:
             out.record_cpu_ops = _bool_param(params, "RecordCpuOps", DEFAULT_RECORD_CPU_OPS, src)
         if out.disabled is None:

@@ -18,8 +18,10 @@ def test_analysis_benchmark_runs():
     proc = run("scripts/bench_profiler_analysis.py", str(TRACES / "alexnet.pt.trace.json.gz"), "--repeat", "1",
                "--hta-python", "/nonexistent/python")
     assert proc.returncode == 0, proc.stderr
-    lines = proc.stdout.splitlines()
-    assert any(line.startswith("sagelaunch profile analyze --json") and line.rstrip().endswith(" 0") for line in lines)
+    rows = [line.split() for line in proc.stdout.splitlines() if line.startswith("alexnet.pt.trace.json.gz")]
+    # the cold, warm and CLI runs of the named trace all ran and succeeded (rc column); no HTA: no ratios
+    assert [r[1:3] for r in rows] == [["ours", "cold"], ["ours", "warm"], ["sagelaunch", "CLI"]], proc.stdout
+    assert all(r[-1] == "0" and float(r[-4]) > 0 for r in rows), proc.stdout
 
 
 def test_overhead_benchmark_runs():

@@ -15,11 +15,12 @@ from pydantic import (BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
                       model_validator)
 
 from estimators import field_checks as check
-from estimators import support
 from estimators.inputs import to_channels
-from launcher.aws.naming import check_name, job_name
 from estimators.resolve import Resolved, resolve
-from launcher.spec import TrainingJobSpec
+from jobspec import catalog as support
+from jobspec.contract import is_local_instance_type
+from jobspec.names import check_name, job_name
+from jobspec.spec import TrainingJobSpec
 from profiler_config import ProfilerConfig
 
 MAX_RUN_SECS = 28 * 24 * 3600
@@ -187,7 +188,7 @@ class FrameworkEstimator(BaseModel):
     def to_spec(self, job_name: str | None = None, inputs: Any = None) -> TrainingJobSpec:
         r = self.resolved
         name = check_name(job_name) if job_name is not None else self.make_job_name()
-        local = self.instance_type in support.LOCAL_INSTANCE_TYPES
+        local = is_local_instance_type(self.instance_type)
         if self.source_dir is None:
             entry, source_dir, entry_path = os.path.basename(self.entry_point), None, os.path.abspath(self.entry_point)
         else:

@@ -6,22 +6,22 @@ Shapes (the SDK's): {"smdistributed": {"modelparallel": {"enabled": True, "param
 {"pytorchddp": {"enabled": True}}, and for TensorFlow {"parameter_server": ...},
 {"multi_worker_mirrored_strategy": ...}. The output is processes per host plus the
 hyperparameters the SDK would send (mp_parameters, sagemaker_mpi_enabled, …).
-Facts (which instance types and versions support what) come from the support matrix.
+Facts (which instance types and versions support what) come from the support catalog, the SMP v1
+parameter model and its rules from `jobspec.smp`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from estimators.smp_parameters import SMPParameters
+from jobspec.contract import is_local_instance_type
+from jobspec.errors import validation_error_text
+from jobspec.smp import SMPParameters, check_local_support, check_world
 
-__all__ = [
-    "SMPParameters", "DistributionPlan", "WorldLayout", "check_world", "parse_distribution",
-    "validation_error_text",
-]
+__all__ = ["DistributionPlan", "parse_distribution"]
 
 
 class _Options(BaseModel):
@@ -77,67 +77,6 @@ class DistributionPlan:
     smp: SMPParameters | None = None
 
 
-class WorldLayout(NamedTuple):
-    world_size: int
-    pipeline_parallel_degree: int
-    tensor_parallel_degree: int
-    data_parallel_degree: int  # world / pp: replicas of one pipeline stage (tp ranks included)
-    reduced_data_parallel_degree: int  # world / (pp * tp)
-
-
-def validation_error_text(prefix: str, err: ValidationError) -> str:
-    """One line per error: `distribution.mpi.processes_per_host: Input should be …`."""
-    lines = []
-    for e in err.errors():
-        loc = ".".join(str(p) for p in (prefix, *e["loc"]) if p != "")
-        msg = e["msg"].removeprefix("Value error, ")
-        value = e.get("input")
-        shown = "" if isinstance(value, dict) or e["type"] == "missing" else f" (got {value!r})"
-        lines.append(f"{loc}: {msg}{shown}")
-    return "; ".join(lines)
-
-
-def check_world(params: SMPParameters, world_size: int, gpus_per_host: int | None) -> WorldLayout:
-    """The hardware rules SageMaker would only find at run time.
-
-    gpus_per_host 0/None means CPU processes (a local run): GPU-count rules are skipped.
-    """
-    pp, tp = params.pipeline_parallel_degree, params.tensor_parallel_degree
-    sdp = params.sharded_data_parallel_degree
-    if world_size < 1:
-        raise ValueError(f"world_size={world_size} must be ≥ 1 (instance_count × processes_per_host)")
-    if gpus_per_host and tp > gpus_per_host:
-        raise ValueError(
-            f"mp_parameters.tensor_parallel_degree={tp} exceeds the {gpus_per_host} GPUs per instance; "
-            f"allowed: 1..{gpus_per_host}, or pick an instance type with more GPUs"
-        )
-    for name, degree in (("tensor_parallel_degree", tp), ("pipeline_parallel_degree", pp)):
-        if degree > world_size:
-            raise ValueError(
-                f"mp_parameters.{name}={degree} is larger than the world size {world_size}; "
-                f"allowed: a divisor of {world_size} (1..{world_size}); lower it or launch more processes"
-            )
-    if world_size % (pp * tp):
-        raise ValueError(
-            f"mp_parameters: pipeline_parallel_degree × tensor_parallel_degree = {pp}×{tp} = {pp * tp} "
-            f"must divide the world size {world_size} (instance_count × processes_per_host); "
-            f"change the degrees or processes_per_host"
-        )
-    if world_size > pp * tp and not (params.ddp or params.horovod):
-        raise ValueError(
-            f"world size {world_size} > pipeline_parallel_degree × tensor_parallel_degree = {pp * tp} "
-            "means data parallelism across model replicas: set mp_parameters.ddp=True (PyTorch) "
-            "or horovod=True (TensorFlow)"
-        )
-    if sdp > 1 and (world_size % sdp or sdp > world_size):
-        raise ValueError(
-            f"mp_parameters.sharded_data_parallel_degree={sdp} must divide the world size {world_size}"
-        )
-    if sdp > 1 and not params.ddp:
-        raise ValueError(f"mp_parameters.sharded_data_parallel_degree={sdp} needs ddp=True; add \"ddp\": true")
-    return WorldLayout(world_size, pp, tp, world_size // pp, world_size // (pp * tp))
-
-
 def _enabled(opt: BaseModel | None) -> bool:
     return bool(opt is not None and getattr(opt, "enabled", False))
 
@@ -152,7 +91,7 @@ def parse_distribution(
     gpus_per_host: int,
 ) -> DistributionPlan:
     """Validate the dict against shapes, rules and the support matrix; raise ValueError naming the key."""
-    from estimators import support  # lazy: the matrix loads on first use
+    from jobspec import catalog as support  # lazy: the matrix loads on first use
 
     if not distribution:
         return DistributionPlan("none", 1)
@@ -163,7 +102,7 @@ def parse_distribution(
     except ValidationError as err:
         raise ValueError(validation_error_text("distribution", err)) from None
 
-    local = instance_type in ("local", "local_gpu")
+    local = is_local_instance_type(instance_type)
     smd = opts.smdistributed or SMDistributedOptions()
     mp_on, dp_on = _enabled(smd.modelparallel), _enabled(smd.dataparallel)
     mpi_on = _enabled(opts.mpi)
@@ -197,6 +136,8 @@ def parse_distribution(
         except ValidationError as err:
             raise ValueError(validation_error_text("distribution.smdistributed.modelparallel.parameters", err)) from None
         smp.check_framework(framework)
+        if local and framework == "pytorch":  # a local job runs sagelaunch's own SMP: refuse what it lacks now
+            check_local_support(smp)
 
     # processes per host: MPI's explicit count, else one per GPU, else the minimum the strategy needs
     given = opts.mpi.processes_per_host if (opts.mpi and mpi_on) else None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from estimators.suggest import did_you_mean
+from jobspec.suggest import did_you_mean
 
 if TYPE_CHECKING:
     from pydantic import ValidationError

@@ -6,11 +6,12 @@ import json
 import re
 from typing import Any
 
-from estimators.suggest import did_you_mean
+from jobspec.names import NAME_PATTERN
+from jobspec.s3uri import S3_URI
+from jobspec.suggest import did_you_mean
 
 ROLE_ARN = re.compile(r"^arn:aws[a-z\-]*:iam::\d{12}:role/?[a-zA-Z_0-9+=,.@\-_/]+$")
 IMAGE_URI = re.compile(r"^[a-z0-9][a-z0-9.\-]*(:\d+)?(/[a-z0-9._\-]+)+(:[A-Za-z0-9_.\-]{1,128}|@sha256:[0-9a-f]{64})?$")
-S3_URI = re.compile(r"^s3://[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9](/.*)?$")
 KMS_KEY = re.compile(r"^[a-zA-Z0-9:/_\-]{1,2048}$")
 SUBNET = re.compile(r"^subnet-[0-9a-z]{1,32}$")
 SECURITY_GROUP = re.compile(r"^sg-[0-9a-z]{1,32}$")
@@ -183,7 +184,7 @@ def hyperparameters(v: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 def base_job_name(v: str | None) -> str | None:
-    if v is not None and (not v or not re.match(r"^[a-zA-Z0-9](-*[a-zA-Z0-9])*$", v) or len(v) > 63):
+    if v is not None and not NAME_PATTERN.match(v):
         cleaned = re.sub(r"[^a-zA-Z0-9-]+", "-", v or "").strip("-") or "my-job"
         raise ValueError(
             f"base_job_name={v!r} is not valid; allowed: letters, digits and hyphens (≤ 63); "

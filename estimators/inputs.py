@@ -7,10 +7,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from launcher.spec import InputChannel
+from jobspec.s3uri import S3_URI
+from jobspec.spec import InputChannel
 
 CHANNEL_NAME = re.compile(r"^[A-Za-z0-9.\-_]{1,64}$")
-S3_URI = re.compile(r"^s3://[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9](/.*)?$")
 
 
 class TrainingInput(BaseModel):

@@ -18,7 +18,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from estimators import field_checks as check
-from estimators.support import LOCAL_INSTANCE_TYPES
+from jobspec.contract import LOCAL_INSTANCE_TYPES
 
 
 class Model(BaseModel):
@@ -60,7 +60,7 @@ class Model(BaseModel):
     def _name(cls, v: str | None) -> str | None:
         if v is None:
             return v
-        from launcher.aws.naming import check_name
+        from jobspec.names import check_name
 
         return check_name(v, "name")
 
@@ -77,14 +77,14 @@ class Model(BaseModel):
         return entry, requirements if requirements and os.path.isfile(requirements) else None
 
     def serving_image_uri(self, instance_type: str, region: str) -> str:
-        from estimators.support import inference_image_uri
+        from jobspec.catalog import inference_image_uri
 
         return self.image_uri or inference_image_uri(
             self.framework, self.framework_version, region=region, instance_type=instance_type, py_version=self.py_version
         )
 
     def _make_name(self) -> str:
-        from launcher.aws.naming import job_name
+        from jobspec.names import job_name
 
         return self.name or job_name("sagelaunch-model")
 
@@ -141,7 +141,7 @@ class Model(BaseModel):
 
 
 def check_endpoint_name(name: str) -> str:
-    from launcher.aws.naming import check_name
+    from jobspec.names import check_name
 
     return check_name(name, "endpoint_name")
 

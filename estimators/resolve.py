@@ -11,9 +11,11 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
-from estimators import support
 from estimators.distribution import DistributionPlan, parse_distribution
-from launcher.spec import ProfilerSettings
+from jobspec import catalog as support
+from jobspec.contract import is_local_instance_type
+from jobspec.spec import ProfilerSettings
+from launcher import environment
 
 if TYPE_CHECKING:
     from estimators.base import FrameworkEstimator
@@ -152,13 +154,13 @@ def cross_field_problems(est: "FrameworkEstimator", invalid: frozenset[str] = fr
     def valid(*fields: str) -> bool:
         return invalid.isdisjoint(fields)
 
-    local = est.instance_type in support.LOCAL_INSTANCE_TYPES
+    local = is_local_instance_type(est.instance_type)
     # a misspelt ml.* type is still a SageMaker job; a misspelt "local" may not be
     sagemaker_job = not local and (valid("instance_type") or str(est.instance_type).startswith("ml."))
     info = support.instance_info(est.instance_type) if valid("instance_type") else None
     region = None
     if valid("region"):
-        region = problems.check(lambda: est.region or support.default_region(local=local or not sagemaker_job))
+        region = problems.check(lambda: est.region or environment.default_region(local=local or not sagemaker_job))
     region_ok = region is not None and (local or problems.check(lambda: support.check_region(region)) is not None)
     image = None
     if valid("framework_version", "py_version", "image_uri"):
@@ -179,7 +181,7 @@ def cross_field_problems(est: "FrameworkEstimator", invalid: frozenset[str] = fr
         version = image[0]
         if valid("profiler_config", "disable_profiler"):
             profiler = problems.check(lambda: _profiler(est, version, region, local))
-        gpus = int(info.get("gpus", 0))
+        gpus = _gpus_per_host(est.instance_type, info)
         if valid("distribution", "instance_count"):
             plan = problems.check(lambda: parse_distribution(
                 est.distribution, framework=est.framework, framework_version=version, instance_type=est.instance_type,
@@ -191,8 +193,14 @@ def cross_field_problems(est: "FrameworkEstimator", invalid: frozenset[str] = fr
     if not problems.messages and not invalid:
         assert image is not None and plan is not None and info is not None and region is not None
         version, py, uri, repository = image
-        problems.resolved = Resolved(version, py, uri, region, int(info.get("gpus", 0)), plan, profiler, repository)
+        problems.resolved = Resolved(version, py, uri, region, _gpus_per_host(est.instance_type, info), plan, profiler,
+                                     repository)
     return problems
+
+
+def _gpus_per_host(instance_type: str, info: dict[str, Any]) -> int:
+    """The catalog's GPU count; "local_gpu" has as many as this machine shows (the launcher's probe)."""
+    return environment.local_gpu_count() if instance_type == "local_gpu" else int(info.get("gpus", 0))
 
 
 def _check_image_processor(image: str, instance_type: str, kind: str) -> None:

@@ -16,8 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from jobspec.contract import (PROFILER_CONFIG_FILE, PROFILER_OUTPUT_SUBDIR, SAGELAUNCH_PROFILER_CONFIG,
+                              SM_HP_MP_PARAMETERS, SM_PROFILER_OUTPUT_DIR)
+from jobspec.profiling import profiler_config_file
+
 if TYPE_CHECKING:
-    from launcher.spec import ProfilerSettings, TrainingJobSpec
+    from jobspec.spec import TrainingJobSpec
 
 # Hyperparameters the toolkit keeps for itself (params.SAGEMAKER_HYPERPARAMETERS); other
 # `sagemaker_*` keys become SM_FRAMEWORK_PARAMS.
@@ -86,7 +90,7 @@ class HostLayout:
 
     @property
     def profiler_dir(self) -> Path:
-        return self.root / "output" / "profiler"
+        return self.root.joinpath(*PROFILER_OUTPUT_SUBDIR)
 
     @property
     def checkpoints_dir(self) -> Path:
@@ -94,7 +98,7 @@ class HostLayout:
 
     @property
     def profiler_config_file(self) -> Path:
-        return self.config_dir / "profilerconfig.json"
+        return self.config_dir / PROFILER_CONFIG_FILE
 
     def channel_dir(self, channel: str) -> Path:
         return self.data_dir / channel
@@ -188,18 +192,6 @@ def input_data_config(spec: "TrainingJobSpec") -> dict[str, dict[str, str]]:
     return config
 
 
-def profiler_config(settings: "ProfilerSettings") -> dict[str, Any]:
-    """profilerconfig.json: what `profiler` reads inside the job (the team's agreed shape)."""
-    return {
-        "ProfilingIntervalInMilliseconds": settings.system_monitor_interval_millis,
-        "ProfilingParameters": {
-            "CPUProfilingDuration": str(settings.cpu_profiling_duration),
-            "SMPFileRotationSecs": str(settings.file_rotation_interval),
-        },
-        "DisableProfiler": bool(settings.disable_profiler),
-    }
-
-
 def write_config_files(layout: HostLayout, spec: "TrainingJobSpec", current_host: str, hosts: list[str],
                        hyperparameters: dict[str, str]) -> None:
     """input/config/{hyperparameters,resourceconfig,inputdataconfig}.json (+ profilerconfig.json)."""
@@ -209,7 +201,7 @@ def write_config_files(layout: HostLayout, spec: "TrainingJobSpec", current_host
         "inputdataconfig.json": input_data_config(spec),
     }
     if spec.profiler is not None:
-        files["profilerconfig.json"] = profiler_config(spec.profiler)
+        files[PROFILER_CONFIG_FILE] = profiler_config_file(spec.profiler)
     layout.config_dir.mkdir(parents=True, exist_ok=True)
     for name, content in files.items():
         (layout.config_dir / name).write_text(json.dumps(content, indent=2, sort_keys=True))
@@ -313,10 +305,10 @@ def environment(layout: HostLayout, spec: "TrainingJobSpec", current_host: str, 
         values[f"hp_{key}"] = value
     env = {f"SM_{str(key).upper()}": _env_value(value) for key, value in values.items()}
     if spec.mp_parameters is not None:
-        env["SM_HP_MP_PARAMETERS"] = _env_value(user_hps.get("mp_parameters", spec.mp_parameters))
-    env["SM_PROFILER_OUTPUT_DIR"] = str(layout.profiler_dir)
+        env[SM_HP_MP_PARAMETERS] = _env_value(user_hps.get("mp_parameters", spec.mp_parameters))
+    env[SM_PROFILER_OUTPUT_DIR] = str(layout.profiler_dir)
     if spec.profiler is not None:
-        env["SAGELAUNCH_PROFILER_CONFIG"] = str(layout.profiler_config_file)
+        env[SAGELAUNCH_PROFILER_CONFIG] = str(layout.profiler_config_file)
     # Outside /opt/ml the toolkit (and scripts that follow it) find the tree here.
     env["SAGEMAKER_BASE_DIR"] = str(layout.root)
     env["TRAINING_JOB_NAME"] = spec.job_name

@@ -1,9 +1,8 @@
 """TrainingJob: one handle for a job wherever it runs.
 
 `describe()` returns a DescribeTrainingJob-shaped dict in both backends, so code and the
-CLI treat local and SageMaker jobs the same. `TrainingJob.attach(name)` finds a job in the
-local registry first, then on SageMaker; a name neither knows (or that SageMaker could not be
-asked about) raises JobNotFoundError suggesting close local names and how to reach SageMaker.
+CLI treat local and SageMaker jobs the same. Finding a job by name is the backends' part
+(`launcher.backends.attach`); a name neither knows raises JobNotFoundError, defined here.
 """
 
 from __future__ import annotations
@@ -11,7 +10,6 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any, Iterator
 
-TERMINAL_STATUSES = ("Completed", "Failed", "Stopped")
 
 
 class TrainingJob(ABC):
@@ -50,22 +48,6 @@ class TrainingJob(ABC):
     @abstractmethod
     def profiler_output(self) -> str | None:
         """Where the profiler's files are: s3://… prefix or a local folder."""
-
-    @classmethod
-    def attach(cls, name: str, **kwargs: Any) -> "TrainingJob":
-        from launcher import registry
-
-        if registry.exists(name):
-            from launcher.backends.local import LocalTrainingJob
-
-            return LocalTrainingJob(name)
-        from launcher.aws.errors import AWSError
-        from launcher.backends.sagemaker import SageMakerTrainingJob
-
-        try:
-            return SageMakerTrainingJob.attach(name, **kwargs)
-        except (AWSError, ValueError) as exc:
-            raise JobNotFoundError.for_name(name, exc) from None
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"

@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-TERMINAL_STATUSES = ("Completed", "Failed", "Stopped")
+from jobspec.contract import TERMINAL_STATUSES
 # Fields holding times: stored as ISO strings, returned as aware datetimes (boto3's shape).
 _TIME_FIELDS = ("CreationTime", "TrainingStartTime", "TrainingEndTime", "LastModifiedTime")
 

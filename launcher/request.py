@@ -12,8 +12,12 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from jobspec import names
+from jobspec.profiling import profiling_parameters
+from jobspec.s3uri import default_bucket_name, parse_s3_uri
+
 if TYPE_CHECKING:
-    from launcher.spec import TrainingJobSpec
+    from jobspec.spec import TrainingJobSpec
 
 PLACEHOLDER_ACCOUNT = "000000000000"
 PLACEHOLDER_ROLE = f"arn:aws:iam::{PLACEHOLDER_ACCOUNT}:role/SageMakerRole"  # local jobs need no role
@@ -21,25 +25,21 @@ DETAILED_PROFILER_RULE = "DetailedProfilerProcessingJobConfig"
 
 
 def default_bucket(region: str, account: str | None = None) -> str:
-    return f"sagemaker-{region}-{account or PLACEHOLDER_ACCOUNT}"
+    return default_bucket_name(region, account or PLACEHOLDER_ACCOUNT)
 
 
 def role_arn(role: str | None, account: str | None = None) -> str:
-    """A bare role name becomes an ARN in the caller's account (placeholder until the backend knows it)."""
+    """The request's RoleArn: a placeholder for local jobs (no role); the SageMaker backend passes the account."""
     if not role:
         return PLACEHOLDER_ROLE
-    return role if role.startswith("arn:") else f"arn:aws:iam::{account or PLACEHOLDER_ACCOUNT}:role/{role}"
-
-
-def _bucket_of(uri: str) -> str:
-    return uri[len("s3://"):].split("/", 1)[0]
+    return names.role_arn(role, account or PLACEHOLDER_ACCOUNT)
 
 
 def code_bucket(spec: "TrainingJobSpec", account: str | None = None) -> str:
     """The bucket for the code archive when no `bucket=` (the SDK's code_location) is given: as the
     SageMaker SDK does, the bucket of an s3:// output_path, else `sagemaker-<region>-<account>`."""
     if spec.output_path and spec.output_path.startswith("s3://"):
-        return _bucket_of(spec.output_path)
+        return parse_s3_uri(spec.output_path)[0]
     return default_bucket(spec.region, account)
 
 
@@ -91,14 +91,11 @@ def profiler_request(spec: "TrainingJobSpec", account: str | None = None) -> dic
         return {}
     if p.disable_profiler:
         return {"ProfilerConfig": {"DisableProfiler": True}}
-    from estimators.support import detailed_profiler_image_uri, profiler_facts  # data only; lazy
+    from jobspec.catalog import detailed_profiler_image_uri, profiler_facts  # the matrix loads on first use
 
     config: dict[str, Any] = {
         "S3OutputPath": p.s3_output_path or output_uri(spec, account),
-        "ProfilingParameters": {
-            "CPUProfilingDuration": str(p.cpu_profiling_duration),
-            "SMPFileRotationSecs": str(p.file_rotation_interval),
-        },
+        "ProfilingParameters": profiling_parameters(p.cpu_profiling_duration, p.file_rotation_interval),
         "DisableProfiler": False,
     }
     if p.system_monitor_interval_millis is not None:

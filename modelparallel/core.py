@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import atexit
 import os
-import socket
 import warnings
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from jobspec.net import free_port
 from modelparallel.errors import SMPRuntimeError, SMPValidationError
 
 
 @dataclass
 class _State:
     initialized: bool = False
-    cfg: Any = None  # estimators.distribution.SMPParameters
+    cfg: Any = None  # jobspec.smp.SMPParameters
     layout: Any = None  # layout.RankLayout of this rank
     mesh: Any = None  # torch DeviceMesh, dims in placement order
     groups: dict[str, Any] = field(default_factory=dict)  # "pp"/"tp"/... → ProcessGroup
@@ -39,12 +39,6 @@ class SMPIgnoredParameterWarning(UserWarning):
 TIMEOUT_ENV = "SMP_TIMEOUT_SECONDS"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _init_process_group() -> None:
     import torch
     import torch.distributed as dist
@@ -53,7 +47,7 @@ def _init_process_group() -> None:
         return
     if "RANK" not in os.environ:  # a plain `python train.py`: a world of one
         os.environ.update(RANK="0", WORLD_SIZE="1", LOCAL_RANK="0", LOCAL_WORLD_SIZE="1",
-                          MASTER_ADDR="127.0.0.1", MASTER_PORT=str(_free_port()))
+                          MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()))
     backend = "nccl" if torch.cuda.is_available() else "gloo"
     timeout = timedelta(seconds=float(os.environ.get(TIMEOUT_ENV, "600")))
     if backend == "nccl":
@@ -84,7 +78,7 @@ def init(config: dict | None = None) -> None:
     import torch
     import torch.distributed as dist
 
-    from estimators.distribution import check_world
+    from jobspec.smp import check_world
     from modelparallel.config import check_supported, load_parameters
     from modelparallel.layout import build_mesh, layout_from_mesh
 
@@ -119,7 +113,7 @@ def init(config: dict | None = None) -> None:
 def _build_groups(mesh) -> dict[str, Any]:
     import torch.distributed as dist
 
-    from modelparallel.layout import GROUP_DIMS
+    from jobspec.smp import GROUP_DIMS
 
     order = mesh.mesh_dim_names
     groups: dict[str, Any] = {"world": dist.group.WORLD}

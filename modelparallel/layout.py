@@ -1,8 +1,7 @@
 """Rank layout: which pipeline / tensor / reduced-data-parallel coordinate each global rank gets.
 
-SMP v1 rule (docs "Placement Strategy with Tensor Parallelism"): the placement string is a permutation of
-D (reduced data parallel), P (pipeline), T (tensor); "cluster" = "DPT", "spread" = "TPD"; the right-most
-letter varies fastest over consecutive global ranks. That is exactly a row-major DeviceMesh whose dims are
+The placement rule is jobspec.smp's (SMP v1: a permutation of D, P, T; "cluster" = "DPT", "spread" = "TPD";
+the right-most letter varies fastest over consecutive global ranks). That is exactly a row-major DeviceMesh whose dims are
 named in the string's order, so the layout is computed from a `DeviceMesh` built without processes
 (`_init_backend=False`) and the live run builds the same mesh with process groups.
 
@@ -13,29 +12,18 @@ mesh-order flattening of the group's dims.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from itertools import permutations
 
+from jobspec import smp as rules
+from jobspec.smp import GROUP_DIMS, PLACEMENT_PERMUTATIONS as PERMUTATIONS, mesh_shape  # noqa: F401 (API)
 from modelparallel.errors import SMPValidationError
-
-NAMED_PLACEMENTS = {"cluster": "DPT", "spread": "TPD"}
-PERMUTATIONS = tuple("".join(p) for p in permutations("DPT"))
-# the dims each SMP group spans
-GROUP_DIMS = {"pp": "P", "tp": "T", "rdp": "D", "dp": "DT", "mp": "PT", "world": "DPT"}
 
 
 def placement_order(strategy: str) -> str:
-    """'cluster' → 'DPT', 'spread' → 'TPD', a permutation of D/P/T → itself."""
-    order = NAMED_PLACEMENTS.get(strategy, strategy)
-    if order not in PERMUTATIONS:
-        raise SMPValidationError(
-            f"placement_strategy={strategy!r} is not valid; allowed: cluster, spread, {', '.join(PERMUTATIONS)}"
-        )
-    return order
-
-
-def mesh_shape(order: str, rdp: int, pp: int, tp: int) -> tuple[int, ...]:
-    sizes = {"D": rdp, "P": pp, "T": tp}
-    return tuple(sizes[d] for d in order)
+    """jobspec.smp.placement_order, raising SMPValidationError."""
+    try:
+        return rules.placement_order(strategy)
+    except ValueError as err:
+        raise SMPValidationError(str(err)) from None
 
 
 def build_mesh(device_type: str, world: int, pp: int, tp: int, strategy: str, rank: int | None = None):

@@ -14,16 +14,7 @@ Importing this package imports neither torch nor tensorflow; a collector imports
 
 from __future__ import annotations
 
-_API = {
-    "SMProfiler",
-    "Config",
-    "configure",
-    "start_profiling",
-    "stop_profiling",
-    "annotate",
-    "annotation_begin",
-    "annotation_end",
-}
+from profiler.public_names import API as _API
 
 __all__ = sorted(_API | {"smprof", "load_profile", "analyze"})
 

@@ -12,15 +12,15 @@ import sys
 import threading
 from pathlib import Path
 
-from profiler import _API  # one list of the public names
 from profiler.recorder import AnnotationRecorder, now_ns
-from profiler.window_writer import WindowWriter
 from profiler.schema import TraceMeta
+from profiler.public_names import API
 from profiler.settings import Config
+from profiler.window_writer import WindowWriter
 
 log = logging.getLogger("sagelaunch.profiler")
 
-__all__ = sorted(_API)  # the SageMaker Profiler names; profiler/__init__ serves them lazily
+__all__ = sorted(API)  # the SageMaker Profiler names; profiler/__init__ serves them lazily
 
 
 class _Handle:

@@ -1,6 +1,7 @@
-"""`sagelaunch profile report|export|ui`: the dashboard report, the Perfetto export and the profile browser.
+"""`sagelaunch profile report|export`: the dashboard report and the Perfetto export.
 
 Registered on part 1's `profile` Typer app by profiler/cli.py; heavy imports stay inside the commands.
+(`profile ui`, the profile browser, needs job sources only the application has: sagelaunch/cli_profile.py.)
 """
 
 from __future__ import annotations
@@ -15,10 +16,9 @@ PATH_HELP = "A trace (.json/.json.gz), a folder of ranks, or a job's profiler ou
 def register(app: typer.Typer) -> None:
     app.command("report")(report_cmd)
     app.command("export")(export_cmd)
-    app.command("ui")(ui_cmd)
 
 
-def _fail(exc: Exception) -> None:
+def fail(exc: Exception) -> None:
     typer.echo(f"error: {exc}", err=True)
     raise typer.Exit(2) from None
 
@@ -38,7 +38,7 @@ def report_cmd(
         with console.status(f"building the report of {path}"):
             written = write_report(path, out, title=title)
     except ValueError as exc:
-        _fail(exc)
+        fail(exc)
     console.print(f"wrote {written} ({written.stat().st_size / 1e6:.1f} MB)")
 
 
@@ -59,19 +59,5 @@ def export_cmd(
             model = build_timeline(load_profile(path))
             written = write_perfetto(model, perfetto)
     except ValueError as exc:
-        _fail(exc)
+        fail(exc)
     console.print(f"wrote {written}: {len(model)} events on {len(model.tracks)} tracks; open it in ui.perfetto.dev")
-
-
-def ui_cmd(
-    port: int = typer.Option(8008, "--port", min=0, max=65535, help="Port on 127.0.0.1 (0 picks a free one)."),
-    sagemaker: bool = typer.Option(True, "--sagemaker/--no-sagemaker", help="Also list SageMaker jobs' S3 profiles (needs AWS credentials)."),
-    open_browser: bool = typer.Option(False, "--open", help="Open the page in the default web browser."),
-) -> None:
-    """Browse profiled jobs (local registry and SageMaker) in a local, read-only web app on 127.0.0.1."""
-    from profiler.ui.server import serve
-
-    try:
-        serve(port, include_sagemaker=sagemaker, open_browser=open_browser)
-    except OSError as exc:
-        _fail(OSError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}; pick another --port"))

@@ -14,13 +14,9 @@ from pathlib import Path
 
 
 def main(argv: list[str] | None = None) -> int:
-    from profiler.settings import (
-        DEFAULT_FILE_ROTATION_S,
-        DEFAULT_INTERVAL_MS,
-        _int_param,
-        current_host,
-        read_profiler_config,
-    )
+    from jobspec.contract import DEFAULT_FILE_ROTATION_S
+    from jobspec.profiling import FILE_ROTATION, seconds_param
+    from profiler.settings import DEFAULT_INTERVAL_MS, current_host, read_profiler_config
     from profiler.system_monitor import SystemMonitor
 
     ap = argparse.ArgumentParser(prog="python -m profiler.monitor", description=__doc__.splitlines()[0])
@@ -34,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
         print("profiler monitor: DisableProfiler is set; not sampling", flush=True)
         return 0
     interval = args.interval_ms or int(cfg.get("ProfilingIntervalInMilliseconds") or DEFAULT_INTERVAL_MS)
-    rotation = _int_param(cfg.get("ProfilingParameters") or {}, "SMPFileRotationSecs", DEFAULT_FILE_ROTATION_S, "config")
+    rotation = seconds_param(cfg.get("ProfilingParameters") or {}, FILE_ROTATION, DEFAULT_FILE_ROTATION_S, "config")
     monitor = SystemMonitor(args.out, args.host or current_host(), interval, rotation)
     signal.signal(signal.SIGTERM, lambda *_: monitor._stop.set())
     signal.signal(signal.SIGINT, lambda *_: monitor._stop.set())

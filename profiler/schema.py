@@ -194,7 +194,7 @@ class RankTrace:
         codes = [c for c in (self.cat_code(x) for x in cats) if c >= 0]
         if not codes:
             return np.zeros(len(self), dtype=bool)
-        from profiler.analysis.nputil import isin
+        from profiler.nputil import isin
 
         return isin(self.columns["cat_id"], codes)
 

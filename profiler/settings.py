@@ -21,44 +21,17 @@ import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from jobspec.contract import (DEFAULT_CPU_PROFILING_DURATION_S, DEFAULT_FILE_ROTATION_S, DEFAULT_FILE_ROTATION_STEPS,
+                              DEFAULT_PROFILER_CONFIG_PATH as DEFAULT_CONFIG_PATH,
+                              DEFAULT_PROFILER_OUTPUT_DIR as DEFAULT_OUTPUT_DIR, DEFAULT_RESOURCE_CONFIG_PATH,
+                              SAGELAUNCH_PROFILER_CONFIG, SM_CURRENT_HOST, SM_PROFILER_OUTPUT_DIR)
+from jobspec.profiling import (CPU_PROFILING_DURATION, FILE_ROTATION, FILE_ROTATION_STEPS, RECORD_CPU_OPS, flag_param,
+                               seconds_param)
+
 log = logging.getLogger("sagelaunch.profiler")
 
-DEFAULT_CONFIG_PATH = "/opt/ml/input/config/profilerconfig.json"
-DEFAULT_OUTPUT_DIR = "/opt/ml/output/profiler"
 DEFAULT_INTERVAL_MS = 500
-DEFAULT_CPU_PROFILING_DURATION_S = 3600
-DEFAULT_FILE_ROTATION_S = 600
-# Kineto keeps every event of a window in memory (~0.5-4 KB per CPU operator): windows also end after this many
-# steps (outermost annotations) so that memory is bounded by one window whatever the length of the run
-DEFAULT_FILE_ROTATION_STEPS = 50
 DEFAULT_RECORD_CPU_OPS = False
-
-
-def _int_param(params: dict, key: str, default: int, source: str) -> int:
-    raw = params.get(key)
-    if raw in (None, ""):
-        return default
-    try:
-        value = int(float(raw))
-        if value <= 0:
-            raise ValueError
-        return value
-    except (TypeError, ValueError):
-        log.warning("profiler: %s: %s=%r is not a positive number; using %s", source, key, raw, default)
-        return default
-
-
-def _bool_param(params: dict, key: str, default: bool, source: str) -> bool:
-    raw = params.get(key)
-    if raw in (None, ""):
-        return default
-    text = str(raw).strip().lower()
-    if text in ("1", "true", "yes", "on"):
-        return True
-    if text in ("0", "false", "no", "off"):
-        return False
-    log.warning("profiler: %s: %s=%r is not true/false; using %s", source, key, raw, str(default).lower())
-    return default
 
 
 @dataclass
@@ -91,17 +64,18 @@ class Config:
         params = file_cfg.get("ProfilingParameters") or {}
         src = file_cfg.get("_source", "profilerconfig.json")
         out = Config(**{k: getattr(self, k) for k in self.__dataclass_fields__})
-        out.output_dir = out.output_dir or os.environ.get("SM_PROFILER_OUTPUT_DIR") or DEFAULT_OUTPUT_DIR
+        out.output_dir = out.output_dir or os.environ.get(SM_PROFILER_OUTPUT_DIR) or DEFAULT_OUTPUT_DIR
         if out.system_monitor_interval_millis is None:
             out.system_monitor_interval_millis = int(file_cfg.get("ProfilingIntervalInMilliseconds") or DEFAULT_INTERVAL_MS)
         if out.cpu_profiling_duration is None:
-            out.cpu_profiling_duration = _int_param(params, "CPUProfilingDuration", DEFAULT_CPU_PROFILING_DURATION_S, src)
+            out.cpu_profiling_duration = seconds_param(params, CPU_PROFILING_DURATION, DEFAULT_CPU_PROFILING_DURATION_S, src)
         if out.file_rotation_secs is None:
-            out.file_rotation_secs = _int_param(params, "SMPFileRotationSecs", DEFAULT_FILE_ROTATION_S, src)
+            out.file_rotation_secs = seconds_param(params, FILE_ROTATION, DEFAULT_FILE_ROTATION_S, src)
         if out.file_rotation_steps is None:
-            out.file_rotation_steps = _int_param(params, "SMPFileRotationSteps", DEFAULT_FILE_ROTATION_STEPS, src)
+            out.file_rotation_steps = seconds_param(params, FILE_ROTATION_STEPS, DEFAULT_FILE_ROTATION_STEPS, src,
+                                                    unit="steps")
         if out.record_cpu_ops is None:
-            out.record_cpu_ops = _bool_param(params, "RecordCpuOps", DEFAULT_RECORD_CPU_OPS, src)
+            out.record_cpu_ops = flag_param(params, RECORD_CPU_OPS, DEFAULT_RECORD_CPU_OPS, src)
         if out.disabled is None:
             out.disabled = bool(file_cfg.get("DisableProfiler", False))
         out.host = out.host or current_host()
@@ -111,7 +85,7 @@ class Config:
 
 
 def config_path() -> Path:
-    return Path(os.environ.get("SAGELAUNCH_PROFILER_CONFIG") or DEFAULT_CONFIG_PATH)
+    return Path(os.environ.get(SAGELAUNCH_PROFILER_CONFIG) or DEFAULT_CONFIG_PATH)
 
 
 def read_profiler_config(path: Path | None = None) -> dict:
@@ -132,11 +106,11 @@ def read_profiler_config(path: Path | None = None) -> dict:
 
 
 def current_host() -> str:
-    host = os.environ.get("SM_CURRENT_HOST")
+    host = os.environ.get(SM_CURRENT_HOST)
     if host:
         return host
     try:
-        rc = json.loads(Path("/opt/ml/input/config/resourceconfig.json").read_text())
+        rc = json.loads(Path(DEFAULT_RESOURCE_CONFIG_PATH).read_text())
         return rc["current_host"]
     except (OSError, ValueError, KeyError, TypeError):
         return socket.gethostname() or "algo-1"

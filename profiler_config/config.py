@@ -7,22 +7,23 @@ AWS's own docs show `profiler_params=`; it is accepted with a DeprecationWarning
 
 from __future__ import annotations
 
-import re
 import warnings
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from launcher.spec import ProfilerSettings
+from jobspec.contract import DEFAULT_CPU_PROFILING_DURATION_S, DEFAULT_FILE_ROTATION_S
+from jobspec.profiling import profiling_parameters
+from jobspec.s3uri import S3_URI
+from jobspec.spec import ProfilerSettings
 
 # SageMaker Debugger's allowed system-monitor intervals (ms): 100 ms … 1 minute.
 ALLOWED_INTERVALS_MILLIS = (100, 200, 500, 1000, 5000, 60000)
 MAX_DURATION_SECS = 28 * 24 * 3600  # the longest a training job can run
-_S3_URI = re.compile(r"^s3://[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9](/.*)?$")
 
 
 def check_s3_uri(field: str, value: str) -> str:
-    if not _S3_URI.match(value):
+    if not S3_URI.match(value):
         fix = f"s3://{value.removeprefix('s3:/').lstrip('/')}" if value.startswith("s3:/") else "s3://my-bucket/profiler"
         raise ValueError(f"{field}={value!r} is not an S3 URI; allowed: s3://<bucket>[/prefix]; did you mean {fix!r}?")
     return value
@@ -33,14 +34,13 @@ class Profiler(BaseModel):
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True, defer_build=True)
 
-    cpu_profiling_duration: int = Field(3600, ge=1, le=MAX_DURATION_SECS, description="seconds of detailed capture")
-    file_rotation_interval: int = Field(600, ge=1, le=MAX_DURATION_SECS, description="seconds per trace file")
+    cpu_profiling_duration: int = Field(DEFAULT_CPU_PROFILING_DURATION_S, ge=1, le=MAX_DURATION_SECS,
+                                        description="seconds of detailed capture")
+    file_rotation_interval: int = Field(DEFAULT_FILE_ROTATION_S, ge=1, le=MAX_DURATION_SECS,
+                                        description="seconds per trace file")
 
     def to_request_dict(self) -> dict[str, str]:
-        return {
-            "CPUProfilingDuration": str(self.cpu_profiling_duration),
-            "SMPFileRotationSecs": str(self.file_rotation_interval),
-        }
+        return profiling_parameters(self.cpu_profiling_duration, self.file_rotation_interval)
 
 
 class ProfilerConfig(BaseModel):

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -193,9 +192,9 @@ def worker(args) -> None:
 
 
 def launch_workers(args) -> dict:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    from jobspec.net import free_port
+
+    port = free_port()
     out = os.path.join(tempfile.mkdtemp(prefix="bench_mp_"), "ranks.json")
     cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--master-port", str(port),
            os.path.abspath(__file__), "--worker", "--out", out, "--steps", str(args.steps), "--hidden",

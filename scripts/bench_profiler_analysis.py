@@ -81,7 +81,7 @@ def bench(target: Path, work: Path, repeat: int, hta_python: Path) -> dict:
     contenders = {"ours cold": (ours, cold)}
     subprocess.run(ours, env=env, cwd=REPO, stdout=subprocess.DEVNULL, check=True)  # leaves the cache
     contenders["ours warm"] = (ours, env)
-    contenders["sagelaunch CLI warm"] = ([sys.executable, "-m", "launcher.cli", "profile", "analyze", arg, "--json"],
+    contenders["sagelaunch CLI warm"] = ([sys.executable, "-m", "sagelaunch.cli", "profile", "analyze", arg, "--json"],
                                          env)
     if hta_python.exists():
         contenders["HTA 0.5"] = ([str(hta_python), "-c", HTA_SCRIPT, str(home)], env)

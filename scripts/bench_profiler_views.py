@@ -69,8 +69,9 @@ def bench_browser(name: str, chromium: str, frames_per_zoom: int = 60, first_pai
     from playwright.sync_api import sync_playwright
 
     from profiler.ui.server import ProfileBrowser
+    from sagelaunch.profile_sources import job_sources
 
-    server = ProfileBrowser(0, include_sagemaker=False)
+    server = ProfileBrowser(0, include_sagemaker=False, job_sources=job_sources())
     server.start_background()
     out: dict = {}
     try:

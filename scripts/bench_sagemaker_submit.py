@@ -12,18 +12,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import statistics
 import tarfile
 import tempfile
 import time
 from pathlib import Path
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _median_ms(fn, runs: int) -> float:
@@ -49,16 +42,19 @@ def main() -> None:
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one line per request otherwise
 
-    port = _free_port()
+    from jobspec.net import free_port
+
+    port = free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     os.environ["AWS_ENDPOINT_URL"] = f"http://127.0.0.1:{port}"
     import boto3
 
     from launcher.aws import s3 as s3_helpers
-    from launcher.aws.naming import job_name
+    from jobspec.names import job_name
     from launcher.backends.sagemaker import submit
-    from launcher.spec import TrainingJobSpec
+    from jobspec.spec import TrainingJobSpec, replace
+    from launcher.request import compile_create_training_job_request
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-submit-"))
     src = tmp / "src"
@@ -81,14 +77,14 @@ def main() -> None:
     s3.create_bucket(Bucket="bench-bare", CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
 
     def bare(i: int) -> None:
-        s = spec(i).model_copy(update={"job_name": job_name(f"bench-b{i}")})
+        s = replace(spec(i), job_name=job_name(f"bench-b{i}"))
         archive = tmp / f"bare{i}.tar.gz"
         with tarfile.open(archive, "w:gz") as tar:
             tar.add(src, arcname=".")
         key = f"{s.job_name}/source/sourcedir.tar.gz"
         s3.put_object(Bucket="bench-bare", Key=key, Body=archive.read_bytes())
-        request = s.model_copy(update={"submit_directory": f"s3://bench-bare/{key}",
-                                       "output_path": "s3://bench-bare/"}).to_create_training_job_request()
+        request = compile_create_training_job_request(
+            replace(s, submit_directory=f"s3://bench-bare/{key}", output_path="s3://bench-bare/"))
         sm.create_training_job(**request)
 
     ours(-1), bare(-1)  # warm both paths (imports, bucket creation, connections)

@@ -1,29 +1,18 @@
-"""S3 helpers: URIs, the default SageMaker bucket, multipart uploads, existence checks."""
+"""S3 helpers: the default SageMaker bucket (created when missing), multipart uploads, existence checks.
+
+URI parsing and the bucket's name are jobspec.s3uri's."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
+from jobspec.s3uri import default_bucket_name, parse_s3_uri
 from launcher.aws.clients import account_id, client, resolve_region
 from launcher.aws.errors import AWSError, error_code, translate
 
 MULTIPART_THRESHOLD = 8 * 1024 * 1024  # archives above this go up in parallel parts
 MULTIPART_CHUNKSIZE = 8 * 1024 * 1024
-
-
-def parse_s3_uri(uri: str) -> tuple[str, str]:
-    """'s3://bucket/key/prefix' → ('bucket', 'key/prefix')."""
-    if not uri.startswith("s3://") or len(uri) <= 5:
-        raise ValueError(f"{uri!r} is not an S3 URI; expected s3://bucket/key, e.g. s3://my-bucket/data/train.")
-    bucket, _, key = uri[5:].partition("/")
-    if not bucket:
-        raise ValueError(f"{uri!r} has no bucket name; expected s3://bucket/key.")
-    return bucket, key
-
-
-def default_bucket_name(region: str, account: str) -> str:
-    return f"sagemaker-{region}-{account}"
 
 
 _KNOWN_BUCKETS: set[tuple[str, str, str | None]] = set()  # checked or created in this process

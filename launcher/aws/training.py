@@ -7,12 +7,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from jobspec import names
 from launcher.aws import s3
 from launcher.aws.clients import account_id, client
 from launcher.aws.errors import AWSError, describe_exception, is_not_found
 
 if TYPE_CHECKING:
-    from launcher.spec import TrainingJobSpec
+    from jobspec.spec import TrainingJobSpec
 
 
 def role_arn(role: str | None, instance_type: str, region: str) -> str:
@@ -24,8 +25,8 @@ def role_arn(role: str | None, instance_type: str, region: str) -> str:
             "(a role trusted by sagemaker.amazonaws.com), or use instance_type='local' to run here without AWS."
         )
     if role.startswith("arn:"):
-        return role
-    return f"arn:aws:iam::{account_id(region)}:role/{role}"
+        return role  # already an ARN: no need to ask STS for the account
+    return names.role_arn(role, account_id(region))
 
 
 def check_inputs(spec: "TrainingJobSpec") -> None:

@@ -11,10 +11,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from jobspec.contract import TERMINAL_STATUSES as TERMINAL
 from launcher.aws.errors import THROTTLING_CODES, AWSError
 from launcher.aws.logs import JobLogTail
 
-TERMINAL = ("Completed", "Failed", "Stopped")
 # a poll that still fails after botocore's retries is skipped this many times in a row before giving up:
 # a wait lasts hours, and one bad minute of the API must not end it
 TOLERATED_FAILED_POLLS = 3

@@ -16,10 +16,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from jobspec.contract import TERMINAL_STATUSES, host_profiler_dir
+from jobspec.net import free_port
+from jobspec.spec import TrainingJobSpec
 from launcher import registry
-from launcher.jobs import TERMINAL_STATUSES, JobFailedError, TrainingJob
+from launcher.jobs import JobFailedError, TrainingJob
 from launcher.local.logs import LogFollower, read_lines
-from launcher.spec import TrainingJobSpec
 
 _OPTIONS = {"python", "master_port", "tf_ports", "stop_grace"}
 DEFAULT_STOP_GRACE = 10.0
@@ -53,7 +55,7 @@ def submit(spec: TrainingJobSpec, *, wait: bool = True, logs: bool = True, **opt
     files = preflight.source_files(spec)
     warning = preflight.check_framework(spec, python)
     if spec.framework == "tensorflow":
-        ports = options.get("tf_ports") or [preflight.free_port() for _ in range(spec.instance_count)]
+        ports = options.get("tf_ports") or [free_port() for _ in range(spec.instance_count)]
         if len(ports) != spec.instance_count:
             raise ValueError(f"tf_ports={ports}: give one port per host ({spec.instance_count})")
         ports = [preflight.check_port(int(p), "tf_ports") for p in ports]
@@ -61,7 +63,7 @@ def submit(spec: TrainingJobSpec, *, wait: bool = True, logs: bool = True, **opt
     else:
         ports = []
         master_port = options.get("master_port")
-        master_port = preflight.check_port(int(master_port), "master_port") if master_port else preflight.free_port()
+        master_port = preflight.check_port(int(master_port), "master_port") if master_port else free_port()
     resolved = [channels.resolve(channel, spec.region) for channel in spec.inputs]
     if spec.checkpoint_s3_uri:
         channels.check_s3_prefix(spec.checkpoint_s3_uri, spec.region, "checkpoint_s3_uri")
@@ -300,5 +302,15 @@ class LocalTrainingJob(TrainingJob):
             return record["ProfilerOutput"]
         if record["TrainingJobStatus"] in TERMINAL_STATUSES:
             return None
-        live = Path(record["JobDir"]) / "algo-1" / "output" / "profiler"
+        live = host_profiler_dir(record["JobDir"], "algo-1")
         return str(live) if record.get("ProfilerConfig") else None
+
+
+def attach(name: str) -> LocalTrainingJob | None:
+    """The backend interface's attach: the local job called `name`, None when the registry has none."""
+    return LocalTrainingJob(name) if registry.exists(name) else None
+
+
+def list_jobs(status: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
+    """The backend interface's list_jobs: the local registry's records, newest first."""
+    return registry.list_jobs(status=status, limit=limit)

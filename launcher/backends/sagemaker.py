@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from launcher.jobs import JobFailedError, TrainingJob
 
 if TYPE_CHECKING:
-    from launcher.spec import TrainingJobSpec
+    from jobspec.spec import TrainingJobSpec
 
 # Stopped with one of these secondary statuses means the job was cut off, not stopped by you
 CUT_OFF = {
@@ -151,6 +151,11 @@ def profiler_output_uri(description: dict[str, Any]) -> str | None:
     return f"{config['S3OutputPath'].rstrip('/')}/{description['TrainingJobName']}/profiler-output/"
 
 
+def attach(name: str, region: str | None = None, **options: Any) -> SageMakerTrainingJob:
+    """The backend interface's attach: SageMakerTrainingJob.attach (raises AWSError when SageMaker does not know it)."""
+    return SageMakerTrainingJob.attach(name, region, **options)
+
+
 def list_jobs(region: str | None = None, status: str | None = None, max_results: int = 100) -> list[dict[str, Any]]:
     """TrainingJobSummaries, newest first (ListTrainingJobs)."""
     from launcher.aws.clients import client
@@ -173,9 +178,10 @@ def submit(spec: "TrainingJobSpec", *, wait: bool = True, logs: bool = True, sto
     from launcher.aws import s3
     from launcher.aws.console import make_console
     from launcher.aws.clients import account_id
-    from launcher.aws.naming import check_name
+    from jobspec.names import check_name
     from launcher.aws.training import check_inputs, check_name_free, create_training_job, role_arn, upload_code
-    from launcher.request import code_uri
+    from jobspec.spec import replace
+    from launcher.request import code_uri, compile_create_training_job_request
 
     unknown = set(options) - KNOWN_OPTIONS
     if unknown:
@@ -187,13 +193,12 @@ def submit(spec: "TrainingJobSpec", *, wait: bool = True, logs: bool = True, sto
     check_name_free(spec.job_name, spec.region)
     account = account_id(spec.region)
     if not spec.output_path:  # the SDK's default: s3://sagemaker-<region>-<account>/ (created when missing)
-        spec = spec.model_copy(update={"output_path": f"s3://{options.get('bucket') or s3.default_bucket(spec.region)}/"})
+        spec = replace(spec, output_path=f"s3://{options.get('bucket') or s3.default_bucket(spec.region)}/")
     # the same rule as the dry run (`validate --request`): bucket= option, else the output bucket
     target = code_uri(spec, account, bucket=options.get("bucket"))
     with console.status(f"Uploading code for {spec.job_name} to {target}"):
         code = upload_code(spec, target)
-    update: dict[str, Any] = {"submit_directory": code.uri, "role": role}
-    request = spec.model_copy(update=update).to_create_training_job_request()
+    request = compile_create_training_job_request(replace(spec, submit_directory=code.uri, role=role))
     create_training_job(request, spec.region, code)
     console.print(f"Created training job {spec.job_name} in {spec.region} (code: {code.uri})", markup=False)
     job = SageMakerTrainingJob(spec.job_name, spec.region, poll_interval=options.get("poll_interval"),

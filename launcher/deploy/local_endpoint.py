@@ -28,7 +28,7 @@ def fetch_model(model_data: str | Path, workdir: Path, region: str | None = None
     if source.startswith("s3://"):
         from launcher.aws.clients import client
         from launcher.aws.errors import translate
-        from launcher.aws.s3 import parse_s3_uri
+        from jobspec.s3uri import parse_s3_uri
 
         bucket, key = parse_s3_uri(source)
         local = workdir / "model.tar.gz"

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from jobspec.s3uri import parse_s3_uri
 from launcher.aws.clients import client
 from launcher.aws.errors import translate
 from launcher.deploy.package import HANDLER_PATH, archive_members, is_archive, package_model
@@ -29,7 +30,7 @@ def production_variant_instance_types() -> tuple[str, ...]:
 
 
 def check_instance_type(instance_type: str) -> str:
-    from estimators.suggest import choice_error
+    from jobspec.suggest import choice_error
 
     allowed = production_variant_instance_types()
     if instance_type not in allowed:
@@ -62,7 +63,7 @@ def upload_model_data(model_data: str, region: str, name: str, *, entry_point: s
     with tempfile.TemporaryDirectory(prefix="sagelaunch-deploy-") as tmp:
         local = model_data.removeprefix("file://")
         if model_data.startswith("s3://"):
-            src_bucket, key = s3.parse_s3_uri(model_data)
+            src_bucket, key = parse_s3_uri(model_data)
             local = str(Path(tmp) / "source.tar.gz")
             with translate(f"download {model_data}"):
                 client("s3", region).download_file(src_bucket, key, local)

@@ -14,7 +14,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from launcher.local import s3
-from launcher.spec import InputChannel
+from jobspec.spec import InputChannel
 
 
 @dataclass(frozen=True)

@@ -17,31 +17,20 @@ from typing import Any
 
 from launcher import contract
 from launcher.local import channels as channel_io
-from launcher.aws import s3 as aws_s3
+from jobspec.s3uri import parse_s3_uri
 from launcher.local import s3
 from launcher.local.artifacts import artifact_prefix
 from launcher.local.logs import rank_prefix_template
-from launcher.spec import TrainingJobSpec
+from jobspec.spec import TrainingJobSpec
 
 _LAUNCHER_ROOT = Path(__file__).resolve().parents[2]  # the folder holding launcher/, profiler/, modelparallel/
 
 
 def visible_gpus(instance_type: str, base_env: dict[str, str]) -> list[str]:
-    """GPU ids the job may use: none for "local"; CUDA_VISIBLE_DEVICES or NVML's devices for "local_gpu"."""
-    if instance_type != "local_gpu":
-        return []
-    if base_env.get("CUDA_VISIBLE_DEVICES") is not None:
-        return [g for g in base_env["CUDA_VISIBLE_DEVICES"].split(",") if g.strip()]
-    try:
-        import pynvml
+    """GPU ids the job may use: none for "local"; those this machine shows for "local_gpu"."""
+    from launcher.environment import visible_gpus as machine_gpus
 
-        pynvml.nvmlInit()
-        try:
-            return [str(i) for i in range(pynvml.nvmlDeviceGetCount())]
-        finally:
-            pynvml.nvmlShutdown()
-    except Exception:
-        return []
+    return machine_gpus(base_env) if instance_type == "local_gpu" else []
 
 
 def gpu_slices(gpus: list[str], hosts: int) -> list[list[str]]:
@@ -66,7 +55,7 @@ def copy_code(spec: TrainingJobSpec, files: list[tuple[Path, str]], code_dirs: l
     """Each host gets its own copy of the code, as each SageMaker host extracts sourcedir.tar.gz."""
     if spec.source_dir is not None and spec.source_dir.startswith("s3://"):
         archive = job_dir / "sourcedir.tar.gz"
-        bucket, key = aws_s3.parse_s3_uri(spec.source_dir)
+        bucket, key = parse_s3_uri(spec.source_dir)
         s3.client(spec.region).download_file(bucket, key, str(archive))
         for code_dir in code_dirs:
             with tarfile.open(archive) as tar:

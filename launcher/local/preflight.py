@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from launcher.sourcedir import iter_source_files
-from launcher.spec import TrainingJobSpec
+from jobspec.spec import TrainingJobSpec
 
 # distributions that provide each framework's module, in the order we look for them
 _FRAMEWORK_PACKAGES = {
@@ -111,12 +111,6 @@ def port_is_free(port: int) -> bool:
         except OSError:
             return False
     return True
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def check_port(port: int, option: str) -> int:

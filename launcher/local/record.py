@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from jobspec.profiling import profiling_parameters
+from jobspec.spec import InputChannel, TrainingJobSpec
 from launcher import registry
 from launcher.local.artifacts import join
-from launcher.spec import InputChannel, TrainingJobSpec
 
 
 def first_record(spec: TrainingJobSpec, job_dir: Path, prefix: str, hyperparameters: dict[str, str]) -> dict[str, Any]:
@@ -43,8 +44,7 @@ def first_record(spec: TrainingJobSpec, job_dir: Path, prefix: str, hyperparamet
         record["ProfilerConfig"] = {
             "S3OutputPath": p.s3_output_path or join(prefix, "profiler"),
             "ProfilingIntervalInMilliseconds": p.system_monitor_interval_millis,
-            "ProfilingParameters": {"CPUProfilingDuration": str(p.cpu_profiling_duration),
-                                    "SMPFileRotationSecs": str(p.file_rotation_interval)},
+            "ProfilingParameters": profiling_parameters(p.cpu_profiling_duration, p.file_rotation_interval),
             "DisableProfiler": p.disable_profiler,
         }
     return record

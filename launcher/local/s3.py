@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from launcher.aws.clients import client as aws_client
-from launcher.aws.s3 import parse_s3_uri
+from jobspec.s3uri import parse_s3_uri
 
 
 def client(region: str | None = None) -> Any:

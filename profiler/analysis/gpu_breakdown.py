@@ -17,7 +17,7 @@ import re
 import numpy as np
 
 from profiler.analysis.hta_view import HtaView
-from profiler.analysis.nputil import distinct, isin, percentile
+from profiler.nputil import distinct, isin, percentile
 
 COMPUTATION, COMMUNICATION, MEMORY, OTHER = "COMPUTATION", "COMMUNICATION", "MEMORY", "OTHER"
 SWEEP_TYPES = (COMPUTATION, COMMUNICATION, MEMORY)  # HTA's order: bit 1, 2, 4

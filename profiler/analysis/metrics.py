@@ -6,7 +6,8 @@ import re
 
 import numpy as np
 
-from profiler.analysis.nputil import distinct, percentile
+from profiler.analysis.gpu_breakdown import merge_intervals
+from profiler.nputil import distinct, percentile
 
 from profiler.schema import (
     CAT_CPU_OP,
@@ -50,12 +51,6 @@ DTYPE_PRECISION = {
 
 def _us(ns) -> float:
     return float(ns) / 1000.0
-
-
-def merged(ts: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    from profiler.analysis.gpu_breakdown import merge_intervals
-
-    return merge_intervals(ts, end)
 
 
 def coverage_per_bin(s: np.ndarray, e: np.ndarray, edges: np.ndarray) -> np.ndarray:
@@ -194,7 +189,7 @@ def cpu_activity(rt: RankTrace) -> dict | None:
     if not sel.any():
         return None
     ts, end = rt["ts_ns"][sel], rt["ts_ns"][sel] + rt["dur_ns"][sel]
-    s, e = merged(ts, end)
+    s, e = merge_intervals(ts, end)
     t0, t1 = int(s[0]), int(e.max())
     return {
         "active_us": _us((e - s).sum()),
@@ -214,6 +209,6 @@ def gpu_timeline(rt: RankTrace) -> dict:
     out = {}
     for d in distinct(dev).tolist():
         m = dev == d
-        s, e = merged(ts[m], end[m])
+        s, e = merge_intervals(ts[m], end[m])
         out[str(d)] = _timeline(s, e, t0, t1)
     return out

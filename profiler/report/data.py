@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 
 from profiler import schema as S
+from profiler.analysis.gpu_breakdown import merge_intervals
+from profiler.analysis.metrics import coverage_per_bin
 
 NO_GPU = "no GPU activity in this profile (a CPU-only run, or the trace did not record CUDA/HIP activity)"
 NO_COUNTERS = ("no {what} samples: the system monitor did not record this profile "
@@ -67,13 +69,7 @@ def _pie(labels: list[str], values: list[float], unit: str = "us") -> dict[str, 
 
 def _merged_busy_us(starts: np.ndarray, ends: np.ndarray) -> float:
     """Length of the union of [start, end) intervals, in µs (inputs in ns)."""
-    if not len(starts):
-        return 0.0
-    order = np.argsort(starts, kind="stable")
-    s, e = starts[order], np.maximum.accumulate(ends[order])
-    gaps = s[1:] > e[:-1]  # a new run starts where the interval begins after everything before it ended
-    run_start = np.concatenate([[s[0]], s[1:][gaps]])
-    run_end = np.concatenate([e[:-1][gaps], [e[-1]]])
+    run_start, run_end = merge_intervals(starts, ends)
     return float((run_end - run_start).sum()) / 1e3
 
 
@@ -135,22 +131,7 @@ def _busy_series(r: S.RankTrace, mask: np.ndarray, t0: int, lo: int, hi: int) ->
     """Percent of each of UTIL_BINS time bins covered by the masked events (clipped per bin)."""
     edges = np.linspace(lo, hi, UTIL_BINS + 1)
     s = r["ts_ns"][mask].astype(np.float64)
-    e = s + r["dur_ns"][mask]
-    order = np.argsort(s)
-    s, e = s[order], np.maximum.accumulate(e[order])
-    # cumulative busy time up to x, from the merged intervals
-    gaps = s[1:] > e[:-1]
-    rs = np.concatenate([[s[0]], s[1:][gaps]])
-    re_ = np.concatenate([e[:-1][gaps], [e[-1]]])
-    cum = np.concatenate([[0.0], np.cumsum(re_ - rs)])
-
-    def covered(x: np.ndarray) -> np.ndarray:
-        k = np.searchsorted(rs, x, side="right")  # runs starting at or before x
-        partial = np.where(k > 0, np.minimum(x, re_[np.maximum(k - 1, 0)]) - rs[np.maximum(k - 1, 0)], 0.0)
-        return cum[np.maximum(k - 1, 0)] * (k > 0) + np.maximum(partial, 0.0)
-
-    c = covered(edges)
-    busy = np.diff(c) / np.diff(edges) * 100.0
+    busy = coverage_per_bin(*merge_intervals(s, s + r["dur_ns"][mask]), edges) / np.diff(edges) * 100.0
     return busy.round(2).tolist()
 
 

@@ -53,10 +53,11 @@ def _plotly_js() -> bytes:
 class ProfileBrowser(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, port: int = 0, include_sagemaker: bool = True):
+    def __init__(self, port: int = 0, include_sagemaker: bool = True,
+                 job_sources: sources.JobSources = sources.NO_SOURCES):
         super().__init__((BIND, port), _Handler)
-        self.catalog = sources.JobCatalog(include_sagemaker=include_sagemaker)
-        self.session = ProfileSession()
+        self.catalog = sources.JobCatalog(job_sources, include_sagemaker=include_sagemaker)
+        self.session = ProfileSession(job_sources)
 
     @property
     def url(self) -> str:
@@ -196,9 +197,10 @@ class _Handler(BaseHTTPRequestHandler):
         self._json(202, self.server.session.status())
 
 
-def serve(port: int = 8008, include_sagemaker: bool = True, open_browser: bool = False) -> None:
+def serve(port: int = 8008, include_sagemaker: bool = True, open_browser: bool = False,
+          job_sources: sources.JobSources = sources.NO_SOURCES) -> None:
     """Run the profile browser until Ctrl-C."""
-    server = ProfileBrowser(port, include_sagemaker=include_sagemaker)
+    server = ProfileBrowser(port, include_sagemaker=include_sagemaker, job_sources=job_sources)
     print(f"sagelaunch profile browser on {server.url} (127.0.0.1 only; Ctrl-C to stop)", flush=True)
     if open_browser:
         import webbrowser

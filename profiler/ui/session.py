@@ -26,7 +26,8 @@ class LoadConflict(RuntimeError):
 
 
 class ProfileSession:
-    def __init__(self) -> None:
+    def __init__(self, job_sources: sources.JobSources = sources.NO_SOURCES) -> None:
+        self.sources = job_sources
         self._lock = threading.Lock()
         self.state = "empty"  # empty | loading | loaded | error
         self.job: dict[str, Any] | None = None
@@ -89,7 +90,7 @@ class ProfileSession:
     def _load(self, job: sources.JobEntry, gen: int) -> None:
         try:
             if job.source == "local":
-                roots = [(d, d.parents[1].name) for d in sources.local_job_dirs(job.name)]
+                roots = [(d, d.parents[1].name) for d in self.sources.local_dirs(job.name)]
                 if not roots:
                     raise LookupError(f"local job {job.name!r} has no profiler output under its job folder")
                 span = (0.0, 0.8)
@@ -103,9 +104,7 @@ class ProfileSession:
             self._set(gen, state="error", error=f"{type(exc).__name__}: {exc}", message="failed")
 
     def _download(self, job: sources.JobEntry, gen: int) -> Path:
-        _, s3 = sources._clients()
-        prefix = sources.sagemaker_prefix(job.name)
-        objects = sources.s3_profile_objects(s3, prefix)
+        s3, prefix, objects = self.sources.s3_profile(job.name)
         if not objects:
             raise LookupError(f"no profile files under {prefix}")
         tmp = tempfile.mkdtemp(prefix=f"sagelaunch-profile-{job.name}-")

@@ -1,25 +1,28 @@
-"""Where the profile browser finds profiled jobs: the local registry and SageMaker (S3).
+"""The profile browser's job list: entries, their search, the cached catalog, and safe file listing.
 
 A job is listed with the facts the page searches on (name, creation time, status) and where its
-profile lives. Locations come only from the registry record or from DescribeTrainingJob — never
-from the browser — so a request can name a job, not a path.
+profile lives. Where jobs come from (the local registry, SageMaker) is the application's to say:
+it hands the browser a `JobSources`. Locations come only from those sources — never from the
+browser — so a request can name a job, not a path.
 """
 
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from jobspec.contract import PROFILER_OUTPUT_SUBDIR, STATUSES
+from jobspec.names import NAME_PATTERN
+
 log = logging.getLogger(__name__)
 
-JOB_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")  # SageMaker's TrainingJobName pattern
-STATUSES = ("InProgress", "Completed", "Failed", "Stopping", "Stopped")
+JOB_NAME = NAME_PATTERN  # SageMaker's TrainingJobName pattern
 SOURCES = ("local", "sagemaker")
 PROFILE_SUFFIXES = (".parquet", ".json", ".json.gz")
 MAX_SAGEMAKER_JOBS = 100
@@ -53,7 +56,7 @@ def validate_source(source: Any) -> str:
     return source
 
 
-def _iso(value: Any) -> str:
+def iso_utc(value: Any) -> str:
     if isinstance(value, datetime):
         if value.tzinfo is None:
             value = value.replace(tzinfo=timezone.utc)
@@ -71,7 +74,7 @@ def local_profile_dirs(record: dict[str, Any]) -> list[Path]:
     root = Path(job_dir)
     out = []
     for host in sorted(root.glob("algo-*")):
-        d = host / "output" / "profiler"
+        d = host.joinpath(*PROFILER_OUTPUT_SUBDIR)
         if d.is_dir() and not d.is_symlink() and _inside(d, root):
             out.append(d)
     return out
@@ -94,59 +97,9 @@ def profile_files(folder: Path) -> list[Path]:
     return files
 
 
-def list_local() -> tuple[list[JobEntry], str]:
-    try:
-        from launcher import registry
-    except ImportError:
-        return [], "the local registry (launcher.registry) is not installed"
-    try:
-        records = registry.list_jobs()
-    except Exception as exc:  # noqa: BLE001 - a broken registry must not take the page down
-        return [], f"cannot read the local registry: {exc}"
-    jobs = []
-    for rec in records:
-        name = rec.get("TrainingJobName", "")
-        if not JOB_NAME.match(name or ""):
-            continue
-        dirs = local_profile_dirs(rec)
-        has = any(profile_files(d) for d in dirs)
-        jobs.append(JobEntry(name, "local", rec.get("TrainingJobStatus", ""), _iso(rec.get("CreationTime")),
-                             has, str(Path(rec["JobDir"])) if rec.get("JobDir") else ""))
-    return jobs, "ok"
-
-
-def local_job_dirs(name: str) -> list[Path]:
-    from launcher import registry
-
-    return local_profile_dirs(registry.get(validate_job_name(name)))
-
-
-# ---------- SageMaker ----------
-
-def aws_available() -> str | None:
-    """None when boto3 has credentials and a region, else why not."""
-    try:
-        import boto3
-    except ImportError:
-        return "boto3 is not installed"
-    session = boto3.Session()
-    if session.region_name is None:
-        return "no AWS region configured (set AWS_REGION)"
-    if session.get_credentials() is None:
-        return "no AWS credentials (the standard credential chain found none)"
-    return None
-
-
-def _clients():
-    import boto3
-    from botocore.config import Config
-
-    config = Config(connect_timeout=3, read_timeout=10, retries={"max_attempts": 2})
-    return boto3.client("sagemaker", config=config), boto3.client("s3", config=config)
-
-
 def s3_profile_objects(s3, prefix_uri: str) -> list[dict[str, Any]]:
-    from launcher.aws.s3 import parse_s3_uri
+    """Profile files under an s3:// prefix (with a boto3 S3 client), keys that could escape a folder left out."""
+    from jobspec.s3uri import parse_s3_uri
 
     bucket, prefix = parse_s3_uri(prefix_uri)
     out = []
@@ -164,52 +117,24 @@ def safe_relative(rel: str) -> bool:
     return bool(rel) and not rel.startswith("/") and all(p not in ("", ".", "..") for p in parts) and "\\" not in rel
 
 
-def list_sagemaker() -> tuple[list[JobEntry], str]:
-    from launcher.backends.sagemaker import profiler_output_uri  # one rule for the profile location
+# ---------- the sources, given by the application ----------
 
-    why = aws_available()
-    if why:
-        return [], why
-    try:
-        sm, s3 = _clients()
-        summaries = []
-        for page in sm.get_paginator("list_training_jobs").paginate(
-            SortBy="CreationTime", SortOrder="Descending", PaginationConfig={"MaxItems": MAX_SAGEMAKER_JOBS}
-        ):
-            summaries.extend(page.get("TrainingJobSummaries", []))
+@dataclass(frozen=True)
+class JobSources:
+    """Where the browser finds jobs and their files. The application that starts the browser gives it
+    (sagelaunch.profile_sources asks the launcher's registry and SageMaker); the profiler imports neither."""
 
-        def entry(s: dict[str, Any]) -> JobEntry | None:
-            name = s["TrainingJobName"]
-            desc = sm.describe_training_job(TrainingJobName=name)
-            prefix = profiler_output_uri(desc)
-            if prefix is None:
-                return None  # not profiled
-            try:
-                has = bool(s3_profile_objects(s3, prefix))
-            except Exception as exc:  # noqa: BLE001 - one unreadable bucket should not hide the others
-                log.info("cannot list %s: %s", prefix, exc)
-                has = False
-            return JobEntry(name, "sagemaker", desc.get("TrainingJobStatus", s.get("TrainingJobStatus", "")),
-                            _iso(desc.get("CreationTime", s.get("CreationTime"))), has, prefix)
-
-        # one DescribeTrainingJob (+ one S3 listing) per job: a few at a time (boto3 clients are thread-safe)
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(max_workers=8) as pool:
-            jobs = [j for j in pool.map(entry, summaries) if j is not None]
-        return jobs, "ok"
-    except Exception as exc:  # noqa: BLE001 - shown on the page; the local list still works
-        return [], f"cannot list SageMaker jobs: {type(exc).__name__}: {exc}"
+    list_local: Callable[[], tuple[list[JobEntry], str]]  # → (jobs, "ok" or why none)
+    list_sagemaker: Callable[[], tuple[list[JobEntry], str]]
+    local_dirs: Callable[[str], list[Path]]  # job name → its profiler output folders
+    s3_profile: Callable[[str], tuple[Any, str, list[dict[str, Any]]]]  # job name → (S3 client, prefix, objects)
 
 
-def sagemaker_prefix(name: str) -> str:
-    from launcher.backends.sagemaker import profiler_output_uri  # one rule for the profile location
+def _none(*_: Any) -> Any:
+    raise LookupError("the profile browser was started without job sources")
 
-    sm, _ = _clients()
-    prefix = profiler_output_uri(sm.describe_training_job(TrainingJobName=validate_job_name(name)))
-    if prefix is None:
-        raise LookupError(f"SageMaker job {name!r} has no profiler output (ProfilerConfig disabled or absent)")
-    return prefix
+
+NO_SOURCES = JobSources(lambda: ([], "no job sources given"), lambda: ([], "no job sources given"), _none, _none)
 
 
 # ---------- the combined, cached listing ----------
@@ -217,7 +142,8 @@ def sagemaker_prefix(name: str) -> str:
 class JobCatalog:
     """Both sources, cached for `ttl` seconds so typing in the search box does not call AWS per key."""
 
-    def __init__(self, ttl: float = 10.0, include_sagemaker: bool = True):
+    def __init__(self, sources: JobSources = NO_SOURCES, ttl: float = 10.0, include_sagemaker: bool = True):
+        self.sources = sources
         self.ttl = ttl
         self.include_sagemaker = include_sagemaker
         self._lock = threading.Lock()
@@ -227,9 +153,9 @@ class JobCatalog:
         with self._lock:
             if not refresh and self._cached and time.monotonic() - self._cached[0] < self.ttl:
                 return self._cached[1], self._cached[2]
-            local, local_state = list_local()
+            local, local_state = self.sources.list_local()
             if self.include_sagemaker:
-                remote, remote_state = list_sagemaker()
+                remote, remote_state = self.sources.list_sagemaker()
             else:
                 remote, remote_state = [], "disabled (--no-sagemaker)"
             jobs = sorted(local + remote, key=lambda j: j.created, reverse=True)

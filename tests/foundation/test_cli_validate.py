@@ -51,7 +51,7 @@ max_wait: 100
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
-    code = "import sys; from launcher.cli import main; sys.argv = ['sagelaunch', *sys.argv[1:]]; main()"
+    code = "import sys; from sagelaunch.cli import main; sys.argv = ['sagelaunch', *sys.argv[1:]]; main()"
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120,
                           cwd=Path(__file__).resolve().parents[2])
 

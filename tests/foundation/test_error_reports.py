@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from estimators import PyTorch, support
+from estimators import PyTorch
+from jobspec import catalog as support
+from launcher import environment
 
 ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
 SM = dict(entry_point="train.py", role=ROLE, region="us-west-2", framework_version="2.0.0",
@@ -70,6 +72,6 @@ def test_sagemaker_jobs_need_a_region_local_jobs_do_not(monkeypatch, tmp_path):
     assert "region is not set" in error["msg"] and "AWS_REGION" in error["msg"] and "region='us-west-2'" in error["msg"]
     assert PyTorch(**{**no_region, "instance_type": "local"}).resolved.region == support.LOCAL_DEFAULT_REGION
     with pytest.raises(ValueError, match="region is not set"):
-        support.default_region(local=False)
+        environment.default_region(local=False)
     monkeypatch.setenv("AWS_REGION", "eu-west-1")
     assert PyTorch(**no_region).resolved.region == "eu-west-1"

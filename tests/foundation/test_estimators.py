@@ -7,7 +7,8 @@ import re
 import pytest
 from pydantic import ValidationError
 
-from estimators import PyTorch, TensorFlow, TrainingInput, support
+from estimators import PyTorch, TensorFlow, TrainingInput
+from jobspec import catalog as support
 from profiler_config import Profiler, ProfilerConfig
 
 ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"

@@ -11,8 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from estimators import PyTorch, TensorFlow, TrainingInput, support
-from estimators.distribution import SMPParameters
+from estimators import PyTorch, TensorFlow, TrainingInput
+from jobspec import catalog as support
+from jobspec.smp import SMPParameters
 from profiler_config import Profiler, ProfilerConfig
 
 SHAPE = botocore.session.get_session().get_service_model("sagemaker").operation_model("CreateTrainingJob").input_shape

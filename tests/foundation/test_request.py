@@ -8,8 +8,9 @@ import botocore.session
 import botocore.validate
 import pytest
 
-from estimators import PyTorch, TensorFlow
+from jobspec.spec import replace
 from launcher.request import compile_create_training_job_request
+from estimators import PyTorch, TensorFlow
 from profiler_config import Profiler, ProfilerConfig
 
 ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
@@ -82,8 +83,8 @@ def test_code_location_rules(create_training_job_shape):
     assert json.loads(req["HyperParameters"]["sagemaker_submit_directory"]) == (
         "s3://sagemaker-eu-west-1-123456789012/job-b/source/sourcedir.tar.gz")
     assert req["OutputDataConfig"]["S3OutputPath"] == "s3://sagemaker-eu-west-1-123456789012/"
-    uploaded = no_out.model_copy(update={"submit_directory": "s3://up/job-b/source/sourcedir.tar.gz"})
-    req = uploaded.to_create_training_job_request()
+    uploaded = replace(no_out, submit_directory="s3://up/job-b/source/sourcedir.tar.gz")
+    req = compile_create_training_job_request(uploaded)
     assert json.loads(req["HyperParameters"]["sagemaker_submit_directory"]) == "s3://up/job-b/source/sourcedir.tar.gz"
     assert "ProfilerConfig" not in req
     named = TensorFlow(**{**base, "role": "SageMakerRole"}).to_spec("job-c")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import botocore.session
 import pytest
 
-from estimators import support
+from jobspec import catalog as support
+from launcher import environment
 
 
 @pytest.fixture(scope="module")
@@ -103,13 +104,13 @@ def test_default_region_without_network(monkeypatch, tmp_path):
     config = tmp_path / "config"
     config.write_text("[default]\nregion = eu-central-1\n[profile work]\nregion = ap-south-1\n")
     monkeypatch.setenv("AWS_CONFIG_FILE", str(config))
-    assert support.default_region() == "eu-central-1"
+    assert environment.default_region() == "eu-central-1"
     monkeypatch.setenv("AWS_PROFILE", "work")
-    assert support.default_region() == "ap-south-1"
+    assert environment.default_region() == "ap-south-1"
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-2")
-    assert support.default_region() == "us-east-2"
+    assert environment.default_region() == "us-east-2"
     monkeypatch.setenv("AWS_REGION", "eu-west-1")
-    assert support.default_region() == "eu-west-1"
+    assert environment.default_region() == "eu-west-1"
 
 
 def test_every_image_tag_names_its_source():

@@ -4,7 +4,7 @@ import sys
 from pathlib import Path
 
 from launcher.backends import submit
-from launcher.spec import TrainingJobSpec
+from jobspec.spec import TrainingJobSpec
 
 spec = TrainingJobSpec.model_validate_json(Path(sys.argv[1]).read_text())
 submit(spec, wait=True, logs=True)

@@ -11,7 +11,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from launcher.spec import TrainingJobSpec
+from jobspec.spec import TrainingJobSpec
 
 SCRIPTS = Path(__file__).parent / "scripts"
 

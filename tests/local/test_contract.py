@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from launcher import contract
-from launcher.spec import InputChannel, ProfilerSettings
+from jobspec.spec import InputChannel, ProfilerSettings
 from tests.local.conftest import make_spec
 
 # sagemaker-training-toolkit ENVIRONMENT_VARIABLES.md (the documented list) …

@@ -16,9 +16,10 @@ import pytest
 
 from launcher import registry
 from launcher.backends import submit
-from launcher.jobs import JobFailedError, TrainingJob
-from launcher.local.preflight import free_port
-from launcher.spec import InputChannel
+from launcher.backends import attach
+from launcher.jobs import JobFailedError
+from jobspec.net import free_port
+from jobspec.spec import InputChannel
 from tests.local.conftest import job_tree, make_spec, pids_in, survivors, unique, wait_for_files
 
 REPO = Path(__file__).resolve().parents[2]
@@ -77,7 +78,7 @@ def test_stop_ends_every_process_and_keeps_partial_outputs(tmp_path):
     spec = _hold_spec(tmp_path, instance_count=2, processes_per_host=1)
     job = submit(spec, wait=False)
     followed: list[str] = []  # another handle follows the logs live, as `sagelaunch jobs logs --follow` does
-    follower = threading.Thread(target=lambda: followed.extend(TrainingJob.attach(spec.job_name).logs(follow=True)))
+    follower = threading.Thread(target=lambda: followed.extend(attach(spec.job_name).logs(follow=True)))
     follower.start()
     wait_for_files(tmp_path, 2)
     tree = job_tree(spec.job_name)

@@ -11,7 +11,8 @@ import pytest
 
 from estimators.model import Model
 from launcher import registry
-from launcher.jobs import JobNotFoundError, TrainingJob
+from launcher.backends import attach
+from launcher.jobs import JobNotFoundError
 from launcher.local.failure import traceback_tail
 from tests.local.conftest import unique
 
@@ -29,7 +30,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
     env.update(AWS_CONFIG_FILE=os.devnull, AWS_SHARED_CREDENTIALS_FILE=os.devnull, COLUMNS="80",
                PYTHONPATH=str(REPO))
-    return subprocess.run([sys.executable, "-m", "launcher.cli", *args], env=env, cwd=REPO,
+    return subprocess.run([sys.executable, "-m", "sagelaunch.cli", *args], env=env, cwd=REPO,
                           capture_output=True, text=True, timeout=120)
 
 
@@ -51,7 +52,7 @@ def test_name_unknown_locally_and_on_sagemaker_says_both(moto_server):
     name = unique("lookup-known")
     _new(name)
     with pytest.raises(JobNotFoundError) as missing:
-        TrainingJob.attach(name + "z", region="us-west-2")
+        attach(name + "z", region="us-west-2")
     text = str(missing.value)
     assert f"no local job named '{name}z' (did you mean '{name}'?)" in text
     assert f"no training job named '{name}z' in us-west-2" in text

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import boto3
 
+from jobspec.spec import replace
 from launcher.backends import submit
 from launcher.backends.local import LocalTrainingJob
-from launcher.jobs import TrainingJob
-from launcher.spec import InputChannel
+from launcher.backends import attach
+from jobspec.spec import InputChannel
 from tests.local.conftest import make_spec, unique
 
 
@@ -75,11 +76,11 @@ def test_one_host_two_processes_end_to_end(tmp_path, capsys):
     assert _tar_names(model.read_bytes()) == ["model.txt"]
     assert _tar_names((outputs / spec.job_name / "output" / "output.tar.gz").read_bytes()) == ["rank0.json", "rank1.json"]
     # attach finds it in the registry
-    attached = TrainingJob.attach(spec.job_name)
+    attached = attach(spec.job_name)
     assert isinstance(attached, LocalTrainingJob) and attached.describe() == job.describe()
 
     # a second job with the same checkpoint_local_path resumes from the first one's checkpoints
-    again = submit(spec.model_copy(update={"job_name": unique("resume"), "framework_version": "2.13"}),
+    again = submit(replace(spec, job_name=unique("resume"), framework_version="2.13"),
                    wait=True, logs=False)
     assert {r["checkpoint_runs"] for r in _reports(Path(again.describe()["JobDir"]), "algo-1").values()} == {2}
     assert "warning" not in capsys.readouterr().err
@@ -138,7 +139,7 @@ def test_two_jobs_at_once_share_the_registry():
 def test_profiled_job_gets_its_settings_and_a_system_monitor(tmp_path):
     import importlib.util
 
-    from launcher.spec import ProfilerSettings
+    from jobspec.spec import ProfilerSettings
 
     spec = make_spec(profiler=ProfilerSettings(system_monitor_interval_millis=100), output_path=str(tmp_path))
     job = submit(spec, wait=True, logs=False)

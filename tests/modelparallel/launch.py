@@ -4,20 +4,15 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from jobspec.net import free_port  
+
 WORKER = Path(__file__).with_name("mp_worker.py")
 REPO = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def start_cases(cases: list[dict], world: int, out_dir: Path, timeout: float = 240):

@@ -166,7 +166,7 @@ def test_real_process_prints_one_json_object_or_one_error_line(tmp_path):
 
 
 def test_sagelaunch_profile_analyze_is_registered():
-    from launcher.cli import app
+    from sagelaunch.cli import app
 
     result = runner.invoke(app, ["profile", "analyze", str(TRACES / "sampled_rank1.pt.trace.json.gz"), "--json"])
     assert result.exit_code == 0, result.output
@@ -186,7 +186,7 @@ def test_fast_path_and_typer_agree(tmp_path):
 
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     trace = str(TRACES / "sampled_rank0.pt.trace.json.gz")
-    fast = subprocess.run([sys.executable, "-m", "launcher.cli", "profile", "analyze", trace, "--top", "3", "--json"],
+    fast = subprocess.run([sys.executable, "-m", "sagelaunch.cli", "profile", "analyze", trace, "--top", "3", "--json"],
                           capture_output=True, text=True, env=env, timeout=120)
     assert fast.returncode == 0, fast.stderr
     code, text = run_cli(trace, "--top", "3", "--json")  # Typer's own parsing, in-process
@@ -195,7 +195,7 @@ def test_fast_path_and_typer_agree(tmp_path):
     for argv in (["profile", "analyze", "--help"], ["profile", "analyze", trace, "--top", "0"],
                  ["profile", "analyze", trace, "--bogus"], ["profile", "analyze"], ["profile", "report", trace]):
         assert fast_analyze(argv) is False  # left to Typer, which explains the mistake
-    helped = subprocess.run([sys.executable, "-m", "launcher.cli", "profile", "analyze", "--help"],
+    helped = subprocess.run([sys.executable, "-m", "sagelaunch.cli", "profile", "analyze", "--help"],
                             capture_output=True, text=True, env=env, timeout=120)
     assert helped.returncode == 0 and "--json" in helped.stdout
 

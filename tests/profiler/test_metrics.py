@@ -102,7 +102,7 @@ def test_utilisation_over_time(v100, v100_raw):
 def test_numpy_helpers_equal_numpy():
     import numpy as np
 
-    from profiler.analysis.nputil import distinct, isin, percentile
+    from profiler.nputil import distinct, isin, percentile
 
     rng = np.random.default_rng(0)
     x = rng.random(1001)

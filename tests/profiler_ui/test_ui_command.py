@@ -10,12 +10,12 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-LAUNCH = "import sys; from profiler.cli import profile_app; sys.argv[0] = 'sagelaunch profile'; profile_app()"
+LAUNCH = "import sys; from sagelaunch.cli import app; sys.argv[0] = 'sagelaunch'; app()"
 
 
 def test_ui_command_serves_on_loopback(profile_home):
     env = {**os.environ, "SAGELAUNCH_HOME": str(profile_home["home"]), "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-c", LAUNCH, "ui", "--port", "0", "--no-sagemaker"], cwd=ROOT, env=env,
+    proc = subprocess.Popen([sys.executable, "-c", LAUNCH, "profile", "ui", "--port", "0", "--no-sagemaker"], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         line = proc.stdout.readline()  # the first line names the URL; readline returns at EOF if it died

@@ -8,7 +8,9 @@ from datetime import datetime, timezone
 import boto3
 import pytest
 
-from launcher.aws import clients, naming, s3
+from jobspec import names as naming
+from jobspec.s3uri import parse_s3_uri
+from launcher.aws import clients, s3
 from launcher.aws.errors import AWSError
 
 pytestmark = pytest.mark.timeout(90)  # a wait that never ends must fail, not hang
@@ -81,9 +83,9 @@ def test_large_archives_go_up_in_parts(sagemaker_env, tmp_path):
 
 def test_bad_s3_uris_name_the_problem():
     with pytest.raises(ValueError, match="not an S3 URI"):
-        s3.parse_s3_uri("/data/train")
+        parse_s3_uri("/data/train")
     with pytest.raises(ValueError, match="no bucket name"):
-        s3.parse_s3_uri("s3:///key")
+        parse_s3_uri("s3:///key")
 
 
 def test_not_found_is_recognised_in_aws_and_moto_wording():

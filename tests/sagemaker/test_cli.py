@@ -9,7 +9,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from launcher import cli_jobs, registry
+from launcher import registry
+from sagelaunch import cli_jobs
 from launcher.backends.sagemaker import submit
 from tests.fixtures.sagemaker_fakes import Step
 from tests.sagemaker.jobspecs import make_source, make_spec

@@ -7,8 +7,10 @@ import json
 import boto3
 import pytest
 
+from launcher.request import compile_create_training_job_request
+from jobspec.spec import replace
 from launcher.backends.sagemaker import SageMakerTrainingJob, submit
-from launcher.jobs import TrainingJob
+from launcher.backends import attach
 from tests.fixtures.sagemaker_fakes import Step
 from tests.sagemaker.jobspecs import IMAGE, SHIPPED, SMP, archive_names, make_source, make_spec
 
@@ -48,8 +50,8 @@ def test_fit_uploads_code_creates_job_and_streams_logs(sagemaker_env, tmp_path, 
 
     # the request that reached the server is exactly the compiled spec, pointing at the upload
     (create,) = fakes.proxy.calls("CreateTrainingJob")
-    expected = spec.model_copy(update={"submit_directory": code_uri, "output_path": f"s3://{BUCKET}/"})
-    assert create.json() == json.loads(json.dumps(expected.to_create_training_job_request()))
+    expected = replace(spec, submit_directory=code_uri, output_path=f"s3://{BUCKET}/")
+    assert create.json() == json.loads(json.dumps(compile_create_training_job_request(expected)))
 
     stored = direct("sagemaker").describe_training_job(TrainingJobName=spec.job_name)
     assert stored["AlgorithmSpecification"]["TrainingImage"] == IMAGE
@@ -86,7 +88,7 @@ def test_describe_list_stop_round_trip_and_attach(sagemaker_env, tmp_path, capsy
     # one DescribeTrainingJob before the upload (is the name free? "not found"), none after: no waiting
     assert [c.status for c in fakes.proxy.calls("DescribeTrainingJob")] == [400]
 
-    attached = TrainingJob.attach(spec.job_name)
+    attached = attach(spec.job_name)
     assert isinstance(attached, SageMakerTrainingJob) and attached.name == spec.job_name
     assert attached.describe()["TrainingJobStatus"] == "InProgress"
     assert attached.profiler_output is None
@@ -144,7 +146,7 @@ def test_code_goes_where_the_dry_run_says(sagemaker_env, tmp_path, direct):
     s3 = direct("s3")
     s3.create_bucket(Bucket="code-out-bucket-1", CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
     spec = make_spec("where-code", make_source(tmp_path / "src"), output_path="s3://code-out-bucket-1/runs")
-    dry_run = json.loads(spec.to_create_training_job_request()["HyperParameters"]["sagemaker_submit_directory"])
+    dry_run = json.loads(compile_create_training_job_request(spec)["HyperParameters"]["sagemaker_submit_directory"])
     submit(spec, wait=False, logs=False)
     (create,) = sagemaker_env.proxy.calls("CreateTrainingJob")
     sent = json.loads(create.json()["HyperParameters"]["sagemaker_submit_directory"])

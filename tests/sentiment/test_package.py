@@ -7,7 +7,7 @@ import tarfile
 import pytest
 from typer.testing import CliRunner
 
-from launcher.cli import app
+from sagelaunch.cli import app
 from launcher.deploy.package import DEFAULT_REQUIREMENTS, archive_members, default_inference_script, package_model
 
 MODEL_FILES = {"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"}

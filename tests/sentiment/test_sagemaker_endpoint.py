@@ -20,7 +20,7 @@ from tests.fixtures.sentiment import SCRIPTS, SHIPPED_DATA
 ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
 REGION = "us-west-2"
 GRAVITON_IMAGE = "763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-inference-graviton:2.0.0-cpu-py310-ubuntu20.04-sagemaker"
-# estimators/support_matrix.json (source-checked): the x86 CPU inference tag of PyTorch 2.0.0 has no OS suffix
+# jobspec/support_matrix.json (source-checked): the x86 CPU inference tag of PyTorch 2.0.0 has no OS suffix
 CPU_IMAGE = "763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-inference:2.0.0-cpu-py310"
 
 

@@ -1,4 +1,4 @@
-"""SageMaker resource names: `<base>-YYYY-MM-DD-HH-MM-SS-mmm`, at most 63 valid characters."""
+"""SageMaker resource names (`<base>-YYYY-MM-DD-HH-MM-SS-mmm`, at most 63 valid characters) and role ARNs."""
 
 from __future__ import annotations
 
@@ -50,3 +50,8 @@ def check_name(name: str, field: str = "job_name") -> str:
             f"starting and ending with a letter or digit; did you mean {sanitize_base(name)!r}?"
         )
     return name
+
+
+def role_arn(role: str, account: str) -> str:
+    """The execution role as an ARN: a bare role name is expanded in `account`, as the SageMaker SDK does."""
+    return role if role.startswith("arn:") else f"arn:aws:iam::{account}:role/{role}"

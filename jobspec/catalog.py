@@ -1,21 +1,22 @@
-"""Lookups and checks over support_matrix.json (facts there, rules here).
+"""The support catalog: pure lookups and checks over support_matrix.json (facts there, rules here).
 
-The matrix loads on first use, so `import estimators` stays cheap. Every check raises a
-ValueError that names the field, the value, what is supported and a likely fix.
+Images, regions, instance types, GPUs, distribution and profiler support. No environment is read
+(the configured region and this machine's GPUs are probed by `launcher.environment`). The matrix
+loads on first use, so `import estimators` stays cheap. Every check raises a ValueError that names
+the field, the value, what is supported and a likely fix.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from estimators.suggest import allowed_list, choice_error, did_you_mean
+from jobspec.contract import LOCAL_INSTANCE_TYPES
+from jobspec.suggest import allowed_list, choice_error, did_you_mean
 
 MATRIX_PATH = Path(__file__).with_name("support_matrix.json")
-LOCAL_INSTANCE_TYPES = ("local", "local_gpu")
 FRAMEWORKS = ("pytorch", "tensorflow")
 DEFAULT_ACCOUNT = "763104351884"  # the DLC account of most regions
 
@@ -105,56 +106,21 @@ def registry(region: str, account: str | None = None) -> str:
 LOCAL_DEFAULT_REGION = "us-east-1"  # local jobs only name images; any region will do
 
 
-def configured_region() -> str | None:
-    """AWS_REGION, AWS_DEFAULT_REGION, then the profile's region in the AWS config file; no network."""
-    for var in ("AWS_REGION", "AWS_DEFAULT_REGION"):
-        if os.environ.get(var):
-            return os.environ[var]
-    path = Path(os.environ.get("AWS_CONFIG_FILE", "~/.aws/config")).expanduser()
-    if path.is_file():
-        import configparser
-
-        parser = configparser.ConfigParser()
-        try:
-            parser.read(path)
-        except configparser.Error:
-            return None
-        profile = os.environ.get("AWS_PROFILE", "default")
-        for section in (f"profile {profile}", profile):
-            if parser.has_option(section, "region"):
-                return parser.get(section, "region")
-    return None
-
-
-def default_region(local: bool = True) -> str:
-    """The configured region; local jobs fall back to us-east-1, SageMaker jobs must name one.
-
-    Guessing a region for a SageMaker job would send it (and its data) somewhere the user never chose.
-    """
-    region = configured_region()
-    if region:
-        return region
-    if local:
-        return LOCAL_DEFAULT_REGION
-    raise ValueError(
-        "region is not set, and a SageMaker job runs in the region you choose; no AWS_REGION, "
-        "AWS_DEFAULT_REGION or region in the AWS config file was found. Fix: pass region='us-west-2' "
-        "(or your region), export AWS_REGION=us-west-2, or run `aws configure set region us-west-2`."
-    )
-
-
 # ---------------------------------------------------------------- instance types
 @lru_cache(maxsize=1)
 def training_instance_types() -> tuple[str, ...]:
     return tuple(_facts(matrix()["instance_types"]))
 
 
+LOCAL_GPU_MINIMUM = 1  # what "local_gpu" promises; the machine's real count is launcher.environment's probe
+
+
 def instance_info(instance_type: str) -> dict[str, Any]:
-    """Facts of a training instance type; local types describe this machine ("local_gpu": 1+ GPU)."""
+    """Facts of a training instance type; "local" has no GPU, "local_gpu" at least LOCAL_GPU_MINIMUM."""
     if instance_type == "local":
         return {"kind": "cpu", "gpus": 0}
     if instance_type == "local_gpu":
-        return {"kind": "gpu", "gpus": local_gpu_count()}
+        return {"kind": "gpu", "gpus": LOCAL_GPU_MINIMUM}
     info = matrix()["instance_types"].get(instance_type)
     if info is None or instance_type.startswith("_"):
         raise choice_error("instance_type", instance_type, (*training_instance_types(), *LOCAL_INSTANCE_TYPES))
@@ -168,24 +134,6 @@ def check_instance_type(instance_type: str) -> str:
 
 def gpus_per_host(instance_type: str) -> int:
     return int(instance_info(instance_type).get("gpus", 0))
-
-
-@lru_cache(maxsize=1)
-def local_gpu_count() -> int:
-    """GPUs this machine shows (CUDA_VISIBLE_DEVICES, then NVML); at least 1 for local_gpu."""
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if visible is not None:
-        return max(1, len([d for d in visible.split(",") if d.strip() and d.strip() != "-1"]))
-    try:
-        import pynvml  # nvidia-ml-py, light; only for local_gpu
-
-        pynvml.nvmlInit()
-        try:
-            return max(1, pynvml.nvmlDeviceGetCount())
-        finally:
-            pynvml.nvmlShutdown()
-    except Exception:  # no driver / no package: one GPU is what local_gpu promises
-        return 1
 
 
 def processor_for(instance_type: str) -> str:

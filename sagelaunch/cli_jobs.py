@@ -1,7 +1,7 @@
 """`sagelaunch fit JOB.yaml` and `sagelaunch jobs list|describe|logs|stop`, for local and SageMaker jobs.
 
-Local jobs come from the local registry (launcher.registry), SageMaker jobs from the SageMaker API;
-`TrainingJob.attach(name)` picks the right one. Imports stay inside commands so `sagelaunch --help`
+Local jobs come from the local registry, SageMaker jobs from the SageMaker API, both through the
+backend interface (`launcher.backends`: list_jobs, and attach(name), which picks the right one). Imports stay inside commands so `sagelaunch --help`
 stays fast. Errors print as one clear message (exit 1), never a traceback.
 """
 
@@ -15,10 +15,10 @@ from typing import Any, Optional
 
 import typer
 
+from jobspec.contract import STATUSES
+
 jobs_app = typer.Typer(name="jobs", help="List, describe, follow and stop training jobs (local and SageMaker).",
                        no_args_is_help=True, add_completion=False)
-
-STATUSES = ("InProgress", "Completed", "Failed", "Stopping", "Stopped")
 
 
 class Backend(str, Enum):
@@ -44,7 +44,7 @@ def _clear_errors():
     except (AWSError, JobFailedError, ValueError, KeyError, FileNotFoundError) as exc:
         from rich.text import Text
 
-        from launcher.cli_validate import error_lines
+        from sagelaunch.cli_validate import error_lines
 
         lines = [str(exc.args[0])] if isinstance(exc, KeyError) and exc.args else error_lines(exc)
         console = _console(stderr=True)
@@ -58,7 +58,7 @@ def _clear_errors():
 def load_job_file(path: Path) -> tuple[Any, dict[str, Any]]:
     """JOB.yaml → (estimator, fit keyword arguments); the same file format `sagelaunch validate` reads."""
     import estimators
-    from launcher.cli_validate import load_estimator_args
+    from sagelaunch.cli_validate import load_estimator_args
 
     framework, kwargs, fit_kwargs = load_estimator_args(path)
     cls = {"pytorch": estimators.PyTorch, "tensorflow": estimators.TensorFlow}[framework]
@@ -66,9 +66,9 @@ def load_job_file(path: Path) -> tuple[Any, dict[str, Any]]:
 
 
 def _attach(name: str, region: Optional[str]):
-    from launcher.jobs import TrainingJob
+    from launcher.backends import attach
 
-    return TrainingJob.attach(name, **({"region": region} if region else {}))
+    return attach(name, **({"region": region} if region else {}))
 
 
 def _when(value: Any) -> str:
@@ -112,17 +112,18 @@ def list_cmd(
                              + (f". Did you mean {close[0]!r}?" if close else "."))
         rows: list[dict[str, Any]] = []
         if backend in (Backend.all, Backend.local):
-            from launcher import registry
+            from launcher.backends import list_jobs
 
             rows += [{"Name": r["TrainingJobName"], "Backend": "local", "Status": r["TrainingJobStatus"],
-                      "Created": _when(r.get("CreationTime"))} for r in registry.list_jobs(status=status)]
+                      "Created": _when(r.get("CreationTime"))} for r in list_jobs("local", status=status)]
         if backend in (Backend.all, Backend.sagemaker):
             from launcher.aws.errors import AWSError
-            from launcher.backends.sagemaker import list_jobs
+            from launcher.backends import list_jobs
 
             try:
                 rows += [{"Name": s["TrainingJobName"], "Backend": "sagemaker", "Status": s["TrainingJobStatus"],
-                          "Created": _when(s.get("CreationTime"))} for s in list_jobs(region, status, max_results)]
+                          "Created": _when(s.get("CreationTime"))}
+                         for s in list_jobs("sagemaker", status, region=region, max_results=max_results)]
             except (AWSError, ValueError) as exc:
                 if backend is Backend.sagemaker:
                     raise

@@ -1,4 +1,5 @@
-"""The `sagelaunch` command. Each group lives in its own module; heavy imports stay inside commands."""
+"""The `sagelaunch` command (also `python -m sagelaunch`). Each group lives in its own module; heavy imports
+stay inside commands. The application layer: the only package that may import every other one."""
 
 from __future__ import annotations
 
@@ -13,12 +14,13 @@ app = typer.Typer(
 
 
 def _register() -> None:
-    from launcher import cli_jobs, cli_package, cli_validate
     from profiler.cli import profile_app
+    from sagelaunch import cli_jobs, cli_package, cli_profile, cli_validate
 
     cli_validate.register(app)
     cli_jobs.register(app)
     cli_package.register(app)
+    cli_profile.register(profile_app)
     app.add_typer(profile_app, name="profile", help="Analyse, report and browse profiles.")
 
 

@@ -12,6 +12,8 @@ from typing import Any
 
 import typer
 
+from jobspec.catalog import FRAMEWORKS
+
 FIT_KEYS = ("inputs", "job_name")
 
 
@@ -43,7 +45,6 @@ def load_estimator_args(path: Path) -> tuple[str, dict[str, Any], dict[str, Any]
     return framework, data, fit_kwargs
 
 
-FRAMEWORKS = ("pytorch", "tensorflow")
 # pydantic errors whose message already names the value (ours), or that have no single value
 VALUE_IN_MESSAGE = {"value_error", "missing", "assertion_error"}
 
@@ -114,6 +115,7 @@ def validate(
     from pydantic import ValidationError
 
     import estimators
+    from launcher.request import compile_create_training_job_request
 
     lines: list[str] = []
     try:
@@ -134,7 +136,7 @@ def validate(
             typer.echo(f"  - {line}", err=True)
         raise typer.Exit(1) from None
     if request:
-        typer.echo(json.dumps(spec.to_create_training_job_request(), indent=2))
+        typer.echo(json.dumps(compile_create_training_job_request(spec), indent=2))
     else:
         typer.echo(f"✓ {job_file.name}: {summary(est, spec)}")
 

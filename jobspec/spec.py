@@ -1,17 +1,19 @@
 """TrainingJobSpec: the one typed description of a training job.
 
 Estimators build it (after validating every field); backends run it. It is frozen:
-a backend that learns something at submit time (the code bucket, say) makes a copy
-with `spec.model_copy(update=...)`. Nothing here imports torch, boto3 or transformers.
+a backend that learns something at submit time (the code bucket, say) makes a
+validated copy with `replace(spec, field=value)` — pydantic's `model_copy(update=...)`
+would skip validation and accept `instance_count="not-a-number"`. Only the standard
+library and pydantic are imported here.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-LOCAL_INSTANCE_TYPES = ("local", "local_gpu")
+from jobspec.contract import DEFAULT_CPU_PROFILING_DURATION_S, DEFAULT_FILE_ROTATION_S, is_local_instance_type
 
 
 class _Frozen(BaseModel):
@@ -34,8 +36,8 @@ class ProfilerSettings(_Frozen):
 
     s3_output_path: str | None = None
     system_monitor_interval_millis: int | None = None
-    cpu_profiling_duration: int = 3600  # seconds of detailed (Kineto) capture
-    file_rotation_interval: int = 600  # SMPFileRotationSecs
+    cpu_profiling_duration: int = DEFAULT_CPU_PROFILING_DURATION_S  # seconds of detailed (Kineto) capture
+    file_rotation_interval: int = DEFAULT_FILE_ROTATION_S  # SMPFileRotationSecs
     disable_profiler: bool = False
 
 
@@ -68,7 +70,7 @@ class TrainingJobSpec(_Frozen):
     environment: dict[str, str] = Field(default_factory=dict)
     inputs: tuple[InputChannel, ...] = ()
 
-    # distribution, already validated by estimators.distribution
+    # distribution, already validated by estimators.distribution (SMP parameters by jobspec.smp)
     distribution: dict[str, Any] = Field(default_factory=dict)  # the user's dict, as given
     distribution_hyperparameters: dict[str, Any] = Field(default_factory=dict)  # sagemaker_* / mp_parameters
     mp_parameters: dict[str, Any] | None = None  # SMP parameters when model parallel is on
@@ -93,10 +95,15 @@ class TrainingJobSpec(_Frozen):
 
     @property
     def is_local(self) -> bool:
-        return self.instance_type in LOCAL_INSTANCE_TYPES
+        return is_local_instance_type(self.instance_type)
 
-    def to_create_training_job_request(self) -> dict[str, Any]:
-        """The complete CreateTrainingJob request (pure; no network)."""
-        from launcher.request import compile_create_training_job_request
 
-        return compile_create_training_job_request(self)
+_Model = TypeVar("_Model", bound=BaseModel)
+
+
+def replace(model: _Model, **changes: Any) -> _Model:
+    """A validated copy of a frozen model with `changes` applied (every field is checked again).
+
+    `replace(spec, instance_count="not-a-number")` raises pydantic's ValidationError naming the field.
+    """
+    return type(model).model_validate({**model.model_dump(exclude_unset=False), **changes})

@@ -1,0 +1,67 @@
+"""profilerconfig.json and ProfilerConfig.ProfilingParameters: one encoding, read and written here.
+
+The client writes it (the CreateTrainingJob request, the local job's config file and registry record);
+the profiler inside the job reads it. SageMaker sends every ProfilingParameters value as a string.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from jobspec.contract import DEFAULT_CPU_PROFILING_DURATION_S, DEFAULT_FILE_ROTATION_S
+
+if TYPE_CHECKING:
+    from jobspec.spec import ProfilerSettings
+
+log = logging.getLogger("sagelaunch.profiler")
+
+CPU_PROFILING_DURATION = "CPUProfilingDuration"
+FILE_ROTATION = "SMPFileRotationSecs"
+FILE_ROTATION_STEPS = "SMPFileRotationSteps"  # sagelaunch's extension: while Kineto records, a window per N steps
+RECORD_CPU_OPS = "RecordCpuOps"  # sagelaunch's extension
+
+
+def profiling_parameters(cpu_profiling_duration: int = DEFAULT_CPU_PROFILING_DURATION_S,
+                         file_rotation_interval: int = DEFAULT_FILE_ROTATION_S) -> dict[str, str]:
+    """ProfilingParameters as SageMaker takes them: strings."""
+    return {CPU_PROFILING_DURATION: str(cpu_profiling_duration), FILE_ROTATION: str(file_rotation_interval)}
+
+
+def profiler_config_file(settings: "ProfilerSettings") -> dict[str, Any]:
+    """The content of profilerconfig.json for a job with these settings."""
+    return {
+        "ProfilingIntervalInMilliseconds": settings.system_monitor_interval_millis,
+        "ProfilingParameters": profiling_parameters(settings.cpu_profiling_duration, settings.file_rotation_interval),
+        "DisableProfiler": bool(settings.disable_profiler),
+    }
+
+
+def seconds_param(params: dict, key: str, default: int, source: str, unit: str = "seconds") -> int:
+    """A positive number (of seconds, or `unit`) from ProfilingParameters; a bad value logs a warning and gives
+    `default`."""
+    raw = params.get(key)
+    if raw in (None, ""):
+        return default
+    try:
+        value = int(float(raw))
+        if value <= 0:
+            raise ValueError
+        return value
+    except (TypeError, ValueError):
+        log.warning("profiler: %s: %s=%r is not a positive number of %s; using %s", source, key, raw, unit, default)
+        return default
+
+
+def flag_param(params: dict, key: str, default: bool, source: str) -> bool:
+    """A true/false string from ProfilingParameters; a bad value logs a warning and gives `default`."""
+    raw = params.get(key)
+    if raw in (None, ""):
+        return default
+    text = str(raw).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    log.warning("profiler: %s: %s=%r is not true/false; using %s", source, key, raw, str(default).lower())
+    return default

@@ -1,0 +1,293 @@
+"""The SageMaker model parallelism library v1 (SMP v1): its parameters and rules, in one place.
+
+- `SMPParameters`: the parameter table as one pydantic model. Source: SageMaker Python SDK docs,
+  doc/api/training/smd_model_parallel_general.rst ("Parameters for modelparallel",
+  smdistributed-modelparallel v1.2–v1.15) and the SageMaker developer guide pages on tensor
+  parallelism, sharded data parallelism, FP16/BF16 and activation offloading.
+- `check_world`: the world-size and GPU rules SageMaker would only find at run time.
+- `placement_order` / `mesh_shape` / `GROUP_DIMS`: which rank gets which pipeline / tensor /
+  data-parallel coordinate.
+- `NOT_IMPLEMENTED` / `IGNORED` and `check_local_support`: what sagelaunch's own SMP implementation
+  (`modelparallel`) cannot honour. The estimators check it offline for local jobs, `smp.init` at run time.
+
+The estimators validate `distribution=` with these; `modelparallel` validates `mp_parameters` with them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+from typing import Any, Literal, NamedTuple
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
+
+from jobspec.suggest import did_you_mean
+
+PLACEMENT_PERMUTATIONS = tuple("".join(p) for p in itertools.permutations("DPT"))
+# SMP v1 (docs "Placement Strategy with Tensor Parallelism"): D (reduced data parallel), P (pipeline),
+# T (tensor); the right-most letter varies fastest over consecutive global ranks.
+NAMED_PLACEMENTS = {"cluster": "DPT", "spread": "TPD"}
+PLACEMENT_STRATEGIES = (*NAMED_PLACEMENTS, *PLACEMENT_PERMUTATIONS)
+# the placement dims each SMP process group spans
+GROUP_DIMS = {"pp": "P", "tp": "T", "rdp": "D", "dp": "DT", "mp": "PT", "world": "DPT"}
+# TensorFlow's SMP v1 has no tensor parallelism: these keys are PyTorch-only.
+PYTORCH_ONLY = (
+    "tensor_parallel_degree", "ddp", "ddp_port", "ddp_dist_backend", "memory_weight", "active_microbatches",
+    "deterministic_server", "offload_activations", "activation_loading_horizon", "fp16", "bf16",
+    "fp16_params", "shard_optimizer_state", "prescaled_batch", "skip_tracing", "sharded_data_parallel_degree",
+    "sdp_reduce_bucket_size", "sdp_param_persistence_threshold", "sdp_max_live_parameters",
+    "sdp_hierarchical_allgather", "sdp_gradient_clipping", "delayed_parameter_initialization",
+    "tensor_parallel_seed", "predefined_hooks",
+)
+TENSORFLOW_ONLY = ("horovod", "contiguous")
+
+
+class SMPParameters(BaseModel):
+    """`distribution["smdistributed"]["modelparallel"]["parameters"]`, every key typed and checked."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
+
+    # --- common
+    pipeline_parallel_degree: int = Field(
+        1, ge=1, validation_alias=AliasChoices("pipeline_parallel_degree", "partitions"),
+        description="Number of pipeline stages (alias: partitions, the TensorFlow name).",
+    )
+    microbatches: int = Field(1, ge=1, description="Microbatches per batch; the batch must divide by it.")
+    pipeline: Literal["interleaved", "simple"] = "interleaved"
+    optimize: Literal["memory", "speed"] = "memory"
+    placement_strategy: str = Field("cluster", description="cluster, spread, or a permutation of D, P, T.")
+    auto_partition: bool = True
+    default_partition: int | None = Field(None, ge=0, description="Required when auto_partition is False.")
+    # --- TensorFlow
+    contiguous: bool = True
+    horovod: bool = False
+    # --- PyTorch
+    tensor_parallel_degree: int = Field(1, ge=1)
+    tensor_parallel_seed: int = Field(0, ge=0)
+    ddp: bool = False
+    ddp_port: int | None = Field(None, ge=1, le=65535)
+    ddp_dist_backend: Literal["auto", "nccl", "smddp"] = "auto"
+    memory_weight: float | None = Field(None, ge=0.0, le=1.0, description="Default 0.2 if optimize=speed else 0.8.")
+    active_microbatches: int | None = Field(None, ge=1, description="Default pipeline_parallel_degree + 2.")
+    deterministic_server: bool = False
+    offload_activations: bool = False
+    activation_loading_horizon: int = Field(4, ge=1)
+    fp16: bool = Field(False, validation_alias=AliasChoices("fp16", "fp16_params"))
+    bf16: bool = False
+    shard_optimizer_state: bool = False
+    prescaled_batch: bool = False
+    skip_tracing: bool = False
+    predefined_hooks: bool = True
+    delayed_parameter_initialization: bool = False
+    sharded_data_parallel_degree: int = Field(1, ge=1)
+    sdp_reduce_bucket_size: int = Field(500_000_000, ge=1)
+    sdp_param_persistence_threshold: int = Field(1_000_000, ge=0)
+    sdp_max_live_parameters: int = Field(1_000_000_000, ge=1)
+    sdp_hierarchical_allgather: bool = True
+    sdp_gradient_clipping: float = Field(1.0, ge=0.0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        known = set(cls.model_fields) | {"partitions", "fp16_params"}
+        for key in data:
+            if key not in known:
+                raise ValueError(
+                    f"mp_parameters: unknown SMP v1 parameter {key!r}{did_you_mean(key, sorted(known))}; "
+                    f"allowed: {', '.join(sorted(known))}"
+                )
+        for a, b in (("partitions", "pipeline_parallel_degree"), ("fp16_params", "fp16")):
+            if a in data and b in data and data[a] != data[b]:
+                raise ValueError(f"mp_parameters: {a}={data[a]!r} and {b}={data[b]!r} are aliases; give only {b}")
+        if "fp16_params" in data:
+            warnings.warn("mp_parameters: fp16_params is deprecated; use fp16", DeprecationWarning, stacklevel=2)
+        return data
+
+    @model_validator(mode="after")
+    def _cross_rules(self) -> "SMPParameters":
+        pp, tp, sdp = self.pipeline_parallel_degree, self.tensor_parallel_degree, self.sharded_data_parallel_degree
+        if self.placement_strategy not in PLACEMENT_STRATEGIES:
+            raise ValueError(
+                f"mp_parameters.placement_strategy={self.placement_strategy!r} is not valid; allowed: "
+                f"{', '.join(PLACEMENT_STRATEGIES)}{did_you_mean(self.placement_strategy, PLACEMENT_STRATEGIES)}"
+            )
+        if self.ddp and self.horovod:
+            raise ValueError("mp_parameters: ddp=True and horovod=True are exclusive; set one of them (ddp for PyTorch)")
+        if self.ddp_port is not None and not self.ddp:
+            raise ValueError(f"mp_parameters.ddp_port={self.ddp_port} needs ddp=True; add \"ddp\": true or drop ddp_port")
+        if not self.auto_partition:
+            if self.default_partition is None:
+                raise ValueError(
+                    "mp_parameters.default_partition is required when auto_partition=False; "
+                    f"set it to a partition id in 0..{pp - 1}"
+                )
+        if self.default_partition is not None and self.default_partition >= pp:
+            raise ValueError(
+                f"mp_parameters.default_partition={self.default_partition} must be < pipeline_parallel_degree={pp}; "
+                f"allowed: 0..{pp - 1}"
+            )
+        if self.fp16 and self.bf16:
+            raise ValueError("mp_parameters: bf16=True excludes fp16=True; pick one precision")
+        if sdp > 1 and (tp > 1 or pp > 1):
+            raise ValueError(
+                f"mp_parameters.sharded_data_parallel_degree={sdp} excludes tensor_parallel_degree={tp} / "
+                f"pipeline_parallel_degree={pp} > 1; set both to 1 or sharded_data_parallel_degree to 1"
+            )
+        if sdp > 1 and self.shard_optimizer_state:
+            raise ValueError(
+                "mp_parameters: sharded_data_parallel_degree > 1 already shards optimizer state; "
+                "drop shard_optimizer_state"
+            )
+        if tp > 1 and not self.ddp:
+            raise ValueError(f"mp_parameters.tensor_parallel_degree={tp} needs ddp=True; add \"ddp\": true")
+        return self
+
+    # derived values the SMP runtime uses when a key is absent
+    @property
+    def partitions(self) -> int:
+        return self.pipeline_parallel_degree
+
+    @property
+    def effective_memory_weight(self) -> float:
+        if self.memory_weight is not None:
+            return self.memory_weight
+        return 0.2 if self.optimize == "speed" else 0.8
+
+    @property
+    def effective_active_microbatches(self) -> int:
+        return self.active_microbatches if self.active_microbatches is not None else self.pipeline_parallel_degree + 2
+
+    @property
+    def effective_default_partition(self) -> int:
+        return self.default_partition or 0
+
+    def check_framework(self, framework: str) -> None:
+        """Reject keys the other framework's SMP v1 does not have (only explicitly set ones)."""
+        given = self.model_fields_set
+        if framework == "tensorflow":
+            bad = [k for k in PYTORCH_ONLY if k in given]
+            if self.placement_strategy not in ("cluster", "spread"):
+                bad.append("placement_strategy")
+        else:
+            bad = [k for k in TENSORFLOW_ONLY if k in given and getattr(self, k) != type(self).model_fields[k].default]
+        if bad:
+            raise ValueError(
+                f"mp_parameters: {', '.join(bad)} not supported by SMP v1 for {framework}"
+                + ("; TensorFlow supports pipeline parallelism only (placement cluster|spread)" if framework == "tensorflow" else "; use ddp instead of horovod")
+            )
+
+
+# ---------------------------------------------------------------- placement
+def placement_order(strategy: str) -> str:
+    """'cluster' → 'DPT', 'spread' → 'TPD', a permutation of D/P/T → itself."""
+    order = NAMED_PLACEMENTS.get(strategy, strategy)
+    if order not in PLACEMENT_PERMUTATIONS:
+        raise ValueError(
+            f"placement_strategy={strategy!r} is not valid; allowed: {', '.join(PLACEMENT_STRATEGIES)}"
+            f"{did_you_mean(strategy, PLACEMENT_STRATEGIES)}"
+        )
+    return order
+
+
+def mesh_shape(order: str, rdp: int, pp: int, tp: int) -> tuple[int, ...]:
+    """The rank grid's shape, its dims in placement order."""
+    sizes = {"D": rdp, "P": pp, "T": tp}
+    return tuple(sizes[d] for d in order)
+
+
+# ---------------------------------------------------------------- world size
+class WorldLayout(NamedTuple):
+    world_size: int
+    pipeline_parallel_degree: int
+    tensor_parallel_degree: int
+    data_parallel_degree: int  # world / pp: replicas of one pipeline stage (tp ranks included)
+    reduced_data_parallel_degree: int  # world / (pp * tp)
+
+
+def check_world(params: SMPParameters, world_size: int, gpus_per_host: int | None) -> WorldLayout:
+    """The hardware rules SageMaker would only find at run time.
+
+    gpus_per_host 0/None means CPU processes (a local run): GPU-count rules are skipped.
+    """
+    pp, tp = params.pipeline_parallel_degree, params.tensor_parallel_degree
+    sdp = params.sharded_data_parallel_degree
+    if world_size < 1:
+        raise ValueError(f"world_size={world_size} must be ≥ 1 (instance_count × processes_per_host)")
+    if gpus_per_host and tp > gpus_per_host:
+        raise ValueError(
+            f"mp_parameters.tensor_parallel_degree={tp} exceeds the {gpus_per_host} GPUs per instance; "
+            f"allowed: 1..{gpus_per_host}, or pick an instance type with more GPUs"
+        )
+    for name, degree in (("tensor_parallel_degree", tp), ("pipeline_parallel_degree", pp)):
+        if degree > world_size:
+            raise ValueError(
+                f"mp_parameters.{name}={degree} is larger than the world size {world_size}; "
+                f"allowed: a divisor of {world_size} (1..{world_size}); lower it or launch more processes"
+            )
+    if world_size % (pp * tp):
+        raise ValueError(
+            f"mp_parameters: pipeline_parallel_degree × tensor_parallel_degree = {pp}×{tp} = {pp * tp} "
+            f"must divide the world size {world_size} (instance_count × processes_per_host); "
+            f"change the degrees or processes_per_host"
+        )
+    if world_size > pp * tp and not (params.ddp or params.horovod):
+        raise ValueError(
+            f"world size {world_size} > pipeline_parallel_degree × tensor_parallel_degree = {pp * tp} "
+            "means data parallelism across model replicas: set mp_parameters.ddp=True (PyTorch) "
+            "or horovod=True (TensorFlow)"
+        )
+    if sdp > 1 and (world_size % sdp or sdp > world_size):
+        raise ValueError(
+            f"mp_parameters.sharded_data_parallel_degree={sdp} must divide the world size {world_size}"
+        )
+    if sdp > 1 and not params.ddp:
+        raise ValueError(f"mp_parameters.sharded_data_parallel_degree={sdp} needs ddp=True; add \"ddp\": true")
+    return WorldLayout(world_size, pp, tp, world_size // pp, world_size // (pp * tp))
+
+
+# ---------------------------------------------------------------- what sagelaunch's modelparallel implements
+# Parameters sagelaunch's SMP implementation cannot honour and whose silent omission would change what the user
+# gets (numerics, memory, or an API the script then calls): refused. (name, predicate, what to do)
+NOT_IMPLEMENTED = (
+    ("sharded_data_parallel_degree", lambda v: v > 1,
+     "supported: 1 (sharded data parallelism is not implemented); fix: drop it and use shard_optimizer_state=True "
+     "with ddp=True to shard the optimizer state over the data-parallel ranks"),
+    ("fp16", bool, "supported: False (fp32 training; no FP16_Module / loss scaling); fix: drop fp16"),
+    ("bf16", bool, "supported: False (fp32 training); fix: drop bf16"),
+    ("delayed_parameter_initialization", bool,
+     "supported: False (every rank builds the whole model, then shards it); fix: drop it"),
+)
+
+# Parameters that are accepted but have no effect here; ignoring them changes neither the numbers nor the API,
+# so smp.init only warns (once, on rank 0) when one is set to a non-default value. Why each is harmless:
+IGNORED = {
+    "optimize": "SMP's memory/speed partition heuristic; stages are split evenly or by smp.partition",
+    "memory_weight": "SMP's partition balancing weight; stages are split evenly or by smp.partition",
+    "active_microbatches": "torch.distributed.pipelining's schedule decides how many microbatches are in flight",
+    "ddp_port": "the process group uses torchrun's MASTER_ADDR/MASTER_PORT",
+    "ddp_dist_backend": "the backend is chosen by device: NCCL on CUDA, gloo on CPU",
+    "tensor_parallel_seed": "RNG streams are not offset per tp rank (no effect without dropout)",
+    "predefined_hooks": "built-in tensor-parallel plans need no translation hooks",
+    "sdp_reduce_bucket_size": "only used with sharded_data_parallel_degree > 1",
+    "sdp_param_persistence_threshold": "only used with sharded_data_parallel_degree > 1",
+    "sdp_max_live_parameters": "only used with sharded_data_parallel_degree > 1",
+    "sdp_hierarchical_allgather": "only used with sharded_data_parallel_degree > 1",
+    "sdp_gradient_clipping": "only used with sharded_data_parallel_degree > 1",
+}
+# honoured trivially: skip_tracing (nothing is traced), deterministic_server (the schedules are deterministic);
+# contiguous/horovod (TensorFlow only) are refused by SMPParameters.check_framework("pytorch").
+
+
+def check_local_support(params: SMPParameters) -> list[str]:
+    """Raise ValueError for a parameter sagelaunch's modelparallel cannot honour; return one note per
+    parameter that is set but has no effect there (the caller warns)."""
+    params.check_framework("pytorch")
+    errors = [f"mp_parameters.{name}={getattr(params, name)!r} is not supported by sagelaunch's modelparallel; {fix}"
+              for name, unsupported, fix in NOT_IMPLEMENTED if unsupported(getattr(params, name))]
+    if errors:
+        raise ValueError("; ".join(errors))
+    defaults = type(params).model_fields
+    return [f"{name}={getattr(params, name)!r} ({why})" for name, why in IGNORED.items()
+            if getattr(params, name) != defaults[name].default]

@@ -1,0 +1,183 @@
+"""The layers' arrows, checked on the source: every import (lazy ones included, `if TYPE_CHECKING:` blocks
+excluded) goes one way, and no modules import each other in a circle.
+
+    sagelaunch → anything
+    estimators → jobspec, profiler_config, launcher
+    profiler_config, launcher, profiler, modelparallel → jobspec
+    jobspec → the standard library and pydantic only
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("jobspec", "estimators", "profiler_config", "launcher", "profiler", "modelparallel", "sagelaunch")
+ALLOWED = {
+    "jobspec": set(),
+    "profiler_config": {"jobspec"},
+    "launcher": {"jobspec"},
+    "profiler": {"jobspec"},
+    "modelparallel": {"jobspec"},
+    "estimators": {"jobspec", "profiler_config", "launcher"},
+    "sagelaunch": set(PACKAGES),
+}
+LEAF_THIRD_PARTY = {"pydantic", "pydantic_core"}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def imported_names(path: Path, source: str | None = None) -> list[tuple[int, str]]:
+    """(line, absolute dotted name) of every import in the file, lazy ones included, TYPE_CHECKING ones not.
+    `from a.b import c` yields a.b.c when that is a module, else a.b. `source` replaces the file's text."""
+    tree = ast.parse(path.read_text() if source is None else source, filename=str(path))
+    this = module_name(path)
+    package = this if path.name == "__init__.py" else this.rpartition(".")[0]
+    found: list[tuple[int, str]] = []
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            for alias in node.names:
+                candidate = f"{module}.{alias.name}"
+                found.append((node.lineno, candidate if _is_module(candidate) else module))
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return found
+
+
+def _is_module(dotted: str) -> bool:
+    path = ROOT.joinpath(*dotted.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def project_files() -> list[Path]:
+    return sorted(p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py"))
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module → the project modules it imports (packages' __init__ included when importing from outside them)."""
+    graph: dict[str, set[str]] = defaultdict(set)
+    for path in project_files():
+        this = module_name(path)
+        graph[this]
+        for _, name in imported_names(path):
+            if name.split(".")[0] not in PACKAGES or not _is_module(name):
+                continue
+            graph[this].add(name)
+            parts = name.split(".")
+            for i in range(1, len(parts)):  # importing a.b.c runs a/__init__ and a/b/__init__ first
+                parent = ".".join(parts[:i])
+                if not (this == parent or this.startswith(parent + ".")):
+                    graph[this].add(parent)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one node (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = [0]
+    sys.setrecursionlimit(max(10_000, sys.getrecursionlimit()))
+
+    def connect(node: str) -> None:
+        index[node] = low[node] = counter[0]
+        counter[0] += 1
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in graph.get(node, ()):
+            if nxt not in index:
+                connect(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            connect(node)
+    return found
+
+
+def test_every_import_follows_the_arrows():
+    wrong = []
+    for path in project_files():
+        owner = path.relative_to(ROOT).parts[0]
+        for line, name in imported_names(path):
+            top = name.split(".")[0]
+            if top in PACKAGES and top != owner and top not in ALLOWED[owner]:
+                wrong.append(f"{path.relative_to(ROOT)}:{line} imports {name} ({owner} → {top} is not an arrow)")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_jobspec_imports_only_the_standard_library_and_pydantic():
+    wrong = []
+    for path in sorted((ROOT / "jobspec").rglob("*.py")):
+        for line, name in imported_names(path):
+            top = name.split(".")[0]
+            if top not in sys.stdlib_module_names and top not in LEAF_THIRD_PARTY and top != "jobspec":
+                wrong.append(f"{path.relative_to(ROOT)}:{line} imports {name}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_no_import_cycles_between_packages_or_modules():
+    graph = import_graph()
+    packages: dict[str, set[str]] = defaultdict(set)
+    for module, targets in graph.items():
+        packages[module.split(".")[0]] |= {t.split(".")[0] for t in targets} - {module.split(".")[0]}
+    assert cycles(packages) == []
+    assert cycles(graph) == [], "modules that import each other (lazy imports count)"
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("from launcher.jobs import TrainingJob\n", ["launcher.jobs"]),
+    ("def f():\n    from jobspec import catalog\n", ["jobspec.catalog"]),
+    ("from . import resolve\nfrom .inputs import to_channels\n", ["estimators.resolve", "estimators.inputs"]),
+    ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import launcher.jobs\n", ["typing"]),
+    ("import typing\nif typing.TYPE_CHECKING:\n    import launcher.jobs\nelse:\n    import json\n", ["typing", "json"]),
+])
+def test_the_walk_sees_lazy_and_relative_imports_and_skips_type_checking_ones(source, expected):
+    as_if = ROOT / "estimators" / "probe.py"  # relative names resolve in estimators/
+    assert [name for _, name in imported_names(as_if, source)] == expected
+
+
+def test_a_cycle_is_found():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []

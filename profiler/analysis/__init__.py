@@ -67,7 +67,7 @@ def analyze(path_or_profile, top_n: int = 10) -> dict:
 
         root = Path(path_or_profile).expanduser()
         if parallel.worth_it(root):  # many ranks: read and analyse them in worker processes
-            results, profile = parallel.analyze_folder(root, top_n)
+            results, profile = parallel.analyze_folder(root, top_n, analyze_rank)
             return _with_hosts({str(r): v for r, v in results.items()}, profile)
         from profiler.loader import load_profile
 

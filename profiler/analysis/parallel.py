@@ -34,9 +34,8 @@ def _step_names(rt) -> set:
     return {n for n in rt.names if "ProfilerStep" in n}
 
 
-def _work(kind: str, files: list[str], top_n: int, n_step_names: int | None) -> RankResult:
+def _work(analyze_rank, kind: str, files: list[str], top_n: int, n_step_names: int | None) -> RankResult:
     from profiler import artifact
-    from profiler.analysis import analyze_rank
     from profiler.kineto_reader import read_kineto
 
     rt = read_kineto(Path(files[0])) if kind == "trace" else artifact.read_events([Path(f) for f in files])
@@ -54,8 +53,9 @@ def worth_it(root: Path) -> bool:
     return len(kineto) + len(ours) >= MIN_RANKS
 
 
-def analyze_folder(root: Path, top_n: int) -> tuple[dict, object]:
-    """({rank: analysis}, Profile whose ranks are RankResults) for a folder, the ranks analysed in processes."""
+def analyze_folder(root: Path, top_n: int, analyze_rank) -> tuple[dict, object]:
+    """({rank: analysis}, Profile whose ranks are RankResults) for a folder, each rank analysed by
+    analyze_rank(rank_trace, n_step_names, top_n) in a worker process."""
     import multiprocessing
 
     from profiler.loader import find_profile_files, load_with
@@ -66,7 +66,7 @@ def analyze_folder(root: Path, top_n: int) -> tuple[dict, object]:
     ctx = multiprocessing.get_context("fork")  # workers inherit the imported modules: no second start-up
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
         futures: dict[tuple, Future] = {
-            (kind, tuple(files)): pool.submit(_work, kind, files, top_n, None) for kind, files in units
+            (kind, tuple(files)): pool.submit(_work, analyze_rank, kind, files, top_n, None) for kind, files in units
         }
         profile = load_with(
             root,
@@ -75,7 +75,7 @@ def analyze_folder(root: Path, top_n: int) -> tuple[dict, object]:
         )
         names = set().union(*(r.step_names for r in profile.ranks.values()))
         again = {
-            rank: pool.submit(_work, "trace" if rr.meta.kind == "kineto" else "folder",
+            rank: pool.submit(_work, analyze_rank, "trace" if rr.meta.kind == "kineto" else "folder",
                               [s.strip() for s in rr.meta.source.split(",")], top_n, len(names))
             for rank, rr in profile.ranks.items()
             if len(rr.step_names) < 2 <= len(names)

@@ -51,6 +51,7 @@ class SMProfiler:
         self._recorder = AnnotationRecorder()
         self._kineto = None
         self._tf_logdir: str | None = None
+        self._tf_start_ns = 0
         self._deadline_ns = 0
         self._window_end_ns = 0
         self._monitor = None
@@ -106,9 +107,9 @@ class SMProfiler:
         except Exception:  # noqa: BLE001
             self._fail("stop_profiling")
         finally:
+            self._stop_tf()
             if self._writer is not None:
                 self._writer.close()  # the last windows are on disk when stop_profiling returns
-            self._stop_tf()
             if self._monitor is not None:
                 self._monitor.stop()
                 self._monitor = None
@@ -125,20 +126,28 @@ class SMProfiler:
                 import tensorflow as tf
 
                 self._tf_logdir = str(self.rank_dir() / "tf")
+                self._tf_start_ns = now_ns()
                 tf.profiler.experimental.start(self._tf_logdir)
             except Exception as exc:  # noqa: BLE001
                 log.info("profiler: tf.profiler not started (%s)", exc)
                 self._tf_logdir = None
 
     def _stop_tf(self) -> None:
-        if self._tf_logdir is not None:
-            try:
-                import tensorflow as tf
+        """Stop tf.profiler and add its device activity to the artifact (as one more trace file of this rank)."""
+        if self._tf_logdir is None:
+            return
+        logdir, self._tf_logdir = Path(self._tf_logdir), None
+        try:
+            import tensorflow as tf
 
-                tf.profiler.experimental.stop()
-            except Exception as exc:  # noqa: BLE001
-                log.info("profiler: tf.profiler stop failed (%s)", exc)
-            self._tf_logdir = None
+            tf.profiler.experimental.stop()
+            from profiler.tf_capture import read_tf_session
+
+            rank = read_tf_session(logdir, self._tf_start_ns, self._meta())
+            if rank is not None and len(rank) and self._writer is not None and not self.failed:
+                self._writer.submit(self.rank_dir(), rank.meta, rank, None)
+        except Exception as exc:  # noqa: BLE001 — TensorBoard's data stays in rank-N/tf whatever happens here
+            log.info("profiler: tf.profiler data not converted (%s)", exc)
 
     def _start_monitor_if_alone(self) -> None:
         """Outside a local sagelaunch job (no sidecar), local rank 0 of each host samples utilisation in a thread."""

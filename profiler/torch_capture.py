@@ -7,7 +7,6 @@ reads it with our own fast reader and writes it as Parquet.
 
 from __future__ import annotations
 
-import gc
 import os
 import tempfile
 from pathlib import Path
@@ -53,6 +52,17 @@ class KinetoWindow:
         return FinishedWindow(prof)
 
 
+def _release(prof) -> None:
+    """Drop Kineto's results of a stopped session. The profile object sits in reference cycles, so deleting it
+    frees nothing until a full gc.collect(), which costs ~0.15 s per window in a process holding torch's objects
+    (it was the largest per-window cost); cutting the references to the results frees them at once."""
+    inner = getattr(prof, "profiler", None)
+    for name in ("kineto_results", "_function_events", "_old_function_events"):
+        if inner is not None and hasattr(inner, name):
+            setattr(inner, name, None)
+    prof.profiler = None
+
+
 class FinishedWindow:
     """A stopped torch.profiler session waiting to be converted (on the writer thread)."""
 
@@ -74,9 +84,8 @@ class FinishedWindow:
         os.close(fd)
         try:
             prof.export_chrome_trace(tmp)
-            # free torch's copy of the window before reading ours: the peak is one copy, not two
+            _release(prof)  # free torch's copy of the window before reading ours: the peak is one copy, not two
             del prof
-            gc.collect()  # the profile object sits in reference cycles: without this nothing is freed
             rt = read_kineto(Path(tmp), cache=False)
         finally:
             os.unlink(tmp)

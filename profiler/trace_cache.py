@@ -13,8 +13,6 @@ so the profile CLI can ask ``cached()`` before deciding to prefetch the JSON.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from pathlib import Path
 
@@ -37,6 +35,8 @@ def _beside(path: Path) -> Path:
 
 
 def _fallback(path: Path) -> Path:
+    import hashlib
+
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "sagelaunch" / "traces"
     digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:20]
     return base / f"{digest}-{path.name}.npz"
@@ -63,6 +63,7 @@ def cached(path: Path) -> Path | None:
 
 def load(path: Path, cache_file: Path):
     """The RankTrace stored in `cache_file` (None when it cannot be read: the caller parses the trace)."""
+    import json
     import zipfile
 
     import numpy as np
@@ -84,6 +85,8 @@ def load(path: Path, cache_file: Path):
 
 def save(path: Path, rank) -> Path | None:
     """Store `rank` (parsed from `path`) beside it, else in the user's cache folder; None when neither works."""
+    import json
+
     import numpy as np
 
     key = _key(path)

@@ -12,6 +12,8 @@ parameter model and its rules from `jobspec.smp`.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -77,6 +79,18 @@ class DistributionPlan:
     smp: SMPParameters | None = None
 
 
+MP_FIELD = "distribution.smdistributed.modelparallel.parameters"
+
+
+@contextmanager
+def _naming(field: str) -> Iterator[None]:
+    """jobspec.smp's rules speak of mp_parameters (smp.init shares them); an estimator's error names its field."""
+    try:
+        yield
+    except ValueError as err:
+        raise ValueError(f"{field}: {err}") from None
+
+
 def _enabled(opt: BaseModel | None) -> bool:
     return bool(opt is not None and getattr(opt, "enabled", False))
 
@@ -134,10 +148,11 @@ def parse_distribution(
         try:
             smp = SMPParameters.model_validate(smd.modelparallel.parameters)  # type: ignore[union-attr]
         except ValidationError as err:
-            raise ValueError(validation_error_text("distribution.smdistributed.modelparallel.parameters", err)) from None
-        smp.check_framework(framework)
-        if local and framework == "pytorch":  # a local job runs sagelaunch's own SMP: refuse what it lacks now
-            check_local_support(smp)
+            raise ValueError(validation_error_text(MP_FIELD, err)) from None
+        with _naming(MP_FIELD):
+            smp.check_framework(framework)
+            if local and framework == "pytorch":  # a local job runs sagelaunch's own SMP: refuse what it lacks now
+                check_local_support(smp)
 
     # processes per host: MPI's explicit count, else one per GPU, else the minimum the strategy needs
     given = opts.mpi.processes_per_host if (opts.mpi and mpi_on) else None
@@ -155,7 +170,8 @@ def parse_distribution(
     else:
         processes = 1
     if smp is not None:
-        check_world(smp, instance_count * processes, gpus_per_host)
+        with _naming(MP_FIELD):
+            check_world(smp, instance_count * processes, gpus_per_host)
 
     hp: dict[str, Any] = {}
     if opts.mpi is not None:

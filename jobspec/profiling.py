@@ -6,7 +6,6 @@ the profiler inside the job reads it. SageMaker sends every ProfilingParameters 
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING, Any
 
 from jobspec.contract import DEFAULT_CPU_PROFILING_DURATION_S, DEFAULT_FILE_ROTATION_S
@@ -14,7 +13,12 @@ from jobspec.contract import DEFAULT_CPU_PROFILING_DURATION_S, DEFAULT_FILE_ROTA
 if TYPE_CHECKING:
     from jobspec.spec import ProfilerSettings
 
-log = logging.getLogger("sagelaunch.profiler")
+
+
+def _warn(*args: Any) -> None:
+    import logging  # only when a bad value is met: the client's imports stay light
+
+    logging.getLogger("sagelaunch.profiler").warning(*args)
 
 CPU_PROFILING_DURATION = "CPUProfilingDuration"
 FILE_ROTATION = "SMPFileRotationSecs"
@@ -49,7 +53,7 @@ def seconds_param(params: dict, key: str, default: int, source: str, unit: str =
             raise ValueError
         return value
     except (TypeError, ValueError):
-        log.warning("profiler: %s: %s=%r is not a positive number of %s; using %s", source, key, raw, unit, default)
+        _warn("profiler: %s: %s=%r is not a positive number of %s; using %s", source, key, raw, unit, default)
         return default
 
 
@@ -63,5 +67,5 @@ def flag_param(params: dict, key: str, default: bool, source: str) -> bool:
         return True
     if text in ("0", "false", "no", "off"):
         return False
-    log.warning("profiler: %s: %s=%r is not true/false; using %s", source, key, raw, str(default).lower())
+    _warn("profiler: %s: %s=%r is not true/false; using %s", source, key, raw, str(default).lower())
     return default

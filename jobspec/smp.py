@@ -198,6 +198,16 @@ def mesh_shape(order: str, rdp: int, pp: int, tp: int) -> tuple[int, ...]:
 
 
 # ---------------------------------------------------------------- world size
+def check_grid(world_size: int, pp: int, tp: int) -> None:
+    """The ranks must fill a D × P × T grid: pp × tp divides the world size."""
+    if world_size % (pp * tp):
+        raise ValueError(
+            f"mp_parameters: pipeline_parallel_degree × tensor_parallel_degree = {pp}×{tp} = {pp * tp} "
+            f"must divide the world size {world_size} (instance_count × processes_per_host); "
+            f"change the degrees or processes_per_host"
+        )
+
+
 class WorldLayout(NamedTuple):
     world_size: int
     pipeline_parallel_degree: int
@@ -218,29 +228,26 @@ def check_world(params: SMPParameters, world_size: int, gpus_per_host: int | Non
     if gpus_per_host and tp > gpus_per_host:
         raise ValueError(
             f"mp_parameters.tensor_parallel_degree={tp} exceeds the {gpus_per_host} GPUs per instance; "
-            f"allowed: 1..{gpus_per_host}, or pick an instance type with more GPUs"
+            f"allowed: 1..{gpus_per_host}, or pick an instance_type with more GPUs"
         )
     for name, degree in (("tensor_parallel_degree", tp), ("pipeline_parallel_degree", pp)):
         if degree > world_size:
             raise ValueError(
-                f"mp_parameters.{name}={degree} is larger than the world size {world_size}; "
+                f"mp_parameters.{name}={degree} is larger than the world size {world_size} "
+                "(instance_count × processes_per_host); "
                 f"allowed: a divisor of {world_size} (1..{world_size}); lower it or launch more processes"
             )
-    if world_size % (pp * tp):
-        raise ValueError(
-            f"mp_parameters: pipeline_parallel_degree × tensor_parallel_degree = {pp}×{tp} = {pp * tp} "
-            f"must divide the world size {world_size} (instance_count × processes_per_host); "
-            f"change the degrees or processes_per_host"
-        )
+    check_grid(world_size, pp, tp)
     if world_size > pp * tp and not (params.ddp or params.horovod):
         raise ValueError(
-            f"world size {world_size} > pipeline_parallel_degree × tensor_parallel_degree = {pp * tp} "
-            "means data parallelism across model replicas: set mp_parameters.ddp=True (PyTorch) "
-            "or horovod=True (TensorFlow)"
+            f"mp_parameters: world size {world_size} (instance_count × processes_per_host) > "
+            f"pipeline_parallel_degree × tensor_parallel_degree = {pp * tp} means data parallelism across model "
+            "replicas: set mp_parameters.ddp=True (PyTorch) or horovod=True (TensorFlow)"
         )
     if sdp > 1 and (world_size % sdp or sdp > world_size):
         raise ValueError(
-            f"mp_parameters.sharded_data_parallel_degree={sdp} must divide the world size {world_size}"
+            f"mp_parameters.sharded_data_parallel_degree={sdp} must divide the world size {world_size} "
+            "(instance_count × processes_per_host)"
         )
     if sdp > 1 and not params.ddp:
         raise ValueError(f"mp_parameters.sharded_data_parallel_degree={sdp} needs ddp=True; add \"ddp\": true")

@@ -106,4 +106,4 @@ def replace(model: _Model, **changes: Any) -> _Model:
 
     `replace(spec, instance_count="not-a-number")` raises pydantic's ValidationError naming the field.
     """
-    return type(model).model_validate({**model.model_dump(exclude_unset=False), **changes})
+    return type(model).model_validate({**model.model_dump(), **changes})

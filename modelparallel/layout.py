@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from jobspec import smp as rules
-from jobspec.smp import GROUP_DIMS, PLACEMENT_PERMUTATIONS as PERMUTATIONS, mesh_shape  # noqa: F401 (API)
+from jobspec.smp import GROUP_DIMS, mesh_shape
 from modelparallel.errors import SMPValidationError
 
 
@@ -31,10 +31,10 @@ def build_mesh(device_type: str, world: int, pp: int, tp: int, strategy: str, ra
     import torch
     from torch.distributed.device_mesh import DeviceMesh
 
-    if world % (pp * tp):
-        raise SMPValidationError(
-            f"pipeline_parallel_degree × tensor_parallel_degree = {pp * tp} must divide the world size {world}"
-        )
+    try:
+        rules.check_grid(world, pp, tp)
+    except ValueError as err:
+        raise SMPValidationError(str(err)) from None
     order = placement_order(strategy)
     mesh = torch.arange(world).reshape(mesh_shape(order, world // (pp * tp), pp, tp))
     if rank is None:

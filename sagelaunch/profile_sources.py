@@ -10,10 +10,11 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from profiler.ui.sources import (MAX_SAGEMAKER_JOBS, JobEntry, JobSources, iso_utc, local_profile_dirs, profile_files,
-                                 s3_profile_objects, validate_job_name)
+from profiler.ui.sources import (JobEntry, JobSources, iso_utc, local_profile_dirs, profile_files, s3_profile_objects,
+                                 validate_job_name)
 
 log = logging.getLogger(__name__)
+MAX_SAGEMAKER_JOBS = 100  # the browser lists at most this many SageMaker jobs, newest first
 
 
 def job_sources() -> JobSources:

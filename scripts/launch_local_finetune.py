@@ -66,12 +66,15 @@ def read_job_metrics(output_data: str | None) -> dict:
 
 
 def main(argv: list[str] | None = None) -> dict:
+    sys.path.insert(0, str(REPO_ROOT))
+    from jobspec.contract import LOCAL_INSTANCE_TYPES
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="tiny-roberta",
                         help="tiny-roberta (offline) or a hub id such as cardiffnlp/twitter-roberta-base-sep2022")
     parser.add_argument("--epochs", type=float, default=8)
     parser.add_argument("--max-train-samples", type=int, default=None)
-    parser.add_argument("--instance-type", default="local", choices=["local", "local_gpu"])
+    parser.add_argument("--instance-type", default="local", choices=LOCAL_INSTANCE_TYPES)
     parser.add_argument("--output-path", default="sagelaunch-output", help="folder for model.tar.gz, output, profile")
     parser.add_argument("--profile-seconds", type=int, default=60, help="seconds of detailed (Kineto) capture")
     args = parser.parse_args(argv)

@@ -30,12 +30,12 @@ def max_attempts() -> int:
 
 
 def resolve_region(region: str | None = None) -> str:
-    """The region to use: the given one, else boto3's configured one."""
+    """The region to use: the given one, else the configured one (launcher.environment's probe)."""
     if region:
         return region
-    import boto3
+    from launcher.environment import configured_region
 
-    found = boto3.session.Session().region_name
+    found = configured_region()
     if not found:
         raise ValueError(
             "no AWS region: pass region='us-west-2' (for example) or set AWS_REGION / AWS_DEFAULT_REGION."

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from jobspec.spec import TrainingJobSpec
@@ -24,7 +24,18 @@ if TYPE_CHECKING:
 BACKENDS = ("local", "sagemaker")
 
 
-def backend(name: str) -> ModuleType:
+class Backend(Protocol):
+    """What each backend module provides (tests/foundation/test_architecture.py checks both)."""
+
+    def submit(self, spec: "TrainingJobSpec", *, wait: bool = True, logs: bool = True,
+               **options: Any) -> "TrainingJob": ...
+
+    def attach(self, name: str, **options: Any) -> "TrainingJob | None": ...
+
+    def list_jobs(self, status: str | None = None, **options: Any) -> list[dict[str, Any]]: ...
+
+
+def backend(name: str) -> Backend | ModuleType:
     """The backend module called `name` ("local" or "sagemaker")."""
     if name not in BACKENDS:
         raise ValueError(f"backend={name!r} is not a backend; allowed: {', '.join(BACKENDS)}")
@@ -42,7 +53,7 @@ def attach(name: str, **options: Any) -> "TrainingJob":
     A name neither knows (or that SageMaker could not be asked about) raises JobNotFoundError suggesting
     close local names and how to reach SageMaker.
     """
-    local = backend("local").attach(name)
+    local = backend("local").attach(name, **options)
     if local is not None:
         return local
     from launcher.aws.errors import AWSError

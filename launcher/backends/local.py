@@ -306,8 +306,9 @@ class LocalTrainingJob(TrainingJob):
         return str(live) if record.get("ProfilerConfig") else None
 
 
-def attach(name: str) -> LocalTrainingJob | None:
-    """The backend interface's attach: the local job called `name`, None when the registry has none."""
+def attach(name: str, **_options: Any) -> LocalTrainingJob | None:
+    """The backend interface's attach: the local job called `name`, None when the registry has none
+    (options such as region= concern SageMaker and are ignored here)."""
     return LocalTrainingJob(name) if registry.exists(name) else None
 
 

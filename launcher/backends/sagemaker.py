@@ -83,7 +83,7 @@ class SageMakerTrainingJob(TrainingJob):
             else:
                 console.print(
                     f"Interrupted: training job {self.name} keeps running on SageMaker. Reattach with "
-                    f"`sagelaunch jobs logs {self.name} --follow` (or TrainingJob.attach({self.name!r}).wait()); "
+                    f"`sagelaunch jobs logs {self.name} --follow` (or launcher.backends.attach({self.name!r}).wait()); "
                     f"stop it with `sagelaunch jobs stop {self.name}`.", markup=False)
             raise
         try:

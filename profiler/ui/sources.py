@@ -8,7 +8,6 @@ browser — so a request can name a job, not a path.
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections.abc import Callable
@@ -17,15 +16,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from jobspec.contract import PROFILER_OUTPUT_SUBDIR, STATUSES
-from jobspec.names import NAME_PATTERN
+from jobspec.contract import STATUSES, host_profiler_dir
+from jobspec.names import NAME_PATTERN as JOB_NAME  # SageMaker's TrainingJobName pattern
 
-log = logging.getLogger(__name__)
-
-JOB_NAME = NAME_PATTERN  # SageMaker's TrainingJobName pattern
 SOURCES = ("local", "sagemaker")
 PROFILE_SUFFIXES = (".parquet", ".json", ".json.gz")
-MAX_SAGEMAKER_JOBS = 100
 
 
 @dataclass
@@ -74,7 +69,7 @@ def local_profile_dirs(record: dict[str, Any]) -> list[Path]:
     root = Path(job_dir)
     out = []
     for host in sorted(root.glob("algo-*")):
-        d = host.joinpath(*PROFILER_OUTPUT_SUBDIR)
+        d = host_profiler_dir(root, host.name)
         if d.is_dir() and not d.is_symlink() and _inside(d, root):
             out.append(d)
     return out

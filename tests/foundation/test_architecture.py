@@ -181,3 +181,21 @@ def test_the_walk_sees_lazy_and_relative_imports_and_skips_type_checking_ones(so
 def test_a_cycle_is_found():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+@pytest.mark.parametrize("name", ["local", "sagemaker"])
+def test_each_backend_provides_the_interface(name):
+    import inspect
+
+    from launcher import backends
+
+    module = backends.backend(name)
+    for function in ("submit", "attach", "list_jobs"):
+        wanted = inspect.signature(getattr(backends.Backend, function))
+        got = inspect.signature(getattr(module, function))
+        first = [p for p in wanted.parameters if p != "self"][0]
+        assert first in got.parameters, f"{name}.{function} lacks {first!r}"
+    assert "wait" in inspect.signature(module.submit).parameters
+    assert "status" in inspect.signature(module.list_jobs).parameters
+    with pytest.raises(ValueError, match="allowed: local, sagemaker"):
+        backends.backend("docker")

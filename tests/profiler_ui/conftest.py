@@ -1,6 +1,6 @@
 """Profiled jobs for the browser tests: a local registry under a temporary SAGELAUNCH_HOME.
 
-Jobs are written with launcher.registry and laid out as the local backend does
+Jobs are written with the launcher's registry and laid out as the local backend does
 (<home>/jobs/<job>/algo-N/output/profiler/…): our Parquet artifact (events from a real V100 Kineto trace
 plus system-monitor counters), plain Kineto traces, a CPU-only run, a job without profile, and a job
 whose only "profile file" is a symlink to a file outside the job (it must never be read).

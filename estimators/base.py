@@ -233,6 +233,11 @@ class FrameworkEstimator(BaseModel):
     # ------------------------------------------------------------ running
     def check_files(self) -> None:
         """The local code must exist before a job is submitted (construction does not read files)."""
+        from launcher.sourcedir import loop_error, symlink_loop
+
+        for field, path in (("source_dir", self.source_dir), ("entry_point", self.entry_point)):
+            if path and "://" not in path and symlink_loop(path):
+                raise loop_error(field, path)
         if self.source_dir is None:
             if not os.path.isfile(self.entry_point):
                 raise ValueError(f"entry_point={self.entry_point!r}: no such file (from {os.getcwd()})")

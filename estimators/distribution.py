@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from jobspec.contract import is_local_instance_type
-from jobspec.errors import validation_error_text
+from jobspec.errors import shown, validation_error_text
 from jobspec.smp import SMPParameters, check_local_support, check_world
 
 __all__ = ["DistributionPlan", "parse_distribution"]
@@ -110,7 +110,7 @@ def parse_distribution(
     if not distribution:
         return DistributionPlan("none", 1)
     if not isinstance(distribution, dict):
-        raise ValueError(f"distribution={distribution!r} must be a dict such as {{'torch_distributed': {{'enabled': True}}}}")
+        raise ValueError(f"distribution={shown(distribution)} must be a dict such as {{'torch_distributed': {{'enabled': True}}}}")
     try:
         opts = DistributionOptions.model_validate(distribution)
     except ValidationError as err:

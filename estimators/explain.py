@@ -30,12 +30,28 @@ def unknown_argument_error(name: str, fields: Any, owner: str):
     )
 
 
+class ShownInput:
+    """A container input as pydantic keeps it for its message: printed short, never whole (see jobspec.errors.shown)."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        from jobspec.errors import shown
+
+        return shown(self.value)
+
+
+def _input(value: Any) -> Any:
+    return ShownInput(value) if isinstance(value, (dict, list, tuple, set, frozenset)) else value
+
+
 def _details(error: dict[str, Any], cls: type) -> dict[str, Any]:
     """An error of err.errors() as InitErrorDetails (extra_forbidden gets its suggestion)."""
     if error["type"] == "extra_forbidden" and len(error["loc"]) == 1:
         kind = unknown_argument_error(str(error["loc"][0]), cls.model_fields, cls.__name__)
-        return {"type": kind, "loc": error["loc"], "input": error["input"]}
-    details = {"type": error["type"], "loc": error["loc"], "input": error["input"]}
+        return {"type": kind, "loc": error["loc"], "input": _input(error["input"])}
+    details = {"type": error["type"], "loc": error["loc"], "input": _input(error["input"])}
     if error.get("ctx"):
         details["ctx"] = error["ctx"]
     return details
@@ -78,7 +94,7 @@ def explain(cls: type["FrameworkEstimator"], data: Any, err: "ValidationError") 
     if isinstance(data, dict) and field_errors and len(field_errors) == len(errors):
         invalid = {str(e["loc"][0]) for e in field_errors}
         for message in cross_field_messages(cls, data, invalid):
-            line_errors.append({"type": "value_error", "loc": (), "input": data, "ctx": {"error": ValueError(message)}})
+            line_errors.append({"type": "value_error", "loc": (), "input": _input(data), "ctx": {"error": ValueError(message)}})
     try:
         return ValidationError.from_exception_data(err.title, line_errors)
     except Exception:  # an error type we cannot rebuild: the original is still correct

@@ -6,6 +6,7 @@ import json
 import re
 from typing import Any
 
+from jobspec.errors import cut, shown
 from jobspec.names import NAME_PATTERN
 from jobspec.s3uri import S3_URI
 from jobspec.suggest import did_you_mean
@@ -25,6 +26,8 @@ RESERVED_HYPERPARAMETERS = (
     "sagemaker_container_log_level",
 )
 MAX_HYPERPARAMETERS = 100  # SageMaker's limit on HyperParameters entries
+MAX_HYPERPARAMETER_CHARS = 2500  # SageMaker's limit on one HyperParameters value
+MAX_NESTING = 32  # lists/dicts inside a hyperparameter value: deeper is refused before anything recurses over it
 
 
 ROLE_NAME = re.compile(r"^[\w+=,.@\-]{1,64}$")
@@ -141,7 +144,44 @@ def environment(v: dict[str, str] | None) -> dict[str, str] | None:
             raise ValueError(f"environment key {key!r} is not a variable name; allowed: [A-Za-z_][A-Za-z0-9_]*")
         if len(value) > 512:
             raise ValueError(f"environment[{key!r}] is {len(value)} characters; allowed: at most 512")
+        if "\x00" in value:
+            raise ValueError(f"environment[{key!r}]={cut(value)!r} contains a NUL character (\\x00), which no "
+                             "process environment can hold; allowed: text without \\x00 — remove it")
     return v
+
+
+def _check_encoded_size(key: str, value: Any) -> None:
+    """Bound the work before json.dumps runs: walk the value without recursion and stop as soon as it cannot fit in
+    MAX_HYPERPARAMETER_CHARS, nests deeper than MAX_NESTING, or holds a NUL character.
+
+    Each item walked adds at least one character to the count, so the walk ends after a few thousand steps
+    whatever the input (a list repeated by reference a billion times, a cycle, 10,000 levels of nesting).
+    """
+    field = f"hyperparameters[{key!r}]"
+    size, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_NESTING:
+            raise ValueError(f"{field} nests lists/dicts more than {MAX_NESTING} levels deep; allowed: at most "
+                             f"{MAX_NESTING} levels — flatten it, or pass it as a JSON string the script decodes")
+        if isinstance(item, dict):
+            size += 2 + 2 * len(item)
+            children = [*item.keys(), *item.values()] if size <= MAX_HYPERPARAMETER_CHARS else []
+        elif isinstance(item, (list, tuple)):
+            size += 2 + len(item)
+            children = list(item) if size <= MAX_HYPERPARAMETER_CHARS else []
+        else:
+            if isinstance(item, str) and "\x00" in item:
+                raise ValueError(f"{field} contains a NUL character (\\x00) in {cut(item)!r}; jobs receive "
+                                 "hyperparameters as arguments and environment variables, which cannot hold one; "
+                                 "allowed: text without \\x00 — remove it")
+            size += len(item) if isinstance(item, str) else 1
+            children = []
+        if size > MAX_HYPERPARAMETER_CHARS:
+            raise ValueError(f"{field} encodes to more than {MAX_HYPERPARAMETER_CHARS} characters; allowed: at most "
+                             f"{MAX_HYPERPARAMETER_CHARS} (SageMaker's limit) — pass large settings as an input "
+                             "channel or a file in source_dir")
+        stack.extend((child, depth + 1) for child in children)
 
 
 def tags(v: Any) -> list[dict[str, str]] | None:
@@ -149,13 +189,13 @@ def tags(v: Any) -> list[dict[str, str]] | None:
         return None
     items = [{"Key": k, "Value": val} for k, val in v.items()] if isinstance(v, dict) else v
     if not isinstance(items, list):
-        raise ValueError(f"tags={v!r} must be a list of {{'Key': …, 'Value': …}} or a dict")
+        raise ValueError(f"tags={shown(v)} must be a list of {{'Key': …, 'Value': …}} or a dict")
     out = []
     for t in items:
         if not isinstance(t, dict) or set(t) != {"Key", "Value"} or not all(isinstance(x, str) for x in t.values()):
-            raise ValueError(f"tags entry {t!r} must be {{'Key': str, 'Value': str}}")
+            raise ValueError(f"tags entry {shown(t)} must be {{'Key': str, 'Value': str}}")
         if not 1 <= len(t["Key"]) <= 128 or len(t["Value"]) > 256 or t["Key"].lower().startswith("aws:"):
-            raise ValueError(f"tags entry {t!r}: Key 1-128 characters not starting with 'aws:', Value ≤ 256")
+            raise ValueError(f"tags entry {shown(t)}: Key 1-128 characters not starting with 'aws:', Value ≤ 256")
         out.append(dict(t))
     if len(out) > 50:
         raise ValueError(f"tags has {len(out)} entries; allowed: at most 50")
@@ -172,14 +212,21 @@ def hyperparameters(v: dict[str, Any] | None) -> dict[str, Any] | None:
             raise ValueError(f"hyperparameters key {key!r} must be a string of 1-256 characters")
         if key in RESERVED_HYPERPARAMETERS or key == "mp_parameters":
             raise ValueError(f"hyperparameters[{key!r}] is set by sagelaunch; use a different name")
+        if "\x00" in key:
+            raise ValueError(f"hyperparameters key {cut(key)!r} contains a NUL character (\\x00); allowed: text "
+                             "without \\x00 — remove it")
+        _check_encoded_size(key, value)  # before json.dumps: its work is bounded from here on
         try:
             encoded = json.dumps(value)
         except (TypeError, ValueError):
             raise ValueError(
-                f"hyperparameters[{key!r}]={value!r} is not JSON-serialisable; allowed: str, int, float, bool, list, dict"
+                f"hyperparameters[{key!r}]={shown(value)} is not JSON-serialisable; allowed: str, int, float, "
+                "bool, list, dict"
             ) from None
-        if len(encoded) > 2500:
-            raise ValueError(f"hyperparameters[{key!r}] encodes to {len(encoded)} characters; allowed: at most 2500")
+        if len(encoded) > MAX_HYPERPARAMETER_CHARS:
+            raise ValueError(f"hyperparameters[{key!r}] encodes to {len(encoded)} characters; allowed: at most "
+                             f"{MAX_HYPERPARAMETER_CHARS} (SageMaker's limit) — pass large settings as an input "
+                             "channel or a file in source_dir")
     return v
 
 

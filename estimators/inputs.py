@@ -52,6 +52,9 @@ def to_channels(inputs: Any, *, local: bool) -> tuple[InputChannel, ...]:
         if ti is None:
             raise ValueError(f"inputs[{name!r}]={value!r} must be a URI string or a TrainingInput")
         uri = ti.s3_data
+        if "\x00" in uri:
+            raise ValueError(f"inputs[{name!r}]={uri!r} contains a NUL character (\\x00), which no path or URI can "
+                             "hold; remove it")
         if uri.startswith("s3://"):
             if not S3_URI.match(uri):
                 raise ValueError(f"inputs[{name!r}]={uri!r} is not a valid S3 URI; allowed: s3://<bucket>/<prefix>")

@@ -39,6 +39,10 @@ def job_name(base: str, now: datetime | None = None) -> str:
 
 def check_name(name: str, field: str = "job_name") -> str:
     """Reject a user-given name SageMaker would refuse, saying why."""
+    if not isinstance(name, str):
+        quoted = f"; quote it: {field}: '{name}'" if isinstance(name, (int, float)) and not isinstance(name, bool) else ""
+        raise ValueError(f"{field}={name!r} is not text ({type(name).__name__}); allowed: letters, digits "
+                         f"and hyphens (at most {MAX_NAME_LENGTH}){quoted}")
     if len(name) > MAX_NAME_LENGTH:
         raise ValueError(
             f"{field}={name!r} has {len(name)} characters; SageMaker allows at most {MAX_NAME_LENGTH}. "

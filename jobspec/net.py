@@ -2,11 +2,30 @@
 
 from __future__ import annotations
 
+import random
 import socket
+
+# Linux hands out source ports of outgoing connections from 32768-60999 (ip_local_port_range). A listening
+# port picked there can be taken as a source port by any client (boto3, gloo, a browser) between our probe
+# and torchrun's bind — seen as "address already in use" on a loaded machine. Ports below that range are
+# only ever taken by something that binds them on purpose.
+_LOW, _HIGH = 20000, 32767
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
 
 
 def free_port() -> int:
-    """A port nothing listens on right now (the OS picks it; another process may still take it later)."""
-    with socket.socket() as sock:
+    """A port nothing listens on right now, outside the range the OS gives outgoing connections."""
+    for port in random.sample(range(_LOW, _HIGH + 1), 64):
+        if _bindable(port):
+            return port
+    with socket.socket() as sock:  # every probe taken: let the OS pick
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]

@@ -14,24 +14,30 @@ from pathlib import Path
 from jobspec.catalog import LOCAL_DEFAULT_REGION
 
 
+REGION_VARIABLES = ("AWS_REGION", "AWS_DEFAULT_REGION")
+NO_REGION = ("no AWS region is configured (none of AWS_REGION, AWS_DEFAULT_REGION or a region in the AWS config "
+             "file's profile); fix: pass --region us-west-2 (region= in Python) or export AWS_REGION=us-west-2")
+
+
 def configured_region() -> str | None:
-    """AWS_REGION, AWS_DEFAULT_REGION, then the profile's region in the AWS config file; no network."""
-    for var in ("AWS_REGION", "AWS_DEFAULT_REGION"):
+    """The one region rule, for every command: AWS_REGION, AWS_DEFAULT_REGION, then the profile's region in the
+    AWS config file (AWS_CONFIG_FILE; AWS_PROFILE / AWS_DEFAULT_PROFILE, else "default"), as the AWS CLI reads
+    them. No network, no boto3 (boto3 alone ignores AWS_REGION: launcher.aws.clients passes this region on)."""
+    for var in REGION_VARIABLES:
         if os.environ.get(var):
             return os.environ[var]
-    path = Path(os.environ.get("AWS_CONFIG_FILE", "~/.aws/config")).expanduser()
-    if path.is_file():
-        import configparser
+    import configparser
 
-        parser = configparser.ConfigParser()
-        try:
-            parser.read(path)
-        except configparser.Error:
-            return None
-        profile = os.environ.get("AWS_PROFILE", "default")
-        for section in (f"profile {profile}", profile):
-            if parser.has_option(section, "region"):
-                return parser.get(section, "region")
+    path = Path(os.environ.get("AWS_CONFIG_FILE") or "~/.aws/config").expanduser()
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read(path, encoding="utf-8")
+    except (configparser.Error, OSError, UnicodeDecodeError):
+        return None
+    profile = os.environ.get("AWS_PROFILE") or os.environ.get("AWS_DEFAULT_PROFILE") or "default"
+    for section in (f"profile {profile}", profile):
+        if parser.has_option(section, "region"):
+            return parser.get(section, "region") or None
     return None
 
 

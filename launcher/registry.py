@@ -32,6 +32,12 @@ CREATE TABLE IF NOT EXISTS jobs (
     supervisor_started REAL
 )
 """
+# Added after the first release: registries created before get them on first use.
+_ADDED_COLUMNS = {
+    "watchdog_pid": "INTEGER",  # the supervisor's parent, which ends the job's processes if the supervisor dies
+    "watchdog_started": "REAL",
+    "processes": "TEXT",  # JSON [[pid, create time, pgid], …]: the job's processes, for ending survivors
+}
 
 
 def home() -> Path:
@@ -72,6 +78,13 @@ def _connect() -> Iterator[sqlite3.Connection]:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute(_SCHEMA)
+        have = {row[1] for row in conn.execute("PRAGMA table_info(jobs)")}
+        for column, kind in _ADDED_COLUMNS.items():
+            if column not in have:
+                try:
+                    conn.execute(f"ALTER TABLE jobs ADD COLUMN {column} {kind}")
+                except sqlite3.OperationalError:  # another process added it meanwhile
+                    pass
         _local.connections = {**getattr(_local, "connections", {}), key: conn}
     yield conn
 
@@ -184,19 +197,30 @@ def update(name: str, change: Callable[[dict[str, Any]], None] | None = None, **
 
 def transition(name: str, secondary_status: str, message: str, **fields: Any) -> dict[str, Any]:
     """Close the current secondary status and open `secondary_status` (DescribeTrainingJob's history)."""
+    return update(name, lambda record: _open_status(record, secondary_status, message), **fields)
+
+
+def _open_status(record: dict[str, Any], secondary_status: str, message: str) -> None:
+    stamp = now()
+    history = record.setdefault("SecondaryStatusTransitions", [])
+    if history and "EndTime" not in history[-1]:
+        history[-1]["EndTime"] = stamp
+    entry = {"Status": secondary_status, "StartTime": stamp, "StatusMessage": message}
+    if record["TrainingJobStatus"] in TERMINAL_STATUSES:
+        entry["EndTime"] = stamp  # a final status has no duration
+    history.append(entry)
+    record["SecondaryStatus"] = secondary_status
+
+
+def fail_unless_ended(name: str, reason: str) -> dict[str, Any]:
+    """Mark a job Failed with `reason` — in one transaction, unless it reached a final status meanwhile."""
 
     def change(record: dict[str, Any]) -> None:
-        stamp = now()
-        history = record.setdefault("SecondaryStatusTransitions", [])
-        if history and "EndTime" not in history[-1]:
-            history[-1]["EndTime"] = stamp
-        entry = {"Status": secondary_status, "StartTime": stamp, "StatusMessage": message}
-        if record["TrainingJobStatus"] in TERMINAL_STATUSES:
-            entry["EndTime"] = stamp  # a final status has no duration
-        history.append(entry)
-        record["SecondaryStatus"] = secondary_status
+        if record["TrainingJobStatus"] not in TERMINAL_STATUSES:
+            record.update(TrainingJobStatus="Failed", FailureReason=reason, TrainingEndTime=now())
+            _open_status(record, "Failed", "Training job failed")
 
-    return update(name, change, **fields)
+    return update(name, change)
 
 
 def set_supervisor(name: str, pid: int, started: float) -> None:
@@ -209,6 +233,29 @@ def supervisor(name: str) -> tuple[int, float] | None:
     with _connect() as conn:
         row = conn.execute("SELECT supervisor_pid, supervisor_started FROM jobs WHERE name = ?", (name,)).fetchone()
     return (row[0], row[1]) if row and row[0] is not None else None
+
+
+def set_watchdog(name: str, pid: int, started: float) -> None:
+    with _connect() as conn:
+        conn.execute("UPDATE jobs SET watchdog_pid = ?, watchdog_started = ? WHERE name = ?", (pid, started, name))
+
+
+def watchdog(name: str) -> tuple[int, float] | None:
+    with _connect() as conn:
+        row = conn.execute("SELECT watchdog_pid, watchdog_started FROM jobs WHERE name = ?", (name,)).fetchone()
+    return (row[0], row[1]) if row and row[0] is not None else None
+
+
+def set_processes(name: str, found: list[tuple[int, float, int]]) -> None:
+    """Record the job's processes as (pid, create time, process group): whoever finds the job unwatched ends them."""
+    with _connect() as conn:
+        conn.execute("UPDATE jobs SET processes = ? WHERE name = ?", (json.dumps(found), name))
+
+
+def processes(name: str) -> list[tuple[int, float, int]]:
+    with _connect() as conn:
+        row = conn.execute("SELECT processes FROM jobs WHERE name = ?", (name,)).fetchone()
+    return [tuple(entry) for entry in json.loads(row[0])] if row and row[0] else []
 
 
 def delete(name: str) -> None:

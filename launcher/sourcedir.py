@@ -1,19 +1,39 @@
 """The files of a job's code: `source_dir` (or the lone entry point) minus what must not ship.
 
-Both backends use it: SageMaker uploads them as sourcedir.tar.gz, the local backend lays
-them into each host's `code/` folder.
+Both backends use it — SageMaker uploads the files as sourcedir.tar.gz, the local backend lays
+them into each host's `code/` folder — so both ship exactly the same files, by the same rules:
+
+- DEFAULT_IGNORE_PATTERNS never ship (credentials, VCS data, caches); `ignore_patterns` adds more.
+- A symlink to a file inside source_dir ships that file's content under the link's name.
+- A symlink that points outside source_dir, a symlinked folder and a dangling link are skipped with a
+  warning naming them: the target's content is never read (a link to ~/.aws must not leak it).
+- A symlink loop is an error naming it, raised while listing — before anything is packed or copied.
 """
 
 from __future__ import annotations
 
+import errno
 import fnmatch
+import logging
 import os
 import tarfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-# Never shipped: VCS data, secrets, caches, notebook autosaves.
-DEFAULT_IGNORE_PATTERNS = (".git", ".env", "__pycache__", "*.pyc", ".ipynb_checkpoints")
+# Never shipped. A pattern matches a file or folder name at any depth, or a path relative to source_dir.
+# README ("What never ships") lists the same entries; tests/local/test_sourcedir.py checks each one.
+CREDENTIAL_PATTERNS = (
+    ".aws", ".ssh", ".gnupg", ".docker", ".kube", ".azure", ".config/gcloud",  # tool credential folders
+    ".netrc", "_netrc", ".git-credentials", ".pypirc", ".npmrc", ".pgpass",  # credential files
+    ".env", ".env.*", ".envrc",  # environment files (often hold keys)
+    "secrets", ".secrets",  # folders named for secrets
+    "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "*.pem", "*.key", "*.p12", "*.pfx",  # private keys
+)
+OTHER_IGNORED_PATTERNS = (".git", ".hg", ".svn", "__pycache__", "*.pyc", ".ipynb_checkpoints")
+DEFAULT_IGNORE_PATTERNS = (*CREDENTIAL_PATTERNS, *OTHER_IGNORED_PATTERNS)
+LARGE_CODE_BYTES = 100 * 1024 * 1024  # SageMaker downloads the code on every host before training
+
+log = logging.getLogger("sagelaunch.sourcedir")
 
 
 def _ignored(rel_path: str, patterns: Iterable[str]) -> bool:
@@ -25,28 +45,90 @@ def _ignored(rel_path: str, patterns: Iterable[str]) -> bool:
     return False
 
 
+def symlink_loop(path: Path) -> bool:
+    """True when resolving `path` runs in circles (ELOOP), whatever part of it is the loop."""
+    try:
+        os.stat(path)
+    except OSError as error:
+        return error.errno == errno.ELOOP
+    return False
+
+
+def loop_error(field: str, path: Path | str) -> ValueError:
+    return ValueError(f"{field}: {str(path)!r} is a symlink loop (resolving it never ends); "
+                      "remove the link or point it at a real file or folder")
+
+
+def _link_target(path: Path, root: Path, rel: str) -> Path | None:
+    """The regular file inside `root` a symlink resolves to; None (with a warning) for any other link."""
+    if symlink_loop(path):
+        raise loop_error(f"source_dir {str(root)!r}", rel)
+    target = Path(os.path.realpath(path))
+    shown = f"source_dir: skipped the symlink {rel!r} → {os.readlink(path)!r}"
+    if not target.exists():
+        log.warning(f"{shown}: its target does not exist")
+    elif not target.is_relative_to(root):
+        log.warning(f"{shown}: it points outside source_dir, whose content never ships; "
+                    "copy the file into source_dir if the job needs it")
+    elif target.is_dir():
+        log.warning(f"{shown}: symlinked folders are not followed; the folder ships under its own path")
+    elif not target.is_file():
+        log.warning(f"{shown}: it is not a regular file")
+    else:
+        return target
+    return None
+
+
 def iter_source_files(
     source_dir: str | os.PathLike | None,
     entry_point: str,
     ignore_patterns: Iterable[str] = (),
 ) -> Iterator[tuple[Path, str]]:
-    """Yield (absolute path, archive name) for every file to ship, in a stable order.
+    """Yield (path of the content to ship, archive name) for every file to ship, in a stable order.
 
-    Without a source_dir only the entry point file itself ships, under its base name.
+    Without a source_dir only the entry point file itself ships, under its base name. Raises
+    ValueError for a symlink loop (list everything first to fail before doing anything).
     """
     if source_dir is None:
+        if symlink_loop(Path(entry_point)):
+            raise loop_error("entry_point", entry_point)
         path = Path(entry_point).resolve()
         yield path, path.name
         return
+    if symlink_loop(Path(source_dir)):
+        raise loop_error("source_dir", source_dir)
     root = Path(source_dir).resolve()
     patterns = (*DEFAULT_IGNORE_PATTERNS, *ignore_patterns)
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, dirnames, filenames in os.walk(root):  # never descends into symlinked folders
         rel_dir = Path(dirpath).relative_to(root).as_posix()
         rel_dir = "" if rel_dir == "." else rel_dir + "/"
-        dirnames[:] = sorted(d for d in dirnames if not _ignored(rel_dir + d, patterns))
-        for name in sorted(filenames):
-            if not _ignored(rel_dir + name, patterns):
-                yield Path(dirpath) / name, rel_dir + name
+        folders = set(dirnames)
+        dirnames[:] = sorted(d for d in dirnames if not _ignored(rel_dir + d, patterns)
+                             and not os.path.islink(os.path.join(dirpath, d)))
+        for name in sorted(folders | set(filenames)):
+            rel, path = rel_dir + name, Path(dirpath) / name
+            if _ignored(rel, patterns):
+                continue
+            if path.is_symlink():
+                target = _link_target(path, root, rel)
+                if target is not None:
+                    yield target, rel
+            elif name not in folders and path.is_file():
+                yield path, rel
+
+
+def list_source_files(source_dir: str | os.PathLike | None, entry_point: str,
+                      ignore_patterns: Iterable[str] = ()) -> list[tuple[Path, str]]:
+    """Every file to ship, with a warning when together they pass LARGE_CODE_BYTES."""
+    files = list(iter_source_files(source_dir, entry_point, ignore_patterns))
+    warn_if_large(sum(path.stat().st_size for path, _ in files), "the files of source_dir")
+    return files
+
+
+def warn_if_large(size: int, what: str) -> None:
+    if size > LARGE_CODE_BYTES:
+        log.warning(f"{what}: {size / 2**20:.1f} MB, over {LARGE_CODE_BYTES / 2**20:g} MB — every host copies the "
+                    "code before training starts; move data to inputs or add it to ignore_patterns")
 
 
 def pack_sourcedir(
@@ -56,9 +138,9 @@ def pack_sourcedir(
     ignore_patterns: Iterable[str] = (),
 ) -> list[str]:
     """Write sourcedir.tar.gz to `destination`; return the archive names it holds."""
-    names = []
+    files = list(iter_source_files(source_dir, entry_point, ignore_patterns))  # a loop fails before writing
     with tarfile.open(destination, "w:gz") as archive:
-        for path, name in iter_source_files(source_dir, entry_point, ignore_patterns):
-            archive.add(path, arcname=name, recursive=False)
-            names.append(name)
-    return names
+        for path, name in files:
+            archive.add(path, arcname=name, recursive=False)  # `path` is never a link: its content is stored
+    warn_if_large(Path(destination).stat().st_size, "sourcedir.tar.gz")
+    return [name for _, name in files]

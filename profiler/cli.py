@@ -9,10 +9,36 @@ from __future__ import annotations
 from functools import lru_cache
 
 
+def _plain_help_types() -> None:
+    """--help without Typer's "<bool>" on flags (they take no value) and "<str>" on free text: a flag is named by
+    itself, a path by its help; numbers, ranges and choices keep their type."""
+    from typer import core
+
+    if getattr(core, "_sagelaunch_plain_types", False):
+        return
+
+    def wrap(cls):
+        shown = cls.display_type_rich
+
+        def display_type_rich(self, ctx):
+            if getattr(self, "is_flag", False):
+                return None
+            text = shown(self, ctx)
+            return None if text in ("<str>", "<bool>") else text
+
+        cls.display_type_rich = display_type_rich
+
+    wrap(core.TyperOption)
+    wrap(core.TyperArgument)
+    core._sagelaunch_plain_types = True
+
+
+
 @lru_cache(maxsize=None)
 def _build_app():
     import typer
 
+    _plain_help_types()
     app = typer.Typer(
         name="profile",
         help="Analyse, report and browse profiles (our artifacts or torch.profiler/Kineto traces).",
@@ -25,10 +51,18 @@ def _build_app():
         path: str = typer.Argument(..., help="A trace (.json/.json.gz), a folder of ranks, or a job's profiler output."),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object (the analysis) instead of tables."),
         top: int = typer.Option(10, "--top", min=1, help="How many kernels to list in top_kernels."),
+        pipeline_parallel_degree: int = typer.Option(
+            1, "--pipeline-parallel-degree", min=1,
+            help="The job's SMP pipeline_parallel_degree (for the pipeline_bubble finding)."),
+        microbatches: int = typer.Option(None, "--microbatches", min=1,
+                                         help="The job's SMP microbatches (for the pipeline_bubble finding)."),
     ) -> None:
-        """Analyse a profile: GPU temporal and kernel-type breakdown (HTA definitions), launches, steps, kernels,
-        precision, memory operations, annotations, CPU/GPU utilisation."""
-        code = run_analyze(path, as_json, top)
+        """Analyse a profile: what to change (findings), GPU time and idle, kernels, launches, steps, precision,
+        memory operations, annotations, CPU/GPU utilisation."""
+        context = {"pipeline_parallel_degree": pipeline_parallel_degree}
+        if microbatches:
+            context["microbatches"] = microbatches
+        code = run_analyze(path, as_json, top, context)
         if code:
             raise typer.Exit(code)
 
@@ -47,7 +81,7 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
-def run_analyze(path: str, as_json: bool, top: int) -> int:
+def run_analyze(path: str, as_json: bool, top: int, context: dict | None = None) -> int:
     """The command's body; returns the exit status (2: the path cannot be read as a profile)."""
     import sys
 
@@ -58,7 +92,7 @@ def run_analyze(path: str, as_json: bool, top: int) -> int:
     from profiler.kineto_reader import ProfileLoadError
 
     try:
-        result = analyze(path, top_n=top)
+        result = analyze(path, top_n=top, context=context)
     except ProfileLoadError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

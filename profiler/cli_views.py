@@ -1,4 +1,5 @@
-"""`sagelaunch profile report|export`: the dashboard report and the Perfetto export.
+"""`sagelaunch profile report|export|timeline`: the dashboard report, the Perfetto export and the offline
+timeline.
 
 Registered on part 1's `profile` Typer app by profiler/cli.py; heavy imports stay inside the commands.
 (`profile ui`, the profile browser, needs job sources only the application has: sagelaunch/cli_profile.py.)
@@ -16,6 +17,7 @@ PATH_HELP = "A trace (.json/.json.gz), a folder of ranks, or a job's profiler ou
 def register(app: typer.Typer) -> None:
     app.command("report")(report_cmd)
     app.command("export")(export_cmd)
+    app.command("timeline")(timeline_cmd)
 
 
 def fail(exc: Exception) -> None:
@@ -23,22 +25,27 @@ def fail(exc: Exception) -> None:
     raise typer.Exit(2) from None
 
 
+def _build(what: str, build):
+    """Run build() under a spinner that says `what`; a profile that cannot be read is a one-line error."""
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    try:
+        with console.status(what):
+            return console, build()
+    except ValueError as exc:
+        fail(exc)
+
+
 def report_cmd(
     path: str = typer.Argument(..., help=PATH_HELP),
     out: Path = typer.Option(Path("report.html"), "-o", "--out", help="The HTML file to write."),
     title: str = typer.Option(None, "--title", help="Title shown in the report (default: the path)."),
 ) -> None:
-    """Write the dashboard as one self-contained HTML file that opens offline."""
-    from rich.console import Console
-
+    """Write the dashboard, with the findings, as one self-contained HTML file that opens offline."""
     from profiler.report.html import write_report
 
-    console = Console(stderr=True)
-    try:
-        with console.status(f"building the report of {path}"):
-            written = write_report(path, out, title=title)
-    except ValueError as exc:
-        fail(exc)
+    console, written = _build(f"building the report of {path}", lambda: write_report(path, out, title=title))
     console.print(f"wrote {written} ({written.stat().st_size / 1e6:.1f} MB)")
 
 
@@ -47,17 +54,26 @@ def export_cmd(
     perfetto: Path = typer.Option(..., "--perfetto", help="Write a Chrome/Perfetto trace (JSON) here, for ui.perfetto.dev."),
 ) -> None:
     """Export the timeline (host -> device tracks, launch arrows, counters) as a Perfetto/Chrome trace."""
-    from rich.console import Console
-
     from profiler.loader import load_profile
     from profiler.timeline.model import build_timeline
     from profiler.timeline.perfetto import write_perfetto
 
-    console = Console(stderr=True)
-    try:
-        with console.status(f"exporting {path}"):
-            model = build_timeline(load_profile(path))
-            written = write_perfetto(model, perfetto)
-    except ValueError as exc:
-        fail(exc)
+    def export():
+        model = build_timeline(load_profile(path))
+        return model, write_perfetto(model, perfetto)
+
+    console, (model, written) = _build(f"exporting {path}", export)
     console.print(f"wrote {written}: {len(model)} events on {len(model.tracks)} tracks; open it in ui.perfetto.dev")
+
+
+def timeline_cmd(
+    path: str = typer.Argument(..., help=PATH_HELP),
+    out: Path = typer.Option(Path("timeline.html"), "-o", "--out", help="The HTML file to write."),
+    title: str = typer.Option(None, "--title", help="Title shown on the page (default: the path)."),
+) -> None:
+    """Write the timeline (every rank; steps, search, launch arrows) as one self-contained HTML file that opens offline."""
+    from profiler.timeline.html import write_timeline
+
+    console, (written, events) = _build(f"building the timeline of {path}", lambda: write_timeline(path, out, title=title))
+    console.print(f"wrote {written} ({written.stat().st_size / 1e6:.1f} MB, {events:,} events)")
+

@@ -1,78 +1,93 @@
-"""Readable Rich summary of an analysis dict (what `sagelaunch profile analyze` prints without --json)."""
+"""Readable Rich summary of an analysis dict (what `sagelaunch profile analyze` prints without --json).
+
+Headline numbers come from the result's ``figures`` (profiler/figures.py) as they are, so this text,
+the JSON, the report and the profile browser print the same figure for the same quantity.
+"""
 
 from __future__ import annotations
 
+from profiler.figures import ms, pct, scope_of
 
-def _short(name: str, width: int = 70) -> str:
+def _short(name: str, width: int = 150) -> str:
     return name if len(name) <= width else name[: width - 1] + "…"
+
+
+SEVERITY_STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan"}
+
+
+def _figures(console, figs: list[dict]) -> None:
+    from rich.markup import escape
+
+    for f in figs:  # names may hold "[...]", which Rich would read as markup
+        console.print(f"{escape(f['label'])}: [bold]{escape(f['text'])}[/bold]", soft_wrap=True, highlight=False)
+
+
+def print_findings(result: dict, console) -> None:
+    from rich.markup import escape
+
+    found = result.get("findings") or []
+    console.rule(f"Findings ({len(found)})")
+    if not found:
+        console.print("No finding: none of the rules (profiler/README.md, Findings) fired on this profile.")
+    for f in found:
+        where = f" rank {f['rank']}" if "rank" in f else ""
+        style = SEVERITY_STYLE.get(f["severity"], "")
+        console.print(f"[{style}]{f['severity'].upper()}[/{style}] {f['rule']}{where}: {escape(f['summary'])}", soft_wrap=True, highlight=False)
+        console.print("  evidence: " + escape(", ".join(f"{k}={v}" for k, v in f["evidence"].items())), soft_wrap=True, highlight=False)
+        console.print(f"  fix: {escape(f['fix'])}", soft_wrap=True, highlight=False)
 
 
 def print_summary(result: dict, console=None) -> None:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     console = console or Console()
-    console.print(f"[bold]Profile[/bold] {result.get('source', '')}")
+    console.print(f"[bold]Profile[/bold] {escape(str(result.get('source', '')))}", highlight=False)
     for w in result.get("warnings", []):
-        console.print(f"[yellow]warning:[/yellow] {w}")
+        console.print(f"[yellow]warning:[/yellow] {escape(w)}", highlight=False)
+    figs = result.get("figures") or []
     for rank, r in result["ranks"].items():
-        console.rule(f"rank {rank} · {r['events']} events")
-        t = r.get("temporal")
-        if t:
-            tab = Table(title="GPU temporal breakdown (HTA definitions)")
-            for col in ("idle", "compute", "non-compute", "span"):
-                tab.add_column(col, justify="right")
-            tab.add_row(
-                f"{t['idle_us'] / 1e3:,.1f} ms ({t['idle_pct']}%)",
-                f"{t['compute_us'] / 1e3:,.1f} ms ({t['compute_pct']}%)",
-                f"{t['non_compute_us'] / 1e3:,.1f} ms ({t['non_compute_pct']}%)",
-                f"{t['span_us'] / 1e3:,.1f} ms",
-            )
-            console.print(tab)
+        console.rule(f"rank {rank} · {r['events']:,} events")
+        _figures(console, [f for f in figs if f.get("rank") == rank])
         if r.get("kernel_types"):
-            tab = Table(title="Kernel types")
+            tab = Table(title="GPU time by kernel type (HTA definitions; overlaps shown as their own rows)")
             tab.add_column("type")
             tab.add_column("time", justify="right")
+            tab.add_column("of the GPU span", justify="right")
             for k, v in r["kernel_types"].items():
-                tab.add_row(k, f"{v / 1e3:,.2f} ms")
+                tab.add_row(k, ms(v), pct(v, (r.get("temporal") or {}).get("span_us") or 0))
             console.print(tab)
         if r.get("top_kernels"):
-            tab = Table(title=f"Top kernels (of {r['kernels']['count']} launches, {r['kernels']['total_us'] / 1e3:,.1f} ms)")
-            tab.add_column("kernel")
+            tab = Table(title=f"Top kernels by total time (of {r['kernels']['count']:,} kernels)")
+            tab.add_column("kernel", overflow="fold")
             tab.add_column("total", justify="right")
             tab.add_column("count", justify="right")
             for k in r["top_kernels"]:
-                tab.add_row(_short(k["name"]), f"{k['total_us'] / 1e3:,.2f} ms", str(k["count"]))
+                tab.add_row(escape(_short(k["name"])), ms(k["total_us"]), f"{k['count']:,}")
+            console.print(tab)
+        if r.get("annotations"):
+            tab = Table(title="Annotations (CPU-side and GPU-side spans apart; steps pooled)")
+            for col in ("annotation", "spans", "p50", "total"):
+                tab.add_column(col, justify="left" if col == "annotation" else "right", overflow="fold")
+            for a in r["annotations"][:10]:
+                tab.add_row(escape(a["name"]), f"{a['count']:,}", ms(a["p50_us"]), ms(a["total_us"]))
             console.print(tab)
         launch = r.get("launch") or {}
         if launch.get("count"):
-            console.print(
-                f"Launches: {launch['count']}, mean launch delay {launch['mean_launch_delay_us']:,.1f} µs, "
-                f"p95 {launch['p95_launch_delay_us']:,.1f} µs"
-            )
-        steps = r.get("steps")
-        if steps:
-            console.print(
-                f"Steps: {steps['count']}, mean {steps['mean_us'] / 1e3:,.2f} ms, p50 {steps['p50_us'] / 1e3:,.2f} ms, "
-                f"max {steps['max_us'] / 1e3:,.2f} ms"
-            )
+            console.print(f"Launch wait p95: {ms(launch['p95_launch_delay_us'])}", highlight=False)
         if r.get("precision"):
-            console.print("Kernel precision: " + ", ".join(f"{k} {v / 1e3:,.2f} ms" for k, v in r["precision"].items()))
+            console.print("Kernel precision (GPU time): " + escape(", ".join(f"{k} {ms(v)}" for k, v in r["precision"].items())),
+                          soft_wrap=True, highlight=False)
         if r.get("memory_ops"):
-            console.print(
-                "Memory ops: " + ", ".join(f"{k} {v['us'] / 1e3:,.2f} ms ×{v['count']}" for k, v in r["memory_ops"].items())
-            )
-        cpu = r.get("cpu")
-        if cpu:
-            console.print(f"CPU active {cpu['active_us'] / 1e3:,.1f} ms of {cpu['span_us'] / 1e3:,.1f} ms ({cpu['threads']} threads)")
+            console.print("Memory operations: " + ", ".join(f"{k} {ms(v['us'])} ×{v['count']:,}" for k, v in r["memory_ops"].items()),
+                          soft_wrap=True, highlight=False)
         for note in r.get("notes", []):
-            console.print(f"[dim]{note}[/dim]")
+            console.print(f"[dim]{escape(note)}[/dim]", highlight=False)
     for host, h in (result.get("hosts") or {}).items():
         console.rule(f"host {host} · {h['span_s']} s of utilisation samples")
-        tab = Table()
-        tab.add_column("metric")
-        tab.add_column("mean", justify="right")
-        tab.add_column("series", justify="right")
-        for m, d in h["metrics"].items():
-            tab.add_row(m, f"{d['mean']:,.1f}", str(len(d["series"])))
-        console.print(tab)
+        _figures(console, [f for f in figs if f.get("host") == host])
+    print_findings(result, console)
+
+
+__all__ = ["print_summary", "print_findings", "scope_of"]

@@ -164,9 +164,14 @@ def logs_cmd(
     follow: bool = typer.Option(False, "--follow", "-f", help="Keep printing until the job ends."),
     region: Optional[str] = typer.Option(None, "--region", help="SageMaker region (default: AWS config)."),
 ) -> None:
+    import sys
+
     with _clear_errors():
+        if follow and hasattr(sys.stdout, "reconfigure"):  # each line as it comes; else block-buffered: fast
+            sys.stdout.reconfigure(line_buffering=True)
         for line in _attach(name, region).logs(follow=follow):
-            typer.echo(line)
+            sys.stdout.write(line + "\n")
+        sys.stdout.flush()
 
 
 @jobs_app.command("stop", help="Ask a running job to stop (it becomes Stopping, then Stopped).")

@@ -7,6 +7,7 @@ arguments `inputs` and `job_name`). Relative paths are relative to the file. Exi
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -17,16 +18,77 @@ from jobspec.catalog import FRAMEWORKS
 FIT_KEYS = ("inputs", "job_name")
 
 
-def load_estimator_args(path: Path) -> tuple[str, dict[str, Any], dict[str, Any]]:
-    """JOB.yaml → (framework, estimator kwargs, fit kwargs); ValueError on a malformed file."""
+MAX_JOB_FILE_BYTES = 1_000_000  # a job file is a page of settings; this bounds the parser's work and memory
+MAX_YAML_NESTING = 64  # deeper nesting is refused before PyYAML's recursive composer reaches Python's limit
+
+
+class JobFileRefused(ValueError):
+    """A job file refused before anything is built from it (aliases, nesting)."""
+
+
+def _job_file_loader():
+    """yaml.SafeLoader without aliases and with bounded nesting.
+
+    An alias (*name) repeats a node by reference: nine levels of nine aliases are 491 bytes of YAML and a
+    billion values once anything walks or serialises them. Job files have no use for them, so they are refused
+    while composing, before any Python object exists.
+    """
+    import yaml
+
+    class JobFileLoader(yaml.SafeLoader):
+        depth = 0
+
+        def compose_node(self, parent, index):
+            event = self.peek_event()
+            where = f"line {event.start_mark.line + 1}, column {event.start_mark.column + 1}"
+            if isinstance(event, yaml.AliasEvent):
+                raise JobFileRefused(f"{where}: YAML alias *{event.anchor} is not allowed in a job file (aliases "
+                                     "can expand a few bytes into gigabytes); write the value out in full")
+            if self.depth >= MAX_YAML_NESTING:
+                raise JobFileRefused(f"{where}: nested more than {MAX_YAML_NESTING} levels deep; allowed: at most "
+                                     f"{MAX_YAML_NESTING} — flatten the value")
+            self.depth += 1
+            try:
+                return super().compose_node(parent, index)
+            finally:
+                self.depth -= 1
+
+    return JobFileLoader
+
+
+def read_job_file(path: Path) -> Any:
+    """The YAML document of a job file; ValueError naming the file on any problem (size, encoding, syntax)."""
     import yaml
 
     if not path.is_file():
         raise ValueError(f"{path}: no such file; pass the path of a JOB.yaml")
+    size = path.stat().st_size
+    if size > MAX_JOB_FILE_BYTES:
+        raise ValueError(f"{path}: {size:,} bytes; a job file is at most {MAX_JOB_FILE_BYTES:,} bytes — put data "
+                         "in an input channel, not in the job file")
+    raw = path.read_bytes()
     try:
-        data = yaml.safe_load(path.read_text()) or {}
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = raw[: err.start].count(b"\n") + 1
+        raise ValueError(f"{path}: not UTF-8 text (byte 0x{raw[err.start]:02x} on line {line}); allowed: UTF-8 — "
+                         "save the file as UTF-8") from None
+    try:
+        return yaml.load(text, Loader=_job_file_loader())  # noqa: S506 - a SafeLoader subclass
+    except JobFileRefused as err:
+        raise ValueError(f"{path}: {err}") from None
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        context = f" ({err.context})" if err.context else ""
+        raise ValueError(f"{path}: not valid YAML: {where}{err.problem}{context}; fix the syntax there") from None
     except yaml.YAMLError as err:
-        raise ValueError(f"{path}: not valid YAML ({err})") from None
+        raise ValueError(f"{path}: not valid YAML ({' '.join(str(err).split())})") from None
+
+
+def load_estimator_args(path: Path) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """JOB.yaml → (framework, estimator kwargs, fit kwargs); ValueError on a malformed file."""
+    data = read_job_file(path) or {}
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a mapping of estimator fields, got {type(data).__name__}")
     given_framework = data.pop("framework", None)
@@ -34,15 +96,40 @@ def load_estimator_args(path: Path) -> tuple[str, dict[str, Any], dict[str, Any]
     base = path.parent
     source = data.get("source_dir")
     if isinstance(source, str) and "://" not in source and not Path(source).is_absolute():
-        data["source_dir"] = str((base / source).resolve())
+        data["source_dir"] = os.path.abspath(base / source)  # not resolve(): a symlink loop is reported later
     entry = data.get("entry_point")
     if source is None and isinstance(entry, str) and not Path(entry).is_absolute():
-        data["entry_point"] = str((base / entry).resolve())
+        data["entry_point"] = os.path.abspath(base / entry)
+    if "inputs" in fit_kwargs:
+        fit_kwargs["inputs"] = _inputs_beside(base, fit_kwargs["inputs"])
     try:
         framework = check_framework(given_framework)
     except ValueError as err:
         raise FrameworkError(str(err), closest_framework(given_framework), data, fit_kwargs) from None
     return framework, data, fit_kwargs
+
+
+def _inputs_beside(base: Path, inputs: Any) -> Any:
+    """Relative local input paths are relative to the job file, like source_dir (URIs and ~ stay as they are)."""
+
+    def beside(uri: Any) -> Any:
+        if not isinstance(uri, str) or not uri or "://" in uri or uri.startswith("~") or "\x00" in uri:
+            return uri
+        return os.path.normpath(base.absolute() / uri)  # no resolve(): links are followed when the job reads them
+
+    if isinstance(inputs, dict):
+        return {name: beside(uri) for name, uri in inputs.items()}
+    return beside(inputs)
+
+
+def check_local_inputs(spec: Any) -> None:
+    """A local job's local input paths exist and can be read (what the local backend checks first; no network)."""
+    from launcher.local.channels import resolve_local
+
+    if spec.is_local:
+        for channel in spec.inputs:
+            if not channel.uri.startswith("s3://"):
+                resolve_local(channel)
 
 
 # pydantic errors whose message already names the value (ours), or that have no single value
@@ -74,21 +161,18 @@ def check_framework(value: Any) -> str:
     return framework
 
 
-def _shown(value: Any, limit: int = 80) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def error_lines(err: Exception) -> list[str]:
     """One line per problem: `field: message (value=…)` (pydantic errors carry their field in loc)."""
     from pydantic import ValidationError
+
+    from jobspec.errors import shown
 
     if not isinstance(err, ValidationError):
         return [str(err)]
     lines = []
     for e in err.errors():
         loc = ".".join(str(p) for p in e["loc"])
-        value = f" (value={_shown(e['input'])})" if e["type"] not in VALUE_IN_MESSAGE and loc else ""
+        value = f" (value={shown(e['input'])})" if e["type"] not in VALUE_IN_MESSAGE and loc else ""
         for msg in e["msg"].removeprefix("Value error, ").splitlines():  # cross-field checks: one per line
             line = f"{loc}: {msg}" if loc and not msg.startswith(loc.split(".")[0]) else msg
             lines.append(line + value)
@@ -128,6 +212,7 @@ def validate(
             cls = {"pytorch": estimators.PyTorch, "tensorflow": estimators.TensorFlow}[framework]
             est = cls(**kwargs)
             spec = est.to_spec(fit_kwargs.get("job_name"), fit_kwargs.get("inputs"))
+            check_local_inputs(spec)
     except (ValidationError, ValueError, TypeError) as err:
         lines += error_lines(err)
     if lines:

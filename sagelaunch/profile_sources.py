@@ -65,10 +65,11 @@ def aws_available() -> str | None:
         import boto3
     except ImportError:
         return "boto3 is not installed"
-    session = boto3.Session()
-    if session.region_name is None:
-        return "no AWS region configured (set AWS_REGION)"
-    if session.get_credentials() is None:
+    from launcher.environment import NO_REGION, configured_region
+
+    if configured_region() is None:
+        return NO_REGION
+    if boto3.Session().get_credentials() is None:
         return "no AWS credentials (the standard credential chain found none)"
     return None
 
@@ -77,8 +78,12 @@ def _clients():
     import boto3
     from botocore.config import Config
 
+    from launcher.environment import configured_region
+
     config = Config(connect_timeout=3, read_timeout=10, retries={"max_attempts": 2})
-    return boto3.client("sagemaker", config=config), boto3.client("s3", config=config)
+    region = configured_region()  # the same region rule as every other command (boto3 alone ignores AWS_REGION)
+    session = boto3.session.Session(region_name=region)  # not boto3's default session: it keeps the first profile
+    return session.client("sagemaker", config=config), session.client("s3", config=config)
 
 
 def list_sagemaker() -> tuple[list[JobEntry], str]:

@@ -62,16 +62,22 @@ def time_steps(model, opt, step_fn, ids, mask, y, steps: int) -> float:
     """Median step time after two warm-up steps (median: this CPU is shared with other work)."""
     import statistics
 
+    import torch
     import torch.distributed as dist
+
+    def settle() -> None:  # a GPU step ends when its kernels do, not when they are queued
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+        dist.barrier()
 
     times = []
     for i in range(steps + 2):
-        dist.barrier()
+        settle()
         start = time.perf_counter()
         opt.zero_grad()
         step_fn(model, ids, mask, y)
         opt.step()
-        dist.barrier()
+        settle()
         if i >= 2:
             times.append(time.perf_counter() - start)
     return statistics.median(times)

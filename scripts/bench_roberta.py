@@ -8,6 +8,7 @@ bf16 peak.
     python scripts/bench_roberta.py                      # GPU: roberta-base size, sequence 128
     python scripts/bench_roberta.py --size tiny          # CPU smoke run (what CI runs)
     python scripts/bench_roberta.py --json result.json   # also write the figures
+    python scripts/bench_roberta.py --profile-dir DIR    # then profile a few optimized steps with our profiler
 
 AWS measured a 42% speed-up from these PyTorch 2 features on 8×A100 40GB; the target on one H200
 is ≥ 2× with MFU ≥ 40%.
@@ -37,17 +38,27 @@ class Result:
     step_ms: float
     mfu: float | None
     loss: float
+    # what the run really did, read back from torch (so the figures can be traced to it)
+    elapsed_s: float  # the timed steps' wall time
+    optimizer_steps: int  # AdamW's own step count: warm-up + timed steps
+    first_loss: float  # same model, same first batch: both variants must start from the same loss
+    logits_dtype: str  # torch.bfloat16 under autocast
+    fused_adamw: bool
+    compiled_graphs: int  # graphs torch.compile (dynamo) captured for this variant; 0 for eager
+    peak_mem_gb: float | None  # the device's peak allocation during the variant (None on CPU)
 
 
-def peak_flops(device: str, override_tflops: float | None) -> float | None:
+def peak_flops_and_source(device: str, override_tflops: float | None) -> tuple[float | None, str | None]:
+    """The FLOP/s that MFU divides by, and where that number comes from."""
     if override_tflops:
-        return override_tflops * 1e12
+        return override_tflops * 1e12, "--peak-tflops"
     if device != "cuda":
-        return None
+        return None, None
     import torch
 
     name = torch.cuda.get_device_name()
-    return next((peak for key, peak in PEAK_BF16_FLOPS.items() if key in name), None)
+    key = next((key for key in PEAK_BF16_FLOPS if key in name), None)
+    return (PEAK_BF16_FLOPS[key], f"{key} dense bf16 data-sheet peak") if key else (None, None)
 
 
 def train_flops_per_sample(model, seq: int) -> float:
@@ -70,6 +81,10 @@ def build_model(size: str, seq: int, device: str, seed: int = 0):
 def run_variant(name: str, args, device: str, optimized: bool) -> Result:
     import torch
 
+    import torch._dynamo
+
+    torch._dynamo.reset()  # this variant's compiled graphs only
+    torch._dynamo.utils.counters.clear()
     model = build_model(args.size, args.seq, device)
     model.train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5, fused=True if optimized else None)
@@ -82,20 +97,25 @@ def run_variant(name: str, args, device: str, optimized: bool) -> Result:
         for _ in range(4)
     ]
     autocast = torch.autocast(device_type=device, dtype=torch.bfloat16, enabled=optimized)
+    seen: dict = {}
 
     def step(i: int) -> torch.Tensor:
         ids, labels = batches[i % len(batches)]
         with autocast:
-            loss = step_model(input_ids=ids, labels=labels).loss
-        loss.backward()
+            out = step_model(input_ids=ids, labels=labels)
+        out.loss.backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
-        return loss
+        seen.setdefault("first_loss", float(out.loss.detach().float()))
+        seen["logits_dtype"] = str(out.logits.dtype)
+        return out.loss
 
     def sync() -> None:
         if device == "cuda":
             torch.cuda.synchronize()
 
+    if device == "cuda":
+        torch.cuda.reset_peak_memory_stats()
     for i in range(args.warmup):  # compilation and allocator warm-up happen here, outside the timing
         step(i)
     sync()
@@ -105,9 +125,29 @@ def run_variant(name: str, args, device: str, optimized: bool) -> Result:
     sync()
     elapsed = time.perf_counter() - start
     samples_per_s = args.steps * args.batch / elapsed
-    peak = peak_flops(device, args.peak_tflops)
+    peak, _ = peak_flops_and_source(device, args.peak_tflops)
     mfu = samples_per_s * train_flops_per_sample(model, args.seq) / peak if peak else None
-    return Result(name, samples_per_s, 1000 * elapsed / args.steps, mfu, float(loss.detach().float()))
+    steps_taken = int(max(float(state["step"]) for state in optimizer.state.values()))
+    graphs = int(torch._dynamo.utils.counters["stats"]["unique_graphs"])
+    peak_mem = torch.cuda.max_memory_allocated() / 2**30 if device == "cuda" else None
+    if optimized and args.profile_dir:
+        profile_steps(step, sync, args.profile_dir, args.profile_steps)
+    return Result(name, samples_per_s, 1000 * elapsed / args.steps, mfu, float(loss.detach().float()),
+                  elapsed, steps_taken, seen["first_loss"], seen["logits_dtype"], bool(optimizer.defaults["fused"]),
+                  graphs, peak_mem)
+
+
+def profile_steps(step, sync, out_dir: str, steps: int) -> None:
+    """A few more steps under our profiler (one step_N annotation each): where the time goes, for `profile analyze`."""
+    import profiler as smprof
+
+    smprof.configure(smprof.Config(output_dir=out_dir, host="bench", rank=0))
+    smprof.start_profiling()
+    for i in range(steps):
+        with smprof.annotate(f"step_{i + 1}"):
+            step(i)
+            sync()
+    smprof.stop_profiling()
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -120,6 +160,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--compile-backend", default="inductor")
     parser.add_argument("--peak-tflops", type=float, default=None, help="device peak for MFU (auto on known GPUs)")
     parser.add_argument("--json", help="write the figures to this file")
+    parser.add_argument("--profile-dir", help="profile a few steps of the optimized variant into this folder")
+    parser.add_argument("--profile-steps", type=int, default=5)
     args = parser.parse_args(argv)
 
     import torch
@@ -142,11 +184,15 @@ def main(argv: list[str] | None = None) -> dict:
     ]
     for r in results:
         mfu = f"MFU {100 * r.mfu:5.1f}%" if r.mfu is not None else "MFU n/a (pass --peak-tflops)"
-        print(f"{r.variant:<36} {r.samples_per_s:10.1f} samples/s  {r.step_ms:8.1f} ms/step  {mfu}  loss {r.loss:.3f}")
+        print(f"{r.variant:<36} {r.samples_per_s:10.1f} samples/s  {r.step_ms:8.1f} ms/step  {mfu}  loss {r.loss:.3f}  "
+              f"({r.optimizer_steps} optimizer steps, {r.compiled_graphs} compiled graphs, logits {r.logits_dtype})")
     speedup = results[1].samples_per_s / results[0].samples_per_s
     print(f"speed-up: {speedup:.2f}x")
+    peak, peak_source = peak_flops_and_source(device, args.peak_tflops)
     report = {"device": where, "size": args.size, "seq": args.seq, "batch": args.batch, "steps": args.steps,
-              "speedup": speedup, "results": [asdict(r) for r in results]}
+              "warmup": args.warmup, "speedup": speedup, "results": [asdict(r) for r in results],
+              "peak_tflops": peak / 1e12 if peak else None, "peak_source": peak_source,
+              "profile_dir": args.profile_dir}
     if args.json:
         with open(args.json, "w") as f:
             json.dump(report, f, indent=2)

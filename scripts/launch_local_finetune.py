@@ -103,7 +103,10 @@ def main(argv: list[str] | None = None) -> dict:
               f"accuracy {metrics.get('test_accuracy', float('nan')):.3f}   "
               f"train time {metrics.get('train_runtime', float('nan')):.1f}s")
     print(f"\nnext: python scripts/test_trained_model.py {artifacts['model']}")
-    print(f"      sagelaunch profile report {artifacts['profile']}")
+    print(f"      sagelaunch profile analyze {artifacts['profile']}        # findings: what to change")
+    print(f"      sagelaunch profile report {artifacts['profile']} -o report.html")
+    print(f"      sagelaunch profile timeline {artifacts['profile']} -o timeline.html")
+    print(f"      sagelaunch profile ui {artifacts['profile']}             # dashboard + timeline in the browser")
     return {**artifacts, "metrics": metrics}
 
 

@@ -20,8 +20,6 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-TRACES = Path(sys.argv[1]) if len(sys.argv) > 1 else REPO / "tests" / "data" / "traces"
-OUT = Path(sys.argv[2]) if len(sys.argv) > 2 else REPO / "tests" / "data" / "profiler" / "hta_reference.json"
 
 
 def analyse(files: list[Path]) -> dict:
@@ -78,10 +76,12 @@ def analyse(files: list[Path]) -> dict:
 
 
 def main() -> None:
+    traces = Path(sys.argv[1]) if len(sys.argv) > 1 else REPO / "tests" / "data" / "traces"
+    out = Path(sys.argv[2]) if len(sys.argv) > 2 else REPO / "tests" / "data" / "profiler" / "hta_reference.json"
     logging.disable(logging.CRITICAL)
     import hta
 
-    files = sorted(TRACES.glob("*.json.gz"))
+    files = sorted(traces.glob("*.json.gz"))
     result = {"hta_version": getattr(hta, "__version__", "0.5"), "traces": {}}
     for f in files:
         result["traces"][f.name] = analyse([f.resolve()])
@@ -89,9 +89,9 @@ def main() -> None:
     sampled = [f.resolve() for f in files if f.name.startswith("sampled_rank")]
     if len(sampled) > 1:
         result["traces"]["sampled (2 ranks)"] = analyse(sampled)
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
-    print("wrote", OUT)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
+    print("wrote", out)
 
 
 if __name__ == "__main__":

@@ -12,34 +12,21 @@ import functools
 import os
 from typing import Any
 
-DEFAULT_MAX_ATTEMPTS = 5  # botocore's standard mode: 1 call + 4 retries with jittered backoff
-MAX_ATTEMPTS_ENV = "SAGELAUNCH_AWS_MAX_ATTEMPTS"
-
-
-def max_attempts() -> int:
-    raw = os.environ.get(MAX_ATTEMPTS_ENV)
-    if raw is None:
-        return DEFAULT_MAX_ATTEMPTS
-    try:
-        value = int(raw)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise ValueError(f"{MAX_ATTEMPTS_ENV}={raw!r} must be a whole number >= 1, e.g. {DEFAULT_MAX_ATTEMPTS}.")
-    return value
+from launcher.aws.limits import CONNECT_TIMEOUT, max_attempts, read_timeout
 
 
 def resolve_region(region: str | None = None) -> str:
-    """The region to use: the given one, else the configured one (launcher.environment's probe)."""
+    """The region to use: the given one, else the configured one (launcher.environment's rule); ValueError if none.
+
+    boto3 alone ignores AWS_REGION, so clients always get their region from here, never from boto3.
+    """
     if region:
         return region
-    from launcher.environment import configured_region
+    from launcher.environment import NO_REGION, configured_region
 
     found = configured_region()
     if not found:
-        raise ValueError(
-            "no AWS region: pass region='us-west-2' (for example) or set AWS_REGION / AWS_DEFAULT_REGION."
-        )
+        raise ValueError(NO_REGION)
     return found
 
 
@@ -48,19 +35,20 @@ def botocore_config(attempts: int | None = None, **overrides: Any):
 
     return Config(
         retries={"mode": "standard", "total_max_attempts": attempts or max_attempts()},  # incl. the first call
-        connect_timeout=overrides.pop("connect_timeout", 10),
-        read_timeout=overrides.pop("read_timeout", 60),
+        connect_timeout=overrides.pop("connect_timeout", CONNECT_TIMEOUT),
+        read_timeout=overrides.pop("read_timeout", read_timeout()),
         user_agent_extra="sagelaunch",
         **overrides,
     )
 
 
 @functools.lru_cache(maxsize=64)
-def _cached_client(service: str, region: str, endpoint: str | None, attempts: int, _credentials: tuple):
+def _cached_client(service: str, region: str, endpoint: str | None, attempts: int, timeout: float,
+                   _credentials: tuple):
     import boto3
 
     session = boto3.session.Session(region_name=region)
-    return session.client(service, config=botocore_config(attempts))
+    return session.client(service, config=botocore_config(attempts, read_timeout=timeout))
 
 
 def client(service: str, region: str | None = None):
@@ -70,7 +58,7 @@ def client(service: str, region: str | None = None):
         "AWS_ENDPOINT_URL"
     )
     credentials = (os.environ.get("AWS_PROFILE"), os.environ.get("AWS_ACCESS_KEY_ID"))
-    return _cached_client(service, region, endpoint, max_attempts(), credentials)
+    return _cached_client(service, region, endpoint, max_attempts(), read_timeout(), credentials)
 
 
 def account_id(region: str | None = None) -> str:

@@ -6,6 +6,8 @@ import contextlib
 import re
 from collections.abc import Iterator
 
+from launcher.aws.limits import MAX_ATTEMPTS_ENV, READ_TIMEOUT_ENV, max_attempts, read_timeout
+
 THROTTLING_CODES = {
     "Throttling", "ThrottlingException", "ThrottledException", "RequestThrottledException",
     "TooManyRequestsException", "ProvisionedThroughputExceededException", "RequestLimitExceeded",
@@ -97,8 +99,15 @@ def describe_exception(action: str, exc: BaseException) -> AWSError | None:
         )
     if isinstance(exc, bex.NoRegionError):
         return AWSError(action, "no AWS region is configured", "pass region= or set AWS_REGION.", "NoRegion")
-    if isinstance(exc, (bex.EndpointConnectionError, bex.ConnectionClosedError, bex.ReadTimeoutError,
-                        bex.ConnectTimeoutError)):
+    if isinstance(exc, bex.ReadTimeoutError):
+        return AWSError(
+            action, f"the AWS endpoint stopped answering: no reply within the {read_timeout():g} s read timeout, "
+            f"{max_attempts()} attempts ({exc})",
+            f"check your network / proxy and AWS_ENDPOINT_URL, then try again; {READ_TIMEOUT_ENV} and "
+            f"{MAX_ATTEMPTS_ENV} raise the limits.",
+            "ReadTimeout",
+        )
+    if isinstance(exc, (bex.EndpointConnectionError, bex.ConnectionClosedError, bex.ConnectTimeoutError)):
         return AWSError(
             action, f"the AWS endpoint could not be reached after the retry budget ({exc})",
             "check your network / proxy and AWS_ENDPOINT_URL, then try again; "

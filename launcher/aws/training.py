@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 from jobspec import names
 from launcher.aws import s3
 from launcher.aws.clients import account_id, client
-from launcher.aws.errors import AWSError, describe_exception, is_not_found
+from launcher.aws.errors import AWSError, describe_exception, error_code, is_not_found
+from launcher.aws.progress import UploadWatch
 
 if TYPE_CHECKING:
     from jobspec.spec import TrainingJobSpec
@@ -74,8 +75,9 @@ class UploadedCode:
     uploaded: bool  # False when source_dir already was an s3:// archive
 
 
-def upload_code(spec: "TrainingJobSpec", target: str, progress=None) -> UploadedCode:
-    """Pack source_dir (or the lone entry point) and upload it to `target` (launcher.request.code_uri)."""
+def upload_code(spec: "TrainingJobSpec", target: str, console=None) -> UploadedCode:
+    """Pack source_dir (or the lone entry point) and upload it to `target` (launcher.request.code_uri),
+    showing progress on `console`'s status line and warning when the endpoint stops answering."""
     from launcher.sourcedir import pack_sourcedir
 
     if spec.source_dir and spec.source_dir.startswith("s3://"):
@@ -92,14 +94,20 @@ def upload_code(spec: "TrainingJobSpec", target: str, progress=None) -> Uploaded
                 f"(after ignore patterns): {files[:10]}. Fix: name a file relative to source_dir."
             )
         size = archive.stat().st_size
-        uri = s3.upload_file(archive, target, spec.region, progress=progress)
+        if console is None:
+            uri = s3.upload_file(archive, target, spec.region)
+        else:
+            label = f"upload of the code for {spec.job_name} to {target}"
+            with console.status(label) as status, UploadWatch(console, status, label, size) as watch:
+                uri = s3.upload_file(archive, target, spec.region, progress=watch)
     return UploadedCode(uri, files, size, uploaded=True)
 
 
 def create_training_job(request: dict[str, Any], region: str, code: UploadedCode) -> str:
-    """CreateTrainingJob; on any failure (a rejection, Ctrl-C, a bug) remove the uploaded code first.
+    """CreateTrainingJob; on a failure remove the uploaded code unless a job by that name may be using it.
 
-    A rejection becomes an AWSError saying what was uploaded where; anything else is re-raised as is.
+    A rejection becomes an AWSError saying what happened to the uploaded code; anything else (Ctrl-C, a
+    bug) is re-raised as is.
     """
     from botocore.exceptions import ClientError
 
@@ -107,23 +115,52 @@ def create_training_job(request: dict[str, Any], region: str, code: UploadedCode
     try:
         return client("sagemaker", region).create_training_job(**request)["TrainingJobArn"]
     except BaseException as exc:
-        # Interrupted (Ctrl-C, a dropped connection) after SageMaker may have taken the job: removing
-        # its code would make that job fail, so the code goes only when the job surely does not exist.
-        if not isinstance(exc, ClientError) and not _job_surely_absent(name, region):
-            raise
-        note = _remove_code(code, region)
+        # refused at the first attempt: no job was made; else (a retry, Ctrl-C, a name in use) ask SageMaker
+        refused = isinstance(exc, ClientError) and not _retried(exc) and error_code(exc) != "ResourceInUse"
+        existing = _ABSENT if refused else _lookup(name, region)
+        if isinstance(existing, dict) and error_code(exc) == "ResourceInUse" and _retried(exc) \
+                and _made_from(existing, request):
+            return existing["TrainingJobArn"]  # an earlier attempt made it; its answer was lost on the way
+        if existing is _UNKNOWN:
+            note = f"the code stays at {code.uri} in case the job exists (`sagelaunch jobs describe {name}`)"
+        elif isinstance(existing, dict) and _code_of(existing) == code.uri:
+            note = f"the code at {code.uri} stays: the existing job {name} uses it"
+        else:
+            note = _remove_code(code, region)
         clear = describe_exception(f"create training job {name}", exc) if isinstance(exc, Exception) else None
         if clear is None:
             raise
         raise AWSError(clear.action, f"{clear.cause}; {note}", clear.fix, clear.code) from None
 
 
-def _job_surely_absent(name: str, region: str) -> bool:
+_ABSENT, _UNKNOWN = object(), object()  # _lookup's answers besides a description
+
+
+def _lookup(name: str, region: str) -> Any:
+    """The job's description; _ABSENT when SageMaker says there is none; _UNKNOWN when it cannot be told."""
     try:
-        client("sagemaker", region).describe_training_job(TrainingJobName=name)
+        return client("sagemaker", region).describe_training_job(TrainingJobName=name)
     except Exception as err:
-        return is_not_found(err)
-    return False
+        return _ABSENT if is_not_found(err) else _UNKNOWN
+
+
+def _retried(exc: BaseException) -> bool:
+    """True when botocore sent the request more than once: an earlier attempt may have taken effect."""
+    return bool((getattr(exc, "response", None) or {}).get("ResponseMetadata", {}).get("RetryAttempts"))
+
+
+def _code_of(description: dict[str, Any]) -> str:
+    return str((description.get("HyperParameters") or {}).get("sagemaker_submit_directory", "")).strip('"')
+
+
+def _made_from(description: dict[str, Any], request: dict[str, Any]) -> bool:
+    """The existing job is this request's: same code, hyperparameters, image, role, hosts and output."""
+    def identity(d: dict[str, Any]) -> tuple:
+        return (d.get("HyperParameters"), d.get("AlgorithmSpecification", {}).get("TrainingImage"), d.get("RoleArn"),
+                d.get("ResourceConfig", {}).get("InstanceType"), d.get("ResourceConfig", {}).get("InstanceCount"),
+                d.get("OutputDataConfig", {}).get("S3OutputPath"))
+
+    return identity(description) == identity(request)
 
 
 def _remove_code(code: UploadedCode, region: str) -> str:

@@ -18,7 +18,7 @@ from launcher.aws.logs import JobLogTail
 # a poll that still fails after botocore's retries is skipped this many times in a row before giving up:
 # a wait lasts hours, and one bad minute of the API must not end it
 TOLERATED_FAILED_POLLS = 3
-TRANSIENT_CODES = THROTTLING_CODES | {"ConnectionError", "InternalFailure", "InternalServerError", "ServiceUnavailable"}
+TRANSIENT_CODES = THROTTLING_CODES | {"ConnectionError", "ReadTimeout", "InternalFailure", "InternalServerError", "ServiceUnavailable"}
 DEFAULT_INTERVAL = 5.0
 DEFAULT_MAX_INTERVAL = 30.0
 INTERVAL_ENV = "SAGELAUNCH_POLL_INTERVAL"

@@ -2,12 +2,14 @@
 
 `submit` checks everything it can before any process starts (entry point, framework, ports,
 channels, folders), records the job in the local registry, lays out the job folder and
-starts the job's supervisor (launcher.local.supervisor) detached from the caller.
+starts the job's watchdog (launcher.local.watchdog) detached from the caller; the watchdog starts
+the supervisor (launcher.local.supervisor), which runs the job, and ends the job if it dies.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -21,7 +23,7 @@ from jobspec.net import free_port
 from jobspec.spec import TrainingJobSpec
 from launcher import registry
 from launcher.jobs import JobFailedError, TrainingJob
-from launcher.local.logs import LogFollower, read_lines
+from launcher.local.logs import LogFollower, tail_lines
 
 _OPTIONS = {"python", "master_port", "tf_ports", "stop_grace"}
 DEFAULT_STOP_GRACE = 10.0
@@ -41,7 +43,7 @@ def submit(spec: TrainingJobSpec, *, wait: bool = True, logs: bool = True, **opt
     """Run `spec` here. Options: python (the job's interpreter, default this one), master_port,
     tf_ports (one per host), stop_grace (seconds between SIGTERM and SIGKILL, default 10)."""
     from launcher import contract
-    from launcher.local import channels, plan, preflight
+    from launcher.local import channels, plan, preflight, watchdog
     from launcher.local.artifacts import artifact_prefix
     from launcher.local.record import first_record
 
@@ -67,6 +69,8 @@ def submit(spec: TrainingJobSpec, *, wait: bool = True, logs: bool = True, **opt
     resolved = [channels.resolve(channel, spec.region) for channel in spec.inputs]
     if spec.checkpoint_s3_uri:
         channels.check_s3_prefix(spec.checkpoint_s3_uri, spec.region, "checkpoint_s3_uri")
+    if spec.output_path and not spec.output_path.startswith("s3://"):
+        preflight.check_no_loop(channels.local_path(spec.output_path), "output_path")
     prefix = artifact_prefix(spec.output_path, spec.job_name, job_dir)
     if not prefix.startswith("s3://"):
         preflight.check_writable_folder(Path(prefix), "output_path")
@@ -91,10 +95,10 @@ def submit(spec: TrainingJobSpec, *, wait: bool = True, logs: bool = True, **opt
                        master_port=master_port, tf_ports=ports, stop_grace=stop_grace, base_env=base_env)
         (job_dir / "logs").mkdir(exist_ok=True)
         with open(job_dir / "logs" / "supervisor.log", "ab") as supervisor_log:
-            proc = subprocess.Popen(plan.supervisor_command(job_dir), env=plan.supervisor_env(base_env),
+            proc = subprocess.Popen(watchdog.command(job_dir), env=plan.supervisor_env(base_env),
                                     stdin=subprocess.DEVNULL, stdout=supervisor_log, stderr=subprocess.STDOUT,
                                     start_new_session=True)
-        registry.set_supervisor(spec.job_name, proc.pid, _create_time(proc.pid))
+        registry.set_watchdog(spec.job_name, proc.pid, _create_time(proc.pid))
     except BaseException as error:
         registry.transition(spec.job_name, "Failed", "Training job failed", TrainingJobStatus="Failed",
                             FailureReason=f"ClientError: {error}", TrainingEndTime=registry.now())
@@ -132,19 +136,49 @@ def _console(stderr: bool = False) -> Any:
 _HOST_STYLES = ("cyan", "magenta", "green", "yellow", "blue", "red")
 
 
-def _styled(line: str) -> Any:
-    """Colour the `[algo-N rankR]` prefix by host."""
-    from rich.text import Text
+class _LinePrinter:
+    """Writes log lines straight to the console's file, a batch at a time: Rich renders some 10,000 lines
+    a second and a job can print far more, so `wait()` would fall behind. The `[algo-N rankR]` prefix is
+    coloured by host (rendered by Rich once per prefix) when the console shows colours."""
 
-    text = Text(line)
-    if line.startswith("[algo-"):
-        end = line.find("]") + 1
-        host = line[6:].split(" ", 1)[0].split("]", 1)[0]
-        style = _HOST_STYLES[(int(host) - 1) % len(_HOST_STYLES)] if host.isdigit() else "cyan"
-        text.stylize(style, 0, end)
-    elif line.startswith("[sagelaunch]"):
-        text.stylize("bold", 0, len("[sagelaunch]"))
-    return text
+    _PREFIX = re.compile(r"\[(?:algo-(\d+)(?: rank\d+)?|sagelaunch)\]")
+
+    def __init__(self, console: Any):
+        self.console = console
+        self.colour = console.is_terminal and console.color_system is not None
+        self._rendered: dict[str, str] = {}
+
+    def _render(self, prefix: str, host: str | None) -> str:
+        from rich.text import Text
+
+        style = "bold" if host is None else _HOST_STYLES[(int(host) - 1) % len(_HOST_STYLES)]
+        with self.console.capture() as captured:
+            self.console.print(Text(prefix, style=style), end="")
+        return captured.get()
+
+    def write(self, line: str) -> None:
+        if self.colour and (match := self._PREFIX.match(line)):
+            prefix = match.group(0)
+            if prefix not in self._rendered:
+                self._rendered[prefix] = self._render(prefix, match.group(1))
+            line = self._rendered[prefix] + line[match.end():]
+        self.console.file.write(line + "\n")
+
+    def flush(self) -> None:
+        self.console.file.flush()
+
+
+def watchdog_grace() -> float:
+    from launcher.local.watchdog import FAILURE_GRACE_SECONDS
+
+    return FAILURE_GRACE_SECONDS
+
+
+def refresh_unwatched() -> None:
+    """Settle every unfinished job whose supervisor died unnoticed (`jobs list` shows true statuses)."""
+    for status in ("InProgress", "Stopping"):
+        for record in registry.list_jobs(status=status):
+            LocalTrainingJob(record["TrainingJobName"]).describe()
 
 
 class LocalTrainingJob(TrainingJob):
@@ -166,32 +200,32 @@ class LocalTrainingJob(TrainingJob):
 
     def describe(self) -> dict[str, Any]:
         record = registry.get(self.name)
-        if record["TrainingJobStatus"] not in TERMINAL_STATUSES and not self._supervisor_alive():
-            record = self._mark_lost()
+        if record["TrainingJobStatus"] not in TERMINAL_STATUSES and not self._watched():
+            record = self._end_unwatched()
         return record
 
-    def _supervisor_alive(self) -> bool:
-        if self._process is not None:
-            return self._process.poll() is None
-        found = registry.supervisor(self.name)
-        if found is None:
-            return True  # still being laid out by its submitter
-        import psutil
+    def _watched(self) -> bool:
+        """Is the job's supervisor, or its watchdog, alive? (Neither recorded yet: still being laid out.)"""
+        from launcher.local.processes import same_process
 
-        pid, started = found
-        try:
-            return abs(psutil.Process(pid).create_time() - started) < 1e-3 and \
-                psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-        except psutil.Error:
-            return False
+        if self._process is not None and self._process.poll() is None:
+            return True
+        found = [registry.supervisor(self.name), registry.watchdog(self.name)]
+        if self._process is None and found == [None, None]:
+            return True
+        return any(entry is not None and same_process(*entry) is not None for entry in found)
 
-    def _mark_lost(self) -> dict[str, Any]:
-        record = registry.get(self.name)  # it may have finished between the two reads
+    def _end_unwatched(self) -> dict[str, Any]:
+        """Supervisor and watchdog are gone: end the job's recorded processes still running, mark it Failed."""
+        from launcher.local.processes import end_recorded
+
+        ended = end_recorded(registry.processes(self.name), grace=watchdog_grace())
+        record = registry.get(self.name)
         if record["TrainingJobStatus"] in TERMINAL_STATUSES:
             return record
-        return registry.transition(self.name, "Failed", "Training job failed", TrainingJobStatus="Failed",
-                                   FailureReason="InternalServerError: the job's supervisor process ended unexpectedly",
-                                   TrainingEndTime=registry.now())
+        reason = ("InternalServerError: the job's supervisor process ended unexpectedly"
+                  + (f"; sagelaunch ended the {len(ended)} process(es) it left running" if ended else ""))
+        return registry.fail_unless_ended(self.name, reason)
 
     def _pause(self, seconds: float) -> None:
         if self._process is not None:
@@ -204,15 +238,16 @@ class LocalTrainingJob(TrainingJob):
 
     def wait(self, logs: bool = True) -> dict[str, Any]:
         """Block until the job ends, streaming its logs; Ctrl-C stops the job."""
-        console = _console() if logs else None
+        printer = _LinePrinter(_console()) if logs else None
         follower = LogFollower(self.log_file)
         try:
             while True:
                 record = self.describe()
                 done = record["TrainingJobStatus"] in TERMINAL_STATUSES
-                if console is not None:
-                    for line in follower.read(final=done):
-                        console.print(_styled(line), soft_wrap=True, markup=False, highlight=False)
+                if printer is not None:
+                    for line in follower.read(final=done):  # everything written so far, read incrementally
+                        printer.write(line)
+                    printer.flush()
                 if done:
                     break
                 self._pause(0.1)
@@ -227,23 +262,25 @@ class LocalTrainingJob(TrainingJob):
         return record
 
     def _wait_supervisor_exit(self, timeout: float = 30) -> None:
-        """The status is final just before the supervisor exits: let it finish, so nothing outlives wait()."""
+        """The status is final just before the supervisor exits: let it (and its watchdog) finish, so nothing
+        outlives wait()."""
         if self._process is not None:
             try:
                 self._process.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
                 pass
             return
-        found = registry.supervisor(self.name)
-        if found is not None:
-            import psutil
+        import psutil
 
-            try:
-                proc = psutil.Process(found[0])
-                if abs(proc.create_time() - found[1]) < 1e-3:
+        from launcher.local.processes import same_process
+
+        for found in (registry.supervisor(self.name), registry.watchdog(self.name)):
+            proc = same_process(*found) if found is not None else None
+            if proc is not None:
+                try:
                     proc.wait(timeout=timeout)
-            except (psutil.Error, psutil.TimeoutExpired):
-                pass
+                except psutil.TimeoutExpired:
+                    pass
 
     def _wait_terminal(self, timeout: float) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
@@ -254,9 +291,7 @@ class LocalTrainingJob(TrainingJob):
         return record
 
     def _last_lines(self, count: int) -> list[str]:
-        from collections import deque
-
-        return list(deque(read_lines(self.log_file), maxlen=count))
+        return tail_lines(self.log_file, count)
 
     def logs(self, follow: bool = False) -> Iterator[str]:
         """Lines of logs/job.log, each `[algo-N rankR] …`; follow=True tails until the job ends."""
@@ -269,8 +304,13 @@ class LocalTrainingJob(TrainingJob):
             self._pause(0.1)
 
     def stop(self) -> None:
-        """SIGTERM to the supervisor: it ends each host (SIGKILL after the grace period); status Stopped."""
+        """SIGTERM to the supervisor: it ends each host (SIGKILL after the grace period); status Stopped.
+
+        A job nobody watches any more (supervisor and watchdog killed) has its survivors ended here."""
         record = registry.get(self.name)
+        if not self._watched():
+            self._end_unwatched()
+            return
         if record["TrainingJobStatus"] in TERMINAL_STATUSES:
             return
         def to_stopping(current: dict[str, Any]) -> None:
@@ -278,15 +318,14 @@ class LocalTrainingJob(TrainingJob):
                 current["TrainingJobStatus"] = "Stopping"
 
         registry.update(self.name, to_stopping)
-        found = registry.supervisor(self.name)
-        if found is None:
-            return
         import psutil
 
-        pid, started = found
+        from launcher.local.processes import same_process
+
+        found = registry.supervisor(self.name)  # none yet: the supervisor reads "Stopping" when it starts
+        proc = same_process(*found) if found is not None else None
         try:
-            proc = psutil.Process(pid)
-            if abs(proc.create_time() - started) < 1e-3:
+            if proc is not None:
                 proc.send_signal(signal.SIGTERM)
         except psutil.Error:
             pass
@@ -313,5 +352,7 @@ def attach(name: str, **_options: Any) -> LocalTrainingJob | None:
 
 
 def list_jobs(status: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
-    """The backend interface's list_jobs: the local registry's records, newest first."""
+    """The backend interface's list_jobs: the local registry's records, newest first (jobs whose supervisor died
+    unnoticed settled first, so their status is true)."""
+    refresh_unwatched()
     return registry.list_jobs(status=status, limit=limit)

@@ -196,8 +196,7 @@ def submit(spec: "TrainingJobSpec", *, wait: bool = True, logs: bool = True, sto
         spec = replace(spec, output_path=f"s3://{options.get('bucket') or s3.default_bucket(spec.region)}/")
     # the same rule as the dry run (`validate --request`): bucket= option, else the output bucket
     target = code_uri(spec, account, bucket=options.get("bucket"))
-    with console.status(f"Uploading code for {spec.job_name} to {target}"):
-        code = upload_code(spec, target)
+    code = upload_code(spec, target, console)
     request = compile_create_training_job_request(replace(spec, submit_directory=code.uri, role=role))
     create_training_job(request, spec.region, code)
     console.print(f"Created training job {spec.job_name} in {spec.region} (code: {code.uri})", markup=False)

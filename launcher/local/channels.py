@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from launcher.local import s3
 from jobspec.spec import InputChannel
+from launcher.local import s3
+from launcher.local.preflight import check_no_loop
 
 
 @dataclass(frozen=True)
@@ -47,8 +48,15 @@ def resolve(channel: InputChannel, region: str) -> ResolvedChannel:
         if not keys:
             raise ValueError(f"{where}: no objects under {channel.uri}; check the bucket and prefix")
         return ResolvedChannel(channel, s3_keys=tuple(keys))
+    return resolve_local(channel)
+
+
+def resolve_local(channel: InputChannel) -> ResolvedChannel:
+    """A local channel (file:// or a plain path) that exists and can be read; no network (`validate` uses it)."""
+    where = f"inputs[{channel.name!r}]"
     if "://" in channel.uri and not channel.uri.startswith("file://"):
         raise ValueError(f"{where}: {channel.uri!r} — a local job reads s3://, file:// or a plain local path")
+    check_no_loop(local_path(channel.uri), where)
     path = local_path(channel.uri).resolve()
     if not path.exists():
         raise ValueError(f"{where}: {channel.uri!r} does not exist; pass an existing folder or file")

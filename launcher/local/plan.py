@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 import tarfile
 import time
 from pathlib import Path
@@ -174,10 +173,6 @@ def build(spec: TrainingJobSpec, *, job_dir: Path, files: list[tuple[Path, str]]
     }
     (job_dir / "plan.json").write_text(json.dumps(plan, indent=2))
     return plan
-
-
-def supervisor_command(job_dir: Path) -> list[str]:
-    return [sys.executable, "-m", "launcher.local.supervisor", str(job_dir)]
 
 
 def supervisor_env(base_env: dict[str, str]) -> dict[str, str]:

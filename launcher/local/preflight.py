@@ -10,8 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from launcher.sourcedir import iter_source_files
 from jobspec.spec import TrainingJobSpec
+from launcher.sourcedir import iter_source_files, list_source_files, loop_error, symlink_loop
 
 # distributions that provide each framework's module, in the order we look for them
 _FRAMEWORK_PACKAGES = {
@@ -39,9 +39,10 @@ def source_files(spec: TrainingJobSpec) -> list[tuple[Path, str]]:
         return []  # fetched by the backend; the entry point is checked after extraction
     if spec.source_dir is not None:
         root = Path(spec.source_dir).expanduser()
+        check_no_loop(root, "source_dir")
         if not root.is_dir():
             raise ValueError(f"source_dir {spec.source_dir!r} is not a folder; pass the folder holding {spec.entry_point!r}")
-        files = list(iter_source_files(root, spec.entry_point, spec.ignore_patterns))
+        files = list_source_files(root, spec.entry_point, spec.ignore_patterns)
         names = [name for _, name in files]
         if spec.entry_point not in names:
             close = difflib.get_close_matches(spec.entry_point, names, n=1)
@@ -50,6 +51,7 @@ def source_files(spec: TrainingJobSpec) -> list[tuple[Path, str]]:
                              f"(or it is excluded by ignore_patterns); {hint}")
         return files
     entry = Path(spec.entry_point_path or spec.entry_point).expanduser()
+    check_no_loop(entry, "entry_point")
     if not entry.is_file():
         siblings = [p.name for p in entry.parent.glob("*")] if entry.parent.is_dir() else []
         close = difflib.get_close_matches(entry.name, siblings, n=1)
@@ -122,8 +124,15 @@ def check_port(port: int, option: str) -> int:
     return port
 
 
+def check_no_loop(path: Path, field: str) -> None:
+    """A symlink loop in a local path is named before anything is created (resolving it would raise)."""
+    if symlink_loop(path):
+        raise loop_error(field, path)
+
+
 def check_writable_folder(path: Path, field: str) -> None:
     """The folder exists and is writable, or can be created."""
+    check_no_loop(path, field)
     probe = path
     while not probe.exists():
         if probe.parent == probe:

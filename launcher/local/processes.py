@@ -135,3 +135,35 @@ def reap_orphans(root_pid: int, keep: Iterable[int] = ()) -> None:
                 os.waitpid(child.pid, os.WNOHANG)
         except (psutil.Error, ChildProcessError, OSError):
             pass
+
+
+def identity(proc: psutil.Process) -> tuple[int, float, int] | None:
+    """(pid, create time, process group) of a live process, as the registry records it."""
+    try:
+        return proc.pid, proc.create_time(), os.getpgid(proc.pid)
+    except (psutil.Error, OSError):
+        return None
+
+
+def same_process(pid: int, started: float) -> psutil.Process | None:
+    """The live process `pid` if it is the one that started at `started` (not a reused PID), else None."""
+    try:
+        proc = psutil.Process(pid)
+        if abs(proc.create_time() - started) < 1e-3 and proc.status() != psutil.STATUS_ZOMBIE:
+            return proc
+    except psutil.Error:
+        pass
+    return None
+
+
+def end_recorded(recorded: Iterable[tuple[int, float, int]], grace: float) -> list[int]:
+    """End the recorded processes still alive (SIGTERM to each one's group, SIGKILL after `grace`); their PIDs."""
+    alive = [proc for pid, started, _ in recorded if (proc := same_process(pid, started)) is not None]
+    if not alive:
+        return []
+    signal_groups(alive, signal.SIGTERM)
+    _, leftovers = psutil.wait_procs(alive, timeout=grace)
+    if leftovers:
+        signal_groups(leftovers, signal.SIGKILL)
+        psutil.wait_procs(leftovers, timeout=5)
+    return [proc.pid for proc in alive]

@@ -1,7 +1,7 @@
 """The process that runs one local job: `python -m launcher.local.supervisor <job folder>`.
 
-It runs detached from the caller (its own session), so a job outlives the notebook that
-started it, and stop() works from any process (SIGTERM to this process). It starts each host,
+It runs detached from the caller (its own session, under the job's watchdog), so a job outlives
+the notebook that started it, and stop() works from any process (SIGTERM to this process). It starts each host,
 routes logs, watches exit codes and max_run, ends every process of the job on failure or
 stop, packs the artifacts and records each status change in the registry.
 """
@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from launcher.local.logs import LogRouter
+from launcher.local.logs import LogRouter, drop_torchrun_copies
 
 # Only what starting the hosts needs is imported up front; the rest loads while torchrun starts.
 registry = processes = artifacts = failure = HostLayout = None  # bound by _late_imports()
@@ -47,6 +47,7 @@ class Supervisor:
         self.hosts: dict[str, subprocess.Popen] = {}
         self.monitors: list[subprocess.Popen] = []
         self.threads: list[threading.Thread] = []
+        self.recorded: set[tuple[int, float, int]] = set()
 
     # --- starting -------------------------------------------------------------------------
     def _spawn(self, host_plan: dict[str, Any]) -> subprocess.Popen:
@@ -107,6 +108,7 @@ class Supervisor:
                     self.stop_requested.set()
                 self.tracker.refresh(os.getpid())
                 processes.reap_orphans(os.getpid(), keep=self._own_pids())
+                self._record_processes()
                 next_refresh = now + TREE_REFRESH_SECONDS
             codes = {host: proc.poll() for host, proc in self.hosts.items()}
             failed = [host for host, code in codes.items() if code not in (None, 0)]
@@ -119,6 +121,14 @@ class Supervisor:
             if now >= deadline:
                 return {"kind": "max_run"}
             time.sleep(POLL_SECONDS)
+
+    def _record_processes(self) -> None:
+        """Keep the registry's list of the job's processes current: if both this process and its watchdog
+        die, whoever next looks at the job ends what is left (launcher.backends.local)."""
+        found = {entry for proc in self.tracker.alive() if (entry := processes.identity(proc)) is not None}
+        if found != self.recorded:
+            registry.set_processes(self.name, sorted(found))
+            self.recorded = found
 
     def _is_torchrun(self, host: str) -> bool:
         return next(h for h in self.plan["hosts"] if h["host"] == host)["rank"] is None
@@ -155,6 +165,7 @@ class Supervisor:
         self._end_everything(grace)  # also ends the monitors of a completed job
         for thread in self.threads:
             thread.join(timeout=10)
+        drop_torchrun_copies(self.job_dir / "logs" / "torchrun")
         fields: dict[str, Any] = {}
         if kind == "failed":
             fields["FailureReason"] = self._failure_reason(outcome["host"], outcome["code"])

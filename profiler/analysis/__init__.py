@@ -4,9 +4,10 @@ Shape: ``{"ranks": {"<rank>": {...}}, "hosts": {...}, "warnings": [...], "source
 ``temporal`` {idle_us, compute_us, non_compute_us, span_us, *_pct} and ``kernel_types`` {label: us} use HTA 0.5's
 definitions (see gpu_breakdown.py); ``launch`` {count, mean_launch_delay_us, …} follows get_cuda_kernel_launch_stats;
 ``top_kernels`` [{name, total_us, count, mean_us}]; ``kernels``, ``gpu_activity``, ``memory_ops``, ``precision``,
-``steps``, ``annotations``, ``cpu``, ``gpu_utilization`` are the dashboard metrics (metrics.py). A section that does
+``steps``, ``annotations``, ``cpu``, ``gpu_utilization``, ``step_breakdown`` are the dashboard metrics (metrics.py). A section that does
 not apply to a rank (no GPU events, no steps…) is null and ``notes`` says why. ``hosts`` summarises the CPU/GPU
-utilisation counters of our artifacts (counters.py).
+utilisation counters of our artifacts (counters.py). ``figures``: the headline numbers with their labels, as
+every view prints them; ``findings``: what to change, with evidence (profiler/findings).
 """
 
 from __future__ import annotations
@@ -26,14 +27,14 @@ def analyze_rank(rt: RankTrace, n_step_names: int, top_n: int = 10) -> dict:
     gpu = view.gpu()
     temporal = gb.temporal(gpu, types)
     if temporal is None:
-        notes.append("no GPU activity (no events with a stream): temporal and kernel_types do not apply")
+        notes.append("no GPU activity in this trace (no kernels or memory copies): GPU time and kernel types do not apply")
     kernel_types = gb.kernel_type_breakdown(gpu, types) if temporal is not None else None
     launch = gb.launch_stats(view)
-    if launch["count"] == 0:
+    if launch["count"] == 0 and temporal is not None:
         if (rt["correlation"] >= 0).any():
-            notes.append("no runtime launch matched a GPU event by correlation")
+            notes.append("no kernel launch on the CPU could be matched to the kernel it started")
         else:
-            notes.append("events carry no correlation ids: launch statistics do not apply")
+            notes.append("the trace does not link kernel launches to kernels: launch statistics do not apply")
     kernels, top = metrics.kernels(rt, top_n)
     steps = metrics.steps(rt)
     if steps is None:
@@ -48,6 +49,7 @@ def analyze_rank(rt: RankTrace, n_step_names: int, top_n: int = 10) -> dict:
         "memory_ops": metrics.memory_ops(rt),
         "precision": metrics.precision(rt),
         "steps": steps,
+        "step_breakdown": metrics.step_breakdown(rt),
         "annotations": metrics.annotations(rt),
         "cpu": metrics.cpu_activity(rt),
         "gpu_utilization": metrics.gpu_timeline(rt),
@@ -58,8 +60,12 @@ def analyze_rank(rt: RankTrace, n_step_names: int, top_n: int = 10) -> dict:
     }
 
 
-def analyze(path_or_profile, top_n: int = 10) -> dict:
-    """Analyse a profile (a path load_profile accepts, or a Profile) into one JSON-ready dict."""
+def analyze(path_or_profile, top_n: int = 10, context: dict | None = None) -> dict:
+    """Analyse a profile (a path load_profile accepts, or a Profile) into one JSON-ready dict.
+
+    ``context`` carries job settings the trace cannot tell (``pipeline_parallel_degree``, ``microbatches``);
+    the findings use them. The result's ``figures`` (profiler/figures.py) and ``findings`` (profiler/findings)
+    are computed from the rest of the result, so every view prints the same numbers."""
     if isinstance(path_or_profile, Profile):
         profile = path_or_profile
     else:
@@ -68,7 +74,7 @@ def analyze(path_or_profile, top_n: int = 10) -> dict:
         root = Path(path_or_profile).expanduser()
         if parallel.worth_it(root):  # many ranks: read and analyse them in worker processes
             results, profile = parallel.analyze_folder(root, top_n, analyze_rank)
-            return _with_hosts({str(r): v for r, v in results.items()}, profile)
+            return _finish({str(r): v for r, v in results.items()}, profile, context)
         from profiler.loader import load_profile
 
         profile = load_profile(root)
@@ -76,13 +82,21 @@ def analyze(path_or_profile, top_n: int = 10) -> dict:
     for rt in profile.ranks.values():
         step_names.update(n for n in rt.names if "ProfilerStep" in n)
     ranks = {str(r): analyze_rank(rt, len(step_names), top_n) for r, rt in profile.ranks.items()}
-    return _with_hosts(ranks, profile)
+    return _finish(ranks, profile, context)
 
 
-def _with_hosts(ranks: dict, profile: Profile) -> dict:
+def _finish(ranks: dict, profile: Profile, context: dict | None) -> dict:
+    """The whole result from the per-rank analyses: hosts' counters, figures and findings."""
     hosts = {}
     if profile.counters is not None:
         from profiler.analysis.counters import summarize_counters
 
         hosts = summarize_counters(profile.counters)
-    return {"ranks": ranks, "hosts": hosts, "warnings": list(profile.warnings), "source": profile.source}
+    from profiler.figures import figures
+    from profiler.findings import findings
+
+    result = {"ranks": ranks, "hosts": hosts, "warnings": list(profile.warnings), "source": profile.source,
+              "context": dict(context or {})}
+    result["figures"] = figures(result)
+    result["findings"] = findings(result)
+    return result

@@ -24,14 +24,16 @@ from profiler.schema import (
 STEP_NAME = re.compile(r"^(?:ProfilerStep#|step_)(\d+)$")
 TIMELINE_BINS = 100
 
-# Kernel name patterns, checked in this order; the first that matches decides the precision.
+# Kernel name patterns, checked in this order; the first that matches decides the precision. Communication
+# kernels (NCCL/RCCL) come first: "…Sum_int8_t" names the reduction's element type, not a compute precision.
+COMMUNICATION_PRECISION = "communication"
 PRECISION_PATTERNS = (
     ("BF16", re.compile(r"bf16|bfloat16|BFloat16", re.I)),
-    ("FP16", re.compile(r"fp16|__half|\bhalf\b|c10::Half|_f16|f16_|h884|h1688|h16816|hgemm", re.I)),
+    ("FP16", re.compile(r"fp16|__half|\bhalf\b|c10::Half|_f16|f16_|h884|h1688|h16816|hgemm|hcudnn", re.I)),
     ("TF32", re.compile(r"tf32|tensorop_s1688|s1688gemm|s16816gemm", re.I)),
     ("INT8", re.compile(r"int8|_i8|imma|signed char|qint8", re.I)),
     ("FP64", re.compile(r"double|dgemm|fp64", re.I)),
-    ("FP32", re.compile(r"\bfloat\b|sgemm|fp32|_f32|f32_|s884|_s_", re.I)),
+    ("FP32", re.compile(r"\bfloat\b|sgemm|fp32|_f32|f32_|s884|_s_|scudnn", re.I)),
     ("INT32", re.compile(r"<int\b|\bint\b|int32|unsigned int", re.I)),
 )
 DTYPE_PRECISION = {
@@ -53,14 +55,19 @@ def _us(ns) -> float:
     return float(ns) / 1000.0
 
 
+def covered_upto(s: np.ndarray, e: np.ndarray, xs: np.ndarray) -> np.ndarray:
+    """Busy time of merged, sorted intervals [s, e) before each x (all x at once, any order)."""
+    if not len(s):
+        return np.zeros(len(xs))
+    cum = np.concatenate([[0], np.cumsum(e - s)])
+    k = np.searchsorted(s, xs, side="right")  # intervals starting at or before x
+    over = np.where(k > 0, np.maximum(e[np.maximum(k - 1, 0)] - xs, 0), 0)  # the part of the last one after x
+    return cum[k] - over
+
+
 def coverage_per_bin(s: np.ndarray, e: np.ndarray, edges: np.ndarray) -> np.ndarray:
     """Busy time of merged, sorted intervals [s, e) inside each bin between consecutive edges."""
-    if len(s) == 0:
-        return np.zeros(len(edges) - 1)
-    cum = np.concatenate([[0], np.cumsum(e - s)])
-    k = np.searchsorted(s, edges, side="right")
-    over = np.where(k > 0, np.maximum(e[np.maximum(k - 1, 0)] - edges, 0), 0)
-    return np.diff(cum[k] - over)
+    return np.diff(covered_upto(s, e, edges))
 
 
 def _timeline(s, e, t0, t1, bins=TIMELINE_BINS) -> dict:
@@ -88,9 +95,32 @@ def _stats_us(d_ns: np.ndarray) -> dict:
     }
 
 
-def histogram(d_ns: np.ndarray, bins: int = 10) -> dict:
-    counts, edges = np.histogram(d_ns / 1000.0, bins=bins)
-    return {"edges_us": [float(x) for x in edges], "counts": [int(c) for c in counts]}
+MAX_HIST_BINS = 40
+
+
+def histogram(d_ns: np.ndarray, bins: int | None = None) -> dict:
+    """Counts per bin of durations (µs). Bins: numpy's "auto" rule (the larger of Sturges and
+    Freedman-Diaconis), at most MAX_HIST_BINS, on "nice" edges (1/2/5 × 10^k µs) so labels read well;
+    one bin when every value is the same. The dashboard draws these counts as they are."""
+    d = np.asarray(d_ns, dtype=np.float64) / 1000.0
+    if not len(d):
+        return {"edges_us": [], "counts": []}
+    lo, hi = float(d.min()), float(d.max())
+    if hi - lo <= 0:
+        half = max(abs(lo) * 0.005, 5e-4)  # one narrow bin centred on the value
+        return {"edges_us": [lo - half, lo + half], "counts": [int(len(d))]}
+    n = bins or min(MAX_HIST_BINS, max(1, len(np.histogram_bin_edges(d, bins="auto")) - 1))
+    raw = (hi - lo) / n
+    pow10 = 10 ** np.floor(np.log10(raw))
+    width = next(m * pow10 for m in (1, 2, 5, 10) if m * pow10 >= raw)
+    start = np.floor(lo / width) * width
+    count = int(np.floor((hi - start) / width)) + 1
+    edges = start + width * np.arange(count + 1)
+    counts, edges = np.histogram(d, bins=edges)
+    return {"edges_us": [round(float(x), 6) for x in edges], "counts": [int(c) for c in counts]}
+
+
+SHORT_KERNEL_US = 10.0  # kernels shorter than this cost about as much to launch as to run
 
 
 def kernels(rt: RankTrace, top_n: int) -> tuple[dict, list]:
@@ -106,7 +136,15 @@ def kernels(rt: RankTrace, top_n: int) -> tuple[dict, list]:
         {"name": rt.names[uniq[i]], "total_us": _us(sums[i]), "count": int(counts[i]), "mean_us": _us(sums[i] / counts[i])}
         for i in order
     ]
-    return {"count": int(len(ids)), "total_us": _us(dur.sum()), "distinct": int(len(uniq))}, top
+    summary = {
+        "count": int(len(ids)),
+        "total_us": _us(dur.sum()),
+        "distinct": int(len(uniq)),
+        "mean_us": _us(dur.mean()),
+        "p50_us": percentile(dur / 1000.0, 50),
+        "short_share": round(float((dur < SHORT_KERNEL_US * 1000).mean()), 4),
+    }
+    return summary, top
 
 
 def precision(rt: RankTrace) -> dict[str, float]:
@@ -114,8 +152,13 @@ def precision(rt: RankTrace) -> dict[str, float]:
     if not sel.any():
         return {}
     by_name: dict[int, str] = {}
+    from profiler.analysis.gpu_breakdown import COMMUNICATION, kernel_type
+
     for nid in distinct(rt["name_id"][sel]):
         name = rt.names[nid]
+        if kernel_type(name) == COMMUNICATION:
+            by_name[int(nid)] = COMMUNICATION_PRECISION
+            continue
         by_name[int(nid)] = next((label for label, rx in PRECISION_PATTERNS if rx.search(name)), "")
     # kernels whose name says nothing: the dtype of the CPU op that launched them (same External id)
     cpu = rt.mask_cat(CAT_CPU_OP) & (rt["external_id"] >= 0) & (rt["dtype_id"] >= 0)
@@ -170,18 +213,82 @@ def steps(rt: RankTrace) -> dict | None:
     }
 
 
+def annotation_groups(rt: RankTrace) -> dict[str, np.ndarray]:
+    """Durations (ns) per annotation label: host-side spans under their name, device-side copies (Kineto's
+    gpu_user_annotation) apart as "<name> (GPU)", and step annotations pooled as "ProfilerStep#N" / "step_N".
+    The one grouping behind the CLI's, the JSON's and the dashboard's annotation figures."""
+    out: dict[str, list[np.ndarray]] = {}
+    for cat, suffix in ((CAT_USER_ANNOTATION, ""), (CAT_GPU_USER_ANNOTATION, " (GPU)")):
+        sel = rt.mask_cat(cat)
+        if not sel.any():
+            continue
+        ids, dur = rt["name_id"][sel], rt["dur_ns"][sel]
+        uniq, inv = np.unique(ids, return_inverse=True)
+        order = np.argsort(inv, kind="stable")
+        bounds = np.searchsorted(inv[order], np.arange(len(uniq) + 1))
+        for k, code in enumerate(uniq.tolist()):
+            name = rt.names[code]
+            m = STEP_NAME.match(name)
+            if m:
+                name = "ProfilerStep#N" if name.startswith("ProfilerStep") else "step_N"
+            out.setdefault(name + suffix, []).append(dur[order[bounds[k]:bounds[k + 1]]])
+    return {k: np.concatenate(v) for k, v in out.items()}
+
+
 def annotations(rt: RankTrace, top_n: int = 20) -> list[dict]:
-    sel = rt.mask_cat(CAT_USER_ANNOTATION, CAT_GPU_USER_ANNOTATION)
-    ids, dur = rt["name_id"][sel], rt["dur_ns"][sel]
-    if not len(ids):
-        return []
-    uniq, inv = np.unique(ids, return_inverse=True)
-    sums = np.bincount(inv, weights=dur)
-    out = []
-    for i in np.argsort(-sums)[:top_n]:
-        d = dur[inv == i]
-        out.append({"name": rt.names[uniq[i]], **_stats_us(d), "histogram": histogram(d)})
-    return out
+    groups = annotation_groups(rt)
+    names = sorted(groups, key=lambda k: -float(groups[k].sum()))[:top_n]
+    return [{"name": n, "side": "GPU" if n.endswith(" (GPU)") else "CPU", **_stats_us(groups[n]),
+             "histogram": histogram(groups[n])} for n in names]
+
+
+PHASE_WORDS = ("forward", "backward", "optimizer")
+DATALOADER = re.compile(r"DataLoader|dataloader|_next_data|__next__")
+
+
+def step_breakdown(rt: RankTrace) -> dict | None:
+    """Where the steps' time goes: inside Forward/Backward/Optimizer annotations, in DataLoader operators,
+    and with the GPU idle. The input_bound finding reads it. None without step annotations."""
+    sel = rt.mask_cat(CAT_USER_ANNOTATION)
+    is_step = np.array([bool(STEP_NAME.match(n)) for n in rt.names], dtype=bool)
+    if not len(is_step):
+        return None
+    step_rows = np.flatnonzero(sel & is_step[rt["name_id"]])
+    if not len(step_rows):
+        return None
+    ts, dur, nid = rt["ts_ns"], rt["dur_ns"], rt["name_id"]
+    rel0 = int(ts[step_rows].min())  # relative ns: float64 is exact on them
+
+    def union_of(mask):
+        rows = np.flatnonzero(mask)
+        s, e = merge_intervals((ts[rows] - rel0).astype(np.float64), (ts[rows] + dur[rows] - rel0).astype(np.float64))
+        return s, e
+
+    lower = [n.lower() for n in rt.names]
+    phase_of = np.array([next((w for w in PHASE_WORDS if w in n), "") for n in lower], dtype=object)
+    ann_phase = sel & (phase_of[nid] != "") if len(lower) else sel
+    phases_seen = sorted(set(phase_of[nid[ann_phase]].tolist()))
+    loader_name = np.array([bool(DATALOADER.search(n)) for n in rt.names], dtype=bool)
+    loader = rt.mask_cat(CAT_CPU_OP, CAT_USER_ANNOTATION) & loader_name[nid]
+    gpu = rt.mask_cat(CAT_KERNEL, CAT_GPU_MEMCPY, CAT_GPU_MEMSET)
+    lo = (ts[step_rows] - rel0).astype(np.float64)
+    hi = (ts[step_rows] + dur[step_rows] - rel0).astype(np.float64)
+
+    def inside_steps(mask) -> float:
+        u_s, u_e = union_of(mask)
+        return float((covered_upto(u_s, u_e, hi) - covered_upto(u_s, u_e, lo)).sum())
+
+    total = float((hi - lo).sum())
+    phases, loaded, gpu_busy = inside_steps(ann_phase), inside_steps(loader), inside_steps(gpu)
+    have_phases = len(phases_seen) == len(PHASE_WORDS)
+    return {
+        "steps": int(len(step_rows)),
+        "step_us": _us(total),
+        "phases": phases_seen,
+        "outside_phases_us": _us(total - phases) if have_phases else None,
+        "dataloader_us": _us(loaded),
+        "gpu_idle_us": _us(total - gpu_busy) if gpu.any() else None,
+    }
 
 
 def cpu_activity(rt: RankTrace) -> dict | None:

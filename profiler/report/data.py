@@ -26,7 +26,15 @@ MAX_ANNOTATION_NAMES = 300
 MAX_SAMPLES = 20_000
 
 
+CPU_ONLY_BANNER = ("CPU-only profile: no GPU kernels or memory copies were recorded, so the GPU charts are hidden. "
+                   "Below: CPU activity, steps and annotations.")
+
+
 def dashboard_data(profile: S.Profile, analysis: dict | None = None, title: str = "") -> dict[str, Any]:
+    if analysis is None:
+        from profiler.analysis import analyze
+
+        analysis = analyze(profile)
     ranks = [r for r in profile.ranks.values() if len(r)]
     gpu = [(r, r.mask_cat(S.CAT_KERNEL, S.CAT_GPU_MEMCPY, S.CAT_GPU_MEMSET, S.CAT_CUDA_SYNC)) for r in ranks]
     has_gpu = any(m.any() for _, m in gpu)
@@ -35,10 +43,10 @@ def dashboard_data(profile: S.Profile, analysis: dict | None = None, title: str 
     sections: dict[str, Any] = {
         "gpu_active": _gpu_active(gpu, analysis) if has_gpu else {"missing": NO_GPU},
         "gpu_util": _gpu_util(profile, gpu, t0, has_gpu),
-        "cpu_active": _cpu_active(profile, ranks),
+        "cpu_active": _cpu_active(analysis),
         "cpu_util": _cpu_util(profile, t0),
         "kernels": _kernels(ranks) if has_gpu else {"missing": NO_GPU},
-        "step_time": _step_times(ranks),
+        "step_time": _step_times(analysis),
         "precision": _precision(per_rank) if has_gpu else {"missing": NO_GPU},
         "gpu_activity": _gpu_activity(per_rank) if has_gpu else {"missing": NO_GPU},
         "memory_ops": _memory_ops(per_rank) if has_gpu else {"missing": NO_GPU},
@@ -46,9 +54,13 @@ def dashboard_data(profile: S.Profile, analysis: dict | None = None, title: str 
     }
     return {
         "title": title or profile.source,
+        "source": profile.source,
         "ranks": sorted(profile.ranks),
         "hosts": sorted({r.meta.host or "algo-1" for r in ranks}),
         "warnings": list(profile.warnings)[:20],
+        "banner": None if has_gpu else CPU_ONLY_BANNER,
+        "figures": analysis.get("figures", []),
+        "findings": analysis.get("findings", []),
         "sections": sections,
     }
 
@@ -135,10 +147,26 @@ def _busy_series(r: S.RankTrace, mask: np.ndarray, t0: int, lo: int, hi: int) ->
     return busy.round(2).tolist()
 
 
+def _node_means(series: list[dict[str, Any]], host_of) -> list[dict[str, Any]]:
+    """One line per node: the mean of its GPUs' lines, sample by sample (lines of one node share their times)."""
+    out = []
+    for host in sorted({host_of(x) for x in series}):
+        mine = [x for x in series if host_of(x) == host]
+        n = min(len(x["v"]) for x in mine)
+        t = mine[0]["t"][:n]
+        v = np.mean([np.asarray(x["v"][:n], dtype=np.float64) for x in mine], axis=0)
+        out.append({"name": f"{host} (mean of {len(mine)} GPU{'s' if len(mine) > 1 else ''})", "t": t,
+                    "v": v.round(2).tolist(), "node": host})
+    return out
+
+
 def _gpu_util(profile: S.Profile, gpu, t0: int, has_gpu: bool) -> dict[str, Any]:
     series = _series_from_counters(profile, S.METRIC_GPU_UTIL, t0)
     if series:
-        return {"series": series, "source": "NVML utilisation samples"}
+        for x in series:
+            x["node"] = x["name"].split(" GPU ")[0]
+        return {"series": _node_means(series, lambda x: x["node"]), "per_gpu": series,
+                "source": "NVML utilisation samples; a node's line is the mean of its GPUs"}
     if not has_gpu:
         return {"missing": NO_GPU}
     out = []
@@ -149,18 +177,29 @@ def _gpu_util(profile: S.Profile, gpu, t0: int, has_gpu: bool) -> dict[str, Any]
         dev = r["device"]
         for d in sorted(set(dev[m].tolist())):
             dm = m & (dev == d)
-            out.append({"name": f"{r.meta.host or 'algo-1'} GPU {d} (rank {r.meta.rank})", "t": centers,
-                        "v": _busy_series(r, dm, t0, lo, hi)})
-    return {"series": out, "source": "busy time of GPU activity in the trace (no NVML samples were recorded)"}
+            host = r.meta.host or "algo-1"
+            out.append({"name": f"{host} GPU {d} (rank {r.meta.rank})", "t": centers,
+                        "v": _busy_series(r, dm, t0, lo, hi), "node": host})
+    return {"series": _node_means(out, lambda x: x["node"]), "per_gpu": out,
+            "source": "busy time of GPU activity in the trace (no NVML samples were recorded); a node's line is the mean of its GPUs"}
 
 
-def _cpu_active(profile: S.Profile, ranks) -> dict[str, Any]:
-    series = _series_from_counters(profile, S.METRIC_CPU_UTIL, 0, aggregate_cores=True)
-    if series:
-        v = np.concatenate([np.asarray(s["v"]) for s in series])
-        mean = float(v.mean()) if len(v) else 0.0
+def _cpu_active(analysis: dict) -> dict[str, Any]:
+    """The pie shows the figure the CLI prints (profiler/figures.py): sampled utilisation when the system monitor
+    recorded it, else the trace's CPU busy time; the source line says which."""
+    figs = analysis.get("figures") or []
+    sampled = [f for f in figs if f["key"] == "cpu_util"]
+    if sampled:
+        mean = float(np.mean([f["value"] for f in sampled]))
         out = _pie(["active", "idle"], [mean, 100.0 - mean], unit="%")
-        out["source"] = "mean CPU utilisation over the run"
+        out["source"] = sampled[0]["label"] + (": " + ", ".join(f"{f['host']} {f['text']}" for f in sampled))
+        return out
+    traced = [f for f in figs if f["key"] == "cpu_busy_trace"]
+    if traced:
+        busy = sum(f["value"] for f in traced)
+        span = sum((analysis["ranks"][f["rank"]].get("cpu") or {}).get("span_us", 0.0) for f in traced)
+        out = _pie(["busy", "idle"], [busy, max(span - busy, 0.0)])
+        out["source"] = traced[0]["label"] + ": " + ", ".join(f"rank {f['rank']} {f['text']}" for f in traced)
         return out
     return {"missing": NO_COUNTERS.format(what="CPU utilisation")}
 
@@ -179,6 +218,66 @@ def _group_sum(names: list[str], ids: np.ndarray, weights: np.ndarray) -> tuple[
     return names, total, count
 
 
+def _simplify(name: str) -> str:
+    """A kernel name without "void ", namespaces and the argument list."""
+    n = re.sub(r"^void\s+", "", name.strip()).replace("(anonymous namespace)::", "")
+    depth, cut = 0, len(n)
+    for i, ch in enumerate(n):  # the argument list is the first "(" outside template brackets
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        elif ch == "(" and depth == 0 and i > 0:
+            cut = i
+            break
+    return re.sub(r"\b[A-Za-z_]\w*::", "", n[:cut]).replace(" >", ">")
+
+
+def _cut(s: str, width: int) -> str:
+    if len(s) <= width:
+        return s
+    head = (width - 1) * 2 // 3
+    return s[:head] + "…" + s[len(s) - (width - 1 - head):]
+
+
+def _nearest_common(strings: list[str]) -> list[int]:
+    """For each string, the longest prefix it shares with any other (its neighbours in sorted order)."""
+    import os
+
+    order = sorted(range(len(strings)), key=strings.__getitem__)
+    out = [0] * len(strings)
+    for a, b in zip(order, order[1:]):
+        n = len(os.path.commonprefix([strings[a], strings[b]]))
+        out[a], out[b] = max(out[a], n), max(out[b], n)
+    return out
+
+
+def short_labels(names: list[str], width: int = 48) -> list[str]:
+    """Readable labels for full kernel names that stay distinct: the name without "void", namespaces and
+    arguments, cut in the middle when long. Names that would look alike show their start, then the part where
+    they differ from their nearest look-alike; a number is the last resort (names that differ only in arguments)."""
+    simple = [_simplify(n) or n for n in names]
+    labels = [_cut(x, width) for x in simple]
+    counts = {lbl: labels.count(lbl) for lbl in labels}
+    prefix = _nearest_common(simple)
+    suffix = _nearest_common([x[::-1] for x in simple])
+    for i, x in enumerate(simple):
+        if counts[labels[i]] == 1:
+            continue
+        a = max(0, prefix[i] - 10)
+        b = min(len(x), max(len(x) - suffix[i], prefix[i] + 1) + 10)
+        head = x[: min(a, width // 3)]
+        window = x[a:b] if b - a <= width else x[a: a + width]
+        labels[i] = (head + "…" if a > len(head) else head) + window + ("…" if a + len(window) < len(x) else "")
+    counts = {lbl: labels.count(lbl) for lbl in labels}
+    seen: dict[str, int] = {}
+    for i, lbl in enumerate(labels):
+        if counts[lbl] > 1:
+            seen[lbl] = seen.get(lbl, 0) + 1
+            labels[i] = f"{lbl} #{seen[lbl]}"
+    return labels
+
+
 def _kernels(ranks) -> dict[str, Any]:
     totals: dict[str, list[float]] = {}
     for r in ranks:
@@ -193,39 +292,20 @@ def _kernels(ranks) -> dict[str, Any]:
     if not totals:
         return {"missing": "the profile has GPU activity but no kernels (only memcpy/memset)"}
     items = sorted(totals.items(), key=lambda kv: -kv[1][0])
-    return {"names": [k for k, _ in items], "total_us": [round(v[0], 3) for _, v in items],
+    names = [k for k, _ in items]
+    return {"names": names, "labels": short_labels(names), "total_us": [round(v[0], 3) for _, v in items],
             "count": [v[1] for _, v in items]}
 
 
-def _annotation_rows(r: S.RankTrace) -> dict[str, np.ndarray]:
-    """Durations (ns) per annotation name; steps pooled as step_N / ProfilerStep#N, GPU-side spans apart."""
-    out: dict[str, list[np.ndarray]] = {}
-    for cat, suffix in ((S.CAT_USER_ANNOTATION, ""), (S.CAT_GPU_USER_ANNOTATION, " (GPU)")):
-        m = r.mask_cat(cat)
-        if not m.any():
-            continue
-        ids = r["name_id"][m]
-        durs = r["dur_ns"][m]
-        for code in np.unique(ids):
-            name = r.names[code]
-            if STEP_NAME.match(name):
-                name = "ProfilerStep#N" if name.startswith("ProfilerStep") else "step_N"
-            out.setdefault(name + suffix, []).append(durs[ids == code])
-    return {k: np.concatenate(v) for k, v in out.items()}
+def _step_times(analysis: dict) -> dict[str, Any]:
+    """Step durations of every rank (the analysis' host-side steps) and their histogram (metrics.histogram)."""
+    from profiler.analysis.metrics import histogram
 
-
-def _step_times(ranks) -> dict[str, Any]:
-    vals = []
-    for r in ranks:
-        # host-side step annotations only (gpu_user_annotation duplicates them on the device)
-        m = r.mask_cat(S.CAT_USER_ANNOTATION, S.CAT_CPU_OP)
-        for code in np.unique(r["name_id"][m]):
-            if STEP_NAME.match(r.names[code]):
-                vals.append(r["dur_ns"][m & (r["name_id"] == code)])
-    if not vals:
+    durs = [x["dur_us"] for r in analysis["ranks"].values() if r.get("steps") for x in r["steps"]["steps"]]
+    if not durs:
         return {"missing": "no step annotations (step_N from our callback/annotate, or ProfilerStep#N from torch.profiler)"}
-    ms = np.concatenate(vals) / 1e6
-    return {"values_ms": ms.round(4).tolist()}
+    us = np.asarray(durs, dtype=np.float64)
+    return {"values_ms": (us / 1e3).round(4).tolist(), "histogram": histogram(us * 1000)}
 
 
 def _rank_metrics(ranks, analysis: dict | None) -> list[dict[str, Any]]:
@@ -271,16 +351,32 @@ def _memory_ops(per_rank) -> dict[str, Any]:
     return out
 
 
+DEFAULT_ANNOTATIONS = ("forward", "backward", "optimizer", "step")
+
+
 def _annotations(ranks) -> dict[str, Any]:
+    """Every annotation label (metrics.annotation_groups: the grouping the analysis uses) with its histogram."""
+    from profiler.analysis.metrics import annotation_groups, histogram
+
     acc: dict[str, list[np.ndarray]] = {}
     for r in ranks:
-        for name, durs in _annotation_rows(r).items():
+        for name, durs in annotation_groups(r).items():
             acc.setdefault(name, []).append(durs)
     if not acc:
         return {"missing": "no annotations: use profiler.annotate(name) or the Hugging Face callback in the script"}
     merged = {k: np.concatenate(v) for k, v in acc.items()}
     names = sorted(merged, key=lambda k: -float(merged[k].sum()))[:MAX_ANNOTATION_NAMES]
-    default = next((n for n in names if n.lower() in ("backward", "## backward ##")), None)
-    default = default or next((n for n in names if "backward" in n.lower()), names[0])
-    return {"names": names, "default": default,
+    defaults = []
+    for word in DEFAULT_ANNOTATIONS:  # the phases of a step, then the step itself; host-side spans first
+        hit = next((n for n in names if word in n.lower() and not n.endswith("(GPU)") and n not in defaults), None)
+        if hit:
+            defaults.append(hit)
+    for n in names:  # then the busiest others, up to three charts
+        if len(defaults) >= 3:
+            break
+        if n not in defaults and not n.endswith("(GPU)"):
+            defaults.append(n)
+    return {"names": names, "default": defaults[0], "defaults": defaults,
+            "counts": {n: int(len(merged[n])) for n in names},
+            "histograms": {n: histogram(merged[n]) for n in names},
             "durations_ms": {n: (merged[n][:MAX_SAMPLES] / 1e6).round(4).tolist() for n in names}}

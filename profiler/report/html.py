@@ -14,7 +14,7 @@ from typing import Any
 STATIC = Path(__file__).with_name("static")
 
 
-def _json_for_script(data: Any) -> str:
+def json_for_script(data: Any) -> str:
     import orjson
 
     # "</" would end the <script> block early; "<\/" is the same JSON string
@@ -29,6 +29,7 @@ def plotly_js() -> str:
 
 def render_report(data: dict[str, Any]) -> str:
     title = html.escape(f"sagelaunch profile report: {data.get('title', '')}")
+    src = html.escape(str(data.get("source") or "PATH"))
     meta = html.escape(
         f"source {data.get('title', '')} · ranks {', '.join(map(str, data.get('ranks', [])))} · "
         f"hosts {', '.join(data.get('hosts', []))} · generated {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}"
@@ -42,8 +43,10 @@ def render_report(data: dict[str, Any]) -> str:
         f"<style>body{{font:13px sans-serif;margin:12px 18px;background:#f5f7fa}} h1{{font-size:18px;margin:4px 0}}"
         f" .meta{{color:#909399;margin-bottom:8px}}\n{(STATIC / 'dashboard.css').read_text()}</style>"
         f"<script>{plotly_js()}</script></head><body>"
-        f"<h1>{title}</h1><div class=\"meta\">{meta}</div><div id=\"dashboard\"></div>"
-        f"<script id=\"dashboard-data\" type=\"application/json\">{_json_for_script(data)}</script>"
+        f"<h1>{title}</h1><div class=\"meta\">{meta}</div>"
+        f"<div class=\"meta\">Timeline of this profile: <code>sagelaunch profile timeline {src} -o timeline.html</code>"
+        f" or <code>sagelaunch profile ui {src}</code></div><div id=\"dashboard\"></div>"
+        f"<script id=\"dashboard-data\" type=\"application/json\">{json_for_script(data)}</script>"
         f"<script>{(STATIC / 'dashboard.js').read_text()}</script>"
         "<script>window.dashboard = new SageDashboard(document.getElementById('dashboard'),"
         " JSON.parse(document.getElementById('dashboard-data').textContent), window.Plotly);</script>"

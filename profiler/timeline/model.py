@@ -86,7 +86,7 @@ class TimelineModel:
     corr: np.ndarray  # int32 correlation id or -1
     fields: dict[str, np.ndarray]  # extra per-event columns shown in the selection panel (-1 = none)
     counters: list[Counter]
-    steps: list[dict[str, Any]]  # {"name": "step_3", "start": us, "end": us}
+    steps: list[dict[str, Any]]  # {"name": "ProfilerStep#3" or "step_3", "number": 3, "start": us, "end": us}
 
     def __len__(self) -> int:
         return len(self.track)
@@ -308,7 +308,7 @@ def _span(start: np.ndarray, dur: np.ndarray, counters: list[Counter]) -> float:
 
 
 def _steps(rank: S.RankTrace, t0: int) -> list[dict[str, Any]]:
-    """Step windows from ProfilerStep#N or step_N annotations, named step_N."""
+    """Step windows from ProfilerStep#N or step_N annotations, named as their bars are (ProfilerStep#103)."""
     ann = rank.mask_cat(S.CAT_USER_ANNOTATION, S.CAT_CPU_OP)
     out = []
     for code, nm in enumerate(rank.names):
@@ -319,7 +319,7 @@ def _steps(rank: S.RankTrace, t0: int) -> list[dict[str, Any]]:
             rows = np.flatnonzero(ann & (rank["name_id"] == code))
             for row in rows[:1]:
                 s = (int(rank["ts_ns"][row]) - t0) / 1e3
-                out.append({"name": f"step_{m.group(1)}", "start": s, "end": s + int(rank["dur_ns"][row]) / 1e3})
+                out.append({"name": nm, "number": int(m.group(1)), "start": s, "end": s + int(rank["dur_ns"][row]) / 1e3})
     out.sort(key=lambda s: s["start"])
     return out
 

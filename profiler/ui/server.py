@@ -7,7 +7,12 @@ JSON API, so a web framework would add a dependency without removing code. Safet
 - static files come from a fixed table, never from the request path;
 - jobs are named, validated against SageMaker's name pattern and looked up in the listing; their
   files are found from the registry / DescribeTrainingJob, never from anything the browser sends;
-- nothing is written or deleted except the server's own temporary S3 download folder.
+- nothing is written or deleted except the server's own temporary S3 download folder;
+- state-changing requests (POST) from another origin are refused (Origin / Sec-Fetch-Site), and no CORS
+  header is ever sent;
+- a request body is read only when its Content-Length is a number from 0 to MAX_BODY; every connection has
+  an idle timeout and at most MAX_CONNECTIONS are served at once (the rest get 503), so idle or half-open
+  sockets cannot pin threads.
 
 API: GET /api/jobs?q=&status=&created_after=&created_before=&refresh=1 · POST /api/load {"name","source"}
 · GET /api/status · POST /api/unload · GET /api/dashboard · GET /api/timeline
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
 import threading
 from functools import lru_cache
 from http import HTTPStatus
@@ -38,9 +44,15 @@ STATIC_FILES = {  # URL name -> (file, content type); the only files the server 
     "timeline.js": (HERE.parent / "timeline" / "static" / "timeline.js", "text/javascript"),
     "timeline_lod.js": (HERE.parent / "timeline" / "static" / "timeline_lod.js", "text/javascript"),
     "timeline_interact.js": (HERE.parent / "timeline" / "static" / "timeline_interact.js", "text/javascript"),
+    "timeline_nav.js": (HERE.parent / "timeline" / "static" / "timeline_nav.js", "text/javascript"),
     "timeline.css": (HERE.parent / "timeline" / "static" / "timeline.css", "text/css"),
 }
 MAX_BODY = 4096
+IDLE_TIMEOUT_S = 30.0  # a connection that sends nothing for this long is closed
+MAX_CONNECTIONS = 32  # connections served at once; one thread each
+_BUSY_BODY = b'{"error": "too many open connections; try again shortly"}\n'
+BUSY_REPLY = (b"HTTP/1.0 503 Service Unavailable\r\nContent-Type: application/json\r\nConnection: close\r\n"
+              b"Content-Length: %d\r\n\r\n%s" % (len(_BUSY_BODY), _BUSY_BODY))
 
 
 @lru_cache(maxsize=1)
@@ -54,10 +66,14 @@ class ProfileBrowser(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(self, port: int = 0, include_sagemaker: bool = True,
-                 job_sources: sources.JobSources = sources.NO_SOURCES):
+                 job_sources: sources.JobSources = sources.NO_SOURCES, *, idle_timeout: float = IDLE_TIMEOUT_S,
+                 max_connections: int = MAX_CONNECTIONS):
+        # set before binding: a failed bind calls server_close(), which unloads the session
+        self.session = ProfileSession(job_sources)
+        self.idle_timeout = idle_timeout
+        self.slots = threading.BoundedSemaphore(max_connections)
         super().__init__((BIND, port), _Handler)
         self.catalog = sources.JobCatalog(job_sources, include_sagemaker=include_sagemaker)
-        self.session = ProfileSession(job_sources)
 
     @property
     def url(self) -> str:
@@ -66,6 +82,39 @@ class ProfileBrowser(ThreadingHTTPServer):
     def allowed_hosts(self) -> set[str]:
         port = self.server_address[1]
         return {f"127.0.0.1:{port}", f"localhost:{port}"}
+
+    def allowed_origins(self) -> set[str]:
+        return {f"http://{host}" for host in self.allowed_hosts()}
+
+    def process_request(self, request, client_address) -> None:
+        if not self.slots.acquire(blocking=False):  # all slots held: answer at once instead of queueing a thread
+            try:
+                request.settimeout(1.0)  # the accepting thread must never wait on a client
+                request.sendall(BUSY_REPLY)
+            except OSError:
+                pass
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.slots.release()
+            raise
+
+    def process_request_thread(self, request, client_address) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
+
+    def handle_error(self, request, client_address) -> None:
+        """A client that went away or stalled past the idle timeout is routine: a debug line, not a traceback."""
+        import sys
+
+        if isinstance(sys.exc_info()[1], (TimeoutError, ConnectionError)):
+            log.debug("%s: connection dropped (%s)", client_address, sys.exc_info()[1])
+            return
+        super().handle_error(request, client_address)
 
     def start_background(self) -> threading.Thread:
         thread = threading.Thread(target=self.serve_forever, name="profile-browser", daemon=True)
@@ -81,6 +130,10 @@ class _Handler(BaseHTTPRequestHandler):
     server: ProfileBrowser
     server_version = "sagelaunch-profile-ui"
     sys_version = ""
+
+    def setup(self) -> None:
+        self.timeout = self.server.idle_timeout  # StreamRequestHandler applies it to the socket
+        super().setup()
 
     def log_message(self, fmt: str, *args) -> None:  # quiet by default; --verbose turns logging on
         log.debug("%s " + fmt, self.address_string(), *args)
@@ -113,6 +166,29 @@ class _Handler(BaseHTTPRequestHandler):
             return True
         self._error(HTTPStatus.FORBIDDEN, "unexpected Host header; open the browser at " + self.server.url)
         return False
+
+    def _same_origin(self) -> bool:
+        """A state-changing request must come from this app's own page (or from a non-browser client)."""
+        origin, site = self.headers.get("Origin"), self.headers.get("Sec-Fetch-Site")
+        if (origin is None or origin in self.server.allowed_origins()) and site in (None, "same-origin", "none"):
+            return True
+        self._error(HTTPStatus.FORBIDDEN, f"cross-origin request refused (Origin: {origin}, Sec-Fetch-Site: {site}); "
+                                          "use the page at " + self.server.url)
+        return False
+
+    def _body_length(self) -> int | None:
+        """Content-Length when it is 0..MAX_BODY; otherwise answer 400/413 and close without reading the body."""
+        raw = self.headers.get("Content-Length", "0").strip()
+        status, message = None, ""
+        if not raw.isdigit() or not raw.isascii():
+            status, message = 400, f"Content-Length {raw[:40]!r} is not a byte count; allowed: 0..{MAX_BODY}"
+        elif int(raw) > MAX_BODY:
+            status, message = 413, f"request body of {raw[:40]} bytes is too large; allowed: at most {MAX_BODY}"
+        if status is None:
+            return int(raw)
+        self.close_connection = True
+        self._error(status, message)
+        return None
 
     # ---- GET ----
     def do_GET(self) -> None:  # noqa: N802 - http.server's naming
@@ -159,13 +235,20 @@ class _Handler(BaseHTTPRequestHandler):
 
     # ---- POST ----
     def do_POST(self) -> None:  # noqa: N802
-        if not self._host_ok():
+        if not self._host_ok() or not self._same_origin():
             return
         path = urlsplit(self.path).path
-        length = int(self.headers.get("Content-Length") or 0)
-        if length > MAX_BODY:
-            return self._error(413, "request body too large")
-        raw = self.rfile.read(length) if length else b"{}"
+        length = self._body_length()
+        if length is None:
+            return
+        try:
+            raw = self.rfile.read(length) if length else b"{}"
+        except (TimeoutError, socket.timeout, ConnectionError):  # the client stopped sending: drop it quietly
+            self.close_connection = True
+            return
+        if len(raw) < length:
+            self.close_connection = True
+            return self._error(400, f"body: {len(raw)} of {length} bytes (Content-Length) arrived")
         try:
             body = json.loads(raw or b"{}")
             if not isinstance(body, dict):
@@ -197,10 +280,24 @@ class _Handler(BaseHTTPRequestHandler):
         self._json(202, self.server.session.status())
 
 
+class PortInUse(OSError):
+    """The port is taken: the one-line message names it and the fix."""
+
+
 def serve(port: int = 8008, include_sagemaker: bool = True, open_browser: bool = False,
-          job_sources: sources.JobSources = sources.NO_SOURCES) -> None:
-    """Run the profile browser until Ctrl-C."""
-    server = ProfileBrowser(port, include_sagemaker=include_sagemaker, job_sources=job_sources)
+          job_sources: sources.JobSources = sources.NO_SOURCES, open_path: str | None = None) -> None:
+    """Run the profile browser until Ctrl-C; with open_path, that profile/trace is loaded at start."""
+    import errno
+
+    try:
+        server = ProfileBrowser(port, include_sagemaker=include_sagemaker, job_sources=job_sources)
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise PortInUse(f"port {port} on 127.0.0.1 is in use (another profile browser or program listens there); "
+                            "fix: --port <another port>, or --port 0 to pick a free one") from None
+        raise
+    if open_path is not None:
+        server.session.start_load(sources.path_entry(open_path))
     print(f"sagelaunch profile browser on {server.url} (127.0.0.1 only; Ctrl-C to stop)", flush=True)
     if open_browser:
         import webbrowser

@@ -89,6 +89,10 @@ class ProfileSession:
     # ---- the background load ----
     def _load(self, job: sources.JobEntry, gen: int) -> None:
         try:
+            if job.source == "path":
+                profile = self._read_path(Path(job.location), gen)
+                self._build(job, profile, gen)
+                return
             if job.source == "local":
                 roots = [(d, d.parents[1].name) for d in self.sources.local_dirs(job.name)]
                 if not roots:
@@ -102,6 +106,15 @@ class ProfileSession:
         except Exception as exc:  # noqa: BLE001 - shown in the page; the server keeps running
             log.warning("loading %s failed: %s", job.name, exc)
             self._set(gen, state="error", error=f"{type(exc).__name__}: {exc}", message="failed")
+
+    def _read_path(self, path: Path, gen: int):
+        """A trace file or any folder given on the command line: the loader reads it as `profile analyze` would."""
+        if path.is_dir():
+            return self._read([(path, None)], gen, (0.0, 0.8))
+        from profiler.loader import load_profile
+
+        self._set(gen, progress=0.1, message=f"reading {path.name}")
+        return load_profile(path)
 
     def _download(self, job: sources.JobEntry, gen: int) -> Path:
         s3, prefix, objects = self.sources.s3_profile(job.name)

@@ -26,7 +26,7 @@ PROFILE_SUFFIXES = (".parquet", ".json", ".json.gz")
 @dataclass
 class JobEntry:
     name: str
-    source: str  # "local" | "sagemaker"
+    source: str  # "local" | "sagemaker" | "path" (given on the command line)
     status: str
     created: str  # ISO 8601, UTC
     has_profile: bool
@@ -34,6 +34,13 @@ class JobEntry:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def path_entry(path) -> JobEntry:
+    """A profile given on the command line (`sagelaunch profile ui PATH`): loaded as it is, never named by the page."""
+    p = Path(path).resolve()
+    created = datetime.fromtimestamp(p.stat().st_mtime, timezone.utc).isoformat(timespec="seconds")
+    return JobEntry(name=p.name, source="path", status="Completed", created=created, has_profile=True, location=str(p))
 
 
 def validate_job_name(name: Any) -> str:

@@ -46,7 +46,7 @@ def make_spec(entry_point: str = "contract_probe.py", **overrides) -> TrainingJo
     return TrainingJobSpec(**fields)
 
 
-def wait_for_files(folder: Path, count: int, timeout: float = 60) -> list[Path]:
+def wait_for_files(folder: Path, count: int, timeout: float = 180) -> list[Path]:
     """Poll until `count` *.pid files exist (each rank writes one when it is up)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -6,8 +6,12 @@ import json
 import tarfile
 from pathlib import Path
 
+import pytest
+
 from launcher.backends import submit
 from tests.local.conftest import make_spec
+
+pytestmark = pytest.mark.slow  # a local TensorFlow job on two hosts
 
 # needs tensorflow-cpu (in the [test] extra): without it the job is rejected before it starts and this fails
 

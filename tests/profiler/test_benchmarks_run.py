@@ -26,6 +26,7 @@ def test_analysis_benchmark_runs():
     assert all(r[-1] == "0" and float(r[-4]) > 0 for r in rows), proc.stdout
 
 
+@pytest.mark.slow  # trains a model with and without profilers
 def test_overhead_benchmark_runs():
     proc = run("scripts/bench_profiler_overhead.py", "--tiny", "--rounds", "1", "--steps", "2")
     assert proc.returncode == 0, proc.stderr[-2000:]

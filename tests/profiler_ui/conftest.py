@@ -112,12 +112,12 @@ def profile_home(tmp_path_factory):
 
 
 @contextlib.contextmanager
-def serve_profile_browser(include_sagemaker: bool):
-    """The profile browser on 127.0.0.1 on a free port, shut down on exit."""
+def serve_profile_browser(include_sagemaker: bool, **limits):
+    """The profile browser on 127.0.0.1 on a free port, shut down on exit (limits: idle_timeout, max_connections)."""
     from profiler.ui.server import ProfileBrowser
     from sagelaunch.profile_sources import job_sources
 
-    server = ProfileBrowser(0, include_sagemaker=include_sagemaker, job_sources=job_sources())
+    server = ProfileBrowser(0, include_sagemaker=include_sagemaker, job_sources=job_sources(), **limits)
     server.start_background()
     try:
         yield server

@@ -9,8 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from profiler.loader import load_profile
 from tests.profiler_ui.conftest import TRACES
+
+pytestmark = pytest.mark.slow  # drives Chromium (the benchmark's browser figures)
 
 REPO = Path(__file__).resolve().parents[2]
 QUICK_TRACE = "sampled_rank0.pt.trace.json.gz"  # what --quick benchmarks

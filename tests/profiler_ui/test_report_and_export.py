@@ -53,26 +53,38 @@ def test_report_opens_offline_with_every_chart(page, reports, artifacts_dir):
     for chart in ("gpu-active", "gpu-util", "kernel-time-all", "kernel-time-top", "kernel-count-all",
                   "kernel-count-top", "step-time", "precision", "gpu-activity", "memory-ops", "annotation"):
         assert page.locator(f"#chart-{chart} .main-svg").count() >= 1, chart
-    for chart in ("cpu-active", "cpu-util"):
-        assert "did not record" in page.inner_text(f"#chart-{chart}")
+    assert "did not record" in page.inner_text("#chart-cpu-util")
+    # CPU active: no samples, so the trace's CPU busy time, labelled as such (the CLI prints the same figure)
+    assert page.locator("#chart-cpu-active .main-svg").count() >= 1
+    assert "483.3 ms of 495.0 ms" in page.inner_text('[data-chart="cpu-active"] .db-source')
     assert page.evaluate("document.getElementById('chart-kernel-time-top').data[0].y.length") == 15
     page.fill("#db-k", "3")
     page.wait_for_function("document.getElementById('chart-kernel-count-top').data[0].y.length === 3")
     assert page.evaluate("document.getElementById('chart-kernel-time-all').data[0].labels.length") == 4
-    options = page.locator("#db-annotation option").all_inner_texts()
-    assert "## backward ##" in options and "ProfilerStep#N" in options
-    page.select_option("#db-annotation", "ProfilerStep#N")
-    page.wait_for_function("document.getElementById('chart-annotation').data[0].x.length === 5")
+    # several annotation histograms side by side; any other by typing its name
+    shown = page.locator("#chart-annotation .db-ann").evaluate_all("els => els.map(e => e.dataset.name)")
+    assert shown == ["## forward ##", "## backward ##", "## optimizer ##", "ProfilerStep#N"]
+    tops = page.locator("#chart-annotation .db-ann").evaluate_all("els => els.map(e => e.getBoundingClientRect().top)")
+    assert tops[0] == tops[1]  # side by side
+    page.fill("#db-ann-input", "DistributedDataParallel.forward (GPU)")
+    page.dispatch_event("#db-ann-input", "change")
+    page.wait_for_selector('#chart-annotation .db-ann[data-name="DistributedDataParallel.forward (GPU)"]')
+    page.wait_for_function("document.getElementById('chart-ann').data.length === 5")
+    assert page.evaluate("document.getElementById('chart-ann').data[4].name") == "DistributedDataParallel.forward (GPU)"
     page.screenshot(path=str(artifacts_dir / "report-v100-offline.png"), full_page=True)
     assert page.console_errors == []
 
 
 @pytest.mark.browser
-def test_cpu_only_report_says_why_sections_are_empty(page, reports, artifacts_dir):
+def test_cpu_only_report_says_it_once(page, reports, artifacts_dir):
     open_offline(page, reports["cpu"])
+    # one banner instead of the same sentence on every GPU card; the GPU cards are gone
+    assert page.locator(".db-banner").count() == 1 and "CPU-only profile" in page.inner_text(".db-banner")
     for chart in ("gpu-active", "gpu-util", "kernel-time-all", "precision", "gpu-activity", "memory-ops"):
-        assert "CPU-only run" in page.inner_text(f"#chart-{chart}"), chart
-        assert page.locator(f"#chart-{chart} .main-svg").count() == 0
+        assert page.locator(f"#chart-{chart}").count() == 0, chart
+    body = page.inner_text("#dashboard")
+    assert body.count("no GPU activity") == 0 and body.count("CPU-only") == 1
+    assert page.locator("#chart-cpu-active .main-svg").count() >= 1 and page.locator("#chart-step-time .main-svg").count() >= 1
     page.screenshot(path=str(artifacts_dir / "report-cpu-only-offline.png"), full_page=True)
     assert page.console_errors == []
 
@@ -99,7 +111,7 @@ def test_perfetto_export_has_tracks_flows_and_counters(tmp_path, profile_home):
     s = starts[f["id"]]
     assert by_key[(s["pid"], s["tid"], s["ts"])]["cat"] == "cuda_runtime"
     assert any(e["ph"] == "C" for e in events)
-    assert [st["name"] for st in data["otherData"]["steps"]] == [f"step_{i}" for i in range(101, 106)]
+    assert [st["name"] for st in data["otherData"]["steps"]] == [f"ProfilerStep#{i}" for i in range(101, 106)]
 
 
 def test_cli_errors_are_one_line_not_tracebacks(tmp_path):
@@ -112,3 +124,25 @@ def test_cli_errors_are_one_line_not_tracebacks(tmp_path):
         assert result.exit_code == 2, result.output
         assert "error:" in result.output and "Traceback" not in result.output
     assert not (tmp_path / "r.html").exists()
+
+
+def test_timeline_command_writes_one_offline_page_for_many_ranks(tmp_path):
+    import re
+    import shutil
+
+    folder = tmp_path / "ranks"
+    folder.mkdir()
+    for name in ("sampled_rank0.pt.trace.json.gz", "sampled_rank1.pt.trace.json.gz"):
+        shutil.copy(trace(name), folder / name)
+    out = tmp_path / "tl.html"
+    result = runner.invoke(profile_app, ["timeline", str(folder), "-o", str(out)])
+    assert result.exit_code == 0 and "wrote" in result.output, result.output
+    html = out.read_text()
+    assert "<script src=" not in html and "<link " not in html and "SageTimeline" in html
+    payload = json.loads(re.search(r'<script id="timeline-data" type="application/json">(.*?)</script>', html, re.S)
+                         .group(1).replace("<\\/", "</"))
+    paths = {t["path"] for t in payload["tracks"]}
+    assert any("(rank 0)" in p for p in paths) and any("(rank 1)" in p for p in paths)
+    assert [s["name"] for s in payload["steps"]][:1] == ["ProfilerStep#551"]
+    bad = runner.invoke(profile_app, ["timeline", str(tmp_path / "missing.json"), "-o", str(out)])
+    assert bad.exit_code == 2 and "error:" in bad.output and "Traceback" not in bad.output

@@ -44,7 +44,7 @@ def test_timeline_tree_links_and_steps(v100):
     host_track = m.tracks.index(next(t for t in m.tracks if t.path == "algo-1 / GPUs / GPU 0 (rank 0) / host"))
     on_host = set(np.array(m.cats)[m.cat[m.track == host_track]])
     assert on_host == {"cuda_runtime", "user_annotation"}
-    assert [s["name"] for s in m.steps] == [f"step_{i}" for i in range(101, 106)]
+    assert [s["name"] for s in m.steps] == [f"ProfilerStep#{i}" for i in range(101, 106)]  # as the bars say
     assert all(0 <= s["start"] < s["end"] <= m.span_us for s in m.steps)
 
 
@@ -84,9 +84,10 @@ def test_dashboard_sections(v100):
     assert sum(k["count"]) == 4350
     assert d["gpu_activity"]["labels"][0] == "kernel"
     assert len(d["step_time"]["values_ms"]) == 5
-    assert d["annotations"]["default"] == "## backward ##"
+    assert d["annotations"]["defaults"] == ["## forward ##", "## backward ##", "## optimizer ##", "ProfilerStep#N"]
     assert "ProfilerStep#N" in d["annotations"]["names"]
-    assert d["gpu_util"]["series"][0]["name"] == "algo-1 GPU 0 (rank 0)"
+    assert d["gpu_util"]["series"][0]["name"] == "algo-1 (mean of 1 GPU)"  # per node; per GPU on demand
+    assert d["gpu_util"]["per_gpu"][0]["name"] == "algo-1 GPU 0 (rank 0)"
     assert all(0 <= v <= 100.0001 for v in d["gpu_util"]["series"][0]["v"])
     assert "missing" in d["cpu_util"]
     cpu = dashboard_data(load_profile(trace("cpu_only.pt.trace.json.gz")))["sections"]

@@ -16,7 +16,7 @@ SMP = {"partitions": 2, "microbatches": 4, "pipeline": "interleaved", "ddp": Tru
 
 
 def make_source(root: Path) -> Path:
-    """A source_dir holding files that ship and files that must not (.env, .git, caches, *.bin)."""
+    """A source_dir holding files that ship and files that must not (credentials, .git, caches, *.bin, a link out)."""
     files = {
         "train.py": "print('training')\n",
         "requirements.txt": "transformers\n",
@@ -28,11 +28,22 @@ def make_source(root: Path) -> Path:
         "lib/model.pyc": "x",
         ".ipynb_checkpoints/train-checkpoint.py": "x",
         "weights.bin": "big",  # excluded by the spec's ignore_patterns
+        ".aws/credentials": "[default]\naws_secret_access_key=do-not-ship\n",
+        ".ssh/id_rsa": "-----BEGIN OPENSSH PRIVATE KEY-----\n",
+        ".netrc": "machine example.com password do-not-ship\n",
+        ".env.local": "TOKEN=do-not-ship\n",
+        ".envrc": "export TOKEN=do-not-ship\n",
+        "secrets/token.txt": "do-not-ship\n",
     }
     for rel, text in files.items():
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
+    outside = root.parent / f"{root.name}-outside.txt"
+    outside.write_text("do-not-ship\n")
+    link = root / "lib" / "outside.txt"  # points outside source_dir: skipped, never read
+    if not link.is_symlink():
+        link.symlink_to(outside)
     return root
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from jobspec import names as naming
 from jobspec.s3uri import parse_s3_uri
-from launcher.aws import clients, s3
+from launcher.aws import clients, limits, s3
 from launcher.aws.errors import AWSError
 
 pytestmark = pytest.mark.timeout(90)  # a wait that never ends must fail, not hang
@@ -33,13 +33,20 @@ def test_job_names_are_valid_unique_and_short_enough():
 def test_clients_honour_endpoint_and_bounded_standard_retries(sagemaker_env, monkeypatch):
     sm = clients.client("sagemaker", "us-west-2")
     assert sm.meta.endpoint_url == sagemaker_env.proxy.url
-    assert sm.meta.config.retries == {"mode": "standard", "total_max_attempts": clients.DEFAULT_MAX_ATTEMPTS}
+    assert sm.meta.config.retries == {"mode": "standard", "total_max_attempts": limits.DEFAULT_MAX_ATTEMPTS}
     monkeypatch.setenv("SAGELAUNCH_AWS_MAX_ATTEMPTS", "7")
     assert clients.client("sagemaker", "us-west-2").meta.config.retries["total_max_attempts"] == 7
     monkeypatch.setenv("SAGELAUNCH_AWS_MAX_ATTEMPTS", "zero")
     with pytest.raises(ValueError, match="SAGELAUNCH_AWS_MAX_ATTEMPTS='zero'"):
         clients.client("sagemaker", "us-west-2")
     monkeypatch.delenv("SAGELAUNCH_AWS_MAX_ATTEMPTS")
+    assert (sm.meta.config.connect_timeout, sm.meta.config.read_timeout) == (10, 60)  # bounded, never forever
+    monkeypatch.setenv("SAGELAUNCH_AWS_READ_TIMEOUT", "2.5")
+    assert clients.client("sagemaker", "us-west-2").meta.config.read_timeout == 2.5
+    monkeypatch.setenv("SAGELAUNCH_AWS_READ_TIMEOUT", "-1")
+    with pytest.raises(ValueError, match=r"SAGELAUNCH_AWS_READ_TIMEOUT='-1' must be a number of seconds > 0"):
+        clients.client("sagemaker", "us-west-2")
+    monkeypatch.delenv("SAGELAUNCH_AWS_READ_TIMEOUT")
     assert clients.account_id("us-west-2") == "123456789012"
 
 

@@ -123,3 +123,46 @@ def test_fit_job_file(sagemaker_env, tmp_path, cli):
                    "framework_version: '2.0.0'\npy_version: py310\nregion: us-west-2\n")
     no_role = cli("fit", str(bad))
     assert no_role.exit_code == 1 and "role is required" in no_role.output
+
+
+@pytest.mark.parametrize("where", ["AWS_REGION", "AWS_DEFAULT_REGION", "profile"])
+def test_one_region_rule_for_every_command(sagemaker_env, tmp_path, cli, monkeypatch, where):
+    """Before: with AWS_REGION alone, `fit` used it but `jobs list/describe/logs/stop` said "no AWS region"."""
+    for var in ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE", "AWS_DEFAULT_PROFILE"):
+        monkeypatch.delenv(var, raising=False)
+    config = tmp_path / "aws-config"
+    config.write_text("[profile work]\nregion = us-west-2\n" if where == "profile" else "")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(config))
+    monkeypatch.setenv(*(("AWS_PROFILE", "work") if where == "profile" else (where, "us-west-2")))
+    sagemaker_env.plan(f"cli-region-{where.lower().replace('_', '-')}",
+                       Step("InProgress", "Training", "Training", logs=(("algo-1", "hello"),)))
+    spec = make_spec(f"cli-region-{where.lower().replace('_', '-')}", make_source(tmp_path / "src"), profiler=None)
+    submit(spec, wait=False)
+
+    listed = cli("jobs", "list", "--backend", "sagemaker", "--json")
+    assert listed.exit_code == 0, listed.output
+    assert spec.job_name in [row["Name"] for row in json.loads(listed.output)]
+    described = cli("jobs", "describe", spec.job_name)
+    assert described.exit_code == 0 and json.loads(described.output)["TrainingJobName"] == spec.job_name
+    assert cli("jobs", "logs", spec.job_name).output.splitlines() == ["[algo-1] hello"]
+    stopped = cli("jobs", "stop", spec.job_name)
+    assert stopped.exit_code == 0 and f"Stopping {spec.job_name}" in stopped.output
+    from sagelaunch.profile_sources import list_sagemaker
+
+    assert list_sagemaker()[1] == "ok", "the profile browser asks SageMaker in the same region"
+
+
+def test_no_region_anywhere_is_one_line_naming_the_fix(sagemaker_env, tmp_path, cli, monkeypatch):
+    for var in ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE", "AWS_DEFAULT_PROFILE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
+    listed = cli("jobs", "list", "--backend", "sagemaker")
+    assert listed.exit_code == 1 and "Traceback" not in listed.output
+    assert listed.output.strip() == (
+        "error: no AWS region is configured (none of AWS_REGION, AWS_DEFAULT_REGION or a region in the AWS config "
+        "file's profile); fix: pass --region us-west-2 (region= in Python) or export AWS_REGION=us-west-2")
+    assert cli("jobs", "list", "--backend", "sagemaker", "--region", "us-west-2").exit_code == 0
+    from launcher.environment import NO_REGION
+    from sagelaunch.profile_sources import list_sagemaker
+
+    assert list_sagemaker() == ([], NO_REGION)

@@ -47,7 +47,7 @@ def test_max_runtime_exceeded_is_reported_as_such(sagemaker_env, tmp_path):
 
 
 @pytest.mark.parametrize("stop_on_interrupt", [False, True])
-def test_ctrl_c_while_waiting(sagemaker_env, tmp_path, capsys, stop_on_interrupt):
+def test_ctrl_c_while_waiting(sagemaker_env, tmp_path, capsys, stop_on_interrupt, terminal_ctrl_c):
     fakes = sagemaker_env
     base = f"ctrl-c-{int(stop_on_interrupt)}"
     fakes.plan(base, Step("InProgress", "Starting", "Preparing"),

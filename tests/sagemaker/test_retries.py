@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+
+import boto3
 import pytest
 
 from launcher.aws.errors import AWSError
@@ -71,3 +74,58 @@ def test_waiting_survives_a_few_failed_polls(sagemaker_env, tmp_path, monkeypatc
     with pytest.raises(AWSError, match="ThrottlingException"):
         job.wait(logs=False)
     assert fakes.proxy.calls("DescribeTrainingJob")[-1].status == 400
+
+
+def test_a_lost_create_reply_is_not_taken_for_a_failure(sagemaker_env, tmp_path, capsys):
+    """SageMaker created the job but its answer was lost: the retry hears ResourceInUse about our own job."""
+    fakes = sagemaker_env
+    fakes.proxy.inject("lose_reply", count=1, action="CreateTrainingJob")
+    spec = make_spec("reply-lost", make_source(tmp_path / "src"), profiler=None)
+    job = submit(spec, wait=False)
+    creates = fakes.proxy.calls("CreateTrainingJob")
+    assert [c.status for c in creates] == [None, 400]  # the first took effect unheard, the retry was refused
+    assert creates[0].body == creates[1].body
+    description = job.describe()
+    code = description["HyperParameters"]["sagemaker_submit_directory"].strip('"')
+    bucket, key = code[len("s3://"):].split("/", 1)
+    assert boto3.client("s3", region_name="us-west-2").list_objects_v2(Bucket=bucket, Prefix=key)["KeyCount"] == 1
+    assert f"Created training job {spec.job_name}" in capsys.readouterr().out
+    assert job.wait(logs=False)["TrainingJobStatus"] == "Completed"
+
+
+def test_a_refused_retry_keeps_the_code_of_a_job_the_first_attempt_made(sagemaker_env, tmp_path, monkeypatch):
+    """The first answer was lost, the retry throttled past the budget: the job exists, so its code stays."""
+    fakes = sagemaker_env
+    monkeypatch.setenv("SAGELAUNCH_AWS_MAX_ATTEMPTS", "2")
+    fakes.proxy.inject("lose_reply", count=1, action="CreateTrainingJob")
+    fakes.proxy.inject("throttle", count=1, action="CreateTrainingJob")
+    spec = make_spec("reply-lost-throttled", make_source(tmp_path / "src"), profiler=None)
+    with pytest.raises(AWSError) as info:
+        submit(spec, wait=False)
+    text = str(info.value)
+    assert "ThrottlingException after 2 attempts" in text and "stays" in text and "removed" not in text
+    code = sagemaker_env.proxy.calls("CreateTrainingJob")[0].json()["HyperParameters"]["sagemaker_submit_directory"]
+    bucket, key = code.strip('"')[len("s3://"):].split("/", 1)
+    assert boto3.client("s3", region_name="us-west-2").list_objects_v2(Bucket=bucket, Prefix=key)["KeyCount"] == 1
+    assert boto3.client("sagemaker", region_name="us-west-2").describe_training_job(
+        TrainingJobName=spec.job_name)["TrainingJobName"] == spec.job_name
+
+
+def test_a_frozen_endpoint_during_the_upload_is_reported_and_ends_at_the_read_timeout(sagemaker_env, tmp_path,
+                                                                                     monkeypatch, capsys):
+    fakes = sagemaker_env
+    monkeypatch.setenv("SAGELAUNCH_AWS_READ_TIMEOUT", "2")
+    monkeypatch.setenv("SAGELAUNCH_AWS_MAX_ATTEMPTS", "2")
+    fakes.proxy.inject("freeze", count=2, service="s3", path="sourcedir.tar.gz")  # reads the upload, never answers
+    spec = make_spec("frozen-upload", make_source(tmp_path / "src"), profiler=None)
+    with pytest.raises(AWSError) as info:
+        submit(spec, wait=False)
+    text = str(info.value)
+    assert "stopped answering" in text and "2 s read timeout, 2 attempts" in text
+    assert "SAGELAUNCH_AWS_READ_TIMEOUT" in text and info.value.code == "ReadTimeout"
+    out = capsys.readouterr().out
+    assert re.search(r"warning: no answer from the endpoint for \d+ s during upload of the code for", out), out
+    assert "each attempt waits up to 2 s (SAGELAUNCH_AWS_READ_TIMEOUT), 2 attempts" in out
+    puts = [c for c in fakes.proxy.calls(service="s3") if c.path.endswith("sourcedir.tar.gz")]
+    assert len(puts) == 2 and all(p.status is None for p in puts)  # both attempts were frozen, none answered
+    assert fakes.proxy.calls("CreateTrainingJob") == []

@@ -30,6 +30,7 @@ def test_quick_start_block_asks_for_all_three_channels():
 
 
 @pytest.mark.timeout(180)
+@pytest.mark.slow  # a local training job
 def test_readme_quick_start_runs_as_written(tmp_path):
     code = quick_start_block()
     assert code.count(HYPERPARAMETERS) == 1, "the Quick start's hyperparameters changed: update this test's substitution"

@@ -6,6 +6,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO_ROOT / "scripts"))
 
@@ -54,6 +56,7 @@ def test_check_script_reads_a_model_archive(sentiment_archive, capsys):
     assert "positive" in capsys.readouterr().out
 
 
+@pytest.mark.slow  # trains under torchrun
 def test_script_runs_unchanged_under_torchrun(tmp_path):
     """Two processes (DDP on gloo): half the optimizer steps of one process, one saved model."""
     from tests.fixtures.sentiment import train_tiny_sentiment_model

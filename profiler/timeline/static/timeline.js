@@ -90,25 +90,27 @@
   Timeline.prototype.invalidateRows = function () { this.rowsDirty = true; this.requestDraw(); };
 
   Timeline.prototype._buildDom = function () {
+    // one compact bar (step navigator, search, reset); the canvas takes the rest; a side panel with tabs
     this.root.classList.add("tl-root");
     this.root.innerHTML =
-      '<div class="tl-bar"><span class="tl-steps-label">Steps:</span><span class="tl-steps"></span>' +
+      '<div class="tl-bar"><span class="tl-stepnav"></span><span class="tl-search"></span>' +
       '<button class="tl-reset" title="Show everything (0)">Reset zoom</button>' +
-      '<span class="tl-help">drag: pan · wheel: zoom · W/S zoom · A/D pan · click: select</span></div>' +
+      '<span class="tl-help" title="drag: pan · wheel: zoom · shift+wheel: scroll · W/S zoom · A/D pan · click: select · Esc: clear">drag · wheel · W/A/S/D · click</span></div>' +
       '<div class="tl-main"><canvas class="tl-canvas" tabindex="0"></canvas>' +
-      '<aside class="tl-panel"><h3>Selection</h3><div class="tl-sel">Click an event.</div></aside></div>';
+      '<aside class="tl-panel"><nav class="tl-tabs"><button data-tab="sel" class="active">Selection</button><button data-tab="ann">Annotations</button>' +
+      '<button data-tab="legend">Legend</button></nav><div class="tl-tab tl-sel" data-tab="sel">Click an event.</div>' +
+      '<div class="tl-tab tl-ann" data-tab="ann" hidden></div><div class="tl-tab tl-legend" data-tab="legend" hidden></div></aside></div>';
     this.canvas = this.root.querySelector("canvas");
     this.ctx = this.canvas.getContext("2d", { alpha: false });
     this.panel = this.root.querySelector(".tl-sel");
-    const stepsEl = this.root.querySelector(".tl-steps");
-    this.steps.forEach((s, i) => {
-      const b = document.createElement("button");
-      b.className = "tl-step"; b.textContent = s.name; b.dataset.step = i;
-      b.addEventListener("click", () => this.zoomToStep(i));
-      stepsEl.appendChild(b);
-    });
-    if (!this.steps.length) stepsEl.textContent = "no step annotations in this profile";
+    this.root.querySelectorAll(".tl-tabs button").forEach((b) => b.addEventListener("click", () => this.showTab(b.dataset.tab)));
     this.root.querySelector(".tl-reset").addEventListener("click", () => this.zoomTo(0, this.span));
+    if (this._buildNav) this._buildNav(); // timeline_nav.js: step navigator, search, annotation list, legend
+  };
+
+  Timeline.prototype.showTab = function (tab) {
+    this.root.querySelectorAll(".tl-tabs button").forEach((b) => b.classList.toggle("active", b.dataset.tab === tab));
+    this.root.querySelectorAll(".tl-tab").forEach((t) => { t.hidden = t.dataset.tab !== tab; });
   };
 
   Timeline.prototype.resize = function () {
@@ -131,7 +133,9 @@
   };
   Timeline.prototype.zoomToStep = function (i) {
     const s = this.steps[i], pad = (s.end - s.start) * 0.02;
+    this.currentStep = i;
     this.zoomTo(s.start - pad, s.end + pad);
+    if (this._stepChanged) this._stepChanged(i);
   };
   Timeline.prototype.zoomBy = function (factor, atX) {
     const t = this.tOf(atX == null ? (GUTTER + this.w) / 2 : atX);
@@ -173,6 +177,8 @@
       const node = rows[r].node;
       if (node.track != null && this.tracks[node.track].kind === "counter") this._drawCounter(node.track, rows[r].y - this.scrollY, rows[r].h, scale);
     }
+    if (this._drawStepBand) this._drawStepBand(scale);
+    if (this._drawMatches) this._drawMatches(scale);
     this._drawSelection();
     // gutter: one background, group rows, row borders, labels
     ctx.fillStyle = "#fafafa"; ctx.fillRect(0, RULER_H, GUTTER, H - RULER_H);
@@ -239,9 +245,12 @@
     ctx.fillStyle = "#606266"; ctx.fillText(c.label, this.w - 70, y + 8);
   };
 
+  const ARROW = "#00b8d9", ARROW_FAINT = "rgba(0,184,217,0.45)"; // cyan, as the SageMaker Profiler's timeline
+
   Timeline.prototype._drawArrows = function () {
     // arrows launch -> kernel between events drawn one by one this frame (when few), plus the selection's
     const ctx = this.ctx;
+    this.edgeMarker = null;
     if (this.posN < 600) {
       let any = false;
       ctx.beginPath();
@@ -250,17 +259,34 @@
         if (b < 0 || this.cats[this.cat[i]] !== "cuda_runtime") continue;
         this._arrowPath(this.posX[a], this.posY[a], this.posX[b], this.posY[b]); any = true;
       }
-      if (any) { ctx.strokeStyle = ctx.fillStyle = "rgba(80,80,80,0.45)"; ctx.lineWidth = 1; ctx.stroke(); ctx.fill(); }
+      if (any) { ctx.strokeStyle = ctx.fillStyle = ARROW_FAINT; ctx.lineWidth = 1; ctx.stroke(); ctx.fill(); }
     }
     const sel = this.selected;
-    if (sel >= 0 && this.link[sel] >= 0) {
-      let a = this._eventPos(sel), b = this._eventPos(this.link[sel]);
-      if (a && b) {
-        if (this.cats[this.cat[sel]] !== "cuda_runtime") { const t = a; a = b; b = t; }
-        ctx.beginPath(); this._arrowPath(a[0], a[1], b[0], b[1]);
-        ctx.strokeStyle = ctx.fillStyle = "#d03050"; ctx.lineWidth = 2; ctx.stroke(); ctx.fill(); ctx.lineWidth = 1;
-      }
-    }
+    if (sel < 0 || this.link[sel] < 0) return;
+    const other = this.link[sel];
+    let a = this._eventPos(sel, true), b = this._eventPos(other, true);
+    if (!a || !b) return;
+    const off = (p) => p[0] < GUTTER || p[0] > this.w || p[1] < RULER_H || p[1] > this.h;
+    if (off(b)) { this._edgeMarker(other, b); b = this._clampPos(b); }
+    if (off(a)) a = this._clampPos(a);
+    if (this.cats[this.cat[sel]] !== "cuda_runtime") { const t = a; a = b; b = t; }
+    ctx.beginPath(); this._arrowPath(a[0], a[1], b[0], b[1]);
+    ctx.strokeStyle = ctx.fillStyle = ARROW; ctx.lineWidth = 2; ctx.stroke(); ctx.fill(); ctx.lineWidth = 1;
+  };
+
+  Timeline.prototype._clampPos = function (p) {
+    return [Math.min(Math.max(p[0], GUTTER + 8), this.w - 8), Math.min(Math.max(p[1], RULER_H + 8), this.h - 8)];
+  };
+
+  Timeline.prototype._edgeMarker = function (i, p) {
+    // the partner is off screen: a marker on the edge towards it, with its distance; a click jumps to it
+    const ctx = this.ctx, [x, y] = this._clampPos(p), left = p[0] < GUTTER, right = p[0] > this.w;
+    const dt = this.start[i] < this.view.t0 ? this.view.t0 - this.start[i] : this.start[i] > this.view.t1 ? this.start[i] - this.view.t1 : 0;
+    const text = (this.cats[this.cat[i]] === "cuda_runtime" ? "launch" : "kernel") + (dt ? " " + fmtTime(dt) + (left ? " ←" : " →") : (p[1] < RULER_H ? " ↑" : " ↓"));
+    const w = 10 + text.length * 6, bx = left ? GUTTER + 2 : right ? this.w - w - 2 : Math.min(x, this.w - w - 2), by = y - 9;
+    ctx.fillStyle = ARROW; ctx.fillRect(bx, by, w, 18);
+    ctx.fillStyle = "#fff"; ctx.fillText(text, bx + 5, y);
+    this.edgeMarker = { x0: bx, y0: by, x1: bx + w, y1: by + 18, index: i };
   };
 
   Timeline.prototype._arrowPath = function (ax, ay, bx, by) {
@@ -272,10 +298,11 @@
     ctx.closePath();
   };
 
-  Timeline.prototype._eventPos = function (i) {
+  Timeline.prototype._eventPos = function (i, raw) {
+    // screen position of an event's start; clamped to the slice area unless raw (then it may lie off screen)
     const row = this.rowOfTrack && this.rowOfTrack.get(this.track[i]);
     if (!row) return null;
-    const x = Math.min(Math.max(this.xOf(this.start[i]), GUTTER), this.w);
+    const x = raw ? this.xOf(this.start[i]) : Math.min(Math.max(this.xOf(this.start[i]), GUTTER), this.w);
     return [x, row.y - this.scrollY + 2 + Math.max(0, this.laneOf[i]) * LANE_H + LANE_H / 2];
   };
 
@@ -294,6 +321,6 @@
     ctx.fillText("view " + fmtTime(spanUs), 6, 11);
   };
 
-  Timeline.util = { lowerBound: lowerBound, fmtTime: fmtTime, GUTTER: GUTTER, LANE_H: LANE_H, MAX_LANES: MAX_LANES };
+  Timeline.util = { lowerBound: lowerBound, fmtTime: fmtTime, GUTTER: GUTTER, LANE_H: LANE_H, MAX_LANES: MAX_LANES, RULER_H: RULER_H };
   window.SageTimeline = Timeline;
 })();

@@ -67,7 +67,8 @@
       const j = lowerBound(ends, e);
       if (j < lane.length && this.start[lane[j]] <= s) out.push({ rel: "inside", index: lane[j] });
     }
-    this.steps.forEach((st) => { if (s >= st.start && s < st.end) out.push({ rel: "in step", step: st.name }); });
+    const k = Timeline.util.lowerBound(this.stepStarts || [], s + 1e-9) - 1; // steps sorted by start
+    if (k >= 0 && s < this.steps[k].end) out.push({ rel: "in step", step: this.steps[k].name });
     return out;
   };
 
@@ -91,6 +92,26 @@
       evt.preventDefault();
       const k = +a.dataset.index; this.revealEvent(k); this.select(k);
     }));
+  };
+
+  Timeline.prototype.jumpTo = function (i) {
+    // show event i (time and row: open its folded parents, scroll to it) and select it
+    this.revealEvent(i);
+    if (!this.rowOfTrack || !this.rowOfTrack.get(this.track[i])) { this._openTrack(this.track[i]); this._rows(); }
+    const row = this.rowOfTrack.get(this.track[i]);
+    if (row && (row.y - this.scrollY < 22 || row.y - this.scrollY > this.h - 30)) {
+      this.scrollY = Math.max(0, Math.min(Math.max(0, this.contentH - this.h), row.y - this.h / 3));
+    }
+    this.select(i);
+  };
+
+  Timeline.prototype._openTrack = function (track) {
+    const visit = (node, path) => {
+      if (node.track === track) { path.forEach((p) => { p.open = true; }); return true; }
+      return (node.children || []).some((c) => visit(c, path.concat([node])));
+    };
+    this.tree.some((n) => visit(n, []));
+    this.rowsDirty = true;
   };
 
   Timeline.prototype.revealEvent = function (i) {
@@ -141,6 +162,8 @@
   };
 
   Timeline.prototype._click = function (x, y) {
+    const m = this.edgeMarker;
+    if (m && x >= m.x0 && x <= m.x1 && y >= m.y0 && y <= m.y1) { this.jumpTo(m.index); return; }
     const hit = this.hitTest(x, y);
     if (hit.gutter) {
       if (hit.row && hit.row.node.children && hit.row.node.children.length) { hit.row.node.open = !hit.row.node.open; this.invalidateRows(); }

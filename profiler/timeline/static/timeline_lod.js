@@ -30,6 +30,7 @@
     const mix = (c) => Math.round(255 + (c - 255) * a);
     return "rgb(" + mix(0x8a) + "," + mix(0x9b) + "," + mix(0xb5) + ")";
   });
+  Timeline.util.CAT_COLORS = CAT_COLORS; // for the legend (timeline_nav.js)
   const LEVEL_BASE = 512, LEVEL_STEP = 4; // level k merges events shorter than span / (512 * 4^k)
 
   function hueColor(i) { return "hsl(" + ((i * 137.508) % 360).toFixed(0) + ",55%,58%)"; }

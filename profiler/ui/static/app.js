@@ -119,6 +119,8 @@
       if (b) load(b.dataset.job, b.dataset.source);
     });
     $("#unload").addEventListener("click", unload);
+    const first = await api("/api/status");  // `sagelaunch profile ui PATH` starts with that profile loading
+    if ((first.state === "loading" || first.state === "loaded") && !location.hash) app.awaitingLoad = true;
     await pollStatus();
     await loadJobs(false);
     route();

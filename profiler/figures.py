@@ -1,0 +1,93 @@
+"""The headline figures of an analysis, each with a label that says what it measures and over which window.
+
+One function formats every figure; `profile analyze` (text and --json), the report and the profile browser print
+these strings as they are, so the same quantity reads the same everywhere (tests/profiler/test_one_source.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+ANNOTATIONS_SHOWN = 5
+
+
+def ms(us: float) -> str:
+    return f"{us / 1e3:,.1f} ms" if abs(us) >= 100 else f"{us / 1e3:,.3f} ms"
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
+
+
+def pct(part: float, whole: float) -> str:
+    return f"{100 * part / whole:.1f}%" if whole else "0.0%"
+
+
+def _figure(out: list, scope: dict, key: str, label: str, value: float, unit: str, text: str) -> None:
+    out.append({**scope, "key": key, "label": label, "value": value, "unit": unit, "text": text})
+
+
+def _rank_figures(out: list, rank: str, r: dict) -> None:
+    scope = {"rank": rank}
+    t = r.get("temporal")
+    if t:
+        span = t["span_us"]
+        _figure(out, scope, "gpu_span", "GPU span (first to last GPU activity)", span, "us", ms(span))
+        _figure(out, scope, "gpu_idle", "GPU idle within the GPU span", t["idle_us"], "us",
+                f"{ms(t['idle_us'])} ({pct(t['idle_us'], span)})")
+        _figure(out, scope, "gpu_compute", "GPU computing within the GPU span (compute kernels, overlaps counted once)",
+                t["compute_us"], "us", f"{ms(t['compute_us'])} ({pct(t['compute_us'], span)})")
+    k = r.get("kernels") or {}
+    if k.get("count"):
+        _figure(out, scope, "kernel_time",
+                "Kernel time, summed over kernels (exceeds the GPU span when kernels on several streams overlap)",
+                k["total_us"], "us", f"{ms(k['total_us'])} in {plural(k['count'], 'kernel')} ({k['distinct']:,} distinct)")
+    launch = r.get("launch") or {}
+    if launch.get("count"):
+        _figure(out, scope, "launch_delay", "Mean wait from the end of a kernel launch call to the kernel's start",
+                launch["mean_launch_delay_us"], "us", f"{ms(launch['mean_launch_delay_us'])} over {launch['count']:,} launches")
+    s = r.get("steps")
+    if s:
+        _figure(out, scope, "step_time", "Step time (host-side step annotations)", s["mean_us"], "us",
+                f"{plural(s['count'], 'step')}, mean {ms(s['mean_us'])}, p50 {ms(s['p50_us'])}, max {ms(s['max_us'])}")
+    cpu = r.get("cpu")
+    if cpu:
+        _figure(out, scope, "cpu_busy_trace",
+                "CPU busy in the trace (time any profiled thread ran an operator, over the trace's CPU span)",
+                cpu["active_us"], "us", f"{ms(cpu['active_us'])} of {ms(cpu['span_us'])} ({pct(cpu['active_us'], cpu['span_us'])})")
+    for a in (r.get("annotations") or [])[:ANNOTATIONS_SHOWN]:
+        where = "GPU-side spans" if a.get("side") == "GPU" else "CPU-side spans"
+        _figure(out, scope, "annotation:" + a["name"], f"Annotation {a['name']} ({where})", a["p50_us"], "us",
+                f"{plural(a['count'], 'span')}, p50 {ms(a['p50_us'])}, total {ms(a['total_us'])}")
+
+
+SAMPLED = {
+    "cpu_util": "CPU utilisation, sampled (mean of all cores over the whole run)",
+    "gpu_util": "GPU utilisation, sampled by NVML (mean of the node's GPUs over the whole run)",
+    "gpu_mem_util": "GPU memory bandwidth use, sampled by NVML (mean over the whole run)",
+    "host_mem_util": "Host memory used, sampled (mean over the whole run)",
+}
+
+
+def _host_figures(out: list, host: str, h: dict) -> None:
+    for metric, label in SAMPLED.items():
+        m = (h.get("metrics") or {}).get(metric)
+        if not m:
+            continue
+        series = m.get("series") or {}
+        # the host's whole-machine sample when recorded, else the mean of its cores / GPUs
+        mean = series["all"]["mean"] if "all" in series else m["mean"]
+        _figure(out, {"host": host}, metric, label, mean, "%", f"{mean:.1f}%")
+
+
+def figures(result: dict[str, Any]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for rank, r in result.get("ranks", {}).items():
+        _rank_figures(out, rank, r)
+    for host, h in (result.get("hosts") or {}).items():
+        _host_figures(out, host, h)
+    return out
+
+
+def scope_of(f: dict) -> str:
+    return f"rank {f['rank']}" if "rank" in f else f"host {f['host']}"

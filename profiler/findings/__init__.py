@@ -1,0 +1,15 @@
+"""Findings: what to change, computed from an analysis result (pure functions; rules.py, thresholds.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2}
+
+
+def findings(analysis: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every rule's findings, most severe first."""
+    from profiler.findings.rules import RULES
+
+    out = [f for rule in RULES for f in rule(analysis)]
+    return sorted(out, key=lambda f: SEVERITY_ORDER.get(f["severity"], 9))

@@ -65,7 +65,8 @@ def test_tf_job_profile_is_analysed(tf_job):
     result = analyze(tf_job)
     rank = result["ranks"]["0"]
     assert rank["steps"]["count"] == 4 and sorted(s["step"] for s in rank["steps"]["steps"]) == [1, 2, 3, 4]
-    assert {a["name"] for a in rank["annotations"]} >= {"step_1", "Forward+Backward"}
+    names = {a["name"] for a in rank["annotations"]}
+    assert "Forward+Backward" in names and any(n.startswith("step_") for n in names), names
     assert result["hosts"]["algo-1"]["metrics"]["cpu_util"]["samples"] >= 1
     trace = load_profile(tf_job).ranks[0]
     cats = [trace.cats[c] for c in trace["cat_id"]]

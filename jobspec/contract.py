@@ -44,3 +44,6 @@ def host_profiler_dir(job_dir: str | Path, host: str) -> Path:
 # ---------------------------------------------------------------- profiler defaults (SageMaker's)
 DEFAULT_CPU_PROFILING_DURATION_S = 3600  # CPUProfilingDuration: seconds of detailed capture
 DEFAULT_FILE_ROTATION_S = 600  # SMPFileRotationSecs: seconds per trace file
+# SMPFileRotationSteps: while Kineto records, steps per trace file. Kineto keeps every event of a window in memory
+# (~0.5-4 KB per CPU operator), so windows also end after this many steps: memory is bounded by one window.
+DEFAULT_FILE_ROTATION_STEPS = 50

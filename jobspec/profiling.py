@@ -22,6 +22,7 @@ def _warn(*args: Any) -> None:
 
 CPU_PROFILING_DURATION = "CPUProfilingDuration"
 FILE_ROTATION = "SMPFileRotationSecs"
+FILE_ROTATION_STEPS = "SMPFileRotationSteps"  # sagelaunch's extension: while Kineto records, a window per N steps
 RECORD_CPU_OPS = "RecordCpuOps"  # sagelaunch's extension
 
 
@@ -40,8 +41,9 @@ def profiler_config_file(settings: "ProfilerSettings") -> dict[str, Any]:
     }
 
 
-def seconds_param(params: dict, key: str, default: int, source: str) -> int:
-    """A positive number of seconds from ProfilingParameters; a bad value logs a warning and gives `default`."""
+def seconds_param(params: dict, key: str, default: int, source: str, unit: str = "seconds") -> int:
+    """A positive number (of seconds, or `unit`) from ProfilingParameters; a bad value logs a warning and gives
+    `default`."""
     raw = params.get(key)
     if raw in (None, ""):
         return default
@@ -51,7 +53,7 @@ def seconds_param(params: dict, key: str, default: int, source: str) -> int:
             raise ValueError
         return value
     except (TypeError, ValueError):
-        _warn("profiler: %s: %s=%r is not a positive number of seconds; using %s", source, key, raw, default)
+        _warn("profiler: %s: %s=%r is not a positive number of %s; using %s", source, key, raw, unit, default)
         return default
 
 

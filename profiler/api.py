@@ -12,10 +12,11 @@ import sys
 import threading
 from pathlib import Path
 
-from profiler.recorder import AnnotationRecorder, concat_ranks, now_ns
+from profiler.recorder import AnnotationRecorder, now_ns
 from profiler.schema import TraceMeta
 from profiler.public_names import API
 from profiler.settings import Config
+from profiler.window_writer import WindowWriter
 
 log = logging.getLogger("sagelaunch.profiler")
 
@@ -50,10 +51,14 @@ class SMProfiler:
         self._recorder = AnnotationRecorder()
         self._kineto = None
         self._tf_logdir: str | None = None
-        self._seq = 0
+        self._tf_start_ns = 0
         self._deadline_ns = 0
         self._window_end_ns = 0
         self._monitor = None
+        self._writer: WindowWriter | None = None
+        self._depth = 0  # open annotations; an outermost one ending is a step for SMPFileRotationSteps
+        self._steps_in_window = 0
+        self._rotation_steps = 0
         self.files: list[Path] = []
 
     # --- configuration ------------------------------------------------------------------------
@@ -83,6 +88,9 @@ class SMProfiler:
             start = now_ns()
             self._deadline_ns = start + int(c.cpu_profiling_duration) * 1_000_000_000
             self._window_end_ns = start + int(c.file_rotation_secs) * 1_000_000_000
+            self._steps_in_window = 0
+            self._rotation_steps = int(c.file_rotation_steps)
+            self._writer = WindowWriter(self.files, self._writer_failed)
             self._start_device_capture()
             self._start_monitor_if_alone()
             self.active = True
@@ -90,15 +98,18 @@ class SMProfiler:
             self._fail("start_profiling")
 
     def stop_profiling(self) -> None:
-        if not self.active:
-            return
+        was_active, self.active = self.active, False
         try:
-            self._flush(restart=False)
+            if was_active:
+                self._flush(restart=False)
+            else:
+                self._stop_window_quietly()  # after a writer failure the window may still be recording
         except Exception:  # noqa: BLE001
             self._fail("stop_profiling")
         finally:
-            self.active = False
             self._stop_tf()
+            if self._writer is not None:
+                self._writer.close()  # the last windows are on disk when stop_profiling returns
             if self._monitor is not None:
                 self._monitor.stop()
                 self._monitor = None
@@ -115,20 +126,28 @@ class SMProfiler:
                 import tensorflow as tf
 
                 self._tf_logdir = str(self.rank_dir() / "tf")
+                self._tf_start_ns = now_ns()
                 tf.profiler.experimental.start(self._tf_logdir)
             except Exception as exc:  # noqa: BLE001
                 log.info("profiler: tf.profiler not started (%s)", exc)
                 self._tf_logdir = None
 
     def _stop_tf(self) -> None:
-        if self._tf_logdir is not None:
-            try:
-                import tensorflow as tf
+        """Stop tf.profiler and add its device activity to the artifact (as one more trace file of this rank)."""
+        if self._tf_logdir is None:
+            return
+        logdir, self._tf_logdir = Path(self._tf_logdir), None
+        try:
+            import tensorflow as tf
 
-                tf.profiler.experimental.stop()
-            except Exception as exc:  # noqa: BLE001
-                log.info("profiler: tf.profiler stop failed (%s)", exc)
-            self._tf_logdir = None
+            tf.profiler.experimental.stop()
+            from profiler.tf_capture import read_tf_session
+
+            rank = read_tf_session(logdir, self._tf_start_ns, self._meta())
+            if rank is not None and len(rank) and self._writer is not None and not self.failed:
+                self._writer.submit(self.rank_dir(), rank.meta, rank, None)
+        except Exception as exc:  # noqa: BLE001 — TensorBoard's data stays in rank-N/tf whatever happens here
+            log.info("profiler: tf.profiler data not converted (%s)", exc)
 
     def _start_monitor_if_alone(self) -> None:
         """Outside a local sagelaunch job (no sidecar), local rank 0 of each host samples utilisation in a thread."""
@@ -153,29 +172,24 @@ class SMProfiler:
                          job_settings=from_environment())
 
     def _flush(self, restart: bool) -> None:
-        from profiler.artifact import write_events
-
+        """End the window: stop Kineto here (its buffers are this thread's), convert and write in the writer."""
         meta = self._meta()
-        parts = [self._recorder.drain(meta)]
+        spans = self._recorder.drain(meta)
+        finished = None
         if self._kineto is not None:
-            rt = self._kineto.stop(meta)
+            finished = self._kineto.finish()
             self._kineto = None
-            if rt is not None:
-                parts.append(rt)
         if restart:
             self._start_device_capture()
-        table = concat_ranks([p for p in parts if len(p)], meta)
-        if len(table) or not self.files:
-            path = self.rank_dir() / f"trace-{self._seq:04d}.parquet"
-            self.files.append(write_events(table, path))
-            self._seq += 1
+        self._steps_in_window = 0
+        self._writer.submit(self.rank_dir(), meta, spans, finished)
 
     def _tick(self, now: int) -> None:
-        """Called at annotation ends: honour CPUProfilingDuration and SMPFileRotationSecs."""
+        """Called at annotation ends: honour CPUProfilingDuration, SMPFileRotationSecs and SMPFileRotationSteps."""
         if now >= self._deadline_ns:
             log.info("profiler: CPUProfilingDuration reached; stopping detailed profiling")
             self.stop_profiling()
-        elif now >= self._window_end_ns:
+        elif now >= self._window_end_ns or (self._kineto is not None and self._steps_in_window >= self._rotation_steps):
             self._window_end_ns = now + int(self.config.file_rotation_secs) * 1_000_000_000
             try:
                 self._flush(restart=True)
@@ -186,9 +200,17 @@ class SMProfiler:
         log.exception("profiler: %s failed; profiling stops, training goes on", where)
         self.failed = True
         self.active = False
+        self._stop_window_quietly()
+
+    def _writer_failed(self) -> None:
+        """Called by the writer thread (it logged why): profiling stops; the training thread ends Kineto."""
+        self.failed = True
+        self.active = False
+
+    def _stop_window_quietly(self) -> None:
         if self._kineto is not None:
             try:
-                self._kineto.stop(self._meta())
+                self._kineto.finish()
             except Exception:  # noqa: BLE001
                 pass
             self._kineto = None
@@ -206,12 +228,16 @@ class SMProfiler:
                 rf.__enter__()
             except Exception:  # noqa: BLE001
                 rf = None
+        self._depth += 1
         return _Handle(str(name), now_ns(), rf)
 
     def annotation_end(self, handle: _Handle | None) -> None:
         if handle is None or not self.active:
+            if self.failed and self._kineto is not None:
+                self._stop_window_quietly()
             return
         end = now_ns()
+        self._depth -= 1
         if handle.rf is not None:
             try:
                 handle.rf.__exit__(None, None, None)
@@ -219,6 +245,12 @@ class SMProfiler:
                 pass
         else:
             self._recorder.add(handle.name, handle.start, end)
+        if self._depth <= 0:
+            self._depth = 0
+            self._steps_in_window += 1  # windows with Kineto rotate by steps too: its memory grows per event
+            if self._kineto is not None and self._steps_in_window >= self._rotation_steps:
+                self._tick(end)
+                return
         if end >= self._window_end_ns or end >= self._deadline_ns:
             self._tick(end)
 

@@ -7,8 +7,10 @@ from pathlib import Path
 
 import numpy as np
 
-from profiler.kineto_reader import ProfileLoadError
+from profiler.kineto_reader import ProfileLoadError, drop_negative_durations
 from profiler.schema import (
+    EVENT_INT_COLUMNS,
+    EVENT_STRING_COLUMNS,
     META_KEY_META,
     META_KEY_SCHEMA,
     SCHEMA_MAJOR,
@@ -90,16 +92,22 @@ def read_events(paths: list[Path]) -> RankTrace:
         meta = meta or TraceMeta.from_dict(m)
         tables.append(t.replace_schema_metadata(None))
     meta.source = ", ".join(str(p) for p in sorted(paths))
-    table = pa.concat_tables(tables).unify_dictionaries().combine_chunks()
+    table = pa.concat_tables(tables, promote_options="permissive").unify_dictionaries().combine_chunks()
     cols, dicts = {}, {}
-    for name in table.column_names:
-        col = table.column(name)
-        if pa.types.is_dictionary(col.type):
-            arr = col.chunk(0) if col.num_chunks else pa.array([], col.type)
-            cols[name + "_id"] = arr.indices.to_numpy(zero_copy_only=False).astype(np.int32)
-            dicts[name] = arr.dictionary.to_pylist()
-        else:
-            cols[name] = col.to_numpy()
+    n = table.num_rows
+    for name, typ in EVENT_INT_COLUMNS.items():  # columns a later minor version adds are not ours to read
+        if name in table.column_names:
+            cols[name] = table.column(name).to_numpy().astype(typ, copy=False)
+        else:  # a column this version knows and the file's writer did not: "none" for every row
+            cols[name] = np.full(n, -1, dtype=typ)
+    for name in EVENT_STRING_COLUMNS:
+        col = table.column(name) if name in table.column_names else pa.chunked_array([pa.array([""] * n)])
+        if not pa.types.is_dictionary(col.type):
+            col = col.dictionary_encode()
+        arr = col.chunk(0) if col.num_chunks else pa.array([], pa.dictionary(pa.int32(), pa.string()))
+        cols[name + "_id"] = arr.indices.to_numpy(zero_copy_only=False).astype(np.int32)
+        dicts[name] = arr.dictionary.to_pylist() or [""]
+    cols = drop_negative_durations(cols, dicts["name"], meta)
     order = np.argsort(cols["ts_ns"], kind="stable")
     cols = {k: v[order] for k, v in cols.items()}
     return RankTrace(meta=meta, columns=cols, names=dicts["name"], cats=dicts["cat"], dtypes=dicts["dtype"])

@@ -1,9 +1,12 @@
-"""`sagelaunch profile …` commands of part 1 (analyze); part 2 adds its views through profiler/cli_views.py."""
+"""`sagelaunch profile …` commands of part 1 (analyze); part 2 adds its views through profiler/cli_views.py.
+
+Typer (~0.1 s to import) is imported only when `profile_app` is first used: `profile analyze PATH --json` runs
+through fast_analyze without it.
+"""
 
 from __future__ import annotations
 
-import typer
-
+from functools import lru_cache
 
 
 def _plain_help_types() -> None:
@@ -30,34 +33,53 @@ def _plain_help_types() -> None:
     core._sagelaunch_plain_types = True
 
 
-_plain_help_types()
 
-profile_app = typer.Typer(
-    name="profile",
-    help="Analyse, report and browse profiles (our artifacts or torch.profiler/Kineto traces).",
-    no_args_is_help=True,
-    add_completion=False,
-)
+@lru_cache(maxsize=None)
+def _build_app():
+    import typer
+
+    _plain_help_types()
+    app = typer.Typer(
+        name="profile",
+        help="Analyse, report and browse profiles (our artifacts or torch.profiler/Kineto traces).",
+        no_args_is_help=True,
+        add_completion=False,
+    )
+
+    @app.command("analyze")
+    def analyze_cmd(
+        path: str = typer.Argument(..., help="A trace (.json/.json.gz), a folder of ranks, or a job's profiler output."),
+        as_json: bool = typer.Option(False, "--json", help="Print one JSON object (the analysis) instead of tables."),
+        top: int = typer.Option(10, "--top", min=1, help="How many kernels to list in top_kernels."),
+        pipeline_parallel_degree: int = typer.Option(
+            None, "--pipeline-parallel-degree", min=1,
+            help="The job's SMP pipeline_parallel_degree, for the pipeline_bubble finding (default: as our profiler "
+                 "recorded it from the job's SMP parameters, else 1)."),
+        microbatches: int = typer.Option(None, "--microbatches", min=1,
+                                         help="The job's SMP microbatches, for the pipeline_bubble finding (default: "
+                                              "as recorded in the profile)."),
+    ) -> None:
+        """Analyse a profile: what to change (findings), GPU time and idle, kernels, launches, steps, precision,
+        memory operations, annotations, CPU/GPU utilisation."""
+        given = {"pipeline_parallel_degree": pipeline_parallel_degree, "microbatches": microbatches}
+        context = {k: v for k, v in given.items() if v is not None}  # the rest: what the profile recorded
+        code = run_analyze(path, as_json, top, context)
+        if code:
+            raise typer.Exit(code)
+
+    try:  # part 2 (dashboard, timeline, browser) registers its commands here
+        from profiler.cli_views import register
+    except ImportError:  # pragma: no cover - only while part 2 is absent
+        register = None
+    if register is not None:
+        register(app)
+    return app
 
 
-@profile_app.command("analyze")
-def analyze_cmd(
-    path: str = typer.Argument(..., help="A trace (.json/.json.gz), a folder of ranks, or a job's profiler output."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object (the analysis) instead of tables."),
-    top: int = typer.Option(10, "--top", min=1, help="How many kernels to list in top_kernels."),
-    pipeline_parallel_degree: int = typer.Option(
-        None, "--pipeline-parallel-degree", min=1, help="The job's SMP pipeline_parallel_degree, for the pipeline_bubble "
-        "finding (default: as our profiler recorded it from the job's SMP parameters, else 1)."),
-    microbatches: int = typer.Option(None, "--microbatches", min=1, help="The job's SMP microbatches, for the "
-                                     "pipeline_bubble finding (default: as recorded in the profile)."),
-) -> None:
-    """Analyse a profile: what to change (findings), GPU time and idle, kernels, launches, steps, precision, memory
-    operations, annotations, CPU/GPU utilisation."""
-    given = {"pipeline_parallel_degree": pipeline_parallel_degree, "microbatches": microbatches}
-    context = {k: v for k, v in given.items() if v is not None}  # the rest: what the profile recorded
-    code = run_analyze(path, as_json, top, context)
-    if code:
-        raise typer.Exit(code)
+def __getattr__(name: str):
+    if name == "profile_app":  # `from profiler.cli import profile_app` builds the Typer app on first use
+        return _build_app()
+    raise AttributeError(name)
 
 
 def run_analyze(path: str, as_json: bool, top: int, context: dict | None = None) -> int:
@@ -115,15 +137,8 @@ def fast_analyze(argv: list[str]) -> bool:
     raise SystemExit(run_analyze(path, as_json, top))
 
 
-try:  # part 2 (dashboard, timeline, browser) registers its commands here
-    from profiler.cli_views import register as _register_views
-except ImportError:  # pragma: no cover - only while part 2 is absent
-    _register_views = None
-if _register_views is not None:
-    _register_views(profile_app)
-
 if __name__ == "__main__":
     import sys
 
     fast_analyze(["profile", *sys.argv[1:]])  # exits when it handled the command line
-    profile_app()
+    _build_app()()

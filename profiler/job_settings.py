@@ -45,7 +45,8 @@ def from_environment(environ: Mapping[str, str] = os.environ) -> dict[str, int]:
 
 
 def of_profile(profile) -> dict[str, int]:
-    """The settings recorded in a loaded profile's traces (every rank of a job has the same; the first wins)."""
+    """The settings recorded in a profile's traces (every rank of a job has the same; the first wins). Its ranks are
+    anything with a TraceMeta as `.meta` (RankTrace, or the parallel analysis' per-rank results)."""
     for rt in profile.ranks.values():
         settings = from_smp_parameters(getattr(rt.meta, "job_settings", None))
         if settings:

@@ -15,8 +15,6 @@ had fractional microseconds, so the analysis can apply HTA's rounding (ceil star
 
 from __future__ import annotations
 
-import gzip
-import zlib
 from pathlib import Path
 from typing import Any, Union
 
@@ -24,34 +22,16 @@ import msgspec
 import numpy as np
 
 from profiler.schema import CAT_CPU_OP, RankTrace, TraceMeta
+from profiler.trace_file import ProfileLoadError, read_trace_bytes
+
+__all__ = ["ProfileLoadError", "read_kineto", "parse_trace", "events_to_rank"]
 
 
-class ProfileLoadError(ValueError):
-    """A file or folder that cannot be read as a profile; the message says which and why."""
-
-
-def read_bytes(path: Path) -> bytes:
+def read_bytes(path: Path) -> bytes | bytearray:
     from profiler import prefetch
 
     ready = prefetch.take(path)
-    if ready:
-        return ready
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ProfileLoadError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    if not raw:
-        raise ProfileLoadError(f"{path}: the file is empty; expected a Kineto/Chrome trace (JSON)")
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (EOFError, OSError, zlib.error) as exc:
-            raise ProfileLoadError(
-                f"{path}: truncated or corrupt gzip ({exc}); re-copy the file or export the trace again"
-            ) from None
-        if not raw:
-            raise ProfileLoadError(f"{path}: the gzip holds an empty file; expected a Kineto/Chrome trace")
-    return raw
+    return ready if ready is not None else read_trace_bytes(path)
 
 
 class _Args(msgspec.Struct, gc=False):
@@ -83,11 +63,15 @@ class _Trace(msgspec.Struct, gc=False):
     baseTimeNanoseconds: Any = None
 
 
+_MAX_DEPTH = 1000  # msgspec raises RecursionError beyond ~1,000 levels, even inside fields it skips
 _DECODER = msgspec.json.Decoder(Union[_Trace, list[_Event]])
 
 
 def parse_trace(path: Path) -> Any:
-    raw = read_bytes(path)
+    return decode_trace(read_bytes(path), path)
+
+
+def decode_trace(raw: bytes | bytearray, path: Path) -> Any:
     problem = None
     try:
         doc = _DECODER.decode(raw)
@@ -95,6 +79,11 @@ def parse_trace(path: Path) -> Any:
         doc, problem = None, exc  # valid JSON of another shape, or events of unexpected types: say which below
     except msgspec.DecodeError as exc:
         raise ProfileLoadError(f"{path}: not valid JSON ({exc}); is the file truncated?") from None
+    except RecursionError:
+        raise ProfileLoadError(
+            f"{path}: JSON nested deeper than the decoder's limit of about {_MAX_DEPTH} levels (an event's args?); "
+            "torch.profiler/Kineto traces nest a few levels: the file is damaged or not a trace torch wrote"
+        ) from None
     if isinstance(doc, list):
         return _Trace(traceEvents=doc)
     if doc is not None and doc.traceEvents is not None:
@@ -158,6 +147,35 @@ def _strings(values: list) -> list:
     return [v if type(v) is str else str(v) for v in values]  # noqa: E721
 
 
+def _check_range(ts: np.ndarray, dur: np.ndarray, names: list, meta: TraceMeta) -> None:
+    """Refuse times that integer nanoseconds cannot hold (|ts|, dur and ts + dur within int64 after × 1000)."""
+    limit = (np.iinfo(np.int64).max - abs(meta.base_ns)) / 1000 / 2  # room for ts + dur and the ns fraction
+    for field, values in (("ts", ts), ("dur", dur), ("ts + dur", ts + dur)):
+        bad = ~(np.abs(values) < limit)  # also catches inf and NaN
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ProfileLoadError(
+                f"{meta.source}: event {names[i]!r} has {field} = {values[i]:g} µs; times must lie within "
+                f"±{limit:.3g} µs (about {limit / 3.156e13:.0f} years) to be held as integer nanoseconds. "
+                f"{int(bad.sum())} event(s) are out of range: the trace is damaged; export it again"
+            )
+
+
+def drop_negative_durations(cols: dict, names: list, meta: TraceMeta) -> dict:
+    """Events with a negative duration would count as negative busy time (compute −50 %, idle 150 %): they are
+    dropped, and a warning says how many."""
+    bad = cols["dur_ns"] < 0
+    if not bad.any():
+        return cols
+    i = int(np.flatnonzero(bad)[0])
+    meta.warnings.append(
+        f"{meta.source}: skipped {int(bad.sum())} event(s) with a negative duration "
+        f"(first: {names[cols['name_id'][i]]!r}, dur {cols['dur_ns'][i] / 1000:g} µs); a duration is ≥ 0"
+    )
+    keep = ~bad
+    return {k: v[keep] for k, v in cols.items()}
+
+
 def events_to_rank(events: list, meta: TraceMeta) -> RankTrace:
     """Columns of the complete events (those with a duration, as HTA keeps them) of one trace, sorted by start.
 
@@ -184,6 +202,7 @@ def events_to_rank(events: list, meta: TraceMeta) -> RankTrace:
         dur = np.array(dur_raw, dtype=np.float64)
     except (TypeError, ValueError):
         raise ProfileLoadError(f"{meta.source}: event timestamps/durations are not numbers") from None
+    _check_range(ts, dur, names, meta)
     meta.float_us = any(type(t) is float for t in ts_raw)  # noqa: E721 — int vs float decides HTA rounding
     whole = np.floor(ts)
     ts_ns = whole.astype(np.int64) * 1000 + np.rint((ts - whole) * 1000).astype(np.int64) + meta.base_ns
@@ -209,7 +228,9 @@ def events_to_rank(events: list, meta: TraceMeta) -> RankTrace:
         "cat_id": cat_id,
         "dtype_id": dtype_id,
     }
-    order = np.argsort(ts_ns, kind="stable")
+    cols = drop_negative_durations(cols, name_dict, meta)
+    n = len(cols["ts_ns"])
+    order = np.argsort(cols["ts_ns"], kind="stable")
     source_order = None
     if n and not np.all(order[:-1] < order[1:]):
         cols = {k: v[order] for k, v in cols.items()}
@@ -222,8 +243,24 @@ def events_to_rank(events: list, meta: TraceMeta) -> RankTrace:
     )
 
 
-def read_kineto(path: Path) -> RankTrace:
-    doc = parse_trace(path)
+def read_kineto(path: Path, cache: bool = True) -> RankTrace:
+    """One rank from a trace file; with `cache`, from (and into) its parsed copy (profiler/trace_cache.py)."""
+    from profiler import trace_cache
+
+    hit = trace_cache.cached(path) if cache else None
+    if hit is not None:
+        rank = trace_cache.load(path, hit)
+        if rank is not None:
+            return rank
+    raw = read_bytes(path)
+    rank = _rank_of(decode_trace(raw, path), path)
+    if cache and len(raw) >= trace_cache.MIN_JSON_BYTES and trace_cache.enabled():
+        del raw
+        trace_cache.save(path, rank)
+    return rank
+
+
+def _rank_of(doc, path: Path) -> RankTrace:
     meta = TraceMeta(source=str(path), kind="kineto")
     if isinstance(doc.baseTimeNanoseconds, int) and doc.baseTimeNanoseconds > 0:
         meta.base_ns = doc.baseTimeNanoseconds  # newer Kineto: ts are µs since this epoch time

@@ -19,7 +19,7 @@ from pathlib import Path
 from profiler.kineto_reader import ProfileLoadError, read_kineto
 from profiler.schema import Profile, RankTrace
 
-__all__ = ["load_profile", "ProfileLoadError", "find_profile_files"]
+__all__ = ["load_profile", "load_with", "ProfileLoadError", "find_profile_files"]
 
 _TRACE_SUFFIXES = (".json", ".json.gz")
 _RANK_DIR = re.compile(r"rank-(\d+)$")
@@ -41,7 +41,7 @@ def find_profile_files(root: Path) -> tuple[list[Path], dict[str, list[Path]], l
     return kineto, dict(ours), system
 
 
-def _add_rank(ranks: dict[int, RankTrace], rt: RankTrace, warnings: list[str]) -> None:
+def _add_rank(ranks: dict, rt: RankTrace, warnings: list[str]) -> None:
     r = rt.meta.rank
     if r in ranks:
         new = max(ranks) + 1
@@ -58,6 +58,15 @@ def load_profile(path) -> Profile:
     """Read a profile; see the module docstring for what `path` may be."""
     from profiler import artifact
 
+    return load_with(path, read_kineto, artifact.read_events)
+
+
+def load_with(path, read_trace, read_rank_folder) -> Profile:
+    """load_profile with the two per-rank readers given: read_trace(file) and read_rank_folder(parquet files), each
+    returning an object with a TraceMeta `.meta` (a RankTrace, or what profiler.analysis.parallel computes in
+    worker processes) or raising ProfileLoadError. Ranks, warnings and errors come out exactly as load_profile's."""
+    from profiler import artifact
+
     root = Path(path).expanduser()
     if not root.exists():
         raise ProfileLoadError(f"{root}: no such file or folder; pass a trace (.json/.json.gz) or a profile folder")
@@ -69,9 +78,9 @@ def load_profile(path) -> Profile:
             if root.name.startswith("system-"):
                 counters = artifact.read_counters([root])
             else:
-                _add_rank(ranks, artifact.read_events([root]), warnings)
+                _add_rank(ranks, read_rank_folder([root]), warnings)
         else:
-            _add_rank(ranks, read_kineto(root), warnings)
+            _add_rank(ranks, read_trace(root), warnings)
         return _finish(Profile(ranks=ranks, counters=counters, source=str(root), warnings=warnings))
 
     kineto, ours, system = find_profile_files(root)
@@ -83,12 +92,12 @@ def load_profile(path) -> Profile:
     not_traces: list[str] = []
     for folder, files in sorted(ours.items()):
         try:
-            _add_rank(ranks, artifact.read_events(files), warnings)
+            _add_rank(ranks, read_rank_folder(files), warnings)
         except ProfileLoadError as exc:
             errors.append(str(exc))
     for f in kineto:
         try:
-            _add_rank(ranks, read_kineto(f), warnings)
+            _add_rank(ranks, read_trace(f), warnings)
         except ProfileLoadError as exc:
             if "not a trace" in str(exc):  # a job folder also holds config JSON (hyperparameters.json…)
                 not_traces.append(f.name)

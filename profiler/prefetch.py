@@ -6,10 +6,10 @@ imports nothing heavy on purpose.
 
 from __future__ import annotations
 
-import gzip
 import threading
-import zlib
 from pathlib import Path
+
+from profiler.trace_file import ProfileLoadError, read_trace_bytes
 
 _results: dict[str, object] = {}
 _threads: dict[str, threading.Thread] = {}
@@ -17,26 +17,29 @@ _threads: dict[str, threading.Thread] = {}
 
 def _work(key: str, path: Path) -> None:
     try:
-        raw = path.read_bytes()
-        _results[key] = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
-    except (OSError, EOFError, zlib.error) as exc:  # the reader reports it properly later
+        _results[key] = read_trace_bytes(path)
+    except ProfileLoadError as exc:  # raised to the reader when it takes the bytes
         _results[key] = exc
 
 
 def start(path) -> None:
+    from profiler import trace_cache
+
     p = Path(path)
-    if p.is_file() and p.name.endswith((".json", ".json.gz")):
+    if p.is_file() and p.name.endswith((".json", ".json.gz")) and trace_cache.cached(p) is None:
         key = str(p.resolve())
         _threads[key] = threading.Thread(target=_work, args=(key, p), daemon=True)
         _threads[key].start()
 
 
-def take(path: Path) -> bytes | None:
-    """The prefetched bytes of `path` (once), or None when it was not prefetched or failed."""
+def take(path: Path) -> bytes | bytearray | None:
+    """The prefetched bytes of `path` (once), or None when it was not prefetched; raises what reading raised."""
     key = str(path.resolve())
     thread = _threads.pop(key, None)
     if thread is None:
         return None
     thread.join()
     result = _results.pop(key, None)
-    return result if isinstance(result, bytes) else None
+    if isinstance(result, ProfileLoadError):
+        raise result
+    return result

@@ -199,9 +199,9 @@ class RankTrace:
         codes = [c for c in (self.cat_code(x) for x in cats) if c >= 0]
         if not codes:
             return np.zeros(len(self), dtype=bool)
-        from profiler.nputil import isin
-
-        return isin(self.columns["cat_id"], codes)
+        wanted = np.zeros(len(self.cats), dtype=bool)  # one gather through a per-category table: ~5x faster
+        wanted[codes] = True                              # than a sorted-search isin over every event
+        return wanted[self.columns["cat_id"]]
 
     def to_arrow(self):
         """The events as a pyarrow Table with dictionary-encoded name/cat/dtype (the artifact's schema)."""
@@ -209,11 +209,11 @@ class RankTrace:
 
         arrays, fields = [], []
         for col, typ in EVENT_INT_COLUMNS.items():
-            arrays.append(pa.array(self.columns[col], type=getattr(pa, typ)()))
+            arrays.append(arrow_array(self.columns[col], typ))
             fields.append(pa.field(col, getattr(pa, typ)()))
         for col, values in (("name", self.names), ("cat", self.cats), ("dtype", self.dtypes)):
             arr = pa.DictionaryArray.from_arrays(
-                pa.array(self.columns[col + "_id"], type=pa.int32()), pa.array(values, type=pa.string())
+                arrow_array(self.columns[col + "_id"], "int32"), arrow_strings(values)
             )
             arrays.append(arr)
             fields.append(pa.field(col, arr.type))
@@ -221,6 +221,27 @@ class RankTrace:
 
     def to_pandas(self):
         return self.to_arrow().to_pandas()
+
+
+def arrow_array(values, typ: str):
+    """A pyarrow array over a numpy column's buffer. pa.array() on numpy arrays or lists imports pandas (+50 MB RSS
+    and ~0.5 s of CPU in the training process, measured at the first window write); from_buffers does not."""
+    import numpy as np
+    import pyarrow as pa
+
+    data = np.ascontiguousarray(values, dtype=typ)
+    return pa.Array.from_buffers(getattr(pa, typ)(), len(data), [None, pa.py_buffer(data)])
+
+
+def arrow_strings(values: list[str]):
+    """A pyarrow string array built from its buffers (see arrow_array: no pandas import)."""
+    import numpy as np
+    import pyarrow as pa
+
+    encoded = [str(v).encode("utf-8", "surrogatepass") for v in values]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int32)  # a dictionary of distinct names: far below 2 GiB
+    np.cumsum([len(e) for e in encoded], out=offsets[1:])
+    return pa.Array.from_buffers(pa.string(), len(encoded), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))])
 
 
 @dataclass

@@ -21,11 +21,12 @@ import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jobspec.contract import (DEFAULT_CPU_PROFILING_DURATION_S, DEFAULT_FILE_ROTATION_S,
+from jobspec.contract import (DEFAULT_CPU_PROFILING_DURATION_S, DEFAULT_FILE_ROTATION_S, DEFAULT_FILE_ROTATION_STEPS,
                               DEFAULT_PROFILER_CONFIG_PATH as DEFAULT_CONFIG_PATH,
                               DEFAULT_PROFILER_OUTPUT_DIR as DEFAULT_OUTPUT_DIR, DEFAULT_RESOURCE_CONFIG_PATH,
                               SAGELAUNCH_PROFILER_CONFIG, SM_CURRENT_HOST, SM_PROFILER_OUTPUT_DIR)
-from jobspec.profiling import CPU_PROFILING_DURATION, FILE_ROTATION, RECORD_CPU_OPS, flag_param, seconds_param
+from jobspec.profiling import (CPU_PROFILING_DURATION, FILE_ROTATION, FILE_ROTATION_STEPS, RECORD_CPU_OPS, flag_param,
+                               seconds_param)
 
 log = logging.getLogger("sagelaunch.profiler")
 
@@ -48,6 +49,7 @@ class Config:
     system_monitor_interval_millis: int | None = None
     cpu_profiling_duration: int | None = None  # seconds of detailed capture after start_profiling()
     file_rotation_secs: int | None = None  # SMPFileRotationSecs: a new trace file per window
+    file_rotation_steps: int | None = None  # SMPFileRotationSteps: while Kineto records, a new window per N steps
     record_cpu_ops: bool | None = None
     record_shapes: bool = False
     device_activity: bool = True  # Kineto CUDA/HIP activity when a GPU is present
@@ -69,6 +71,9 @@ class Config:
             out.cpu_profiling_duration = seconds_param(params, CPU_PROFILING_DURATION, DEFAULT_CPU_PROFILING_DURATION_S, src)
         if out.file_rotation_secs is None:
             out.file_rotation_secs = seconds_param(params, FILE_ROTATION, DEFAULT_FILE_ROTATION_S, src)
+        if out.file_rotation_steps is None:
+            out.file_rotation_steps = seconds_param(params, FILE_ROTATION_STEPS, DEFAULT_FILE_ROTATION_STEPS, src,
+                                                    unit="steps")
         if out.record_cpu_ops is None:
             out.record_cpu_ops = flag_param(params, RECORD_CPU_OPS, DEFAULT_RECORD_CPU_OPS, src)
         if out.disabled is None:

@@ -76,18 +76,24 @@ class SystemMonitor:
     def write(self) -> Path | None:
         if not self.rows:
             return None
+        import numpy as np
         import pyarrow as pa
 
         from profiler.artifact import write_counters
+        from profiler.schema import arrow_array, arrow_strings
 
         ts, metric, index, value = zip(*self.rows)
-        table = pa.table(
+        names = list(dict.fromkeys(metric))
+        codes = {m: i for i, m in enumerate(names)}
+        table = pa.table(  # built from buffers: pa.array() on lists would import pandas into the training process
             {
-                "ts_ns": pa.array(ts, pa.int64()),
-                "host": pa.array([self.host] * len(ts), pa.string()).dictionary_encode(),
-                "metric": pa.array(metric, pa.string()).dictionary_encode(),
-                "index": pa.array(index, pa.int32()),
-                "value": pa.array(value, pa.float32()),
+                "ts_ns": arrow_array(ts, "int64"),
+                "host": pa.DictionaryArray.from_arrays(arrow_array(np.zeros(len(ts)), "int32"),
+                                                       arrow_strings([self.host])),
+                "metric": pa.DictionaryArray.from_arrays(arrow_array([codes[m] for m in metric], "int32"),
+                                                         arrow_strings(names)),
+                "index": arrow_array(index, "int32"),
+                "value": arrow_array(value, "float32"),
             }
         )
         path = self.dir / f"system-{self._seq:04d}.parquet"

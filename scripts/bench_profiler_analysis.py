@@ -1,16 +1,22 @@
-"""Analysis speed and peak memory: `sagelaunch profile analyze --json` vs HTA 0.5, side by side in one run.
+"""Analysis speed and peak memory: `profile analyze --json` vs HTA 0.5, side by side in one run, on EVERY trace in
+tests/data/traces and on a 16-rank folder (made from the two sampled ranks in a temporary folder).
 
-Both are measured from process start to results printed, each in a fresh process (median of --repeat runs,
-interleaved); we report wall time and CPU time (user+sys, less sensitive to other load on the machine); peak
-memory is the child's max RSS. HTA runs in its own environment (.venv-hta, see scripts/make_hta_fixtures.py):
-TraceAnalysis load + get_temporal_breakdown + get_gpu_kernel_breakdown + get_cuda_kernel_launch_stats.
+Each contender runs in a fresh process, from process start to results printed (median of --repeat runs,
+interleaved so that load on the machine hits all alike); wall time, CPU time (user+sys of the process and its
+workers, less sensitive to other load) and peak RSS (of the largest process: the analysis or one of its workers).
+HTA runs in its own environment (.venv-hta, see scripts/make_hta_fixtures.py): TraceAnalysis load +
+get_temporal_breakdown + get_gpu_kernel_breakdown + get_cuda_kernel_launch_stats. Ours runs twice per trace:
+cold (SAGELAUNCH_PROFILE_CACHE=0: the JSON is parsed) and warm (the parsed columns cached beside the trace by an
+earlier run, as for a second analyze/report/ui of the same trace).
 
-    .venv/bin/python scripts/bench_profiler_analysis.py [TRACE] [--repeat 3] [--hta-python .venv-hta/bin/python]
+    .venv/bin/python scripts/bench_profiler_analysis.py [TRACE_OR_FOLDER ...] [--repeat 3] [--folder-repeat 1]
+                                                        [--hta-python .venv-hta/bin/python]
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import statistics
@@ -20,7 +26,7 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-DEFAULT_TRACE = REPO / "tests" / "data" / "traces" / "v100_rank0.pt.trace.json.gz"
+TRACES = REPO / "tests" / "data" / "traces"
 
 HTA_SCRIPT = """
 import logging, sys
@@ -50,44 +56,70 @@ def measure(cmd: list[str], env=None) -> dict:
     return json.loads(out.stdout)
 
 
+def sixteen_ranks(folder: Path) -> Path:
+    """16 ranks: sampled_rank0/1 alternately, each with its own distributedInfo.rank."""
+    docs = [json.loads(gzip.decompress((TRACES / f"sampled_rank{i}.pt.trace.json.gz").read_bytes())) for i in (0, 1)]
+    folder.mkdir()
+    for r in range(16):
+        doc = docs[r % 2]
+        doc["distributedInfo"] = {**doc.get("distributedInfo", {}), "rank": r, "world_size": 16}
+        (folder / f"rank{r}.pt.trace.json.gz").write_bytes(gzip.compress(json.dumps(doc).encode(), 6))
+    return folder
+
+
+def bench(target: Path, work: Path, repeat: int, hta_python: Path) -> dict:
+    """{contender: (wall, cpu, peak MB, rc)} for one trace or folder, each in a private folder of symlinks."""
+    home = work / f"{target.name}-{len(list(work.iterdir()))}"
+    home.mkdir()
+    files = sorted(target.glob("*.json*")) if target.is_dir() else [target]
+    for f in files:
+        os.symlink(f.resolve(), home / f.name)
+    arg = str(home) if target.is_dir() else str(home / target.name)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "XDG_CACHE_HOME": str(work / "xdg")}
+    cold = {**env, "SAGELAUNCH_PROFILE_CACHE": "0"}
+    ours = [sys.executable, "-m", "profiler.cli", "analyze", arg, "--json"]
+    contenders = {"ours cold": (ours, cold)}
+    subprocess.run(ours, env=env, cwd=REPO, stdout=subprocess.DEVNULL, check=True)  # leaves the cache
+    contenders["ours warm"] = (ours, env)
+    contenders["sagelaunch CLI warm"] = ([sys.executable, "-m", "sagelaunch.cli", "profile", "analyze", arg, "--json"],
+                                         env)
+    if hta_python.exists():
+        contenders["HTA 0.5"] = ([str(hta_python), "-c", HTA_SCRIPT, str(home)], env)
+    runs: dict[str, list[dict]] = {k: [] for k in contenders}
+    for _ in range(repeat):
+        for name, (cmd, e) in contenders.items():
+            runs[name].append(measure(cmd, e))
+    return {name: (statistics.median(r["wall_s"] for r in rs), statistics.median(r["cpu_s"] for r in rs),
+                   max(r["peak_mb"] for r in rs), rs[-1]["rc"]) for name, rs in runs.items()}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("trace", nargs="?", type=Path, default=DEFAULT_TRACE)
+    ap.add_argument("targets", nargs="*", type=Path, help="traces or folders (default: every test trace + 16 ranks)")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--folder-repeat", type=int, default=1, help="runs for the 16-rank folder (HTA takes ~30 s)")
     ap.add_argument("--hta-python", type=Path, default=REPO / ".venv-hta" / "bin" / "python")
     args = ap.parse_args()
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    contenders = {
-        "sagelaunch profile analyze --json": [sys.executable, "-m", "sagelaunch.cli", "profile", "analyze",
-                                              str(args.trace), "--json"],
-        "python -m profiler.cli analyze --json": [sys.executable, "-m", "profiler.cli", "analyze", str(args.trace),
-                                                  "--json"],
-    }
-    tmp = tempfile.TemporaryDirectory()
-    if args.hta_python.exists():
-        os.symlink(args.trace.resolve(), Path(tmp.name) / args.trace.name)
-        contenders["HTA 0.5 (load + 3 analyses)"] = [str(args.hta_python), "-c", HTA_SCRIPT, tmp.name]
-    else:
+    if not args.hta_python.exists():
         print(f"(no HTA environment at {args.hta_python}; create it as scripts/make_hta_fixtures.py says)")
-    results: dict[str, list[dict]] = {k: [] for k in contenders}
-    for _ in range(args.repeat):  # interleaved, so load on the machine hits both alike
-        for name, cmd in contenders.items():
-            results[name].append(measure(cmd, env))
-    print(f"trace: {args.trace} ({args.trace.stat().st_size / 1e6:.1f} MB on disk)")
-    print(f"{'contender':<40}{'wall s (median)':>16}{'cpu s (median)':>15}{'peak MB':>10}{'rc':>4}")
-    summary = {}
-    for name, runs in results.items():
-        wall = statistics.median(r["wall_s"] for r in runs)
-        cpu = statistics.median(r["cpu_s"] for r in runs)
-        peak = max(r["peak_mb"] for r in runs)
-        summary[name] = (wall, cpu, peak)
-        print(f"{name:<40}{wall:>16.3f}{cpu:>15.3f}{peak:>10.1f}{runs[-1]['rc']:>4}")
-    hta = summary.get("HTA 0.5 (load + 3 analyses)")
-    if hta:
-        for name in list(contenders)[:2]:
-            wall, cpu, peak = summary[name]
-            print(f"{name}: {hta[0] / wall:.1f}x faster than HTA (wall), {hta[1] / cpu:.1f}x (cpu), "
-                  f"peak memory {peak / hta[2]:.2f}x HTA's")
+    with tempfile.TemporaryDirectory(prefix="bench-analysis-") as tmp:
+        work = Path(tmp)
+        targets = args.targets or [*sorted(TRACES.glob("*.json.gz")), sixteen_ranks(work / "16-ranks")]
+        print(f"{'trace':<34}{'contender':<21}{'wall s':>8}{'cpu s':>8}{'peak MB':>9}{'rc':>4}"
+              f"{'HTA/ours wall':>15}{'cpu':>7}{'memory':>8}")
+        worst: dict[str, float] = {}
+        for target in targets:
+            repeat = args.folder_repeat if target.is_dir() else args.repeat
+            res = bench(target, work, repeat, args.hta_python)
+            hta = res.get("HTA 0.5")
+            for name, (wall, cpu, peak, rc) in res.items():
+                ratio = ""
+                if hta and name != "HTA 0.5":
+                    ratio = f"{hta[0] / wall:>14.1f}x{hta[1] / cpu:>6.1f}x{peak / hta[2]:>7.2f}x"
+                    worst[name] = min(worst.get(name, 1e9), hta[0] / wall)
+                print(f"{target.name[:33]:<34}{name:<21}{wall:>8.3f}{cpu:>8.3f}{peak:>9.1f}{rc:>4}{ratio}")
+        for name, ratio in worst.items():
+            print(f"slowest ratio over the targets, {name}: {ratio:.1f}x HTA's wall time")
 
 
 if __name__ == "__main__":

@@ -70,13 +70,24 @@ def analyze(path_or_profile, top_n: int = 10, context: dict | None = None) -> di
     if isinstance(path_or_profile, Profile):
         profile = path_or_profile
     else:
+        from profiler.analysis import parallel
+
+        root = Path(path_or_profile).expanduser()
+        if parallel.worth_it(root):  # many ranks: read and analyse them in worker processes
+            results, profile = parallel.analyze_folder(root, top_n, analyze_rank)
+            return _finish({str(r): v for r, v in results.items()}, profile, context)
         from profiler.loader import load_profile
 
-        profile = load_profile(Path(path_or_profile))
+        profile = load_profile(root)
     step_names = set()
     for rt in profile.ranks.values():
         step_names.update(n for n in rt.names if "ProfilerStep" in n)
     ranks = {str(r): analyze_rank(rt, len(step_names), top_n) for r, rt in profile.ranks.items()}
+    return _finish(ranks, profile, context)
+
+
+def _finish(ranks: dict, profile: Profile, context: dict | None) -> dict:
+    """The whole result from the per-rank analyses: hosts' counters, figures and findings."""
     hosts = {}
     if profile.counters is not None:
         from profiler.analysis.counters import summarize_counters
@@ -84,7 +95,6 @@ def analyze(path_or_profile, top_n: int = 10, context: dict | None = None) -> di
         hosts = summarize_counters(profile.counters)
     from profiler.figures import figures
     from profiler.findings import findings
-
     from profiler.job_settings import of_profile
 
     result = {"ranks": ranks, "hosts": hosts, "warnings": list(profile.warnings), "source": profile.source,

@@ -213,3 +213,85 @@ def test_help_names_flags_without_type_noise():
         assert "--help" in out.stdout
     assert "<int range>" in subprocess.run([sys.executable, "-m", "sagelaunch.cli", "profile", "analyze", "--help"],
                                            capture_output=True, text=True, env=env, timeout=120).stdout
+
+
+# --- hostile input: times, sizes and nesting a trace cannot hold -----------------------------------------------
+
+def _kernel(ts, dur, **args) -> dict:
+    return {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": ts, "dur": dur,
+            "args": {"stream": 7, "correlation": 1, **args}}
+
+
+def test_negative_durations_are_skipped_and_counted(tmp_path):
+    f = tmp_path / "neg.json"
+    events = [_kernel(0, 10), _kernel(10, -5), _kernel(12, -1), _kernel(20, 10)]
+    f.write_text(json.dumps({"traceEvents": events}))
+    code, text = run_cli(f, "--json")
+    assert code == 0
+    result = json.loads(text)
+    temporal = result["ranks"]["0"]["temporal"]
+    assert temporal["compute_pct"] == pytest.approx(66.67) and temporal["idle_pct"] == pytest.approx(33.33)
+    assert any("skipped 2 event(s) with a negative duration" in w for w in result["warnings"]), result["warnings"]
+
+
+@pytest.mark.parametrize("ts, dur, field", [(0, 1e308, "dur"), (9e18, 5, "ts"), (-9e18, 5, "ts")])
+def test_times_beyond_int64_nanoseconds_are_refused(tmp_path, ts, dur, field):
+    f = tmp_path / "huge.json"
+    f.write_text(json.dumps({"traceEvents": [_kernel(0, 10), _kernel(ts, dur)]}))
+    code, text = run_cli(f)
+    assert code == 2 and f"has {field} = " in text and "huge.json" in text and "out of range" in text
+
+
+def test_args_nested_too_deep_is_a_clear_error(tmp_path):
+    f = tmp_path / "deep.json"
+    deep = "[" * 1100 + "]" * 1100
+    f.write_text('{"traceEvents": [%s]}' % json.dumps(_kernel(0, 10, x="DEEP")).replace('"DEEP"', deep))
+    code, text = run_cli(f)
+    assert code == 2 and "nested deeper" in text and "deep.json" in text
+
+
+def _gzip_of_spaces(path, megabytes: int) -> None:
+    import zlib
+
+    c = zlib.compressobj(1, zlib.DEFLATED, 31)
+    block = b" " * (1 << 20)
+    with open(path, "wb") as out:
+        out.write(c.compress(b'{"traceEvents": ['))
+        for _ in range(megabytes):
+            out.write(c.compress(block))
+        out.write(c.compress(b"]}") + c.flush())
+
+
+def test_decompressed_size_is_capped_and_the_cap_can_be_raised(tmp_path, monkeypatch):
+    bomb = tmp_path / "bomb.json.gz"
+    _gzip_of_spaces(bomb, 8)
+    monkeypatch.setenv("SAGELAUNCH_PROFILE_MAX_JSON_BYTES", "4M")
+    code, text = run_cli(bomb)
+    assert code == 2 and "more than 4,194,304 bytes" in text and "SAGELAUNCH_PROFILE_MAX_JSON_BYTES" in text
+    plain = tmp_path / "plain.json"
+    plain.write_bytes(gzip.decompress(bomb.read_bytes()))
+    code, text = run_cli(plain)  # the same cap for a file that is not compressed
+    assert code == 2 and "the file holds more than" in text
+    monkeypatch.setenv("SAGELAUNCH_PROFILE_MAX_JSON_BYTES", "lots")
+    code, text = run_cli(bomb)
+    assert code == 2 and "'lots' is not a positive size" in text
+    monkeypatch.setenv("SAGELAUNCH_PROFILE_MAX_JSON_BYTES", "16M")
+    code, text = run_cli(bomb, "--json")
+    assert code == 0 and json.loads(text)["ranks"]["0"]["events"] == 0
+
+
+def test_a_gzip_bomb_is_stopped_before_it_takes_the_memory(tmp_path):
+    """256 MB of JSON from a ~1 MB file, 8 MB cap: the reader stops early (peak RSS of a real process)."""
+    bomb = tmp_path / "bomb.json.gz"
+    _gzip_of_spaces(bomb, 256)
+    # VmHWM: this process's own peak (ru_maxrss would include pytest's memory at fork time)
+    probe = ("import re, sys\n"
+             "from profiler.loader import load_profile\n"
+             "try:\n    load_profile(sys.argv[1])\nexcept ValueError as e:\n    print(e)\n"
+             "print(int(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1)) // 1024)\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO), "SAGELAUNCH_PROFILE_MAX_JSON_BYTES": "8M"}
+    out = subprocess.run([sys.executable, "-c", probe, str(bomb)], capture_output=True, text=True, env=env,
+                         timeout=300)
+    message, peak_mb = out.stdout.strip().rsplit("\n", 1)
+    assert "more than 8,388,608 bytes" in message, out.stderr
+    assert int(peak_mb) < 200, peak_mb  # the whole expansion would be 256 MB more

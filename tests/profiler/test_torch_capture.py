@@ -97,3 +97,48 @@ def test_kineto_and_our_events_share_the_epoch_clock(runs):
     for run in ("cpu_ops", "default"):
         rank = load_profile(runs / run / "algo-1").ranks[0]
         assert t0 <= int(rank["ts_ns"].min()) and int((rank["ts_ns"] + rank["dur_ns"]).max()) <= t1, run
+
+
+ROTATION = textwrap.dedent(r'''
+    import sys, torch
+    import profiler as smprof
+    from profiler.api import SMProfiler
+    torch.set_num_threads(1)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    smprof.configure(smprof.Config(output_dir=sys.argv[1], host="algo-1", rank=0, record_cpu_ops=True,
+                                   file_rotation_steps=5))
+    smprof.start_profiling()
+    for i in range(12):
+        with smprof.annotate(f"step_{i}"):
+            with smprof.annotate("Forward"):
+                loss = model(torch.randn(4, 8)).sum()
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+    smprof.stop_profiling()
+    print(len(SMProfiler.instance().files))
+''')
+
+
+@pytest.mark.slow
+def test_cpu_op_windows_rotate_by_steps_and_lose_nothing(tmp_path):
+    """SMPFileRotationSteps=5 over 12 steps: three windows (5, 5, 2 steps), written by the writer thread, every
+    step and its operators present once."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("SAGELAUNCH_PROFILER_CONFIG", None)
+    proc = subprocess.run([sys.executable, "-c", ROTATION, str(tmp_path)], capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split()[-1] == "3"
+    files = sorted((tmp_path / "algo-1" / "rank-0").glob("trace-*.parquet"))
+    assert [f.name for f in files] == ["trace-0000.parquet", "trace-0001.parquet", "trace-0002.parquet"]
+    from profiler.artifact import read_events
+
+    per_window = []
+    for f in files:
+        rank = read_events([f])
+        names = [rank.names[i] for i in rank["name_id"]]
+        per_window.append(sorted(int(n[5:]) for n in names if n.startswith("step_")))
+        assert names.count("Forward") == len(per_window[-1]) and "aten::linear" in names
+    assert per_window == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9], [10, 11]]

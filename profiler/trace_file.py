@@ -1,0 +1,91 @@
+"""Read a trace file's JSON bytes (gunzipped) with a cap on their size; imports nothing heavy (prefetch uses it).
+
+A 3 MB ``.json.gz`` can expand to gigabytes (a gzip bomb, or simply a huge trace): without a cap the reader and
+the profile browser grew to 6 GB on one. The cap is ``MAX_JSON_BYTES`` (2 GiB of JSON, far above the largest
+traces we analyse; the decoded events then need about as much again); raise or lower it with the environment
+variable ``SAGELAUNCH_PROFILE_MAX_JSON_BYTES`` (bytes, or with a K/M/G suffix).
+"""
+
+from __future__ import annotations
+
+import os
+import zlib
+from pathlib import Path
+
+MAX_JSON_BYTES = 2 << 30
+MAX_JSON_ENV = "SAGELAUNCH_PROFILE_MAX_JSON_BYTES"
+_CHUNK = 16 << 20  # decompress in bounded steps so that we stop at the cap, not after the whole expansion
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
+class ProfileLoadError(ValueError):
+    """A file or folder that cannot be read as a profile; the message says which and why."""
+
+
+def max_json_bytes() -> int:
+    raw = os.environ.get(MAX_JSON_ENV, "").strip().upper().removesuffix("B").removesuffix("I")
+    if not raw:
+        return MAX_JSON_BYTES
+    unit = raw[-1] if raw[-1] in _UNITS else ""
+    try:
+        value = int(float(raw[: len(raw) - len(unit)]) * _UNITS[unit])
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise ProfileLoadError(
+            f"{MAX_JSON_ENV}={os.environ[MAX_JSON_ENV]!r} is not a positive size; use bytes or e.g. 4G"
+        )
+    return value
+
+
+def _too_big(path: Path, what: str, limit: int) -> ProfileLoadError:
+    return ProfileLoadError(
+        f"{path}: {what} more than {limit:,} bytes of JSON, the cap on one trace; if the trace is genuine, "
+        f"raise the cap with {MAX_JSON_ENV}=<bytes> (e.g. 8G) and make sure the machine has about twice that "
+        "in free memory"
+    )
+
+
+def gunzip_capped(raw: bytes, path: Path, limit: int) -> bytearray:
+    """Every gzip member of `raw`, decompressed, stopping with an error once more than `limit` bytes come out."""
+    out = bytearray()
+    data = raw
+    while data:
+        d = zlib.decompressobj(31)
+        chunk = d.decompress(data, _CHUNK)
+        while True:
+            out += chunk
+            if len(out) > limit:
+                raise _too_big(path, "the gzip expands to", limit)
+            if not d.unconsumed_tail:
+                break
+            chunk = d.decompress(d.unconsumed_tail, _CHUNK)
+        out += d.flush()
+        if not d.eof:
+            raise EOFError("compressed file ended before the end-of-stream marker was reached")
+        data = d.unused_data.lstrip(b"\x00")  # members may be followed by padding, as gzip.decompress allows
+    return out
+
+
+def read_trace_bytes(path: Path) -> bytes | bytearray:
+    """The JSON text of a .json or .json.gz trace; ProfileLoadError when unreadable, empty, corrupt or too big."""
+    limit = max_json_bytes()
+    try:
+        size = path.stat().st_size
+        if size > limit:
+            raise _too_big(path, "the file holds", limit)
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ProfileLoadError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if not raw:
+        raise ProfileLoadError(f"{path}: the file is empty; expected a Kineto/Chrome trace (JSON)")
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gunzip_capped(raw, path, limit)
+        except (EOFError, zlib.error) as exc:
+            raise ProfileLoadError(
+                f"{path}: truncated or corrupt gzip ({exc}); re-copy the file or export the trace again"
+            ) from None
+        if not raw:
+            raise ProfileLoadError(f"{path}: the gzip holds an empty file; expected a Kineto/Chrome trace")
+    return raw

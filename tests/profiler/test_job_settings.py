@@ -85,6 +85,21 @@ def test_pipeline_bubble_from_the_profile_without_flags(tmp_path):
     assert analyze_cli(root, "--microbatches", "4")["context"] == {"pipeline_parallel_degree": 2, "microbatches": 4}
 
 
+def test_a_folder_of_many_ranks_analysed_in_workers_reads_them_too(tmp_path):
+    from profiler.analysis import analyze, parallel
+
+    root = tmp_path / "pp4"
+    for r in range(parallel.MIN_RANKS):
+        rt = syn.healthy(rank=r, busy=0.5).trace()
+        rt.meta.job_settings = {"pipeline_parallel_degree": 4, "microbatches": 2}
+        artifact.write_events(rt, root / "algo-1" / f"rank-{r}" / "trace-0000.parquet")
+    assert parallel.worth_it(root) or (os.cpu_count() or 1) < 2
+    result = analyze(root)
+    assert result["context"] == {"pipeline_parallel_degree": 4, "microbatches": 2}
+    (f,) = [f for f in result["findings"] if f["rule"] == "pipeline_bubble"]
+    assert len(f["evidence"]["stage_idle_share"]) == parallel.MIN_RANKS
+
+
 def test_without_recorded_settings_the_flags_fill_in(tmp_path):
     root = idle_pipeline_stage(tmp_path / "old", {})
     assert "pipeline_bubble" not in {f["rule"] for f in analyze_cli(root)["findings"]}

@@ -15,6 +15,8 @@ had fractional microseconds, so the analysis can apply HTA's rounding (ceil star
 
 from __future__ import annotations
 
+import contextlib
+import sys
 from pathlib import Path
 from typing import Any, Union
 
@@ -67,6 +69,21 @@ _MAX_DEPTH = 1000  # msgspec raises RecursionError beyond ~1,000 levels, even in
 _DECODER = msgspec.json.Decoder(Union[_Trace, list[_Event]])
 
 
+@contextlib.contextmanager
+def _nesting_capped():
+    """msgspec's depth limit is Python's recursion limit, which a host program may have raised: pin it to
+    _MAX_DEPTH levels above this frame while decoding, so the same file is refused the same way everywhere."""
+    depth, frame = 0, sys._getframe()
+    while frame is not None:
+        depth, frame = depth + 1, frame.f_back
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(depth + _MAX_DEPTH)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
+
+
 def parse_trace(path: Path) -> Any:
     return decode_trace(read_bytes(path), path)
 
@@ -74,7 +91,8 @@ def parse_trace(path: Path) -> Any:
 def decode_trace(raw: bytes | bytearray, path: Path) -> Any:
     problem = None
     try:
-        doc = _DECODER.decode(raw)
+        with _nesting_capped():
+            doc = _DECODER.decode(raw)
     except msgspec.ValidationError as exc:
         doc, problem = None, exc  # valid JSON of another shape, or events of unexpected types: say which below
     except msgspec.DecodeError as exc:

@@ -12,7 +12,8 @@ import socket
 _LOW, _HIGH = 20000, 32767
 
 
-def _bindable(port: int) -> bool:
+def port_is_free(port: int) -> bool:
+    """Nothing listens on this loopback port right now."""
     with socket.socket() as sock:
         try:
             sock.bind(("127.0.0.1", port))
@@ -24,7 +25,7 @@ def _bindable(port: int) -> bool:
 def free_port() -> int:
     """A port nothing listens on right now, outside the range the OS gives outgoing connections."""
     for port in random.sample(range(_LOW, _HIGH + 1), 64):
-        if _bindable(port):
+        if port_is_free(port):
             return port
     with socket.socket() as sock:  # every probe taken: let the OS pick
         sock.bind(("127.0.0.1", 0))

@@ -5,11 +5,11 @@ from __future__ import annotations
 import difflib
 import json
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
+from jobspec.net import port_is_free
 from jobspec.spec import TrainingJobSpec
 from launcher.sourcedir import iter_source_files, list_source_files, loop_error, symlink_loop
 
@@ -104,15 +104,6 @@ def same_release(wanted: str, installed: str) -> bool:
 
     want = parts(wanted)
     return parts(installed)[: len(want)] == want
-
-
-def port_is_free(port: int) -> bool:
-    with socket.socket() as sock:
-        try:
-            sock.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
 
 
 def check_port(port: int, option: str) -> int:

@@ -14,6 +14,7 @@ pytest_plugins = [
     "tests.fixtures.endpoint_fakes",  # moto's endpoint gaps closed (Graviton configs, InvokeEndpoint)
     "tests.fixtures.sentiment",  # one tiny trained RoBERTa for the whole session
     "tests.fixtures.browser",  # headless Chromium through Playwright
+    "tests.fixtures.sdk_v2",  # the real SageMaker SDK v2, in its own venv, as the oracle of what v2 sends
 ]
 
 # fixtures that train a model, launch torchrun or drive Chromium: a test using one is slow

@@ -27,7 +27,9 @@ MAX_RUN_SECS = 28 * 24 * 3600
 
 
 class FrameworkEstimator(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, protected_namespaces=(), defer_build=True)
+    # validate_by_alias: an argument whose name is also a v2 method (hyperparameters) is stored under another name
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, protected_namespaces=(), defer_build=True,
+                              validate_by_alias=True, validate_by_name=False)
 
     framework: ClassVar[str]
 
@@ -40,7 +42,8 @@ class FrameworkEstimator(BaseModel):
     instance_type: str
     instance_count: int = Field(1, ge=1, le=1000)
     region: str | None = None
-    hyperparameters: dict[str, Any] | None = None
+    # the `hyperparameters=` argument; `hyperparameters()` is v2's method returning what the job is sent
+    user_hyperparameters: dict[str, Any] | None = Field(None, alias="hyperparameters")
     distribution: dict[str, Any] | None = None
     profiler_config: ProfilerConfig | None = None
     disable_profiler: bool = False
@@ -79,7 +82,7 @@ class FrameworkEstimator(BaseModel):
     _py = field_validator("py_version")(classmethod(lambda cls, v: check.py_version(v)))
     _image = field_validator("image_uri")(classmethod(lambda cls, v: check.image_uri(v)))
     _region = field_validator("region")(classmethod(lambda cls, v: check.region(v)))
-    _hp = field_validator("hyperparameters")(classmethod(lambda cls, v: check.hyperparameters(v)))
+    _hp = field_validator("user_hyperparameters")(classmethod(lambda cls, v: check.hyperparameters(v)))
     _ckpt = field_validator("checkpoint_s3_uri")(classmethod(lambda cls, v: check.s3_uri("checkpoint_s3_uri", v)))
     _vkms = field_validator("volume_kms_key")(classmethod(lambda cls, v: check.kms_key("volume_kms_key", v)))
     _okms = field_validator("output_kms_key")(classmethod(lambda cls, v: check.kms_key("output_kms_key", v)))
@@ -147,14 +150,23 @@ class FrameworkEstimator(BaseModel):
             kwargs[name] = value
         super().__init__(**kwargs)
 
+    @classmethod
+    def argument_names(cls) -> list[str]:
+        """The constructor's argument names (a field's alias where it has one)."""
+        return [info.alias or name for name, info in cls.model_fields.items()]
+
     def __setattr__(self, name: str, value: Any) -> None:
         # pydantic stores the field before the cross-field check runs: put it back when that fails
         if name not in type(self).model_fields:
+            if name == "hyperparameters":  # v2's method, not an attribute
+                raise TypeError(f"{type(self).__name__}.hyperparameters is a method, as in the SageMaker SDK v2 "
+                                "(est.hyperparameters() returns what the job is sent); change them with "
+                                "est.set_hyperparameters(name=value, ...)")
             if not name.startswith("_") and not hasattr(type(self), name):  # a misspelt argument
                 from estimators.explain import unknown_argument_error
 
                 raise ValidationError.from_exception_data(type(self).__name__, [{
-                    "type": unknown_argument_error(name, type(self).model_fields, type(self).__name__),
+                    "type": unknown_argument_error(name, type(self).argument_names(), type(self).__name__),
                     "loc": (name,), "input": value}])
             return super().__setattr__(name, value)
         old = self.__dict__.get(name)
@@ -172,11 +184,79 @@ class FrameworkEstimator(BaseModel):
 
     @property
     def latest_training_job(self) -> Any:
+        """The job of the last fit() (set before fit waits) or attach(); None before either."""
         return self._latest_training_job
 
+    def training_image_uri(self, region: str | None = None) -> str:
+        """The training image (v2's method); `region=` gives the same image in another region."""
+        r = self.resolved
+        if region is None or region == r.region or self.image_uri is not None:
+            return r.image_uri
+        return support.training_image_uri(self.framework, r.framework_version, r.py_version,
+                                          support.check_region(check.region(region)), self.instance_type)
+
+    def hyperparameters(self) -> dict[str, str]:
+        """What the job is sent, JSON-encoded as v2's `hyperparameters()` returns it: the user's and the
+        distribution's; once fit() or attach() has a job, also its sagemaker_* entries."""
+        from estimators.v2_calls import encoded_hyperparameters
+
+        return encoded_hyperparameters(self)
+
+    def set_hyperparameters(self, **values: Any) -> None:
+        """Add or change hyperparameters (v2's method); values are kept as given, like `hyperparameters=`."""
+        self.user_hyperparameters = {**(self.user_hyperparameters or {}), **values}
+
     @property
-    def training_image_uri(self) -> str:
-        return self.resolved.image_uri
+    def model_data(self) -> Any:
+        """The trained model's URI (v2's property): S3ModelArtifacts of the latest job (a dict for an
+        uncompressed output, as v2)."""
+        from estimators.v2_calls import model_data
+
+        return model_data(self._require_job("model_data"))
+
+    def logs(self) -> None:
+        """Print the latest job's logs, following them until it ends (v2's method); a failed job raises
+        JobFailedError after its logs, as v2 raises after printing them."""
+        from estimators.v2_calls import print_logs
+
+        print_logs(self._require_job("logs()"))
+
+    def _require_job(self, what: str) -> Any:
+        if self._latest_training_job is None:
+            raise ValueError(f"{what} needs a training job: call fit() first, or "
+                             f"{type(self).__name__}.attach(job_name) for an existing one (latest_training_job is None)")
+        return self._latest_training_job
+
+    @classmethod
+    def attach(cls, training_job_name: str, sagemaker_session: Any = None, model_channel_name: str = "model",
+               region: str | None = None) -> "FrameworkEstimator":
+        """An estimator rebuilt from an existing job (local registry first, then SageMaker), as v2's attach:
+        waits for the job to end without printing its logs (`logs()` prints them)."""
+        from estimators.v2_calls import attach
+
+        return attach(cls, training_job_name, sagemaker_session, model_channel_name, region)
+
+    # ------------------------------------------------------------ profiler updates (UpdateTrainingJob, as v2)
+    def enable_default_profiling(self) -> None:
+        """Turn on the default monitoring of the running job (it must have started with profiling disabled)."""
+        from estimators import v2_calls
+
+        v2_calls.enable_default_profiling(self, self._require_job("enable_default_profiling()"))
+
+    def update_profiler(self, rules: Any = None, system_monitor_interval_millis: int | None = None,
+                        s3_output_path: str | None = None, framework_profile_params: Any = None,
+                        disable_framework_metrics: bool = False) -> None:
+        """Change the running job's profiler settings or add profiler rules (v2's arguments and request)."""
+        from estimators import v2_calls
+
+        v2_calls.update_profiler(self._require_job("update_profiler()"), rules, system_monitor_interval_millis,
+                                 s3_output_path, framework_profile_params, disable_framework_metrics)
+
+    def disable_profiling(self) -> None:
+        """Stop the running job's monitoring and profiling (UpdateTrainingJob DisableProfiler, as v2)."""
+        from estimators import v2_calls
+
+        v2_calls.disable_profiling(self._require_job("disable_profiling()"))
 
     def _default_base_job_name(self) -> str:
         return self.base_job_name or self.resolved.repository
@@ -201,7 +281,7 @@ class FrameworkEstimator(BaseModel):
             ignore_patterns=tuple(self.ignore_patterns or ()),
             instance_type=self.instance_type, instance_count=self.instance_count, gpus_per_host=r.gpus_per_host,
             processes_per_host=r.plan.processes_per_host, volume_size=self.volume_size,
-            volume_kms_key=self.volume_kms_key, hyperparameters=dict(self.hyperparameters or {}),
+            volume_kms_key=self.volume_kms_key, hyperparameters=dict(self.user_hyperparameters or {}),
             environment=dict(self.environment or {}), inputs=to_channels(inputs, local=local),
             distribution=dict(self.distribution or {}), distribution_hyperparameters=dict(r.plan.hyperparameters),
             mp_parameters=r.plan.mp_parameters, output_path=self.output_path, output_kms_key=self.output_kms_key,
@@ -251,10 +331,16 @@ class FrameworkEstimator(BaseModel):
         """Build the spec, submit it (local or SageMaker by instance type), keep the job handle."""
         from launcher.backends import submit
 
+        from estimators.v2_calls import wants_logs
+
         self.check_files()
         spec = self.to_spec(job_name, inputs)
-        self._latest_training_job = submit(spec, wait=wait, logs=logs, **options)
-        return self._latest_training_job
+        logs = wants_logs(logs)
+        # kept before waiting: after a failed or interrupted wait the job can still be described
+        self._latest_training_job = job = submit(spec, wait=False, logs=logs, **options)
+        if wait:
+            job.wait(logs=logs, **{k: v for k, v in options.items() if k == "stop_on_interrupt"})
+        return job
 
     def deploy(self, **kwargs: Any) -> Any:
         """Model(model_data=<this job's model.tar.gz>, …).deploy(**kwargs) — estimators.model does the work."""

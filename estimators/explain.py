@@ -49,7 +49,7 @@ def _input(value: Any) -> Any:
 def _details(error: dict[str, Any], cls: type) -> dict[str, Any]:
     """An error of err.errors() as InitErrorDetails (extra_forbidden gets its suggestion)."""
     if error["type"] == "extra_forbidden" and len(error["loc"]) == 1:
-        kind = unknown_argument_error(str(error["loc"][0]), cls.model_fields, cls.__name__)
+        kind = unknown_argument_error(str(error["loc"][0]), cls.argument_names(), cls.__name__)
         return {"type": kind, "loc": error["loc"], "input": _input(error["input"])}
     details = {"type": error["type"], "loc": error["loc"], "input": _input(error["input"])}
     if error.get("ctx"):
@@ -64,11 +64,12 @@ def _validated_values(cls: type["FrameworkEstimator"], data: dict[str, Any], inv
     values: dict[str, Any] = {}
     for name, info in cls.model_fields.items():
         default = None if info.is_required() else info.get_default(call_default_factory=True)
-        if name not in data or name in invalid:
-            values[name] = data.get(name, default) if name == "instance_type" else default
+        argument = info.alias or name  # data and `invalid` use the constructor's names
+        if argument not in data or argument in invalid:
+            values[name] = data.get(argument, default) if name == "instance_type" else default
             continue
         try:
-            values[name] = TypeAdapter(info.annotation).validate_python(data[name])
+            values[name] = TypeAdapter(info.annotation).validate_python(data[argument])
         except Exception:  # a shape only its field validator accepts (tags as a dict): not needed here
             values[name] = default
     return values

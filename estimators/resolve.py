@@ -187,8 +187,8 @@ def cross_field_problems(est: "FrameworkEstimator", invalid: frozenset[str] = fr
                 est.distribution, framework=est.framework, framework_version=version, instance_type=est.instance_type,
                 instance_count=est.instance_count, gpus_per_host=gpus,
             ))
-    if plan is not None and valid("hyperparameters") and est.hyperparameters \
-            and len(est.hyperparameters) + len(plan.hyperparameters) + 5 > 100:
+    if plan is not None and valid("hyperparameters") and est.user_hyperparameters \
+            and len(est.user_hyperparameters) + len(plan.hyperparameters) + 5 > 100:
         problems.messages.append("hyperparameters: too many entries with the distribution settings; allowed: 100 in all")
     if not problems.messages and not invalid:
         assert image is not None and plan is not None and info is not None and region is not None

@@ -37,6 +37,12 @@ def job_name(base: str, now: datetime | None = None) -> str:
     return name
 
 
+def base_from_name(name: str) -> str:
+    """The base of a generated name (the SageMaker SDK's base_from_name): `name` less its timestamp."""
+    match = re.match(r"^(.+)-(\d{4}-\d{2}-\d{2}-\d{2}-\d{2}-\d{2}-\d{3}|\d{6}-\d{4})", name)
+    return match.group(1) if match else name
+
+
 def check_name(name: str, field: str = "job_name") -> str:
     """Reject a user-given name SageMaker would refuse, saying why."""
     if not isinstance(name, str):

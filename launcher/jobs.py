@@ -11,12 +11,24 @@ from abc import ABC, abstractmethod
 from typing import Any, Iterator
 
 
-
 class TrainingJob(ABC):
     backend: str  # "local" | "sagemaker"
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, sent_hyperparameters: dict[str, str] | None = None):
         self.name = name
+        self._sent_hyperparameters = sent_hyperparameters  # known when this handle created the job
+
+    @property
+    def job_name(self) -> str:
+        """The job's name (the SageMaker SDK v2's `_TrainingJob.job_name`; `name` is the same)."""
+        return self.name
+
+    @property
+    def hyperparameters(self) -> dict[str, str]:
+        """The HyperParameters the job was created with, JSON-encoded (DescribeTrainingJob's, read once)."""
+        if self._sent_hyperparameters is None:
+            self._sent_hyperparameters = dict(self.describe().get("HyperParameters") or {})
+        return dict(self._sent_hyperparameters)
 
     @abstractmethod
     def describe(self) -> dict[str, Any]:

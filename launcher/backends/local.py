@@ -82,8 +82,8 @@ def submit(spec: TrainingJobSpec, *, wait: bool = True, logs: bool = True, **opt
 
     # --- record, lay out, start ----------------------------------------------------------
     first_code_dir = contract.HostLayout(job_dir / "algo-1").code_dir
-    registry.create(first_record(spec, job_dir, prefix,
-                            contract.job_hyperparameters(spec, spec.submit_directory or str(first_code_dir))))
+    hyperparameters = contract.job_hyperparameters(spec, spec.submit_directory or str(first_code_dir))
+    registry.create(first_record(spec, job_dir, prefix, hyperparameters))
     try:
         job_dir.mkdir(parents=True)
         if spec.inputs or (spec.source_dir or "").startswith("s3://"):
@@ -103,7 +103,7 @@ def submit(spec: TrainingJobSpec, *, wait: bool = True, logs: bool = True, **opt
         registry.transition(spec.job_name, "Failed", "Training job failed", TrainingJobStatus="Failed",
                             FailureReason=f"ClientError: {error}", TrainingEndTime=registry.now())
         raise
-    job = LocalTrainingJob(spec.job_name, _process=proc)
+    job = LocalTrainingJob(spec.job_name, _process=proc, sent_hyperparameters=hyperparameters)
     if wait:
         job.wait(logs=logs)
     return job
@@ -186,8 +186,9 @@ class LocalTrainingJob(TrainingJob):
 
     backend = "local"
 
-    def __init__(self, name: str, _process: subprocess.Popen | None = None):
-        super().__init__(name)
+    def __init__(self, name: str, _process: subprocess.Popen | None = None,
+                 sent_hyperparameters: dict[str, str] | None = None):
+        super().__init__(name, sent_hyperparameters)
         self._process = _process  # the supervisor, when this process started it
 
     @property

@@ -24,11 +24,11 @@ class SageMakerTrainingJob(TrainingJob):
     backend = "sagemaker"
 
     def __init__(self, name: str, region: str | None = None, *, poll_interval: float | None = None,
-                 max_poll_interval: float | None = None):
+                 max_poll_interval: float | None = None, sent_hyperparameters: dict[str, str] | None = None):
         from launcher.aws.clients import resolve_region
         from launcher.aws.watch import poll_intervals
 
-        super().__init__(name)
+        super().__init__(name, sent_hyperparameters)
         self.region = resolve_region(region)
         self.poll_interval, self.max_poll_interval = poll_intervals(poll_interval, max_poll_interval)
 
@@ -138,6 +138,13 @@ class SageMakerTrainingJob(TrainingJob):
         with translate(f"stop training job {self.name}"):
             self._client().stop_training_job(TrainingJobName=self.name)
 
+    def update(self, **params: Any) -> None:
+        """UpdateTrainingJob for this job (ProfilerConfig, ProfilerRuleConfigurations, ResourceConfig…)."""
+        from launcher.aws.errors import translate
+
+        with translate(f"update training job {self.name}"):
+            self._client().update_training_job(TrainingJobName=self.name, **params)
+
     @property
     def profiler_output(self) -> str | None:
         return profiler_output_uri(self.describe())
@@ -201,7 +208,8 @@ def submit(spec: "TrainingJobSpec", *, wait: bool = True, logs: bool = True, sto
     create_training_job(request, spec.region, code)
     console.print(f"Created training job {spec.job_name} in {spec.region} (code: {code.uri})", markup=False)
     job = SageMakerTrainingJob(spec.job_name, spec.region, poll_interval=options.get("poll_interval"),
-                               max_poll_interval=options.get("max_poll_interval"))
+                               max_poll_interval=options.get("max_poll_interval"),
+                               sent_hyperparameters=request["HyperParameters"])
     if wait:
         job.wait(logs=logs, stop_on_interrupt=stop_on_interrupt)
     return job

@@ -1,0 +1,259 @@
+"""The SageMaker SDK v2 calls on an estimator beyond fit: hyperparameters(), model_data, logs(), attach(),
+and the profiler updates of a running job (enable_default_profiling, update_profiler, disable_profiling).
+
+Each does what v2's `sagemaker.estimator` does, on our job handles (`launcher.jobs.TrainingJob`), so it works
+for local and SageMaker jobs alike; where a local job cannot do what SageMaker does (UpdateTrainingJob), the
+error says so and what to do instead.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from estimators.base import FrameworkEstimator
+    from launcher.jobs import TrainingJob
+
+# v2's `logs=` values of fit() and wait(): True/False or "All", "None", "Training", "Rules"
+LOG_CHOICES = {True: True, False: False, "All": True, "Training": True, "Rules": True, "None": False}
+_TAG_VERSION = re.compile(r":(\d+\.\d+(?:\.\d+)?)-")
+_TAG_PY = re.compile(r"-(py\d+)")
+_ARN_REGION = re.compile(r"^arn:[\w-]+:sagemaker:([a-z0-9-]+):")
+
+
+def wants_logs(logs: Any) -> bool:
+    """fit()'s `logs=` as v2 takes it (a bool, or one of v2's log types)."""
+    try:
+        return LOG_CHOICES[logs]
+    except (KeyError, TypeError):
+        raise ValueError(f"logs={logs!r} is not a log choice; allowed: True, False, 'All', 'None', 'Training', "
+                         "'Rules' (as the SageMaker SDK v2)") from None
+
+
+# ------------------------------------------------------------------ hyperparameters(), model_data, logs()
+def encoded_hyperparameters(est: "FrameworkEstimator") -> dict[str, str]:
+    """v2's `hyperparameters()`: each value JSON-encoded; the user's and the distribution's entries, over
+    what the latest job was sent (its sagemaker_* entries) once there is one."""
+    values: dict[str, Any] = dict(est.user_hyperparameters or {})
+    values.update(est.resolved.plan.hyperparameters)
+    current = {str(key): json.dumps(value) for key, value in values.items()}
+    job = est.latest_training_job
+    return {**(job.hyperparameters if job is not None else {}), **current}
+
+
+def model_data(job: "TrainingJob") -> Any:
+    """v2's `model_data`: the job's S3ModelArtifacts; for an uncompressed output (CompressionType NONE) the
+    S3DataSource dict v2 gives, whose prefix ends in "/"."""
+    description = job.describe()
+    uri = (description.get("ModelArtifacts") or {}).get("S3ModelArtifacts")
+    compression = (description.get("OutputDataConfig") or {}).get("CompressionType", "GZIP")
+    if uri is None or compression == "GZIP":
+        return uri
+    if compression != "NONE":
+        raise ValueError(f"training job {job.name}: OutputDataConfig.CompressionType={compression!r} is not "
+                         "known; allowed: 'GZIP', 'NONE'")
+    return {"S3DataSource": {"S3Uri": uri if uri.endswith("/") else uri + "/", "S3DataType": "S3Prefix",
+                             "CompressionType": "None"}}
+
+
+def print_logs(job: "TrainingJob") -> None:
+    """v2's `logs()`: print the job's logs until it ends; a Failed job then raises, as v2's does."""
+    from launcher.jobs import JobFailedError
+
+    for line in job.logs(follow=True):
+        print(line, flush=True)
+    description = job.describe()
+    if description["TrainingJobStatus"] == "Failed":
+        raise JobFailedError(job.name, "Failed", description.get("FailureReason"))
+
+
+# ------------------------------------------------------------------ attach()
+def attach(cls: type["FrameworkEstimator"], name: str, sagemaker_session: Any, model_channel_name: str,
+           region: str | None) -> "FrameworkEstimator":
+    """v2's `attach`: find the job (local registry, then SageMaker), rebuild the estimator from its
+    description, keep the job as latest_training_job and wait for it to end (no logs printed)."""
+    from launcher.backends import attach as find_job
+
+    region = region or _session_region(sagemaker_session)
+    job = find_job(name, **({"region": region} if region else {}))
+    estimator = cls(**init_params(cls, job.describe(), model_channel_name))
+    estimator._latest_training_job = job
+    job.wait(logs=False)
+    return estimator
+
+
+def _session_region(session: Any) -> str | None:
+    """The region of a sagemaker.Session (boto_region_name) or a boto3.Session (region_name)."""
+    if session is None:
+        return None
+    return getattr(session, "boto_region_name", None) or getattr(session, "region_name", None)
+
+
+def init_params(cls: type["FrameworkEstimator"], description: dict[str, Any],
+                model_channel_name: str | None = "model") -> dict[str, Any]:
+    """v2's `_prepare_init_params_from_job_description` (EstimatorBase, Framework, PyTorch/TensorFlow): the
+    constructor arguments of a job's estimator. The `distribution=` dict is not rebuilt (v2 does not either);
+    its hyperparameters stay in what the job was sent, which hyperparameters() returns."""
+    from estimators.field_checks import RESERVED_HYPERPARAMETERS
+    from jobspec.names import base_from_name
+    from launcher.contract import SAGEMAKER_PREFIX, decode_hyperparameters
+
+    name = description["TrainingJobName"]
+    resources = description["ResourceConfig"]
+    algorithm = description["AlgorithmSpecification"]
+    output = description.get("OutputDataConfig") or {}
+    stopping = description.get("StoppingCondition") or {}
+    vpc = description.get("VpcConfig") or {}
+    hyperparameters = decode_hyperparameters(description.get("HyperParameters") or {})
+    params: dict[str, Any] = {
+        "role": description.get("RoleArn"),
+        "instance_count": resources["InstanceCount"],
+        "instance_type": resources["InstanceType"],
+        "volume_size": resources.get("VolumeSizeInGB"),
+        "volume_kms_key": resources.get("VolumeKmsKeyId"),
+        "keep_alive_period_in_seconds": resources.get("KeepAlivePeriodInSeconds"),
+        "max_run": stopping.get("MaxRuntimeInSeconds"),
+        "input_mode": algorithm.get("TrainingInputMode"),
+        "container_entry_point": algorithm.get("ContainerEntrypoint"),
+        "container_arguments": algorithm.get("ContainerArguments"),
+        "base_job_name": base_from_name(name),
+        "output_path": output.get("S3OutputPath"),
+        "output_kms_key": output.get("KmsKeyId"),
+        "enable_network_isolation": description.get("EnableNetworkIsolation"),
+        "encrypt_inter_container_traffic": description.get("EnableInterContainerTrafficEncryption"),
+        "subnets": vpc.get("Subnets"),
+        "security_group_ids": vpc.get("SecurityGroupIds"),
+        "region": _region_of(description),
+        "entry_point": hyperparameters.get("sagemaker_program"),
+        "source_dir": hyperparameters.get("sagemaker_submit_directory"),
+        "container_log_level": hyperparameters.get("sagemaker_container_log_level"),
+    }
+    if description.get("EnableManagedSpotTraining"):
+        params["use_spot_instances"] = True
+        params["max_wait"] = stopping.get("MaxWaitTimeInSeconds")
+    if description.get("RetryStrategy"):
+        params["max_retry_attempts"] = description["RetryStrategy"].get("MaximumRetryAttempts")
+        params["max_wait"] = stopping.get("MaxWaitTimeInSeconds") or params.get("max_wait")
+    for channel in description.get("InputDataConfig") or ():
+        if model_channel_name and channel["ChannelName"] == model_channel_name:
+            params["model_channel_name"] = model_channel_name
+            params["model_uri"] = channel["DataSource"].get("S3DataSource", {}).get("S3Uri")
+    user = {k: v for k, v in hyperparameters.items()
+            if k not in RESERVED_HYPERPARAMETERS and not k.startswith(SAGEMAKER_PREFIX) and k != "mp_parameters"}
+    if cls.framework == "tensorflow" and "model_dir" in user:  # v2 gives it back as the model_dir argument
+        params["model_dir"] = user.pop("model_dir")
+    params["hyperparameters"] = user
+    params.update(_image_params(cls, name, algorithm.get("TrainingImage") or ""))
+    # arguments this estimator does not take (yet) are left out; None and "" (AWS: no KMS key) mean the default
+    accepted = set(cls.argument_names())
+    return {k: v for k, v in params.items() if v is not None and v != "" and k in accepted}
+
+
+def _region_of(description: dict[str, Any]) -> str | None:
+    match = _ARN_REGION.match(description.get("TrainingJobArn") or "")
+    return match.group(1) if match else None
+
+
+def _image_params(cls: type["FrameworkEstimator"], job_name: str, image: str) -> dict[str, Any]:
+    """framework_version and py_version from a DLC image's tag (as v2); the image itself when its tag says
+    neither. A job of the other framework is refused, as v2 refuses it."""
+    repository = image.rsplit("/", 1)[-1].split(":")[0].split("@")[0]
+    framework = repository.split("-")[0]
+    if framework in ("pytorch", "tensorflow") and framework != cls.framework:
+        other = {"pytorch": "PyTorch", "tensorflow": "TensorFlow"}[framework]
+        raise ValueError(f"training job {job_name} ran the {framework} image {image}, not a {cls.framework} one; "
+                         f"attach it with {other}.attach({job_name!r})")
+    version, py = _TAG_VERSION.search(image), _TAG_PY.search(image)
+    if framework != cls.framework or version is None:
+        return {"image_uri": image}
+    return {"framework_version": version.group(1), "py_version": py.group(1) if py else None, "image_uri": image}
+
+
+# ------------------------------------------------------------------ profiler updates (UpdateTrainingJob)
+def _update(job: "TrainingJob", what: str, **params: Any) -> None:
+    if job.backend != "sagemaker":
+        raise ValueError(
+            f"{what} changes a running SageMaker job's profiler (UpdateTrainingJob); the local job {job.name} "
+            "reads its profiler settings once, when it starts. Fix: set profiler_config=ProfilerConfig(...) "
+            "(or disable_profiler=True) on the estimator before fit()")
+    job.update(**params)
+
+
+def enable_default_profiling(est: "FrameworkEstimator", job: "TrainingJob") -> None:
+    """v2: the default monitoring ProfilerConfig (S3OutputPath: the job's profiler output, else its output
+    path), for a job started with profiling disabled."""
+    if job.backend != "sagemaker":
+        _update(job, "enable_default_profiling()")
+    description = job.describe()
+    if description.get("ProfilingStatus") == "Enabled":
+        raise ValueError("enable_default_profiling(): Debugger monitoring is already enabled for training job "
+                         f"{job.name}; change its settings with update_profiler(...)")
+    s3_output_path = ((description.get("ProfilerConfig") or {}).get("S3OutputPath") or est.output_path
+                      or (description.get("OutputDataConfig") or {}).get("S3OutputPath"))
+    config: dict[str, Any] = {"S3OutputPath": s3_output_path} if s3_output_path else {}
+    config["DisableProfiler"] = False
+    _update(job, "enable_default_profiling()", ProfilerConfig=config)
+
+
+def update_profiler(job: "TrainingJob", rules: Any, system_monitor_interval_millis: int | None,
+                    s3_output_path: str | None, framework_profile_params: Any, disable_framework_metrics: bool) -> None:
+    """v2's update_profiler: ProfilerConfig from the arguments given (and ProfilerRuleConfigurations for
+    `rules`); ProfilingParameters {} when disable_framework_metrics=True."""
+    from profiler_config.config import ProfilerConfig, check_s3_uri
+
+    if not (rules or system_monitor_interval_millis or s3_output_path or framework_profile_params
+            or disable_framework_metrics):
+        raise ValueError("update_profiler() needs something to change: rules, system_monitor_interval_millis, "
+                         "s3_output_path, framework_profile_params or disable_framework_metrics=True")
+    if disable_framework_metrics and framework_profile_params:
+        raise ValueError("update_profiler(): framework_profile_params cannot be set with "
+                         "disable_framework_metrics=True; give one of them")
+    if system_monitor_interval_millis is not None:  # the same allowed values as ProfilerConfig
+        ProfilerConfig(system_monitor_interval_millis=system_monitor_interval_millis)
+    config: dict[str, Any] = {}
+    if s3_output_path is not None:
+        config["S3OutputPath"] = check_s3_uri("s3_output_path", s3_output_path)
+    config["DisableProfiler"] = False
+    if system_monitor_interval_millis is not None:
+        config["ProfilingIntervalInMilliseconds"] = system_monitor_interval_millis
+    if disable_framework_metrics:
+        config["ProfilingParameters"] = {}
+    elif framework_profile_params is not None:
+        config["ProfilingParameters"] = _profiling_parameters(framework_profile_params)
+    params: dict[str, Any] = {"ProfilerConfig": config}
+    if rules:
+        params["ProfilerRuleConfigurations"] = [_rule_config(rule) for rule in rules]
+    _update(job, "update_profiler()", **params)
+
+
+def disable_profiling(job: "TrainingJob") -> None:
+    """v2: ProfilerConfig {DisableProfiler: true}; refused when the job's profiling is already disabled."""
+    if job.backend != "sagemaker":
+        _update(job, "disable_profiling()")
+    if job.describe().get("ProfilingStatus") == "Disabled":
+        raise ValueError(f"disable_profiling(): profiling is already disabled for training job {job.name}")
+    _update(job, "disable_profiling()", ProfilerConfig={"DisableProfiler": True})
+
+
+def _profiling_parameters(params: Any) -> dict[str, str]:
+    """framework_profile_params: v2's FrameworkProfile (its `profiling_parameters`), a Profiler, or a dict."""
+    if isinstance(params, dict):
+        return {str(k): str(v) for k, v in params.items()}
+    for attribute in ("profiling_parameters", "to_request_dict"):
+        value = getattr(params, attribute, None)
+        if value is not None:
+            return dict(value() if callable(value) else value)
+    raise ValueError(f"framework_profile_params={params!r} is not a FrameworkProfile; allowed: "
+                     "FrameworkProfile(...), Profiler(...) or a ProfilingParameters dict")
+
+
+def _rule_config(rule: Any) -> dict[str, Any]:
+    to_dict = getattr(rule, "to_profiler_rule_config_dict", None)
+    if isinstance(rule, dict):
+        return rule
+    if to_dict is None:
+        raise ValueError(f"update_profiler(rules=[{rule!r}]): not a ProfilerRule; allowed: ProfilerRule objects "
+                         "(ProfilerRule.sagemaker(...)) or ProfilerRuleConfigurations dicts")
+    return to_dict()

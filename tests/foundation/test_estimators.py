@@ -27,11 +27,11 @@ def error_of(fn, **kw) -> str:
 
 def test_image_uri_resolves_to_the_full_tag_and_py_version_is_derived():
     est = pt(profiler_config=ProfilerConfig())
-    assert est.training_image_uri == (
+    assert est.training_image_uri() == (
         "763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-training:2.0.0-gpu-py310-cu118-ubuntu20.04-sagemaker")
     assert est.resolved.py_version == "py310"
     tf = TensorFlow(**SM, framework_version="2.11.1", instance_type="ml.g4dn.12xlarge", profiler_config=ProfilerConfig())
-    assert tf.training_image_uri.endswith("tensorflow-training:2.11.1-gpu-py39-cu112-ubuntu20.04-sagemaker")
+    assert tf.training_image_uri().endswith("tensorflow-training:2.11.1-gpu-py39-cu112-ubuntu20.04-sagemaker")
 
 
 def test_positional_arguments_follow_the_sdk_order():
@@ -70,8 +70,8 @@ def test_rejections_name_field_value_and_fix(kw, needles):
 
 
 def test_gpu_image_on_gpu_instance_and_cpu_image_on_cpu_instance():
-    assert "-cpu-py310-ubuntu20.04" in pt(instance_type="ml.m5.xlarge").training_image_uri
-    gpu_image = pt().training_image_uri
+    assert "-cpu-py310-ubuntu20.04" in pt(instance_type="ml.m5.xlarge").training_image_uri()
+    gpu_image = pt().training_image_uri()
     assert "is a GPU image" in error_of(pt, instance_type="ml.c5.xlarge", image_uri=gpu_image)
     cpu_image = gpu_image.replace("2.0.0-gpu-py310-cu118", "2.0.0-cpu-py310")
     assert "is a CPU image" in error_of(pt, image_uri=cpu_image)
@@ -174,4 +174,4 @@ def test_deploy_before_fit_says_what_to_do():
 def test_region_defaults_from_the_environment(monkeypatch):
     monkeypatch.setenv("AWS_REGION", "eu-central-1")
     est = PyTorch(entry_point="t.py", framework_version="2.0.0", instance_type="ml.p3dn.24xlarge", role=ROLE)
-    assert est.resolved.region == "eu-central-1" and ".eu-central-1." in est.training_image_uri
+    assert est.resolved.region == "eu-central-1" and ".eu-central-1." in est.training_image_uri()

@@ -37,7 +37,7 @@ def test_estimator_fit_with_smp_profiler_and_two_channels(sagemaker_env, tmp_pat
     assert "[algo-1] loss 0.1" in capsys.readouterr().out
 
     stored = boto3.client("sagemaker", region_name="us-west-2").describe_training_job(TrainingJobName=job.name)
-    assert stored["AlgorithmSpecification"]["TrainingImage"] == estimator.training_image_uri
+    assert stored["AlgorithmSpecification"]["TrainingImage"] == estimator.training_image_uri()
     assert json.loads(stored["HyperParameters"]["mp_parameters"]) == {"partitions": 2, "microbatches": 4, "ddp": True}
     assert json.loads(stored["HyperParameters"]["sagemaker_mpi_enabled"]) is True
     assert stored["ProfilerConfig"]["S3OutputPath"] == "s3://fit-data-1/profiles"

@@ -331,7 +331,7 @@ class FrameworkEstimator(BaseModel):
         """Build the spec, submit it (local or SageMaker by instance type), keep the job handle."""
         from launcher.backends import submit
 
-        from estimators.v2_calls import wants_logs
+        from launcher.jobs import wants_logs
 
         self.check_files()
         spec = self.to_spec(job_name, inputs)

@@ -16,20 +16,9 @@ if TYPE_CHECKING:
     from estimators.base import FrameworkEstimator
     from launcher.jobs import TrainingJob
 
-# v2's `logs=` values of fit() and wait(): True/False or "All", "None", "Training", "Rules"
-LOG_CHOICES = {True: True, False: False, "All": True, "Training": True, "Rules": True, "None": False}
 _TAG_VERSION = re.compile(r":(\d+\.\d+(?:\.\d+)?)-")
 _TAG_PY = re.compile(r"-(py\d+)")
 _ARN_REGION = re.compile(r"^arn:[\w-]+:sagemaker:([a-z0-9-]+):")
-
-
-def wants_logs(logs: Any) -> bool:
-    """fit()'s `logs=` as v2 takes it (a bool, or one of v2's log types)."""
-    try:
-        return LOG_CHOICES[logs]
-    except (KeyError, TypeError):
-        raise ValueError(f"logs={logs!r} is not a log choice; allowed: True, False, 'All', 'None', 'Training', "
-                         "'Rules' (as the SageMaker SDK v2)") from None
 
 
 # ------------------------------------------------------------------ hyperparameters(), model_data, logs()
@@ -78,7 +67,7 @@ def attach(cls: type["FrameworkEstimator"], name: str, sagemaker_session: Any, m
 
     region = region or _session_region(sagemaker_session)
     job = find_job(name, **({"region": region} if region else {}))
-    estimator = cls(**init_params(cls, job.describe(), model_channel_name))
+    estimator = cls(**init_params(cls, job.describe(), model_channel_name, sagemaker_session))
     estimator._latest_training_job = job
     job.wait(logs=False)
     return estimator
@@ -92,7 +81,7 @@ def _session_region(session: Any) -> str | None:
 
 
 def init_params(cls: type["FrameworkEstimator"], description: dict[str, Any],
-                model_channel_name: str | None = "model") -> dict[str, Any]:
+                model_channel_name: str | None = "model", sagemaker_session: Any = None) -> dict[str, Any]:
     """v2's `_prepare_init_params_from_job_description` (EstimatorBase, Framework, PyTorch/TensorFlow): the
     constructor arguments of a job's estimator. The `distribution=` dict is not rebuilt (v2 does not either);
     its hyperparameters stay in what the job was sent, which hyperparameters() returns."""
@@ -145,6 +134,7 @@ def init_params(cls: type["FrameworkEstimator"], description: dict[str, Any],
     if cls.framework == "tensorflow" and "model_dir" in user:  # v2 gives it back as the model_dir argument
         params["model_dir"] = user.pop("model_dir")
     params["hyperparameters"] = user
+    params["sagemaker_session"] = sagemaker_session  # kept where the estimator takes one
     params.update(_image_params(cls, name, algorithm.get("TrainingImage") or ""))
     # arguments this estimator does not take (yet) are left out; None and "" (AWS: no KMS key) mean the default
     accepted = set(cls.argument_names())

@@ -11,6 +11,19 @@ from abc import ABC, abstractmethod
 from typing import Any, Iterator
 
 
+# `logs=` of wait() (and the estimators' fit()) as the SageMaker SDK v2 takes it: a bool or a v2 log type
+LOG_CHOICES = {True: True, False: False, "All": True, "Training": True, "Rules": True, "None": False}
+
+
+def wants_logs(logs: Any) -> bool:
+    """`logs=` as v2 takes it (True/False, "All", "None", "Training", "Rules") → whether to stream logs."""
+    try:
+        return LOG_CHOICES[logs]
+    except (KeyError, TypeError):
+        raise ValueError(f"logs={logs!r} is not a log choice; allowed: True, False, 'All', 'None', 'Training', "
+                         "'Rules' (as the SageMaker SDK v2)") from None
+
+
 class TrainingJob(ABC):
     backend: str  # "local" | "sagemaker"
 
@@ -37,7 +50,7 @@ class TrainingJob(ABC):
         TrainingEndTime, ModelArtifacts.S3ModelArtifacts, OutputDataConfig, ProfilerConfig…"""
 
     @abstractmethod
-    def wait(self, logs: bool = True) -> dict[str, Any]:
+    def wait(self, logs: bool | str = True) -> dict[str, Any]:
         """Block until a terminal status; raise JobFailedError on Failed; return describe()."""
 
     @abstractmethod

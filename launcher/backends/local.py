@@ -22,7 +22,7 @@ from jobspec.contract import TERMINAL_STATUSES, host_profiler_dir
 from jobspec.net import free_port
 from jobspec.spec import TrainingJobSpec
 from launcher import registry
-from launcher.jobs import JobFailedError, TrainingJob
+from launcher.jobs import JobFailedError, TrainingJob, wants_logs
 from launcher.local.logs import LogFollower, tail_lines
 
 _OPTIONS = {"python", "master_port", "tf_ports", "stop_grace"}
@@ -237,9 +237,9 @@ class LocalTrainingJob(TrainingJob):
         else:
             time.sleep(seconds)
 
-    def wait(self, logs: bool = True) -> dict[str, Any]:
+    def wait(self, logs: bool | str = True) -> dict[str, Any]:
         """Block until the job ends, streaming its logs; Ctrl-C stops the job."""
-        printer = _LinePrinter(_console()) if logs else None
+        printer = _LinePrinter(_console()) if wants_logs(logs) else None
         follower = LogFollower(self.log_file)
         try:
             while True:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from launcher.jobs import JobFailedError, TrainingJob
+from launcher.jobs import JobFailedError, TrainingJob, wants_logs
 
 if TYPE_CHECKING:
     from jobspec.spec import TrainingJobSpec
@@ -67,12 +67,12 @@ class SageMakerTrainingJob(TrainingJob):
 
         return JobLogTail(self.name, self.region)
 
-    def wait(self, logs: bool = True, stop_on_interrupt: bool = False) -> dict[str, Any]:
+    def wait(self, logs: bool | str = True, stop_on_interrupt: bool = False) -> dict[str, Any]:
         from launcher.aws.console import make_console
         from launcher.aws.watch import watch
 
         console = make_console()
-        tail = self._tail() if logs else None
+        tail = self._tail() if wants_logs(logs) else None
         try:
             desc = watch(self.name, self.describe, console, tail, self.poll_interval, self.max_poll_interval)
         except KeyboardInterrupt as interrupt:

@@ -47,6 +47,8 @@ def test_a_failed_fit_keeps_the_failure_reason(sagemaker_env, tmp_path):
     with pytest.raises(JobFailedError, match="CUDA out of memory"):
         est.fit(logs="None")  # v2's log type: wait without streaming
     assert est.latest_training_job.describe()["FailureReason"] == "AlgorithmError: CUDA out of memory"
+    with pytest.raises(JobFailedError, match="CUDA out of memory"):
+        est.latest_training_job.wait(logs="None")  # v2's _TrainingJob.wait(logs=...) values
 
 
 def test_fit_refuses_an_unknown_log_type(tmp_path):

@@ -67,7 +67,9 @@ def attach(cls: type["FrameworkEstimator"], name: str, sagemaker_session: Any, m
 
     region = region or _session_region(sagemaker_session)
     job = find_job(name, **({"region": region} if region else {}))
-    estimator = cls(**init_params(cls, job.describe(), model_channel_name, sagemaker_session))
+    params = init_params(cls, job.describe(), model_channel_name, sagemaker_session)
+    params["tags"] = job.tags() or None  # v2 reads them with ListTags
+    estimator = cls(**params)
     estimator._latest_training_job = job
     job.wait(logs=False)
     return estimator

@@ -65,6 +65,13 @@ class TrainingJob(ABC):
     def status(self) -> str:
         return self.describe()["TrainingJobStatus"]
 
+    def tags(self) -> list[dict[str, str]]:
+        """The job's tags as ListTags gives them ([{"Key": …, "Value": …}]); AWS's own aws:* tags left out."""
+        return [t for t in self._tags() if not t["Key"].lower().startswith("aws:")]
+
+    def _tags(self) -> list[dict[str, str]]:
+        return list(self.describe().get("Tags") or ())
+
     @property
     def model_data(self) -> str | None:
         return self.describe().get("ModelArtifacts", {}).get("S3ModelArtifacts")

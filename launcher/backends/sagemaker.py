@@ -138,6 +138,13 @@ class SageMakerTrainingJob(TrainingJob):
         with translate(f"stop training job {self.name}"):
             self._client().stop_training_job(TrainingJobName=self.name)
 
+    def _tags(self) -> list[dict[str, str]]:
+        from launcher.aws.errors import translate
+
+        arn = self.describe()["TrainingJobArn"]
+        with translate(f"list the tags of training job {self.name}"):
+            return list(self._client().list_tags(ResourceArn=arn).get("Tags") or ())
+
     def update(self, **params: Any) -> None:
         """UpdateTrainingJob for this job (ProfilerConfig, ProfilerRuleConfigurations, ResourceConfig…)."""
         from launcher.aws.errors import translate

@@ -36,6 +36,8 @@ def first_record(spec: TrainingJobSpec, job_dir: Path, prefix: str, hyperparamet
     }
     if spec.role:
         record["RoleArn"] = spec.role
+    if spec.tags:  # ListTags' shape: attach() gives them back to the estimator
+        record["Tags"] = [{"Key": key, "Value": value} for key, value in spec.tags]
     if spec.checkpoint_local_path or spec.checkpoint_s3_uri:
         record["CheckpointConfig"] = {k: v for k, v in (("S3Uri", spec.checkpoint_s3_uri),
                                                         ("LocalPath", spec.checkpoint_local_path)) if v}

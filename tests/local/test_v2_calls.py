@@ -53,7 +53,8 @@ def test_a_failed_fit_keeps_the_job_its_logs_and_reason(tmp_path, capsys):
 
 
 def test_attach_rebuilds_a_local_job_and_reads_its_model(tmp_path, capsys):
-    est = _estimator(tmp_path, WORKING, hyperparameters={"epochs": 2, "name": "tiny"}, base_job_name="local-attach")
+    est = _estimator(tmp_path, WORKING, hyperparameters={"epochs": 2, "name": "tiny"}, base_job_name="local-attach",
+                     tags={"team": "ml"})
     assert est.hyperparameters() == {"epochs": "2", "name": '"tiny"'}
     with pytest.raises(ValueError, match="model_data needs a training job: call fit"):
         est.model_data
@@ -69,6 +70,7 @@ def test_attach_rebuilds_a_local_job_and_reads_its_model(tmp_path, capsys):
     assert attached.model_data == est.model_data and est.model_data.endswith("model.tar.gz")
     assert attached.training_image_uri() == est.training_image_uri()
     assert (attached.instance_type, attached.entry_point, attached.base_job_name) == ("local", "train.py", "local-attach")
+    assert attached.tags == [{"Key": "team", "Value": "ml"}]
     capsys.readouterr()
     attached.logs()
     assert "args ['--epochs', '2', '--name', 'tiny']" in capsys.readouterr().out

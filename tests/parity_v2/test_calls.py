@@ -73,14 +73,15 @@ out, error = printed(est.logs)
 RESULT = {"model_data": est.model_data, "logged": "epoch 1 loss 0.25" in out, "error": error}
 """,
     # attach: an estimator rebuilt from DescribeTrainingJob
-    "calls-attach": PT.format('hyperparameters={"epochs": 2, "lr": 0.1}, base_job_name="attach-me", ') + """
+    "calls-attach": PT.format('hyperparameters={"epochs": 2, "lr": 0.1}, base_job_name="attach-me", '
+                              'tags=[{"Key": "team", "Value": "ml"}], ') + """
 est.fit(wait=False, job_name=JOB)
 att = PyTorch.attach(JOB)
 RESULT = {"hp": att.hyperparameters(), "image": att.training_image_uri(), "model_data": att.model_data,
           "name": att.latest_training_job.name, "entry_point": att.entry_point, "source_dir": att.source_dir,
           "instance_type": att.instance_type, "instance_count": att.instance_count, "role": att.role,
           "max_run": att.max_run, "volume_size": att.volume_size, "base_job_name": att.base_job_name,
-          "framework_version": att.framework_version, "py_version": att.py_version,
+          "framework_version": att.framework_version, "py_version": att.py_version, "tags": att.tags,
           "wrong_framework": raised(lambda: TensorFlow.attach(JOB))}
 """,
     "calls-attach-tf": """
@@ -200,6 +201,8 @@ def test_attach_rebuilds_the_estimator(side, case_id):
         assert "model_dir" not in ours["hp"]
     assert ours == v2
     assert ours["model_data"] == "s3://sagemaker-us-west-2-123456789012/<job>/output/model.tar.gz"
+    if case_id == "calls-attach":
+        assert ours["tags"] == [{"Key": "team", "Value": "ml"}]
 
 
 def test_a_failed_job_stays_reachable_after_fit(side):

@@ -61,3 +61,14 @@ def test_fit_refuses_an_unknown_log_type(tmp_path):
 def test_attach_of_an_unknown_job_names_it(sagemaker_env):
     with pytest.raises(JobNotFoundError, match="no local job named 'nobody-has-this-job'"):
         PyTorch.attach("nobody-has-this-job", region="us-west-2")
+
+
+def test_ctrl_c_during_fit_with_stop_on_interrupt_stops_the_kept_job(sagemaker_env, tmp_path, terminal_ctrl_c):
+    sagemaker_env.plan("v2-stop", Step("InProgress", "Starting", "Preparing"),
+                       Step("InProgress", "Training", "Training", interrupt=True),
+                       Step("InProgress", "Training", "Training"))
+    est = _estimator(tmp_path, "v2-stop")
+    with pytest.raises(KeyboardInterrupt):
+        est.fit(stop_on_interrupt=True)
+    assert len(sagemaker_env.proxy.calls("StopTrainingJob")) == 1
+    assert est.latest_training_job.status in ("Stopping", "Stopped")

@@ -99,7 +99,8 @@ def cross_field_messages(cls: type["FrameworkEstimator"], data: dict[str, Any], 
     from estimators.resolve import cross_field_problems
 
     try:
-        partial = cls.model_construct(**_validated_values(cls, data, invalid))
+        given = set(data) & set(cls.model_fields)  # what the user set (v2 defaults depend on it)
+        partial = cls.model_construct(_fields_set=given, **_validated_values(cls, data, invalid))
         return cross_field_problems(partial, frozenset(invalid)).messages
     except Exception:  # the field errors are reported anyway; never hide them behind a second failure
         return []

@@ -163,6 +163,15 @@ CASES = [
                                            'hub_access_config={"HubContentArn": "arn:aws:sagemaker:us-west-2:123456789012:'
                                            'hub-content/hub/Model/m/1.0.0"})')),
     _case("input-dict-strings", _fit("", '{"train": "s3://parity-data/train", "test": "s3://parity-data/test"}')),
+    # many settings at once: none of them may disturb another
+    _case("everything-at-once", MAKE_DEPENDENCIES + _fit(
+        '"metric_definitions": [{"Name": "loss", "Regex": "loss=([0-9.]+)"}], "input_mode": "FastFile", '
+        '"keep_alive_period_in_seconds": 120, "max_retry_attempts": 2, "tags": {"team": "ml"}, '
+        '"code_location": "s3://parity-code/all", "dependencies": [os.path.join(deps, "helper.py")], '
+        '"model_uri": "s3://parity-data/model/model.tar.gz", "disable_output_compression": True, '
+        '"output_path": "s3://parity-data/out", "environment": {"A": "1"}, "max_run": 3600',
+        '{"train": TrainingInput("s3://parity-data/train", "ShardedByS3Key", input_mode="Pipe"), '
+        '"test": "s3://parity-data/test"}', result="RESULT = archive_names(est)")),
 ]
 # refused by both: v2 passes TargetAttributeName (AutoML's) on to CreateTrainingJob, which botocore rejects
 REFUSED = {

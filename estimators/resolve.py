@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from estimators.distribution import DistributionPlan, parse_distribution
+from estimators.settings import settings_problems, training_instance_type
 from jobspec import catalog as support
 from jobspec.contract import is_local_instance_type
 from jobspec.spec import ProfilerSettings
@@ -34,6 +35,7 @@ class Resolved:
     plan: DistributionPlan
     profiler: ProfilerSettings | None
     repository: str  # image repository name: the default base job name
+    instance_type: str = ""  # instance_type, or the instance group's the image is chosen for
 
 
 class _Problems:
@@ -55,7 +57,8 @@ class _Problems:
             raise ValueError("\n".join(self.messages))
 
 
-def _image(est: "FrameworkEstimator", region: str, local: bool, kind: str) -> tuple[str, str, str, str]:
+def _image(est: "FrameworkEstimator", region: str, local: bool, kind: str,
+           instance_type: str) -> tuple[str, str, str, str]:
     """(framework_version, py_version, image_uri, repository)."""
     framework = est.framework
     if est.image_uri is not None:
@@ -66,7 +69,7 @@ def _image(est: "FrameworkEstimator", region: str, local: bool, kind: str) -> tu
             raise ValueError("framework_version is required with an image_uri whose tag has no version")
         tag_py = _TAG_PY.search(image)
         py = est.py_version or (tag_py.group(1) if tag_py else "py3")
-        _check_image_processor(image, est.instance_type, kind)
+        _check_image_processor(image, instance_type, kind)
         return version, py, image, image.rsplit("/", 1)[-1].split(":")[0].split("@")[0]
     if est.framework_version is None:
         raise ValueError(
@@ -80,7 +83,7 @@ def _image(est: "FrameworkEstimator", region: str, local: bool, kind: str) -> tu
             f"region={region!r}: {framework} {version} images are not published there; "
             f"choose one of {', '.join(entry['regions'][:8])}, … or another framework_version"
         )
-    return version, py, support.training_image_uri(framework, version, py, region, est.instance_type), entry["repository"]
+    return version, py, support.training_image_uri(framework, version, py, region, instance_type), entry["repository"]
 
 
 def _job_settings(est: "FrameworkEstimator", local: bool) -> None:
@@ -114,7 +117,8 @@ def _vpc(est: "FrameworkEstimator") -> None:
         raise ValueError("subnets and security_group_ids go together (VpcConfig); give both or neither")
 
 
-def _profiler(est: "FrameworkEstimator", version: str, region: str, local: bool) -> ProfilerSettings | None:
+def _profiler(est: "FrameworkEstimator", version: str, region: str, local: bool,
+              instance_type: str) -> ProfilerSettings | None:
     if est.profiler_config is not None and est.disable_profiler:
         raise ValueError("profiler_config is set while disable_profiler=True; drop one of them")
     if est.disable_profiler:
@@ -123,7 +127,7 @@ def _profiler(est: "FrameworkEstimator", version: str, region: str, local: bool)
         return None
     settings = est.profiler_config.to_settings()
     if not local and not settings.disable_profiler:
-        support.check_profiler_support(est.framework, version, region, est.instance_type)
+        support.check_profiler_support(est.framework, version, region, instance_type)
     return settings
 
 
@@ -154,10 +158,13 @@ def cross_field_problems(est: "FrameworkEstimator", invalid: frozenset[str] = fr
     def valid(*fields: str) -> bool:
         return invalid.isdisjoint(fields)
 
-    local = is_local_instance_type(est.instance_type)
+    instance_type = training_instance_type(est) if valid("instance_groups") else est.instance_type
+    local = instance_type is not None and is_local_instance_type(instance_type)
     # a misspelt ml.* type is still a SageMaker job; a misspelt "local" may not be
-    sagemaker_job = not local and (valid("instance_type") or str(est.instance_type).startswith("ml."))
-    info = support.instance_info(est.instance_type) if valid("instance_type") else None
+    sagemaker_job = not local and (valid("instance_type") or str(instance_type).startswith("ml."))
+    if valid("instance_groups"):
+        problems.messages.extend(settings_problems(est, local, valid))
+    info = support.instance_info(instance_type) if valid("instance_type", "instance_groups") and instance_type else None
     region = None
     if valid("region"):
         region = problems.check(lambda: est.region or environment.default_region(local=local or not sagemaker_job))
@@ -165,7 +172,7 @@ def cross_field_problems(est: "FrameworkEstimator", invalid: frozenset[str] = fr
     image = None
     if valid("framework_version", "py_version", "image_uri"):
         if info is not None and region_ok:
-            image = problems.check(lambda: _image(est, region, local, info["kind"]))
+            image = problems.check(lambda: _image(est, region, local, info["kind"], instance_type))
         else:
             problems.check(lambda: _versions(est))
     if sagemaker_job and valid("role"):
@@ -180,11 +187,11 @@ def cross_field_problems(est: "FrameworkEstimator", invalid: frozenset[str] = fr
     if image is not None:
         version = image[0]
         if valid("profiler_config", "disable_profiler"):
-            profiler = problems.check(lambda: _profiler(est, version, region, local))
-        gpus = _gpus_per_host(est.instance_type, info)
+            profiler = problems.check(lambda: _profiler(est, version, region, local, instance_type))
+        gpus = _gpus_per_host(instance_type, info)
         if valid("distribution", "instance_count"):
             plan = problems.check(lambda: parse_distribution(
-                est.distribution, framework=est.framework, framework_version=version, instance_type=est.instance_type,
+                est.distribution, framework=est.framework, framework_version=version, instance_type=instance_type,
                 instance_count=est.instance_count, gpus_per_host=gpus,
             ))
     if plan is not None and valid("hyperparameters") and est.user_hyperparameters \
@@ -193,8 +200,8 @@ def cross_field_problems(est: "FrameworkEstimator", invalid: frozenset[str] = fr
     if not problems.messages and not invalid:
         assert image is not None and plan is not None and info is not None and region is not None
         version, py, uri, repository = image
-        problems.resolved = Resolved(version, py, uri, region, _gpus_per_host(est.instance_type, info), plan, profiler,
-                                     repository)
+        problems.resolved = Resolved(version, py, uri, region, _gpus_per_host(instance_type, info), plan, profiler,
+                                     repository, instance_type)
     return problems
 
 

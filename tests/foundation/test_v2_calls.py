@@ -103,6 +103,7 @@ def test_attach_rebuilds_the_constructor_arguments_as_v2():
         "source_dir": "s3://my-bucket/bert/source/sourcedir.tar.gz", "container_log_level": 20, "use_spot_instances": True,
         "max_wait": 7200, "hyperparameters": {"epochs": 3, "name": "x"}, "framework_version": "2.0.0",
         "py_version": "py310", "image_uri": DESCRIPTION["AlgorithmSpecification"]["TrainingImage"],
+        "input_mode": "File",  # v2's attach passes TrainingInputMode on too
     }
     est = PyTorch(**params)  # what attach() builds
     assert est.training_image_uri() == DESCRIPTION["AlgorithmSpecification"]["TrainingImage"]

@@ -268,7 +268,7 @@ class FrameworkEstimator(BaseModel):
 
         Model and endpoint share one default name, <base_job_name>-<timestamp>, as in v2.
         """
-        from estimators.framework_model import trained_job_of
+        from estimators.trained_model import trained_job_of
         from jobspec.names import job_name
 
         trained_job_of(self)

@@ -20,34 +20,12 @@ import os
 from typing import Any, ClassVar
 
 from estimators import field_checks as check
+from estimators.deploy_checks import check_endpoint_name, check_instance_count, refuse_unsupported
 from jobspec.contract import LOCAL_INSTANCE_TYPES
 
-# v2's Model.deploy arguments sagelaunch does not implement (None/False = not asked for)
-UNSUPPORTED_DEPLOY = {
-    "data_capture_config": "Model Monitor data capture", "async_inference_config": "asynchronous endpoints",
-    "serverless_inference_config": "serverless endpoints", "inference_recommendation_id": "Inference Recommender",
-    "explainer_config": "Clarify online explainability", "accept_eula": "JumpStart model licences",
-    "endpoint_logging": "live endpoint logs", "resources": "inference components",
-    "endpoint_type": "inference components", "managed_instance_scaling": "inference components",
-    "inference_component_name": "inference components", "routing_config": "routing strategies",
-    "model_reference_arn": "JumpStart hub models", "update_endpoint": "updating an existing endpoint",
-}
-RETIRED_ACCELERATOR = ("accelerator_type={!r}: Amazon Elastic Inference is retired (no new accelerators since "
-                       "April 2024); deploy to a GPU instance type such as ml.g5.xlarge, or to Graviton (ml.c7g.*)")
 TF_LOG_LEVELS = {logging.DEBUG: "debug", logging.INFO: "info", logging.WARNING: "warn", logging.ERROR: "error",
                  logging.CRITICAL: "crit"}
 MODEL_SERVER_WORKERS_VAR = "SAGEMAKER_MODEL_SERVER_WORKERS"
-
-
-def refuse_unsupported(options: dict[str, Any]) -> None:
-    """One error naming every v2 deploy option asked for that sagelaunch does not implement."""
-    asked = [k for k, v in options.items() if k in UNSUPPORTED_DEPLOY and v not in (None, False)]
-    if options.get("accelerator_type"):
-        raise ValueError(RETIRED_ACCELERATOR.format(options["accelerator_type"]))
-    if asked:
-        what = "; ".join(f"{k} ({UNSUPPORTED_DEPLOY[k]})" for k in asked)
-        raise ValueError(f"sagelaunch's deploy does not implement {what}; drop {'it' if len(asked) == 1 else 'them'} "
-                         "for a real-time endpoint, or use the SageMaker SDK for that feature")
 
 
 def region_of(sagemaker_session: Any) -> str | None:
@@ -225,7 +203,8 @@ class FrameworkModel:
             if source_dir and not source_dir.startswith("s3://"):
                 source_dir = os.path.abspath(source_dir)
             return sme.repack_to_s3(self.model_data, target, region, entry_point=self.entry_point,
-                                    source_dir=source_dir, dependencies=tuple(self.dependencies)), True
+                                    source_dir=source_dir, dependencies=tuple(self.dependencies),
+                                    kms_key=self.model_kms_key), True
         if self.model_data.startswith("s3://"):
             return self.model_data, False
         from launcher.aws import s3
@@ -345,63 +324,3 @@ class TensorFlowModel(FrameworkModel):
         raise ValueError("instance_type='local' for a TensorFlowModel: TensorFlow Serving has no local server in "
                          "sagelaunch (it needs the TF Serving binary, which the tensorflow-inference image brings); "
                          "deploy to an ml.* instance type such as ml.m5.xlarge, or serve a PyTorch model locally")
-
-
-def check_instance_count(count: Any, instance_type: str | None) -> int:
-    """v2 needs both for a real-time endpoint; a local endpoint is one process whatever the count."""
-    if instance_type is None:
-        raise ValueError("deploy needs instance_type: 'local' (here, no Docker) or a SageMaker hosting type such as "
-                         "'ml.m5.xlarge'; v2's order is deploy(initial_instance_count, instance_type, …)")
-    if count is None and instance_type in LOCAL_INSTANCE_TYPES:
-        return 1
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise ValueError(f"initial_instance_count={count!r} must be a whole number >= 1 for instance_type="
-                         f"{instance_type!r}; v2's order is deploy(initial_instance_count, instance_type, …)")
-    return count
-
-
-def check_endpoint_name(name: str) -> str:
-    from jobspec.names import check_name
-
-    return check_name(name, "endpoint_name")
-
-
-# ------------------------------------------------------------------ from an estimator (create_model)
-VPC_CONFIG_DEFAULT = "VPC_CONFIG_DEFAULT"  # v2's sentinel: the estimator's own subnets and security groups
-
-
-def vpc_config_of(estimator: Any, override: Any = VPC_CONFIG_DEFAULT) -> dict[str, list[str]] | None:
-    """v2's get_vpc_config: the estimator's subnets + security groups (both, or none), or the override."""
-    if override != VPC_CONFIG_DEFAULT:
-        if override is None:
-            return None
-        return {"Subnets": list(override["Subnets"]), "SecurityGroupIds": list(override["SecurityGroupIds"])}
-    if estimator.subnets and estimator.security_group_ids:
-        return {"Subnets": list(estimator.subnets), "SecurityGroupIds": list(estimator.security_group_ids)}
-    return None
-
-
-def training_code_of(estimator: Any, job: Any) -> tuple[str | None, str | None]:
-    """(entry_point, source_dir) v2 gives the model of a trained estimator: a SageMaker job's uploaded
-    sourcedir.tar.gz and script name (from its hyperparameters); a local job's own files."""
-    import json
-
-    if getattr(job, "backend", "local") == "local":
-        if estimator.source_dir is None:
-            return estimator.entry_point, None
-        return estimator._entry_in_source_dir(), estimator.source_dir
-    hyperparameters = job.describe().get("HyperParameters", {})
-    try:
-        source = json.loads(hyperparameters["sagemaker_submit_directory"])
-        program = json.loads(hyperparameters["sagemaker_program"])
-    except (KeyError, ValueError):
-        return estimator.entry_point, estimator.source_dir
-    return program, source
-
-
-def trained_job_of(estimator: Any) -> Any:
-    job = estimator.latest_training_job
-    if job is None:
-        raise ValueError("deploy() / create_model() need a trained model: call fit() first (latest_training_job is "
-                         "None), or build PyTorchModel(model_data='s3://…/model.tar.gz', …) yourself")
-    return job

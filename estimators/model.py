@@ -21,6 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from estimators import field_checks as check
+from estimators.deploy_checks import UNSUPPORTED_DEPLOY, check_endpoint_name, check_instance_count, refuse_unsupported
 from jobspec.contract import LOCAL_INSTANCE_TYPES
 
 
@@ -104,8 +105,6 @@ class Model(BaseModel):
         InService. Without a serializer the predictor sends and reads JSON. max_body_bytes applies to local
         endpoints (SageMaker's own limit is 6 MB).
         """
-        from estimators.framework_model import UNSUPPORTED_DEPLOY, check_instance_count, refuse_unsupported
-
         unknown = [k for k in v2_options if k not in UNSUPPORTED_DEPLOY]
         if unknown:
             from jobspec.suggest import did_you_mean
@@ -156,12 +155,6 @@ class Model(BaseModel):
             if scratch:
                 shutil.rmtree(scratch, ignore_errors=True)
         return LocalPredictor(endpoint, serializer, deserializer)
-
-
-def check_endpoint_name(name: str) -> str:
-    from jobspec.names import check_name
-
-    return check_name(name, "endpoint_name")
 
 
 def _check_bucket_name(uri: str) -> None:

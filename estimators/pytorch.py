@@ -15,7 +15,8 @@ class PyTorch(FrameworkEstimator):
                      source_dir: str | None = None, dependencies: list[str] | None = None, **kwargs: Any):
         """v2's PyTorch.create_model: a PyTorchModel of the trained model, served with the training code
         (the job's entry_point and source_dir) unless entry_point / source_dir say otherwise."""
-        from estimators.framework_model import PyTorchModel, trained_job_of, training_code_of, vpc_config_of
+        from estimators.framework_model import PyTorchModel
+        from estimators.trained_model import trained_job_of, training_code_of, vpc_config_of
         from jobspec.names import job_name
 
         job = trained_job_of(self)

@@ -15,7 +15,8 @@ class TensorFlow(FrameworkEstimator):
                      dependencies: list[str] | None = None, **kwargs: Any):
         """v2's TensorFlow.create_model: a TensorFlowModel (TF Serving) of the trained model; unlike PyTorch,
         no training code is attached unless entry_point is given."""
-        from estimators.framework_model import TensorFlowModel, trained_job_of, vpc_config_of
+        from estimators.framework_model import TensorFlowModel
+        from estimators.trained_model import trained_job_of, vpc_config_of
         from jobspec.names import job_name
 
         job = trained_job_of(self)

@@ -91,9 +91,12 @@ def script_environment(program: str, submit_directory: str, log_level: int | str
 
 
 def repack_to_s3(model_data: str, target: str, region: str, *, entry_point: str, source_dir: str | None = None,
-                 dependencies: tuple[str, ...] = ()) -> str:
+                 dependencies: tuple[str, ...] = (), kms_key: str | None = None) -> str:
     """model_data (s3:// or local archive) with entry_point / source_dir (local or s3:// sourcedir.tar.gz) /
-    dependencies under code/, uploaded to `target` (the SDK's repack); returns target."""
+    dependencies under code/, uploaded to `target` (the SDK's repack); returns target.
+
+    As v2 uploads it: KMS-encrypted (kms_key, else the AWS managed key), and into the default bucket only
+    when this account owns it (ExpectedBucketOwner: a squatted bucket name is refused)."""
     from launcher.aws import s3
     from launcher.deploy.package import repack_model
 
@@ -104,7 +107,18 @@ def repack_to_s3(model_data: str, target: str, region: str, *, entry_point: str,
             local_source = _local_copy(source_dir, Path(tmp) / "sourcedir.tar.gz", region, "source_dir")
         archive = repack_model(local_model, Path(tmp) / "model.tar.gz", entry_point=entry_point,
                                source_dir=local_source, dependencies=dependencies)
-        return s3.upload_file(archive, target, region)
+        return s3.upload_file(archive, target, region, extra_args=upload_args(target, region, kms_key))
+
+
+def upload_args(target: str, region: str, kms_key: str | None) -> dict[str, str]:
+    from jobspec.s3uri import default_bucket_name
+    from launcher.aws.clients import account_id
+
+    args = {"ServerSideEncryption": "aws:kms", **({"SSEKMSKeyId": kms_key} if kms_key else {})}
+    account = account_id(region)
+    if parse_s3_uri(target)[0] == default_bucket_name(region, account):
+        args["ExpectedBucketOwner"] = account
+    return args
 
 
 def _local_copy(uri: str, dest: Path, region: str, field: str) -> str:

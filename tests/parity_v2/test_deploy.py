@@ -96,7 +96,8 @@ RESULT = archive_of(JOB)
     "pt-options": PT + """
 m = PyTorchModel(MODEL, ROLE, "inference.py", "2.1.0", "py310", source_dir=src, dependencies=[lib],
                  model_server_workers=2, env={"MY_FLAG": "1"}, name=JOB + "-model", container_log_level=logging.DEBUG,
-                 vpc_config={"Subnets": ["subnet-0123abcd"], "SecurityGroupIds": ["sg-0123abcd"]})
+                 vpc_config={"Subnets": ["subnet-0123abcd"], "SecurityGroupIds": ["sg-0123abcd"]},
+                 model_kms_key="arn:aws:kms:us-west-2:123456789012:key/0000-2222")
 p = m.deploy(1, "ml.m5.xlarge", endpoint_name=JOB, tags={"team": "ml"}, wait=False,
              kms_key="arn:aws:kms:us-west-2:123456789012:key/0000-1111", volume_size=30,
              model_data_download_timeout=600, container_startup_health_check_timeout=600)
@@ -214,6 +215,17 @@ def test_repacked_archives_hold_the_code_as_v2_lays_it_out(side):
     assert model["PrimaryContainer"]["Environment"]["SAGEMAKER_PROGRAM"] == "train.py"  # v2 serves the training code
     [tf] = requests(side.ours["est-tf"], "CreateModel")
     assert tf["PrimaryContainer"]["Environment"] == {"SAGEMAKER_TFS_NGINX_LOGLEVEL": "info"}
+
+
+def test_repacked_uploads_are_encrypted_and_owner_checked_as_v2s(side):
+    def repack_uploads(result):
+        return [{k: v for k, v in c["params"].items() if k not in ("Bucket", "Key", "Body", "ChecksumAlgorithm")}
+                for c in result["calls"] if c["operation"] in ("PutObject", "CreateMultipartUpload")
+                and c["params"]["Key"].endswith("/model.tar.gz") and c["params"]["Bucket"].startswith("sagemaker-")
+                and "/output/" not in c["params"]["Key"]]
+
+    for case in ("pt-positional-repack", "pt-options", "tf-positional-graviton-repack", "est-pt-training-code"):
+        assert repack_uploads(side.ours[case]) == repack_uploads(side.v2[case]) != [], case
 
 
 def test_predictions_send_v2s_headers_and_bodies(side):

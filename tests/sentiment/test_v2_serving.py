@@ -13,8 +13,7 @@ import pytest
 
 from estimators import PyTorchModel, TensorFlowModel
 from estimators.serializers import (CSVDeserializer, CSVSerializer, IdentitySerializer, JSONDeserializer,
-                                    JSONSerializer,
-                                    NumpyDeserializer, NumpySerializer, StringDeserializer)
+                                    JSONSerializer, NumpyDeserializer, NumpySerializer, StringDeserializer)
 from launcher.deploy.package import archive_members, repack_model
 from launcher.deploy.predictors import LocalPredictor, PredictionError
 

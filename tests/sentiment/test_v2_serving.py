@@ -117,9 +117,6 @@ def test_the_program_must_define_model_fn(echo_files):
 def test_what_cannot_be_served_here_is_refused_by_name(echo_files):
     with pytest.raises(ValueError, match="TensorFlow Serving has no local server"):
         TensorFlowModel(str(echo_files / "model.tar.gz"), framework_version="2.13.0").deploy(1, "local")
-    with pytest.raises(TypeError, match=r"unexpected argument 'entrypoint' \(did you mean 'entry_point'\?\)|"
-                                        r"unexpected argument 'entrypoint'"):
-        PyTorchModel(str(echo_files / "model.tar.gz"), framework_version="2.0.0", entrypoint="x.py")
     with pytest.raises(ValueError, match="needs framework_version"):
         TensorFlowModel(str(echo_files / "model.tar.gz"))
     with pytest.raises(ValueError, match="deploy needs instance_type"):

@@ -1,5 +1,6 @@
-"""A SageMaker real-time endpoint for a packaged model: upload, CreateModel, CreateEndpointConfig,
-CreateEndpoint, wait for InService; InvokeEndpoint; delete all three.
+"""A SageMaker real-time endpoint for a packaged model: upload (or v2's repack with the serving code under
+code/), CreateModel, CreateEndpointConfig, CreateEndpoint, wait for InService; InvokeEndpoint; delete all three.
+The requests' shapes are v2's (tests/parity_v2/test_deploy.py compares them with the real SDK v2).
 
 boto3 reaches AWS (or a moto server) through launcher.aws.clients, so AWS_ENDPOINT_URL is honoured.
 """

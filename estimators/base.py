@@ -424,25 +424,35 @@ class FrameworkEstimator(BaseModel):
             job.wait(logs=logs, **{k: v for k, v in options.items() if k == "stop_on_interrupt"})
         return job
 
-    def deploy(self, **kwargs: Any) -> Any:
-        """Model(model_data=<this job's model.tar.gz>, …).deploy(**kwargs) — estimators.model does the work."""
-        from estimators.model import Model  # owned by the deployment code; imported only here
+    def deploy(self, initial_instance_count: int | None = None, instance_type: str | None = None,
+               serializer: Any = None, deserializer: Any = None, accelerator_type: str | None = None,
+               endpoint_name: str | None = None, use_compiled_model: bool = False, wait: bool = True,
+               model_name: str | None = None, kms_key: str | None = None, data_capture_config: Any = None,
+               tags: Any = None, serverless_inference_config: Any = None, async_inference_config: Any = None,
+               volume_size: int | None = None, model_data_download_timeout: int | None = None,
+               container_startup_health_check_timeout: int | None = None, inference_recommendation_id: Any = None,
+               explainer_config: Any = None, *, max_body_bytes: int | None = None, **kwargs: Any) -> Any:
+        """v2's EstimatorBase.deploy: create_model(**kwargs) named model_name, then Model.deploy.
 
-        job = self._latest_training_job
-        if job is None:
-            raise ValueError("deploy() needs a trained model: call fit() first (latest_training_job is None)")
-        r = self.resolved
-        offered = {
-            "model_data": job.model_data, "role": self.role, "framework": self.framework,
-            "framework_version": r.framework_version, "py_version": r.py_version, "region": r.region,
-            "entry_point": None, "source_dir": None,
-        }
-        params = _accepted_params(Model)
-        model_kwargs = {k: v for k, v in offered.items() if v is not None and (params is None or k in params)}
-        for key in list(kwargs):
-            if params is not None and key in params and key not in _accepted_params(Model.deploy, default=set()):
-                model_kwargs[key] = kwargs.pop(key)
-        return Model(**model_kwargs).deploy(**kwargs)
+        Model and endpoint share one default name, <base_job_name>-<timestamp>, as in v2.
+        """
+        from estimators.trained_model import trained_job_of
+        from jobspec.names import job_name
+
+        trained_job_of(self)
+        if use_compiled_model:
+            raise ValueError("use_compiled_model=True: SageMaker Neo compilation is not implemented by sagelaunch; "
+                             "deploy the trained model (use_compiled_model=False)")
+        default_name = job_name(self._default_base_job_name())
+        kwargs.setdefault("model_kms_key", self.output_kms_key)
+        model = self.create_model(**kwargs)
+        model.name = model_name or default_name
+        return model.deploy(
+            initial_instance_count, instance_type, serializer, deserializer, accelerator_type,
+            endpoint_name or default_name, tags or self.tags, kms_key, wait, data_capture_config,
+            async_inference_config, serverless_inference_config, volume_size, model_data_download_timeout,
+            container_startup_health_check_timeout, inference_recommendation_id, explainer_config,
+            max_body_bytes=max_body_bytes)
 
 
 def _session_region(session: Any) -> Any:
@@ -466,18 +476,3 @@ def _session_options(session: Any, instance_type: str) -> Any:
     from estimators.settings import SessionUse
 
     return None if session is None else SessionUse.of(session, instance_type)
-
-
-def _accepted_params(obj: Any, default: Any = None) -> set[str] | None:
-    import inspect
-
-    fields = getattr(obj, "model_fields", None)
-    if isinstance(fields, dict):
-        return set(fields)
-    try:
-        sig = inspect.signature(obj)
-    except (TypeError, ValueError):
-        return default
-    if any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
-        return default
-    return set(sig.parameters)

@@ -1,8 +1,11 @@
 """Model: a trained model.tar.gz and how to serve it; `deploy` returns a Predictor.
 
     Model(model_data="s3://…/model.tar.gz", role=ROLE, framework_version="2.0.0")
-        .deploy(instance_type="ml.c7g.4xlarge", initial_instance_count=1)     # SageMaker endpoint
+        .deploy(1, "ml.c7g.4xlarge")                                         # SageMaker endpoint
     Model(model_data="/path/to/model").deploy(instance_type="local")        # 127.0.0.1, no Docker
+
+sagelaunch's own convenience model (the v2 classes are PyTorchModel / TensorFlowModel in
+estimators.framework_model): one name for model, endpoint config and endpoint, JSON in and out.
 
 The archive is (re)packed when it has no code/inference.py, with the sentiment handler
 (scripts/inference.py) unless `entry_point` names another. The serving image comes from the
@@ -13,11 +16,12 @@ Nothing here imports boto3 or torch at module level.
 from __future__ import annotations
 
 import os
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from estimators import field_checks as check
+from estimators.deploy_checks import UNSUPPORTED_DEPLOY, check_endpoint_name, check_instance_count, refuse_unsupported
 from jobspec.contract import LOCAL_INSTANCE_TYPES
 
 
@@ -89,20 +93,31 @@ class Model(BaseModel):
         return self.name or job_name("sagelaunch-model")
 
     # ------------------------------------------------------------------ deploy
-    def deploy(self, instance_type: str, initial_instance_count: int = 1, endpoint_name: str | None = None,
-               wait: bool = True, max_body_bytes: int | None = None):
-        """Serve the model; returns a Predictor (predict / delete).
+    def deploy(self, initial_instance_count: int | None = None, instance_type: str | None = None,
+               serializer: Any = None, deserializer: Any = None, accelerator_type: str | None = None,
+               endpoint_name: str | None = None, tags: Any = None, kms_key: str | None = None, wait: bool = True,
+               *, max_body_bytes: int | None = None, **v2_options: Any):
+        """Serve the model; returns a Predictor (predict / delete). The order is v2's:
+        deploy(initial_instance_count, instance_type, serializer, deserializer, accelerator_type, endpoint_name, …).
 
         instance_type="local" serves it on 127.0.0.1 in a child process; any SageMaker hosting type
-        creates a real endpoint (model, endpoint config, endpoint) and, with wait, blocks until InService.
-        max_body_bytes applies to local endpoints (SageMaker's own limit is 6 MB).
+        creates a real endpoint (model, endpoint config and endpoint, one name) and, with wait, blocks until
+        InService. Without a serializer the predictor sends and reads JSON. max_body_bytes applies to local
+        endpoints (SageMaker's own limit is 6 MB).
         """
-        if initial_instance_count < 1:
-            raise ValueError(f"initial_instance_count={initial_instance_count} must be at least 1")
+        unknown = [k for k in v2_options if k not in UNSUPPORTED_DEPLOY]
+        if unknown:
+            from jobspec.suggest import did_you_mean
+
+            raise TypeError("; ".join(f"Model.deploy got an unexpected argument {k!r}"
+                                      f"{did_you_mean(k, (*UNSUPPORTED_DEPLOY, 'endpoint_name', 'wait'))}"
+                                      for k in unknown))
+        refuse_unsupported({"accelerator_type": accelerator_type, **v2_options})
+        count = check_instance_count(initial_instance_count, instance_type)
         entry, requirements = self.handler_files()
         name = check_endpoint_name(endpoint_name) if endpoint_name else self._make_name()
         if instance_type in LOCAL_INSTANCE_TYPES:
-            return self._deploy_local(name, entry, requirements, max_body_bytes)
+            return self._deploy_local(name, entry, requirements, max_body_bytes, serializer, deserializer)
         from launcher.aws.clients import resolve_region
         from launcher.aws.training import role_arn
         from launcher.deploy import sagemaker_endpoint as sme
@@ -113,13 +128,15 @@ class Model(BaseModel):
         image = self.serving_image_uri(instance_type, region)
         role = role_arn(self.role, instance_type, region)
         uri = sme.upload_model_data(self.model_data, region, name, entry_point=entry, requirements=requirements)
+        container = {"Image": image, "Environment": {
+            **sme.script_environment("inference.py", sme.MODEL_CODE_DIR, 20, region), **self.env}, "ModelDataUrl": uri}
         resources = sme.create_endpoint(
-            model_data_uri=uri, image_uri=image, role_arn=role, instance_type=instance_type,
-            initial_instance_count=initial_instance_count, name=name, region=region, environment=self.env, wait=wait,
-        )
-        return SageMakerPredictor(resources)
+            model_name=name, endpoint_name=name, role_arn=role, container=container, instance_type=instance_type,
+            initial_instance_count=count, region=region, tags=check.tags(tags), kms_key=kms_key, wait=wait)
+        return SageMakerPredictor(resources, serializer, deserializer)
 
-    def _deploy_local(self, name: str, entry: str | None, requirements: str | None, max_body_bytes: int | None):
+    def _deploy_local(self, name: str, entry: str | None, requirements: str | None, max_body_bytes: int | None,
+                      serializer: Any = None, deserializer: Any = None):
         import shutil
         import tempfile
 
@@ -137,13 +154,7 @@ class Model(BaseModel):
         finally:  # the endpoint unpacked its own copy
             if scratch:
                 shutil.rmtree(scratch, ignore_errors=True)
-        return LocalPredictor(endpoint)
-
-
-def check_endpoint_name(name: str) -> str:
-    from jobspec.names import check_name
-
-    return check_name(name, "endpoint_name")
+        return LocalPredictor(endpoint, serializer, deserializer)
 
 
 def _check_bucket_name(uri: str) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from estimators.base import FrameworkEstimator
 
@@ -16,3 +16,25 @@ class TensorFlow(FrameworkEstimator):
                                              "distribution")
 
     model_dir: str | bool | None = None
+
+    def create_model(self, role: str | None = None, vpc_config_override: Any = "VPC_CONFIG_DEFAULT",
+                     entry_point: str | None = None, source_dir: str | None = None,
+                     dependencies: list[str] | None = None, **kwargs: Any):
+        """v2's TensorFlow.create_model: a TensorFlowModel (TF Serving) of the trained model; unlike PyTorch,
+        no training code is attached unless entry_point is given."""
+        from estimators.framework_model import TensorFlowModel
+        from estimators.trained_model import trained_job_of, vpc_config_of
+        from jobspec.names import job_name
+
+        job = trained_job_of(self)
+        kwargs["name"] = kwargs.get("name") or job_name(self._default_base_job_name())
+        kwargs.setdefault("image_uri", self.image_uri)
+        isolation = self.enable_network_isolation  # a method in v2, a field or method here
+        kwargs.setdefault("enable_network_isolation", isolation() if callable(isolation) else isolation)
+        kwargs.setdefault("region", self.resolved.region)
+        return TensorFlowModel(
+            model_data=job.model_data, role=role or self.role, container_log_level=self.container_log_level,
+            framework_version=self.resolved.framework_version,
+            sagemaker_session=getattr(self, "sagemaker_session", None),
+            vpc_config=vpc_config_of(self, vpc_config_override), entry_point=entry_point, source_dir=source_dir,
+            dependencies=dependencies, **kwargs)

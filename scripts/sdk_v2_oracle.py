@@ -23,7 +23,9 @@ from typing import Any
 # v2 import → ours: the one table the parity tests, the v2-style notebook and README's drop-in list share
 IMPORT_SWAPS: tuple[tuple[str, str], ...] = (
     ("sagemaker.pytorch", "estimators"),
+    ("sagemaker.pytorch.model", "estimators"),
     ("sagemaker.tensorflow", "estimators"),
+    ("sagemaker.tensorflow.model", "estimators"),
     ("sagemaker.inputs", "estimators"),
     ("sagemaker.estimator", "estimators"),
     ("sagemaker.model", "estimators"),

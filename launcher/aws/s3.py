@@ -71,10 +71,11 @@ def transfer_config(threshold: int = MULTIPART_THRESHOLD, chunksize: int = MULTI
 
 def upload_file(local: str | os.PathLike, s3_uri: str, region: str | None = None, *,
                 multipart_threshold: int = MULTIPART_THRESHOLD, multipart_chunksize: int = MULTIPART_CHUNKSIZE,
-                progress=None) -> str:
+                progress=None, extra_args: dict | None = None) -> str:
     """Upload one file (multipart above the threshold); return its s3:// URI.
 
-    `progress(bytes_sent)` is called as parts go up (boto3's Callback).
+    `progress(bytes_sent)` is called as parts go up (boto3's Callback); `extra_args`: PutObject fields
+    such as ServerSideEncryption (boto3's ExtraArgs).
     """
     bucket, key = parse_s3_uri(s3_uri)
     if not key or key.endswith("/"):
@@ -83,6 +84,7 @@ def upload_file(local: str | os.PathLike, s3_uri: str, region: str | None = None
         client("s3", region).upload_file(
             str(local), bucket, key,
             Config=transfer_config(multipart_threshold, multipart_chunksize), Callback=progress,
+            ExtraArgs=extra_args or None,
         )
     return f"s3://{bucket}/{key}"
 

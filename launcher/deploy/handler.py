@@ -1,7 +1,8 @@
 """Run a model's inference.py the way the SageMaker PyTorch serving toolkit does.
 
-`ModelHandler` imports `code/inference.py` from the model folder (or the default sentiment
-handler when the folder has none), calls model_fn once, then input_fn → predict_fn → output_fn
+`ModelHandler` imports `code/<program>` from the model folder — the program is SAGEMAKER_PROGRAM,
+inference.py when unset — (or the default sentiment handler when the folder has no code/inference.py),
+with code/ and code/lib on sys.path as in the container, calls model_fn once, then input_fn → predict_fn → output_fn
 per request. The local server and the tests' InvokeEndpoint fake both serve through it.
 """
 
@@ -27,26 +28,35 @@ class InvocationFailed(Exception):
         self.status, self.message = status, message
 
 
-def load_handler_module(model_dir: str | Path) -> ModuleType:
-    script = Path(model_dir, HANDLER_PATH)
+def load_handler_module(model_dir: str | Path, program: str | None = None) -> ModuleType:
+    import sys
+
+    script = Path(model_dir, "code", program) if program else Path(model_dir, HANDLER_PATH)
+    if program and not script.is_file():
+        raise ValueError(f"SAGEMAKER_PROGRAM={program!r}: the model has no code/{program}; pass the inference "
+                         "script as entry_point when you deploy")
     if not script.is_file():
         script = default_inference_script()
+    for folder in (Path(model_dir, "code", "lib"), script.parent):  # the container's import path
+        if folder.is_dir() and str(folder) not in sys.path:
+            sys.path.insert(0, str(folder))
     # a fresh module name per model: two endpoints in one process must not share handler state
     spec = importlib.util.spec_from_file_location(f"sagelaunch_inference_{next(_module_ids)}", script)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     missing = [fn for fn in ("model_fn",) if not hasattr(module, fn)]
     if missing:
-        raise ValueError(f"{script} defines no {', '.join(missing)}; an inference handler needs model_fn")
+        raise ValueError(f"{script.name} defines no {', '.join(missing)}; an inference handler needs model_fn — "
+                         "deploy with entry_point='<your inference script>' (v2 serves the training script otherwise)")
     return module
 
 
 class ModelHandler:
     """One loaded model and its handler functions; invoke() is safe to call from many threads."""
 
-    def __init__(self, model_dir: str | Path):
+    def __init__(self, model_dir: str | Path, program: str | None = None):
         self.model_dir = str(model_dir)
-        self.module = load_handler_module(model_dir)
+        self.module = load_handler_module(model_dir, program)
         self.model = self.module.model_fn(self.model_dir)
         self._lock = threading.Lock()  # pipelines are not thread-safe; one request at a time
 

@@ -45,8 +45,9 @@ class LocalEndpoint:
     """Start with `LocalEndpoint(model_data).start()`; `url`, `invoke(...)`, `stop()`."""
 
     def __init__(self, model_data: str | Path, name: str = "local-endpoint", *, region: str | None = None,
-                 max_body_bytes: int | None = None, startup_timeout: float = 180.0):
+                 max_body_bytes: int | None = None, startup_timeout: float = 180.0, program: str | None = None):
         self.model_data, self.name, self.region = model_data, name, region
+        self.program = program  # code/<program> is the handler (SAGEMAKER_PROGRAM); None: code/inference.py
         self.max_body_bytes, self.startup_timeout = max_body_bytes, startup_timeout
         self.url: str | None = None
         self.workdir: Path | None = None
@@ -65,6 +66,8 @@ class LocalEndpoint:
                    "--port", "0", "--ready-file", str(ready)]
             if self.max_body_bytes:
                 cmd += ["--max-body-bytes", str(self.max_body_bytes)]
+            if self.program:
+                cmd += ["--program", self.program]
             env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])))
             with open(self.log_path, "wb") as log:
                 self.process = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.workdir)

@@ -110,9 +110,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8080, help="0 picks a free port")
     parser.add_argument("--max-body-bytes", type=int, default=MAX_BODY_BYTES)
+    parser.add_argument("--program", help="the handler script in code/ (SAGEMAKER_PROGRAM); default inference.py")
     parser.add_argument("--ready-file", help="written with {'url': ...} once the model is loaded and serving")
     args = parser.parse_args(argv)
-    server = InferenceServer(ModelHandler(args.model_dir), args.host, args.port, args.max_body_bytes)
+    server = InferenceServer(ModelHandler(args.model_dir, args.program), args.host, args.port, args.max_body_bytes)
     # SIGTERM (LocalEndpoint.stop) → leave serve_forever cleanly
     signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.shutdown, daemon=True).start())
     if args.ready_file:

@@ -105,3 +105,62 @@ def package_model(
             tar.add(code / "requirements.txt", arcname="code/requirements.txt")
         partial.replace(output)
     return output
+
+
+def repack_model(
+    model: str | Path,
+    output: str | Path,
+    *,
+    entry_point: str,
+    source_dir: str | Path | None = None,
+    dependencies: tuple[str, ...] | list[str] = (),
+) -> Path:
+    """The SageMaker SDK v2's repack: the model's files with the serving code under code/.
+
+    source_dir (a folder, or a sourcedir.tar.gz such as a training job's uploaded code) becomes code/
+    (entry_point is a file in it); without one, entry_point is copied into code/. Each dependency goes
+    to code/lib/<name>. Unlike package_model, nothing else is added or left out.
+    """
+    output = Path(output)
+    with tempfile.TemporaryDirectory(prefix="sagelaunch-repack-") as tmp:
+        folder = Path(tmp) / "model"
+        if unpack_model(model, folder) != folder:  # a model folder: work on a copy
+            shutil.copytree(Path(str(model).removeprefix("file://")), folder)
+        code = folder / "code"
+        if source_dir is not None and is_archive(source_dir):
+            code.mkdir(exist_ok=True)
+            with tarfile.open(source_dir) as tar:
+                tar.extractall(code, filter="data")
+        elif source_dir is not None:
+            if not Path(source_dir).is_dir():
+                raise ValueError(f"source_dir={str(source_dir)!r} is not a folder; pass the folder of your "
+                                 "inference code (entry_point must be a file in it)")
+            shutil.rmtree(code, ignore_errors=True)
+            shutil.copytree(source_dir, code)
+        else:
+            code.mkdir(exist_ok=True)
+            if Path(entry_point).is_file():
+                shutil.copy2(entry_point, code)
+            elif not (code / entry_point).is_file():
+                raise ValueError(f"entry_point={entry_point!r}: no such file (from {Path.cwd()}) and none in the "
+                                 "model's code/; pass the path of your inference script")
+        if not (code / Path(entry_point).name).is_file() and not (code / entry_point).is_file():
+            raise ValueError(f"entry_point={entry_point!r} is not in source_dir={str(source_dir)!r}; pass a file "
+                             "inside source_dir, relative to it")
+        for dependency in dependencies:
+            lib = code / "lib"
+            lib.mkdir(exist_ok=True)
+            if Path(dependency).is_dir():
+                shutil.copytree(dependency, lib / Path(dependency).name)
+            elif Path(dependency).is_file():
+                shutil.copy2(dependency, lib)
+            else:
+                raise ValueError(f"dependencies: {dependency!r} does not exist; pass folders or files to ship "
+                                 "under code/lib")
+        output.parent.mkdir(parents=True, exist_ok=True)
+        partial = output.with_name(output.name + ".partial")
+        with tarfile.open(partial, "w:gz") as tar:
+            for path in sorted(folder.rglob("*")):
+                tar.add(path, arcname=path.relative_to(folder).as_posix(), recursive=False)
+        partial.replace(output)
+    return output

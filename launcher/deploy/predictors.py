@@ -1,13 +1,24 @@
-"""Predictors: what `Model.deploy` returns. `predict(data)` sends JSON and returns the parsed answer;
-`delete()` removes the endpoint and everything created for it."""
+"""Predictors: what `deploy` returns. `predict(data)` serializes, calls the endpoint and deserializes;
+`delete()` removes the endpoint and everything created for it.
+
+A predictor takes the SageMaker SDK v2's serializer/deserializer objects (estimators.serializers, or
+sagemaker.serializers when installed): a serializer's CONTENT_TYPE becomes InvokeEndpoint's ContentType
+and its serialize(data) the body; a deserializer's ACCEPT (joined by ", ") the Accept header and its
+deserialize(stream, content_type) the result. Without them a predictor sends JSON (bytes as they are)
+and parses a JSON answer: the plain `Model(...).deploy` default.
+"""
 
 from __future__ import annotations
 
+import io
 import json
 from abc import ABC, abstractmethod
 from typing import Any
 
 JSON_TYPE = "application/json"
+# predict()'s optional InvokeEndpoint fields, as the SDK names its arguments
+INVOKE_OPTIONS = {"target_model": "TargetModel", "target_variant": "TargetVariant", "inference_id": "InferenceId",
+                  "custom_attributes": "CustomAttributes"}
 
 
 class PredictionError(RuntimeError):
@@ -32,24 +43,63 @@ def _error_message(body: bytes) -> str:
         return text
 
 
+def _header(value: Any) -> str:
+    return value if isinstance(value, str) else ", ".join(value)
+
+
 class Predictor(ABC):
     endpoint_name: str
 
-    def predict(self, data: Any, content_type: str = JSON_TYPE, accept: str = JSON_TYPE) -> Any:
-        """Send `data` ({"inputs": "text"}; bytes are sent as they are) and return the decoded answer."""
-        status, body, answer_type = self._invoke(_serialize(data), content_type, accept)
+    def __init__(self, serializer: Any = None, deserializer: Any = None):
+        self.serializer, self.deserializer = serializer, deserializer
+
+    @property
+    def content_type(self) -> str:
+        return self.serializer.CONTENT_TYPE if self.serializer is not None else JSON_TYPE
+
+    @property
+    def accept(self) -> tuple[str, ...]:
+        if self.deserializer is None:
+            return (JSON_TYPE,)
+        accept = self.deserializer.ACCEPT
+        return (accept,) if isinstance(accept, str) else tuple(accept)
+
+    def predict(self, data: Any, initial_args: dict[str, Any] | None = None, target_model: str | None = None,
+                target_variant: str | None = None, inference_id: str | None = None,
+                custom_attributes: str | None = None, *, content_type: str | None = None,
+                accept: str | None = None) -> Any:
+        """Send `data` through the serializer and return the deserialized answer (v2's predict).
+
+        initial_args: InvokeEndpoint fields sent as given (ContentType/Accept there win, as in v2);
+        content_type / accept: header overrides (sagelaunch's shorthand).
+        """
+        args = dict(initial_args or {})
+        given = {"target_model": target_model, "target_variant": target_variant, "inference_id": inference_id,
+                 "custom_attributes": custom_attributes}
+        args.update({INVOKE_OPTIONS[k]: v for k, v in given.items() if v})
+        body = self.serializer.serialize(data) if self.serializer is not None else _serialize(data)
+        sent_type = args.pop("ContentType", None) or content_type or _header(self.content_type)
+        sent_accept = args.pop("Accept", None) or accept or _header(self.accept)
+        args.pop("EndpointName", None)
+        status, answer, answer_type = self._invoke(body, sent_type, sent_accept, args)
         if status != 200:
-            raise PredictionError(self.endpoint_name, status, _error_message(body))
-        return json.loads(body) if answer_type.startswith(JSON_TYPE) else body
+            raise PredictionError(self.endpoint_name, status, _error_message(answer))
+        if self.deserializer is not None:
+            return self.deserializer.deserialize(io.BytesIO(answer), answer_type or "application/octet-stream")
+        return json.loads(answer) if answer_type.startswith(JSON_TYPE) else answer
 
     @abstractmethod
-    def _invoke(self, body: bytes, content_type: str, accept: str) -> tuple[int, bytes, str]: ...
+    def _invoke(self, body: bytes | str, content_type: str, accept: str,
+                options: dict[str, Any]) -> tuple[int, bytes, str]: ...
 
     @abstractmethod
     def delete(self) -> None:
         """Remove the endpoint and what was created for it."""
 
-    def delete_endpoint(self) -> None:  # the SageMaker SDK's name
+    def delete_endpoint(self, delete_endpoint_config: bool = True) -> None:  # the SageMaker SDK's name
+        self.delete()
+
+    def delete_predictor(self) -> None:  # the SageMaker SDK's other name
         self.delete()
 
     def __enter__(self) -> "Predictor":
@@ -65,7 +115,8 @@ class Predictor(ABC):
 class LocalPredictor(Predictor):
     """An endpoint served on 127.0.0.1 by launcher.deploy.local_server."""
 
-    def __init__(self, endpoint):
+    def __init__(self, endpoint, serializer: Any = None, deserializer: Any = None):
+        super().__init__(serializer, deserializer)
         self.endpoint = endpoint  # launcher.deploy.local_endpoint.LocalEndpoint, started
         self.endpoint_name = endpoint.name
 
@@ -73,7 +124,13 @@ class LocalPredictor(Predictor):
     def url(self) -> str | None:
         return self.endpoint.url
 
-    def _invoke(self, body: bytes, content_type: str, accept: str) -> tuple[int, bytes, str]:
+    def _invoke(self, body: bytes | str, content_type: str, accept: str,
+                options: dict[str, Any]) -> tuple[int, bytes, str]:
+        if options:
+            raise ValueError(f"{', '.join(sorted(options))}: not available on a local endpoint (one model, one "
+                             "variant); drop them or deploy to an ml.* instance type")
+        if isinstance(body, str):
+            body = body.encode("utf-8")
         return self.endpoint.invoke(body, content_type, accept)
 
     def delete(self) -> None:
@@ -83,15 +140,17 @@ class LocalPredictor(Predictor):
 class SageMakerPredictor(Predictor):
     """A SageMaker endpoint, called through InvokeEndpoint."""
 
-    def __init__(self, resources):
+    def __init__(self, resources, serializer: Any = None, deserializer: Any = None):
+        super().__init__(serializer, deserializer)
         self.resources = resources  # launcher.deploy.sagemaker_endpoint.EndpointResources
         self.endpoint_name = resources.endpoint_name
         self.deleted: list[str] = []
 
-    def _invoke(self, body: bytes, content_type: str, accept: str) -> tuple[int, bytes, str]:
+    def _invoke(self, body: bytes | str, content_type: str, accept: str,
+                options: dict[str, Any]) -> tuple[int, bytes, str]:
         from launcher.deploy.sagemaker_endpoint import invoke
 
-        return invoke(self.endpoint_name, self.resources.region, body, content_type, accept)
+        return invoke(self.endpoint_name, self.resources.region, body, content_type, accept, **options)
 
     def delete(self) -> None:
         from launcher.deploy.sagemaker_endpoint import delete_endpoint

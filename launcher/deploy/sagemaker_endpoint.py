@@ -1,5 +1,6 @@
-"""A SageMaker real-time endpoint for a packaged model: upload, CreateModel, CreateEndpointConfig,
-CreateEndpoint, wait for InService; InvokeEndpoint; delete all three.
+"""A SageMaker real-time endpoint for a packaged model: upload (or v2's repack with the serving code under
+code/), CreateModel, CreateEndpointConfig, CreateEndpoint, wait for InService; InvokeEndpoint; delete all three.
+The requests' shapes are v2's (tests/parity_v2/test_deploy.py compares them with the real SDK v2).
 
 boto3 reaches AWS (or a moto server) through launcher.aws.clients, so AWS_ENDPOINT_URL is honoured.
 """
@@ -78,32 +79,98 @@ def upload_model_data(model_data: str, region: str, name: str, *, entry_point: s
         return s3.upload_file(archive, target, region)
 
 
-def create_endpoint(*, model_data_uri: str, image_uri: str, role_arn: str, instance_type: str,
-                    initial_instance_count: int, name: str, region: str, environment: dict[str, str] | None = None,
-                    wait: bool = True, timeout: float = ENDPOINT_TIMEOUT_S, poll: float = 2.0) -> EndpointResources:
-    """CreateModel → CreateEndpointConfig → CreateEndpoint (→ wait for InService)."""
+# the serving containers' script-mode variables (SageMaker inference toolkit)
+PROGRAM_VAR, SUBMIT_DIR_VAR = "SAGEMAKER_PROGRAM", "SAGEMAKER_SUBMIT_DIRECTORY"
+LOG_LEVEL_VAR, REGION_VAR = "SAGEMAKER_CONTAINER_LOG_LEVEL", "SAGEMAKER_REGION"
+MODEL_CODE_DIR = "/opt/ml/model/code"  # where a repacked archive's code/ lands in the container
+
+
+def script_environment(program: str, submit_directory: str, log_level: int | str, region: str) -> dict[str, str]:
+    """The four variables the PyTorch serving container reads to find and run the handler."""
+    return {PROGRAM_VAR: program, SUBMIT_DIR_VAR: submit_directory, LOG_LEVEL_VAR: str(log_level),
+            REGION_VAR: region}
+
+
+def repack_to_s3(model_data: str, target: str, region: str, *, entry_point: str, source_dir: str | None = None,
+                 dependencies: tuple[str, ...] = (), kms_key: str | None = None) -> str:
+    """model_data (s3:// or local archive) with entry_point / source_dir (local or s3:// sourcedir.tar.gz) /
+    dependencies under code/, uploaded to `target` (the SDK's repack); returns target.
+
+    As v2 uploads it: KMS-encrypted (kms_key, else the AWS managed key), and into the default bucket only
+    when this account owns it (ExpectedBucketOwner: a squatted bucket name is refused)."""
+    from launcher.aws import s3
+    from launcher.deploy.package import repack_model
+
+    with tempfile.TemporaryDirectory(prefix="sagelaunch-repack-") as tmp:
+        local_model = _local_copy(model_data, Path(tmp) / "model-source.tar.gz", region, "model_data")
+        local_source = source_dir
+        if source_dir and source_dir.startswith("s3://"):
+            local_source = _local_copy(source_dir, Path(tmp) / "sourcedir.tar.gz", region, "source_dir")
+        archive = repack_model(local_model, Path(tmp) / "model.tar.gz", entry_point=entry_point,
+                               source_dir=local_source, dependencies=dependencies)
+        return s3.upload_file(archive, target, region, extra_args=upload_args(target, region, kms_key))
+
+
+def upload_args(target: str, region: str, kms_key: str | None) -> dict[str, str]:
+    from jobspec.s3uri import default_bucket_name
+    from launcher.aws.clients import account_id
+
+    args = {"ServerSideEncryption": "aws:kms", **({"SSEKMSKeyId": kms_key} if kms_key else {})}
+    account = account_id(region)
+    if parse_s3_uri(target)[0] == default_bucket_name(region, account):
+        args["ExpectedBucketOwner"] = account
+    return args
+
+
+def _local_copy(uri: str, dest: Path, region: str, field: str) -> str:
+    if not uri.startswith("s3://"):
+        local = uri.removeprefix("file://")
+        if not Path(local).exists():
+            raise ValueError(f"{field}={uri!r} does not exist; pass an s3:// URI or a local path")
+        return local
+    bucket, key = parse_s3_uri(uri)
+    with translate(f"download {uri}"):
+        client("s3", region).download_file(bucket, key, str(dest))
+    return str(dest)
+
+
+def create_endpoint(*, model_name: str, endpoint_name: str, role_arn: str, container: dict[str, Any],
+                    instance_type: str, initial_instance_count: int, region: str,
+                    tags: list[dict[str, str]] | None = None, vpc_config: dict[str, Any] | None = None,
+                    enable_network_isolation: bool = False, kms_key: str | None = None,
+                    variant_options: dict[str, Any] | None = None, wait: bool = True,
+                    timeout: float = ENDPOINT_TIMEOUT_S, poll: float = 2.0) -> EndpointResources:
+    """CreateModel → CreateEndpointConfig → CreateEndpoint (→ wait for InService), shaped as the SDK v2
+    sends them: the endpoint config is named after the endpoint; empty optional fields are left out,
+    except CreateEndpoint's Tags (always sent)."""
     sm = client("sagemaker", region)
-    env = {
-        "SAGEMAKER_PROGRAM": "inference.py",
-        "SAGEMAKER_SUBMIT_DIRECTORY": "/opt/ml/model/code",
-        "SAGEMAKER_CONTAINER_LOG_LEVEL": "20",
-        "SAGEMAKER_REGION": region,
-        **(environment or {}),
-    }
-    res = EndpointResources(name, name, name, region, model_data_uri, image_uri, instance_type)
-    with translate(f"create model {name}"):
-        sm.create_model(ModelName=name, ExecutionRoleArn=role_arn,
-                        PrimaryContainer={"Image": image_uri, "ModelDataUrl": model_data_uri, "Environment": env})
+    res = EndpointResources(endpoint_name, endpoint_name, model_name, region, container.get("ModelDataUrl", ""),
+                            container["Image"], instance_type)
+    model_request: dict[str, Any] = {"ModelName": model_name, "ExecutionRoleArn": role_arn,
+                                     "PrimaryContainer": container}
+    if tags:
+        model_request["Tags"] = tags
+    if vpc_config:
+        model_request["VpcConfig"] = vpc_config
+    if enable_network_isolation:
+        model_request["EnableNetworkIsolation"] = True
+    variant = {"VariantName": VARIANT_NAME, "ModelName": model_name, "InitialVariantWeight": 1,
+               "InitialInstanceCount": initial_instance_count, "InstanceType": instance_type,
+               **(variant_options or {})}
+    config_request: dict[str, Any] = {"EndpointConfigName": endpoint_name, "ProductionVariants": [variant]}
+    if tags:
+        config_request["Tags"] = tags
+    if kms_key:
+        config_request["KmsKeyId"] = kms_key
+    with translate(f"create model {model_name}"):
+        sm.create_model(**model_request)
     try:
-        with translate(f"create endpoint config {name}"):
-            sm.create_endpoint_config(EndpointConfigName=name, ProductionVariants=[{
-                "VariantName": VARIANT_NAME, "ModelName": name, "InitialInstanceCount": initial_instance_count,
-                "InstanceType": instance_type, "InitialVariantWeight": 1.0,
-            }])
-        with translate(f"create endpoint {name}"):
-            sm.create_endpoint(EndpointName=name, EndpointConfigName=name)
+        with translate(f"create endpoint config {endpoint_name}"):
+            sm.create_endpoint_config(**config_request)
+        with translate(f"create endpoint {endpoint_name}"):
+            sm.create_endpoint(EndpointName=endpoint_name, EndpointConfigName=endpoint_name, Tags=list(tags or []))
         if wait:
-            wait_in_service(name, region, timeout=timeout, poll=poll)
+            wait_in_service(endpoint_name, region, timeout=timeout, poll=poll)
     except BaseException:
         delete_endpoint(res)  # nothing half-made is left running (or billing)
         raise
@@ -132,11 +199,14 @@ def wait_in_service(endpoint_name: str, region: str, *, timeout: float = ENDPOIN
             time.sleep(poll)
 
 
-def invoke(endpoint_name: str, region: str, body: bytes, content_type: str, accept: str) -> tuple[int, bytes, str]:
-    """(status, body, content type); a refusal by the model comes back as its original status."""
+def invoke(endpoint_name: str, region: str, body: bytes | str, content_type: str, accept: str,
+           **options: Any) -> tuple[int, bytes, str]:
+    """(status, body, content type); a refusal by the model comes back as its original status.
+    `options`: further InvokeEndpoint fields (TargetModel, CustomAttributes, …)."""
     runtime = client("sagemaker-runtime", region)
     try:
-        answer = runtime.invoke_endpoint(EndpointName=endpoint_name, Body=body, ContentType=content_type, Accept=accept)
+        answer = runtime.invoke_endpoint(EndpointName=endpoint_name, Body=body, ContentType=content_type,
+                                         Accept=accept, **options)
     except runtime.exceptions.ModelError as exc:  # the container answered non-200
         error = exc.response.get("Error", {})
         status = int(exc.response.get("OriginalStatusCode") or 500)

@@ -49,7 +49,7 @@ def test_ping_and_invocations_classify_text(predictor):
 @pytest.mark.parametrize(
     ("body", "content_type", "status", "message"),
     [
-        (b'{"inputs": "hi"}', "text/csv", 415, "content type 'text/csv' is not supported"),
+        (b'{"inputs": "hi"}', "text/plain", 415, "content type 'text/plain' is not supported"),
         (b'{"inputs": "   "}', "application/json", 400, "text 0 is empty"),
         (b'{"inputs": []}', "application/json", 400, "empty list"),
         (b'{"text": "hi"}', "application/json", 400, 'no "inputs" key'),

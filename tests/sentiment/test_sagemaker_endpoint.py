@@ -33,7 +33,7 @@ def test_graviton_endpoint_lifecycle(sagemaker_endpoints, sentiment_archive):
     name = unique("sentiment-c7g")
     model = Model(model_data=str(sentiment_archive), role=ROLE, framework_version="2.0.0", py_version="py310",
                   region=REGION)
-    predictor = model.deploy(instance_type="ml.c7g.4xlarge", initial_instance_count=1, endpoint_name=name)
+    predictor = model.deploy(1, "ml.c7g.4xlarge", endpoint_name=name)  # v2's positions
     try:
         assert isinstance(predictor, SageMakerPredictor)
         assert sm.describe_endpoint(EndpointName=name)["EndpointStatus"] == "InService"
@@ -52,8 +52,8 @@ def test_graviton_endpoint_lifecycle(sagemaker_endpoints, sentiment_archive):
         assert [r["label"] for r in predictor.predict({"inputs": ["I love it, amazing!", "heading to the museum this weekend"]})] \
             == ["positive", "neutral"]
         with pytest.raises(PredictionError) as refused:  # the container's 415 comes back through ModelError
-            predictor.predict(b'{"inputs": "hi"}', content_type="text/csv")
-        assert refused.value.status == 415 and "text/csv" in refused.value.message
+            predictor.predict(b'{"inputs": "hi"}', content_type="text/plain")
+        assert refused.value.status == 415 and "text/plain" in refused.value.message
         with pytest.raises(PredictionError) as empty:
             predictor.predict({"inputs": "  "})
         assert empty.value.status == 400 and "empty" in empty.value.message
@@ -77,7 +77,7 @@ def test_training_output_without_handler_is_repacked_on_deploy(sagemaker_endpoin
     s3.upload_file(str(raw), bucket, "job/output/model.tar.gz")
     name = unique("sentiment-m5")
     predictor = Model(model_data=f"s3://{bucket}/job/output/model.tar.gz", role=ROLE, region=REGION).deploy(
-        instance_type="ml.m5.xlarge", endpoint_name=name)
+        1, "ml.m5.xlarge", endpoint_name=name)
     try:
         container = boto3.client("sagemaker", region_name=REGION).describe_model(ModelName=name)["PrimaryContainer"]
         assert container["Image"] == CPU_IMAGE
@@ -92,9 +92,15 @@ def test_bad_deploy_arguments_fail_before_any_call(sagemaker_endpoints, sentimen
     before = len(sm.list_models()["Models"])
     model = Model(model_data=str(sentiment_archive), role=ROLE, region=REGION)
     with pytest.raises(ValueError, match=r"instance_type='ml\.c7g\.4xlarg'.*did you mean 'ml\.c7g\.4xlarge'"):
-        model.deploy(instance_type="ml.c7g.4xlarg")
+        model.deploy(1, "ml.c7g.4xlarg")
     with pytest.raises(ValueError, match="role is required"):
-        Model(model_data=str(sentiment_archive), region=REGION).deploy(instance_type="ml.m5.xlarge")
+        Model(model_data=str(sentiment_archive), region=REGION).deploy(1, "ml.m5.xlarge")
+    with pytest.raises(ValueError, match="initial_instance_count=None must be a whole number"):
+        model.deploy(instance_type="ml.m5.xlarge")  # v2 needs the count for a SageMaker endpoint
+    with pytest.raises(ValueError, match="Elastic Inference is retired"):
+        model.deploy(1, "ml.m5.xlarge", accelerator_type="ml.eia2.medium")
+    with pytest.raises(ValueError, match=r"does not implement serverless_inference_config \(serverless endpoints\)"):
+        model.deploy(1, "ml.m5.xlarge", serverless_inference_config=object())
     assert len(sm.list_models()["Models"]) == before
 
 
@@ -113,8 +119,10 @@ def test_fake_still_rejects_what_the_service_rejects(sagemaker_endpoints):
 
 
 def test_estimator_deploys_its_training_jobs_model(sagemaker_env, sagemaker_endpoints, sentiment_model, tmp_path):
-    """PyTorch(...).fit on an ml.* instance (moto), then estimator.deploy of latest_training_job's model."""
+    """PyTorch(...).fit on an ml.* instance (moto), then estimator.deploy of latest_training_job's model,
+    written as in v2: the job's uploaded code repacked under code/, inference.py as the handler."""
     from estimators import PyTorch
+    from estimators.serializers import JSONDeserializer, JSONSerializer
 
     s3 = boto3.client("s3", region_name=REGION)
     bucket = unique("estimator-deploy")
@@ -137,14 +145,17 @@ def test_estimator_deploys_its_training_jobs_model(sagemaker_env, sagemaker_endp
     s3.upload_file(str(raw), bucket, job.model_data.removeprefix(f"s3://{bucket}/"))
 
     name = unique("sentiment-est")
-    predictor = estimator.deploy(instance_type="ml.m5.xlarge", endpoint_name=name)
+    predictor = estimator.deploy(1, "ml.m5.xlarge", JSONSerializer(), JSONDeserializer(), endpoint_name=name,
+                                 model_name=name, entry_point="inference.py")
     sm = boto3.client("sagemaker", region_name=REGION)
     try:
         assert isinstance(predictor, SageMakerPredictor)
         assert sm.describe_endpoint(EndpointName=name)["EndpointStatus"] == "InService"
         container = sm.describe_model(ModelName=name)["PrimaryContainer"]
         assert container["Image"] == CPU_IMAGE  # the estimator's framework and Python versions, CPU instance
-        assert container["ModelDataUrl"] != job.model_data  # repacked with code/inference.py
+        assert container["Environment"]["SAGEMAKER_PROGRAM"] == "inference.py"
+        # repacked into the default bucket under the model's name: the model's files + the job's code under code/
+        assert container["ModelDataUrl"] == f"s3://sagemaker-{REGION}-123456789012/{name}/model.tar.gz"
         [answer] = predictor.predict({"inputs": "Covid cases are increasing fast!"})
         assert answer["label"] == "negative" and 0.5 < answer["score"] <= 1.0
         assert name in [i["endpoint"] for i in sagemaker_endpoints.invocations]  # served by the fake, for real

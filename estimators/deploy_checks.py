@@ -1,0 +1,51 @@
+"""Checks of deploy()'s arguments shared by every model: v2's options sagelaunch refuses by name, the instance
+count and type, the endpoint name."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jobspec.contract import LOCAL_INSTANCE_TYPES
+
+# v2's Model.deploy arguments sagelaunch does not implement (None/False = not asked for)
+UNSUPPORTED_DEPLOY = {
+    "data_capture_config": "Model Monitor data capture", "async_inference_config": "asynchronous endpoints",
+    "serverless_inference_config": "serverless endpoints", "inference_recommendation_id": "Inference Recommender",
+    "explainer_config": "Clarify online explainability", "accept_eula": "JumpStart model licences",
+    "endpoint_logging": "live endpoint logs", "resources": "inference components",
+    "endpoint_type": "inference components", "managed_instance_scaling": "inference components",
+    "inference_component_name": "inference components", "routing_config": "routing strategies",
+    "model_reference_arn": "JumpStart hub models", "update_endpoint": "updating an existing endpoint",
+}
+RETIRED_ACCELERATOR = ("accelerator_type={!r}: Amazon Elastic Inference is retired (no new accelerators since "
+                       "April 2024); deploy to a GPU instance type such as ml.g5.xlarge, or to Graviton (ml.c7g.*)")
+
+
+def refuse_unsupported(options: dict[str, Any]) -> None:
+    """One error naming every v2 deploy option asked for that sagelaunch does not implement."""
+    asked = [k for k, v in options.items() if k in UNSUPPORTED_DEPLOY and v not in (None, False)]
+    if options.get("accelerator_type"):
+        raise ValueError(RETIRED_ACCELERATOR.format(options["accelerator_type"]))
+    if asked:
+        what = "; ".join(f"{k} ({UNSUPPORTED_DEPLOY[k]})" for k in asked)
+        raise ValueError(f"sagelaunch's deploy does not implement {what}; drop {'it' if len(asked) == 1 else 'them'} "
+                         "for a real-time endpoint, or use the SageMaker SDK for that feature")
+
+
+def check_instance_count(count: Any, instance_type: str | None) -> int:
+    """v2 needs both for a real-time endpoint; a local endpoint is one process whatever the count."""
+    if instance_type is None:
+        raise ValueError("deploy needs instance_type: 'local' (here, no Docker) or a SageMaker hosting type such as "
+                         "'ml.m5.xlarge'; v2's order is deploy(initial_instance_count, instance_type, …)")
+    if count is None and instance_type in LOCAL_INSTANCE_TYPES:
+        return 1
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ValueError(f"initial_instance_count={count!r} must be a whole number >= 1 for instance_type="
+                         f"{instance_type!r}; v2's order is deploy(initial_instance_count, instance_type, …)")
+    return count
+
+
+def check_endpoint_name(name: str) -> str:
+    from jobspec.names import check_name
+
+    return check_name(name, "endpoint_name")

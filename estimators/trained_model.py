@@ -1,0 +1,44 @@
+"""What create_model takes from a trained estimator, as v2 does: its job, its code, its VPC settings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+VPC_CONFIG_DEFAULT = "VPC_CONFIG_DEFAULT"  # v2's sentinel: the estimator's own subnets and security groups
+
+
+def vpc_config_of(estimator: Any, override: Any = VPC_CONFIG_DEFAULT) -> dict[str, list[str]] | None:
+    """v2's get_vpc_config: the estimator's subnets + security groups (both, or none), or the override."""
+    if override != VPC_CONFIG_DEFAULT:
+        if override is None:
+            return None
+        return {"Subnets": list(override["Subnets"]), "SecurityGroupIds": list(override["SecurityGroupIds"])}
+    if estimator.subnets and estimator.security_group_ids:
+        return {"Subnets": list(estimator.subnets), "SecurityGroupIds": list(estimator.security_group_ids)}
+    return None
+
+
+def training_code_of(estimator: Any, job: Any) -> tuple[str | None, str | None]:
+    """(entry_point, source_dir) v2 gives the model of a trained estimator: a SageMaker job's uploaded
+    sourcedir.tar.gz and script name (from its hyperparameters); a local job's own files."""
+    import json
+
+    if getattr(job, "backend", "local") == "local":
+        if estimator.source_dir is None:
+            return estimator.entry_point, None
+        return estimator._entry_in_source_dir(), estimator.source_dir
+    hyperparameters = job.describe().get("HyperParameters", {})
+    try:
+        source = json.loads(hyperparameters["sagemaker_submit_directory"])
+        program = json.loads(hyperparameters["sagemaker_program"])
+    except (KeyError, ValueError):
+        return estimator.entry_point, estimator.source_dir
+    return program, source
+
+
+def trained_job_of(estimator: Any) -> Any:
+    job = estimator.latest_training_job
+    if job is None:
+        raise ValueError("deploy() / create_model() need a trained model: call fit() first (latest_training_job is "
+                         "None), or build PyTorchModel(model_data='s3://…/model.tar.gz', …) yourself")
+    return job

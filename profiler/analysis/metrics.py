@@ -7,7 +7,7 @@ import re
 import numpy as np
 
 from profiler.analysis.gpu_breakdown import merge_intervals
-from profiler.nputil import distinct, percentile
+from profiler.nputil import auto_bin_count, distinct, percentile
 
 from profiler.schema import (
     CAT_CPU_OP,
@@ -109,7 +109,7 @@ def histogram(d_ns: np.ndarray, bins: int | None = None) -> dict:
     if hi - lo <= 0:
         half = max(abs(lo) * 0.005, 5e-4)  # one narrow bin centred on the value
         return {"edges_us": [lo - half, lo + half], "counts": [int(len(d))]}
-    n = bins or min(MAX_HIST_BINS, max(1, len(np.histogram_bin_edges(d, bins="auto")) - 1))
+    n = bins or min(MAX_HIST_BINS, max(1, auto_bin_count(d)))
     raw = (hi - lo) / n
     pow10 = 10 ** np.floor(np.log10(raw))
     width = next(m * pow10 for m in (1, 2, 5, 10) if m * pow10 >= raw)

@@ -6,8 +6,8 @@ lists hold the GIL). Chunks decoded in forked children (which share the parent's
 copy-on-write) spread that over the cores, and each process only ever holds one chunk's decoded events, so a
 huge trace needs memory for its JSON and its columns, not for a whole tree of decoded events.
 
-Splitting does not parse: a chunk ends at a ``}`` followed by ``,`` found near its share of the bytes. Such a
-spot may lie inside a string or a nested object, but then the chunk is not valid JSON (an open string or an
+Splitting does not parse: a chunk ends at a ``}`` followed by ``,`` and ``{`` (blanks between) found near its
+share of the bytes. Such a spot may still lie inside a string or a nested list of objects, but then the chunk is not valid JSON (an open string or an
 unclosed object) and its decode fails: the caller then decodes the trace whole. A chunk that decodes is
 therefore a run of whole events, and the chunks in order are exactly the array's events.
 """
@@ -38,12 +38,14 @@ def chunk_count(size: int, workers: int) -> int:
 
 def split_array(text: bytes, count: int) -> list[tuple[int, int]]:
     """(start, end) byte ranges of `text` (a JSON array of objects, brackets included) cut into about `count` runs
-    at ``},`` spots near equal shares: each range, bracketed (see chunk), is a JSON array if the cuts are
+    at ``},`` + ``{`` spots near equal shares: each range, bracketed (see chunk), is a JSON array if the cuts are
     between events."""
     inner_start, inner_end = text.index(b"[") + 1, text.rindex(b"]")
     ranges, start = [], inner_start
     for k in range(1, count):
         cut = text.find(b"},", max(start, inner_start + k * (inner_end - inner_start) // count), inner_end)
+        while cut >= 0 and text[cut + 2:cut + 40].lstrip()[:1] != b"{":  # "}, "key"": the end of a nested object
+            cut = text.find(b"},", cut + 2, inner_end)
         if cut < 0:
             break
         ranges.append((start, cut + 1))

@@ -15,7 +15,6 @@ therefore a run of whole events, and the chunks in order are exactly the array's
 from __future__ import annotations
 
 import os
-import pickle
 import threading
 
 MIN_CHUNK_BYTES = 4 << 20  # below two of these a trace is decoded whole: forking costs more than it saves
@@ -70,7 +69,11 @@ def can_fork() -> bool:
 def fork_map(fn, items: list, workers: int) -> list:
     """[fn(x) for x in items], the items shared out over `workers` processes (this one and forked children,
     each running every workers-th item in order). An exception raised by fn in any process is raised here."""
+    import pickle  # here: a trace too small to split never needs it
+
     workers = max(1, min(workers, len(items)))
+    if workers == 1:
+        return [fn(x) for x in items]
     children = []
     for w in range(1, workers):
         read_end, write_end = os.pipe()

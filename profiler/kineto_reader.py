@@ -334,7 +334,8 @@ def read_kineto(path: Path, cache: bool = True, workers: int | None = None) -> R
     """One rank from a trace file; with `cache`, from (and into) its parsed copy (profiler/trace_cache.py).
 
     A trace of 8 MB of JSON or more is decoded in chunks (profiler/trace_chunks.py), over `workers` processes
-    (default: the usable cores; 1 decodes the chunks one after the other, in this process)."""
+    (default: the cores not already busy; 1 decodes chunks one after the other, here, and only traces over
+    trace_chunks.MAX_CHUNK_BYTES are then split at all)."""
     from profiler import trace_cache
 
     hit = trace_cache.cached(path) if cache else None
@@ -378,9 +379,11 @@ def read_chunked(raw: bytes | bytearray, path: Path, workers: int | None = None,
     whole (which also words any error). `chunk_bytes` sets the chunks' size instead (tests)."""
     from profiler import trace_chunks
 
-    workers = workers or trace_chunks.usable_cores()
+    workers = workers or trace_chunks.free_cores()
     if len(raw) < 2 * (chunk_bytes or trace_chunks.MIN_CHUNK_BYTES):
         return None
+    if not chunk_bytes and trace_chunks.chunk_count(len(raw), workers) < 2:
+        return None  # one chunk: the whole decode, without scanning for the events' bounds first
     try:
         with _nesting_capped():
             head = _HEAD_DECODER.decode(raw)
@@ -402,7 +405,7 @@ def read_chunked(raw: bytes | bytearray, path: Path, workers: int | None = None,
     parallel = workers if trace_chunks.can_fork() else 1
     try:
         parts = trace_chunks.fork_map(columns, spans, parallel)
-    except _NotWholeEvents:
+    except (_NotWholeEvents, trace_chunks.WorkerLost):  # decoded whole, here, instead
         return None
     return rank_from_columns(parts, _meta_of(head, path))
 

@@ -21,11 +21,26 @@ MIN_CHUNK_BYTES = 4 << 20  # below two of these a trace is decoded whole: forkin
 MAX_CHUNK_BYTES = 64 << 20  # bounds one process's decoded events on giant traces
 
 
+class WorkerLost(RuntimeError):
+    """A forked worker ended without sending its result (killed, out of memory)."""
+
+
 def usable_cores() -> int:
     try:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return os.cpu_count() or 1
+
+
+def free_cores() -> int:
+    """The usable cores not already busy (1-minute load average, as `make -l` reads it), at least 1: on a saturated
+    machine chunks decoded in parallel only add their ~20% of extra CPU (head scan, copies, results sent back)."""
+    cores = usable_cores()
+    try:
+        busy = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return cores
+    return max(1, min(cores, int(cores - busy + 0.5)))
 
 
 def chunk_count(size: int, workers: int) -> int:
@@ -104,7 +119,7 @@ def fork_map(fn, items: list, workers: int) -> list:
         try:
             ok, value = pickle.loads(payload)
         except Exception as exc:  # noqa: BLE001 — a child that died before answering
-            ok, value = False, RuntimeError(f"a decoding worker (pid {pid}) ended without a result: {exc}")
+            ok, value = False, WorkerLost(f"a worker process (pid {pid}) ended without a result: {exc}")
         if not ok:
             error = error or value
         else:

@@ -121,3 +121,15 @@ def test_split_array_cuts_after_a_brace_before_a_comma():
     assert [json.loads(trace_chunks.chunk(text, s)) for s in spans] == [[{"a": 1}, {"a": 2}], [{"a": 3}], [{"a": 4}]]
     assert trace_chunks.chunk_count(10 << 20, 16) == 2  # chunks of at least MIN_CHUNK_BYTES
     assert trace_chunks.chunk_count(1 << 30, 2) == 16  # and at most MAX_CHUNK_BYTES
+
+
+def test_a_worker_that_dies_is_reported_as_lost():
+    import os
+
+    def die_on_one(x):
+        if x == 1:
+            os._exit(3)  # as if killed: no result reaches the parent
+        return x
+
+    with pytest.raises(trace_chunks.WorkerLost):
+        trace_chunks.fork_map(die_on_one, [0, 1, 2, 3], 2)

@@ -65,8 +65,33 @@ class _Trace(msgspec.Struct, gc=False):
     baseTimeNanoseconds: Any = None
 
 
+# The fast decoder: a union tagged by "ph", so that the events HTA never keeps (a third of a Kineto trace: flow
+# 's'/'f', metadata 'M', instants 'i') become empty structs and their fields are skipped, not built. Each other
+# phase keeps only "dur", to check that none has one (HTA would keep it); a phase outside the list, an event
+# without "ph", or a non-X event with a duration sends the trace to _DECODER, which reads every event alike.
+class _XEvent(_Event, tag_field="ph", tag="X"):
+    pass
+
+
+_OTHER_PHASES = "BEiIsftCbneMPONDRpTSFVvc()"
+_Skipped = Union[tuple(msgspec.defstruct(f"_Phase{ord(ph)}", [("dur", Any, None)], tag_field="ph", tag=ph, gc=False)
+                       for ph in _OTHER_PHASES)]
+
+
+class _FastTrace(_Trace):
+    traceEvents: Union[list[Union[_XEvent, _Skipped]], None] = None
+
+
+class _HeadTrace(_Trace):
+    traceEvents: msgspec.Raw = None  # the events' JSON text (or `null`), left for chunks (profiler/trace_chunks.py)
+
+
 _MAX_DEPTH = 1000  # msgspec raises RecursionError beyond ~1,000 levels, even inside fields it skips
+_FAST_DECODER = msgspec.json.Decoder(_FastTrace)
 _DECODER = msgspec.json.Decoder(Union[_Trace, list[_Event]])
+_HEAD_DECODER = msgspec.json.Decoder(_HeadTrace)
+_FAST_CHUNK_DECODER = msgspec.json.Decoder(list[Union[_XEvent, _Skipped]])
+_CHUNK_DECODER = msgspec.json.Decoder(list[_Event])
 
 
 @contextlib.contextmanager
@@ -92,7 +117,13 @@ def decode_trace(raw: bytes | bytearray, path: Path) -> Any:
     problem = None
     try:
         with _nesting_capped():
-            doc = _DECODER.decode(raw)
+            try:
+                doc = _FAST_DECODER.decode(raw)
+                if doc.traceEvents is None or any(
+                        e.dur is not None for e in doc.traceEvents if type(e) is not _XEvent):  # noqa: E721
+                    doc = _DECODER.decode(raw)
+            except msgspec.ValidationError:  # another phase or shape: every event alike, or say what it is
+                doc = _DECODER.decode(raw)
     except msgspec.ValidationError as exc:
         doc, problem = None, exc  # valid JSON of another shape, or events of unexpected types: say which below
     except msgspec.DecodeError as exc:
@@ -165,7 +196,7 @@ def _strings(values: list) -> list:
     return [v if type(v) is str else str(v) for v in values]  # noqa: E721
 
 
-def _check_range(ts: np.ndarray, dur: np.ndarray, names: list, meta: TraceMeta) -> None:
+def _check_range(ts: np.ndarray, dur: np.ndarray, names: list, name_id: np.ndarray, meta: TraceMeta) -> None:
     """Refuse times that integer nanoseconds cannot hold (|ts|, dur and ts + dur within int64 after × 1000)."""
     limit = (np.iinfo(np.int64).max - abs(meta.base_ns)) / 1000 / 2  # room for ts + dur and the ns fraction
     for field, values in (("ts", ts), ("dur", dur), ("ts + dur", ts + dur)):
@@ -173,7 +204,7 @@ def _check_range(ts: np.ndarray, dur: np.ndarray, names: list, meta: TraceMeta) 
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise ProfileLoadError(
-                f"{meta.source}: event {names[i]!r} has {field} = {values[i]:g} µs; times must lie within "
+                f"{meta.source}: event {names[name_id[i]]!r} has {field} = {values[i]:g} µs; times must lie within "
                 f"±{limit:.3g} µs (about {limit / 3.156e13:.0f} years) to be held as integer nanoseconds. "
                 f"{int(bad.sum())} event(s) are out of range: the trace is damaged; export it again"
             )
@@ -194,8 +225,9 @@ def drop_negative_durations(cols: dict, names: list, meta: TraceMeta) -> dict:
     return {k: v[keep] for k, v in cols.items()}
 
 
-def events_to_rank(events: list, meta: TraceMeta) -> RankTrace:
-    """Columns of the complete events (those with a duration, as HTA keeps them) of one trace, sorted by start.
+def event_columns(events: list, source: str) -> dict:
+    """The columns of one run of events (a whole trace, or one chunk of its traceEvents): numpy arrays of the
+    complete events (those with a duration, as HTA keeps them), in file order, with their own dictionaries.
 
     One list comprehension per column (~2 ms each for 45k events); transposing with zip(*map(attrgetter)) was
     measured 5x slower.
@@ -219,22 +251,18 @@ def events_to_rank(events: list, meta: TraceMeta) -> RankTrace:
         ts = np.array(ts_raw, dtype=np.float64)
         dur = np.array(dur_raw, dtype=np.float64)
     except (TypeError, ValueError):
-        raise ProfileLoadError(f"{meta.source}: event timestamps/durations are not numbers") from None
-    _check_range(ts, dur, names, meta)
-    meta.float_us = any(type(t) is float for t in ts_raw)  # noqa: E721 — int vs float decides HTA rounding
-    whole = np.floor(ts)
-    ts_ns = whole.astype(np.int64) * 1000 + np.rint((ts - whole) * 1000).astype(np.int64) + meta.base_ns
-    dur_ns = np.rint(dur * 1000).astype(np.int64)
+        raise ProfileLoadError(f"{source}: event timestamps/durations are not numbers") from None
     cat_id, cat_dict = _encode(cats)
     name_id, name_dict = _encode(names)
-    if CAT_CPU_OP in cat_dict:
-        dtype_vals = [_first_dtype(t) if t is not None else "" for t in itypes]
+    if CAT_CPU_OP in cat_dict and any(t is not None for t in itypes):  # "Input type": only with record_shapes
+        dtype_id, dtype_dict = _encode([_first_dtype(t) if t is not None else "" for t in itypes])
     else:
-        dtype_vals = [""] * n
-    dtype_id, dtype_dict = _encode(dtype_vals)
-    cols = {
-        "ts_ns": ts_ns,
-        "dur_ns": dur_ns,
+        dtype_id, dtype_dict = np.zeros(n, dtype=np.int32), [""] if n else []
+    return {
+        "events": len(events),
+        "float_us": any(type(t) is float for t in ts_raw),  # noqa: E721 — int vs float decides HTA rounding
+        "ts": ts,
+        "dur": dur,
         "pid": _int_column(pids),
         "tid": _int_column(tids),
         "device": _int_column(device).astype(np.int16),
@@ -242,10 +270,50 @@ def events_to_rank(events: list, meta: TraceMeta) -> RankTrace:
         "correlation": _int_column(corr),
         "external_id": _int_column(ext),
         "bytes": _int_column(nbytes),
-        "name_id": name_id,
-        "cat_id": cat_id,
-        "dtype_id": dtype_id,
+        "name_id": (name_id, name_dict),
+        "cat_id": (cat_id, cat_dict),
+        "dtype_id": (dtype_id, dtype_dict),
     }
+
+
+def _joined(parts: list[dict], key: str):
+    """One column of consecutive parts; a coded string column gets one dictionary, in order of first appearance
+    over the parts, as if the whole trace had been encoded at once."""
+    if len(parts) == 1:
+        return parts[0][key]
+    if not isinstance(parts[0][key], tuple):
+        return np.concatenate([p[key] for p in parts])
+    table: dict = {}
+    codes = []
+    for p in parts:
+        ids, words = p[key]
+        remap = np.array([table.setdefault(w, len(table)) for w in words], dtype=np.int32)
+        codes.append(remap[ids] if len(words) else ids)
+    return np.concatenate(codes), list(table)
+
+
+def events_to_rank(events: list, meta: TraceMeta) -> RankTrace:
+    """The RankTrace of one trace's events (see rank_from_columns)."""
+    return rank_from_columns([event_columns(events, meta.source)], meta)
+
+
+def rank_from_columns(parts: list[dict], meta: TraceMeta) -> RankTrace:
+    """A RankTrace from the event_columns of consecutive runs of a trace's events: exact nanoseconds, events with
+    a negative duration dropped (with a warning), sorted by start (the file order kept in source_order)."""
+    ts, dur = _joined(parts, "ts"), _joined(parts, "dur")
+    name_id, name_dict = _joined(parts, "name_id")
+    cat_id, cat_dict = _joined(parts, "cat_id")
+    dtype_id, dtype_dict = _joined(parts, "dtype_id")
+    _check_range(ts, dur, name_dict, name_id, meta)
+    meta.float_us = any(p["float_us"] for p in parts)
+    whole = np.floor(ts)
+    ts_ns = whole.astype(np.int64) * 1000 + np.rint((ts - whole) * 1000).astype(np.int64) + meta.base_ns
+    dur_ns = np.rint(dur * 1000).astype(np.int64)
+    cols = {"ts_ns": ts_ns, "dur_ns": dur_ns}
+    cols.update({k: _joined(parts, k) for k in ("pid", "tid", "device", "stream", "correlation", "external_id",
+                                                "bytes")})
+    cols.update(name_id=name_id, cat_id=cat_id, dtype_id=dtype_id)
+    complete = len(ts)
     cols = drop_negative_durations(cols, name_dict, meta)
     n = len(cols["ts_ns"])
     order = np.argsort(cols["ts_ns"], kind="stable")
@@ -254,15 +322,20 @@ def events_to_rank(events: list, meta: TraceMeta) -> RankTrace:
         cols = {k: v[order] for k, v in cols.items()}
         source_order = np.empty_like(order)
         source_order[order] = np.arange(n)
-    if events and not xs:
-        meta.warnings.append(f"{meta.source}: no complete events (with a duration) among {len(events)} events")
+    events = sum(p["events"] for p in parts)
+    if events and not complete:
+        meta.warnings.append(f"{meta.source}: no complete events (with a duration) among {events} events")
     return RankTrace(
         meta=meta, columns=cols, names=name_dict, cats=cat_dict, dtypes=dtype_dict, source_order=source_order
     )
 
 
-def read_kineto(path: Path, cache: bool = True) -> RankTrace:
-    """One rank from a trace file; with `cache`, from (and into) its parsed copy (profiler/trace_cache.py)."""
+def read_kineto(path: Path, cache: bool = True, workers: int | None = None) -> RankTrace:
+    """One rank from a trace file; with `cache`, from (and into) its parsed copy (profiler/trace_cache.py).
+
+    A trace of 8 MB of JSON or more is decoded in chunks (profiler/trace_chunks.py), over `workers` processes
+    (default: the cores not already busy; 1 decodes chunks one after the other, here, and only traces over
+    trace_chunks.MAX_CHUNK_BYTES are then split at all)."""
     from profiler import trace_cache
 
     hit = trace_cache.cached(path) if cache else None
@@ -271,14 +344,78 @@ def read_kineto(path: Path, cache: bool = True) -> RankTrace:
         if rank is not None:
             return rank
     raw = read_bytes(path)
-    rank = _rank_of(decode_trace(raw, path), path)
-    if cache and len(raw) >= trace_cache.MIN_JSON_BYTES and trace_cache.enabled():
-        del raw
+    size = len(raw)
+    rank = read_chunked(raw, path, workers)
+    if rank is None:
+        rank = _rank_of(decode_trace(raw, path), path)
+    del raw
+    if cache and size >= trace_cache.MIN_JSON_BYTES and trace_cache.enabled():
         trace_cache.save(path, rank)
     return rank
 
 
+class _NotWholeEvents(Exception):
+    """A chunk that does not decode as a list of events: its cut was not between two events."""
+
+
+def _decode_chunk(buf: bytes) -> list:
+    try:
+        with _nesting_capped():
+            try:
+                events = _FAST_CHUNK_DECODER.decode(buf)
+                if not any(e.dur is not None for e in events if type(e) is not _XEvent):  # noqa: E721
+                    return events
+            except msgspec.ValidationError:
+                pass
+            return _CHUNK_DECODER.decode(buf)
+    except (msgspec.MsgspecError, RecursionError):
+        raise _NotWholeEvents from None
+
+
+def read_chunked(raw: bytes | bytearray, path: Path, workers: int | None = None,
+                 chunk_bytes: int | None = None) -> RankTrace | None:
+    """The RankTrace of a trace decoded in chunks, equal to the whole decode's; None when the trace is too small
+    to split (under two chunks of trace_chunks.MIN_CHUNK_BYTES) or is not split cleanly: the caller decodes it
+    whole (which also words any error). `chunk_bytes` sets the chunks' size instead (tests)."""
+    from profiler import trace_chunks
+
+    workers = workers or trace_chunks.free_cores()
+    if len(raw) < 2 * (chunk_bytes or trace_chunks.MIN_CHUNK_BYTES):
+        return None
+    if not chunk_bytes and trace_chunks.chunk_count(len(raw), workers) < 2:
+        return None  # one chunk: the whole decode, without scanning for the events' bounds first
+    try:
+        with _nesting_capped():
+            head = _HEAD_DECODER.decode(raw)
+    except (msgspec.MsgspecError, RecursionError):
+        return None
+    text = bytes(memoryview(head.traceEvents))
+    head.traceEvents = None
+    if not text.startswith(b"["):
+        return None
+    count = -(-len(text) // chunk_bytes) if chunk_bytes else trace_chunks.chunk_count(len(text), workers)
+    spans = trace_chunks.split_array(text, count) if count > 1 else []
+    if len(spans) < 2:
+        return None
+    source = str(path)
+
+    def columns(span):
+        return event_columns(_decode_chunk(trace_chunks.chunk(text, span)), source)
+
+    parallel = workers if trace_chunks.can_fork() else 1
+    try:
+        parts = trace_chunks.fork_map(columns, spans, parallel)
+    except (_NotWholeEvents, trace_chunks.WorkerLost):  # decoded whole, here, instead
+        return None
+    return rank_from_columns(parts, _meta_of(head, path))
+
+
 def _rank_of(doc, path: Path) -> RankTrace:
+    return events_to_rank(doc.traceEvents, _meta_of(doc, path))
+
+
+def _meta_of(doc, path: Path) -> TraceMeta:
+    """The rank's TraceMeta from the trace's header fields."""
     meta = TraceMeta(source=str(path), kind="kineto")
     if isinstance(doc.baseTimeNanoseconds, int) and doc.baseTimeNanoseconds > 0:
         meta.base_ns = doc.baseTimeNanoseconds  # newer Kineto: ts are µs since this epoch time
@@ -294,4 +431,4 @@ def _rank_of(doc, path: Path) -> RankTrace:
     for dev in doc.deviceProperties or []:
         if isinstance(dev, dict) and isinstance(dev.get("id"), int):
             meta.device_names[dev["id"]] = str(dev.get("name", ""))
-    return events_to_rank(doc.traceEvents, meta)
+    return meta

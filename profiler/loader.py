@@ -56,17 +56,20 @@ def _add_rank(ranks: dict, rt: RankTrace, warnings: list[str]) -> None:
 
 def load_profile(path) -> Profile:
     """Read a profile; see the module docstring for what `path` may be."""
+    return load_with(path, read_kineto, read_rank_folder)
+
+
+def read_rank_folder(files: list[Path]) -> RankTrace:
+    """One rank of our artifact; profiler.artifact (and pyarrow) is imported only when a profile holds one."""
     from profiler import artifact
 
-    return load_with(path, read_kineto, artifact.read_events)
+    return artifact.read_events(files)
 
 
 def load_with(path, read_trace, read_rank_folder) -> Profile:
     """load_profile with the two per-rank readers given: read_trace(file) and read_rank_folder(parquet files), each
     returning an object with a TraceMeta `.meta` (a RankTrace, or what profiler.analysis.parallel computes in
     worker processes) or raising ProfileLoadError. Ranks, warnings and errors come out exactly as load_profile's."""
-    from profiler import artifact
-
     root = Path(path).expanduser()
     if not root.exists():
         raise ProfileLoadError(f"{root}: no such file or folder; pass a trace (.json/.json.gz) or a profile folder")
@@ -76,6 +79,8 @@ def load_with(path, read_trace, read_rank_folder) -> Profile:
     if root.is_file():
         if root.name.endswith(".parquet"):
             if root.name.startswith("system-"):
+                from profiler import artifact  # pyarrow: only for our artifact's files
+
                 counters = artifact.read_counters([root])
             else:
                 _add_rank(ranks, read_rank_folder([root]), warnings)
@@ -104,6 +109,8 @@ def load_with(path, read_trace, read_rank_folder) -> Profile:
             else:
                 errors.append(str(exc))
     if system:
+        from profiler import artifact
+
         try:
             counters = artifact.read_counters(system)
         except ProfileLoadError as exc:

@@ -2,12 +2,15 @@
 tests/data/traces and on a 16-rank folder (made from the two sampled ranks in a temporary folder).
 
 Each contender runs in a fresh process, from process start to results printed (median of --repeat runs,
-interleaved so that load on the machine hits all alike); wall time, CPU time (user+sys of the process and its
-workers, less sensitive to other load) and peak RSS (of the largest process: the analysis or one of its workers).
+interleaved so that load on the machine hits all alike, after one untimed run each); wall time, CPU time
+(user+sys of the process and its workers, less sensitive to other load) and peak RSS (of the largest process: the
+analysis or one of its workers). Compiled bytecode is kept for both, as an installed package has it (a
+PYTHONDONTWRITEBYTECODE in the caller's environment would make our uninstalled sources compile on every run).
 HTA runs in its own environment (.venv-hta, see scripts/make_hta_fixtures.py): TraceAnalysis load +
 get_temporal_breakdown + get_gpu_kernel_breakdown + get_cuda_kernel_launch_stats. Ours runs twice per trace:
-cold (SAGELAUNCH_PROFILE_CACHE=0: the JSON is parsed) and warm (the parsed columns cached beside the trace by an
-earlier run, as for a second analyze/report/ui of the same trace).
+cold (SAGELAUNCH_PROFILE_CACHE=0: the JSON is parsed; a big trace in chunks over the cores), cold on one core
+(taskset: what a trace costs without worker processes) and warm (the parsed columns cached beside the trace by
+an earlier run, as for a second analyze/report/ui of the same trace).
 
     .venv/bin/python scripts/bench_profiler_analysis.py [TRACE_OR_FOLDER ...] [--repeat 3] [--folder-repeat 1]
                                                         [--hta-python .venv-hta/bin/python]
@@ -19,6 +22,7 @@ import argparse
 import gzip
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -75,16 +79,21 @@ def bench(target: Path, work: Path, repeat: int, hta_python: Path) -> dict:
     for f in files:
         os.symlink(f.resolve(), home / f.name)
     arg = str(home) if target.is_dir() else str(home / target.name)
-    env = {**os.environ, "PYTHONPATH": str(REPO), "XDG_CACHE_HOME": str(work / "xdg")}
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env.update(PYTHONPATH=str(REPO), XDG_CACHE_HOME=str(work / "xdg"), PYTHONPYCACHEPREFIX=str(work / "pycache"))
     cold = {**env, "SAGELAUNCH_PROFILE_CACHE": "0"}
     ours = [sys.executable, "-m", "profiler.cli", "analyze", arg, "--json"]
     contenders = {"ours cold": (ours, cold)}
+    if shutil.which("taskset") and len(os.sched_getaffinity(0)) > 1:
+        contenders["ours cold, 1 core"] = (["taskset", "-c", str(min(os.sched_getaffinity(0))), *ours], cold)
     subprocess.run(ours, env=env, cwd=REPO, stdout=subprocess.DEVNULL, check=True)  # leaves the cache
     contenders["ours warm"] = (ours, env)
     contenders["sagelaunch CLI warm"] = ([sys.executable, "-m", "sagelaunch.cli", "profile", "analyze", arg, "--json"],
                                          env)
     if hta_python.exists():
         contenders["HTA 0.5"] = ([str(hta_python), "-c", HTA_SCRIPT, str(home)], env)
+    for cmd, e in contenders.values():  # untimed: bytecode compiled, files in the page cache
+        subprocess.run(cmd, env=e, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     runs: dict[str, list[dict]] = {k: [] for k in contenders}
     for _ in range(repeat):
         for name, (cmd, e) in contenders.items():

@@ -37,7 +37,8 @@ def _work(analyze_rank, kind: str, files: list[str], top_n: int, n_step_names: i
     from profiler import artifact
     from profiler.kineto_reader import read_kineto
 
-    rt = read_kineto(Path(files[0])) if kind == "trace" else artifact.read_events([Path(f) for f in files])
+    # workers=1: this process is one of the pool already, its chunks are decoded here
+    rt = read_kineto(Path(files[0]), workers=1) if kind == "trace" else artifact.read_events([Path(f) for f in files])
     names = _step_names(rt)
     n = len(names) if n_step_names is None else n_step_names
     return RankResult(meta=rt.meta, result=analyze_rank(rt, n, top_n), step_names=names)

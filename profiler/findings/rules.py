@@ -7,7 +7,6 @@ change. Thresholds: thresholds.py.
 
 from __future__ import annotations
 
-from statistics import median
 from typing import Any
 
 from profiler.figures import ms
@@ -161,6 +160,13 @@ def pipeline_bubble(a: dict) -> list[Finding]:
         f"(at least {T.PIPELINE_MICROBATCHES_PER_STAGE}× the pipeline degree) with \"pipeline\": \"interleaved\"; "
         "or lower pipeline_parallel_degree if the model fits in fewer stages.",
     )]
+
+
+def median(values) -> float:
+    """statistics.median, to the bit, without its imports (random, fractions, decimal: ~4 ms of every analyze)."""
+    data = sorted(values)
+    i = len(data) // 2
+    return data[i] if len(data) % 2 else (data[i - 1] + data[i]) / 2
 
 
 def straggler_rank(a: dict) -> list[Finding]:

@@ -295,3 +295,21 @@ def test_a_gzip_bomb_is_stopped_before_it_takes_the_memory(tmp_path):
     message, peak_mb = out.stdout.strip().rsplit("\n", 1)
     assert "more than 8,388,608 bytes" in message, out.stderr
     assert int(peak_mb) < 200, peak_mb  # the whole expansion would be 256 MB more
+
+
+def test_fast_path_imports_only_what_the_analysis_uses():
+    """`sagelaunch profile analyze TRACE --json` on a Kineto trace: no Typer, pyarrow, numpy.ma, hashlib or
+    statistics (each 3-100 ms of a ~0.1 s command), and OpenBLAS started with one thread."""
+    probe = ("import atexit, os, sys\n"
+             "atexit.register(lambda: print('\\nLOADED', sorted(m for m in ('typer', 'pyarrow', 'numpy.ma', 'hashlib',"
+             " 'statistics', 'pandas') if m in sys.modules), os.environ.get('OPENBLAS_NUM_THREADS'), file=sys.stderr))\n"
+             "from sagelaunch.cli import main\n"
+             "sys.argv = ['sagelaunch', *sys.argv[1:]]\nmain()\n")
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    env["PYTHONPATH"] = str(REPO)
+    for trace in ("sampled_rank0.pt.trace.json.gz", "v100_rank0.pt.trace.json.gz"):
+        proc = subprocess.run([sys.executable, "-c", probe, "profile", "analyze", str(TRACES / trace), "--json"],
+                              capture_output=True, text=True, env={**env, "SAGELAUNCH_PROFILE_CACHE": "0"}, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout)["ranks"]["0"]["temporal"]
+        assert proc.stderr.strip().splitlines()[-1] == "LOADED [] 1", proc.stderr

@@ -15,13 +15,14 @@ from pydantic import (BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
                       model_validator)
 
 from estimators import field_checks as check
+from estimators.debugger import debugger_spec_fields
 from estimators.inputs import to_channels
 from estimators.resolve import Resolved, resolve
 from jobspec import catalog as support
 from jobspec.contract import is_local_instance_type
 from jobspec.names import check_name, job_name
 from jobspec.spec import TrainingJobSpec
-from profiler_config import ProfilerConfig
+from profiler_config import DebuggerHookConfig, ProfilerConfig, ProfilerRule, Rule, TensorBoardOutputConfig
 
 MAX_RUN_SECS = 28 * 24 * 3600
 
@@ -44,6 +45,9 @@ class FrameworkEstimator(BaseModel):
     distribution: dict[str, Any] | None = None
     profiler_config: ProfilerConfig | None = None
     disable_profiler: bool = False
+    rules: list[Rule | ProfilerRule] | None = None
+    debugger_hook_config: DebuggerHookConfig | bool | None = None
+    tensorboard_output_config: TensorBoardOutputConfig | None = None
     output_path: str | None = None
     checkpoint_s3_uri: str | None = None
     checkpoint_local_path: str | None = None
@@ -92,6 +96,21 @@ class FrameworkEstimator(BaseModel):
     _sgs = field_validator("security_group_ids")(
         classmethod(lambda cls, v: check.id_list("security_group_ids", v, check.SECURITY_GROUP, 5, "sg-0123abcd"))
     )
+
+    @field_validator("rules", mode="before")
+    @classmethod
+    def _rules(cls, v: Any) -> Any:
+        if v is None:
+            return v
+        if not isinstance(v, (list, tuple)):
+            raise ValueError(f"rules={v!r} must be a list of Rule/ProfilerRule, e.g. "
+                             "[Rule.sagemaker(rule_configs.loss_not_decreasing())]")
+        for i, rule in enumerate(v):
+            if not isinstance(rule, (Rule, ProfilerRule)):
+                raise ValueError(f"rules[{i}]={rule!r} is not a Rule or ProfilerRule; allowed: e.g. "
+                                 "Rule.sagemaker(rule_configs.vanishing_gradient()) or "
+                                 "ProfilerRule.sagemaker(rule_configs.ProfilerReport())")
+        return list(v)
 
     @field_validator("instance_type")
     @classmethod
@@ -207,13 +226,18 @@ class FrameworkEstimator(BaseModel):
             mp_parameters=r.plan.mp_parameters, output_path=self.output_path, output_kms_key=self.output_kms_key,
             checkpoint_s3_uri=self.checkpoint_s3_uri, checkpoint_local_path=self.checkpoint_local_path,
             max_run=self.max_run, max_wait=self.max_wait, use_spot_instances=self.use_spot_instances,
-            profiler=r.profiler,
+            profiler=r.profiler, **debugger_spec_fields(self, r.region, local, r.plan.strategy),
             subnets=tuple(self.subnets) if self.subnets is not None else None,
             security_group_ids=tuple(self.security_group_ids) if self.security_group_ids is not None else None,
             enable_network_isolation=self.enable_network_isolation,
             encrypt_inter_container_traffic=self.encrypt_inter_container_traffic,
             tags=tuple((t["Key"], t["Value"]) for t in self.tags or ()), container_log_level=self.container_log_level,
+            **self._framework_spec_fields(local),
         )
+
+    def _framework_spec_fields(self, local: bool) -> dict[str, Any]:
+        """Spec fields only one framework's estimator has (TensorFlow's model_dir)."""
+        return {}
 
     def _entry_in_source_dir(self) -> str:
         """entry_point relative to a local source_dir (an absolute path inside it is made relative)."""

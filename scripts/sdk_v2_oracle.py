@@ -98,11 +98,32 @@ def prepare_sdk_v2(config_dir: str) -> None:
     with open(config, "w") as f:
         f.write("SchemaVersion: '1.0'\nSageMaker:\n  PythonSDK:\n    Modules:\n      TelemetryOptOut: true\n")
     os.environ["SAGEMAKER_USER_CONFIG_OVERRIDE"] = config
+    _validate_config_once()
     endpoint = os.environ.get("AWS_ENDPOINT_URL")
     if endpoint:
         import sagemaker.session
 
         sagemaker.session.sts_regional_endpoint = lambda region: endpoint
+
+
+def _validate_config_once() -> None:
+    """v2 checks its config against a JSON schema on every config lookup (~1 s each, dozens per job): check the
+    one config we wrote once, so a grid of cases runs in seconds. What v2 sends does not depend on it."""
+    import sagemaker.config.config
+    import sagemaker.session
+    import sagemaker.utils
+
+    original, checked = sagemaker.utils.validate_sagemaker_config, set()
+
+    def validate_once(config: dict = None) -> Any:
+        key = json.dumps(config, sort_keys=True, default=str)
+        if key not in checked:
+            original(config)
+            checked.add(key)
+
+    sagemaker.config.config.validate_sagemaker_config = validate_once
+    sagemaker.utils.validate_sagemaker_config = validate_once
+    sagemaker.session.validate_sagemaker_config = validate_once
 
 
 def run_cases(cases: list[dict], ours: bool) -> list[dict]:

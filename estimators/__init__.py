@@ -5,8 +5,12 @@ matrix loads on first use.
 """
 
 from estimators.base import FrameworkEstimator
-from estimators.inputs import TrainingInput
+from estimators.inputs import ShuffleConfig, TrainingInput
+from estimators.instance_group import InstanceGroup
 from estimators.pytorch import PyTorch
+from estimators.retired import TrainingCompilerConfig
+from estimators.session import Session
 from estimators.tensorflow import TensorFlow
 
-__all__ = ["PyTorch", "TensorFlow", "TrainingInput", "FrameworkEstimator"]
+__all__ = ["PyTorch", "TensorFlow", "TrainingInput", "ShuffleConfig", "InstanceGroup", "Session", "FrameworkEstimator",
+           "TrainingCompilerConfig"]

@@ -16,7 +16,8 @@ from pydantic import (BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from estimators import field_checks as check
 from estimators.debugger import debugger_spec_fields
-from estimators.inputs import to_channels
+from estimators.inputs import INPUT_MODES
+from estimators.instance_group import InstanceGroup
 from estimators.resolve import Resolved, resolve
 from jobspec import catalog as support
 from jobspec.contract import is_local_instance_type
@@ -38,7 +39,7 @@ class FrameworkEstimator(BaseModel):
     framework_version: str | None = None
     py_version: str | None = None
     image_uri: str | None = None
-    instance_type: str
+    instance_type: str | None = None  # required unless instance_groups is given
     instance_count: int = Field(1, ge=1, le=1000)
     region: str | None = None
     hyperparameters: dict[str, Any] | None = None
@@ -67,12 +68,30 @@ class FrameworkEstimator(BaseModel):
     ignore_patterns: list[str] | None = None
     container_log_level: int = Field(20, ge=0, le=50)
 
+    # job settings of the SDK v2's EstimatorBase/Framework, sent as v2 sends them
+    sagemaker_session: Any = None  # a sagemaker.Session (duck-typed), estimators.Session or boto3.Session
+    input_mode: str = "File"
+    metric_definitions: list[dict[str, str]] | None = None
+    enable_sagemaker_metrics: bool | None = None  # unset: True from PyTorch 1.3 / TensorFlow 1.15 (as v2)
+    keep_alive_period_in_seconds: int | None = Field(None, ge=0, le=3600)
+    dependencies: list[str] | None = None
+    code_location: str | None = None
+    git_config: dict[str, Any] | None = None
+    model_uri: str | None = None
+    model_channel_name: str = "model"
+    max_retry_attempts: int | None = Field(None, ge=1, le=30)
+    instance_groups: list[InstanceGroup] | None = None
+    container_entry_point: list[str] | None = None
+    container_arguments: list[str] | None = None
+    disable_output_compression: bool = False
+
     # positional order of the SageMaker SDK's PyTorch/TensorFlow estimators
     POSITIONAL: ClassVar[tuple[str, ...]] = (
         "entry_point", "framework_version", "py_version", "source_dir", "hyperparameters", "image_uri", "distribution",
     )
 
     _resolved: Resolved | None = PrivateAttr(default=None)
+    _cloned: Any = PrivateAttr(default=None)  # launcher.gitclone.ClonedCode while fit() runs from a git_config
     _latest_training_job: Any = PrivateAttr(default=None)
 
     # ------------------------------------------------------------ field checks
@@ -112,10 +131,30 @@ class FrameworkEstimator(BaseModel):
                                  "ProfilerRule.sagemaker(rule_configs.ProfilerReport())")
         return list(v)
 
+    _metrics = field_validator("metric_definitions")(classmethod(lambda cls, v: check.metric_definitions(v)))
+    _mode = field_validator("input_mode")(classmethod(lambda cls, v: check.choice("input_mode", v, INPUT_MODES)))
+    _deps = field_validator("dependencies")(classmethod(lambda cls, v: check.dependencies(v)))
+    _code_location = field_validator("code_location")(classmethod(lambda cls, v: check.s3_uri("code_location", v)))
+    _model_uri = field_validator("model_uri")(classmethod(lambda cls, v: check.model_uri(v)))
+    _model_channel = field_validator("model_channel_name")(classmethod(lambda cls, v: check.channel_name(
+        "model_channel_name", v)))
+    _entrypoint = field_validator("container_entry_point")(classmethod(lambda cls, v: check.string_list(
+        "container_entry_point", v)))
+    _arguments = field_validator("container_arguments")(classmethod(lambda cls, v: check.string_list(
+        "container_arguments", v)))
+    _session = field_validator("sagemaker_session")(classmethod(lambda cls, v: _check_session(v)))
+
+    @field_validator("git_config")
+    @classmethod
+    def _git(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
+        from launcher.gitclone import check_git_config
+
+        return v if v is None else check_git_config(v)
+
     @field_validator("instance_type")
     @classmethod
-    def _instance_type(cls, v: str) -> str:
-        return support.check_instance_type(v)
+    def _instance_type(cls, v: str | None) -> str | None:
+        return v if v is None else support.check_instance_type(v)
 
     @field_validator("output_path")
     @classmethod
@@ -157,6 +196,14 @@ class FrameworkEstimator(BaseModel):
         return self
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        from estimators.explain import RETIRED_ARGUMENTS
+
+        for name in RETIRED_ARGUMENTS:  # None means "off": nothing is lost; any other value is refused by name
+            if name in kwargs and kwargs[name] is None:
+                del kwargs[name]
+        session = kwargs.get("sagemaker_session")
+        if session is not None and kwargs.get("region") is None:
+            kwargs["region"] = _session_region(session)
         if len(args) > len(self.POSITIONAL):
             raise TypeError(f"{type(self).__name__} takes at most {len(self.POSITIONAL)} positional arguments "
                             f"({', '.join(self.POSITIONAL)}); pass the others by name")
@@ -207,21 +254,25 @@ class FrameworkEstimator(BaseModel):
     def to_spec(self, job_name: str | None = None, inputs: Any = None) -> TrainingJobSpec:
         r = self.resolved
         name = check_name(job_name) if job_name is not None else self.make_job_name()
-        local = is_local_instance_type(self.instance_type)
-        if self.source_dir is None:
-            entry, source_dir, entry_path = os.path.basename(self.entry_point), None, os.path.abspath(self.entry_point)
+        local = is_local_instance_type(r.instance_type)
+        entry_point, given_source_dir, dependencies = self._code()
+        if given_source_dir is None:
+            entry, source_dir, entry_path = os.path.basename(entry_point), None, os.path.abspath(entry_point)
         else:
-            entry, entry_path = self._entry_in_source_dir(), None
-            source_dir = self.source_dir if self.source_dir.startswith("s3://") else os.path.abspath(self.source_dir)
+            entry, entry_path = self._entry_in_source_dir(entry_point, given_source_dir), None
+            source_dir = given_source_dir if given_source_dir.startswith("s3://") else os.path.abspath(given_source_dir)
+        from estimators.settings import job_settings
+
         return TrainingJobSpec(
             job_name=name, framework=self.framework, framework_version=r.framework_version, py_version=r.py_version,
             image_uri=r.image_uri, region=r.region, role=self.role,
             entry_point=entry, source_dir=source_dir, entry_point_path=entry_path,
             ignore_patterns=tuple(self.ignore_patterns or ()),
-            instance_type=self.instance_type, instance_count=self.instance_count, gpus_per_host=r.gpus_per_host,
+            instance_type=r.instance_type, gpus_per_host=r.gpus_per_host,
+            instance_count=sum(g.instance_count for g in self.instance_groups) if self.instance_groups else self.instance_count,
             processes_per_host=r.plan.processes_per_host, volume_size=self.volume_size,
             volume_kms_key=self.volume_kms_key, hyperparameters=dict(self.hyperparameters or {}),
-            environment=dict(self.environment or {}), inputs=to_channels(inputs, local=local),
+            environment=dict(self.environment or {}),
             distribution=dict(self.distribution or {}), distribution_hyperparameters=dict(r.plan.hyperparameters),
             mp_parameters=r.plan.mp_parameters, output_path=self.output_path, output_kms_key=self.output_kms_key,
             checkpoint_s3_uri=self.checkpoint_s3_uri, checkpoint_local_path=self.checkpoint_local_path,
@@ -232,21 +283,29 @@ class FrameworkEstimator(BaseModel):
             enable_network_isolation=self.enable_network_isolation,
             encrypt_inter_container_traffic=self.encrypt_inter_container_traffic,
             tags=tuple((t["Key"], t["Value"]) for t in self.tags or ()), container_log_level=self.container_log_level,
-            **self._framework_spec_fields(local),
+            dependencies=tuple(os.path.abspath(d) for d in dependencies),
+            **job_settings(self, inputs, local), **self._framework_spec_fields(local),
         )
 
     def _framework_spec_fields(self, local: bool) -> dict[str, Any]:
         """Spec fields only one framework's estimator has (TensorFlow's model_dir)."""
         return {}
 
-    def _entry_in_source_dir(self) -> str:
+    def _code(self) -> tuple[str, str | None, list[str]]:
+        """(entry_point, source_dir, dependencies): as given, or inside the clone fit() made of git_config."""
+        if self._cloned is not None:
+            return self._cloned.entry_point, self._cloned.source_dir, list(self._cloned.dependencies)
+        return self.entry_point, self.source_dir, list(self.dependencies or ())
+
+    def _entry_in_source_dir(self, entry_point: str | None = None, source_dir: str | None = None) -> str:
         """entry_point relative to a local source_dir (an absolute path inside it is made relative)."""
-        assert self.source_dir is not None
-        if os.path.isabs(self.entry_point) and not self.source_dir.startswith("s3://"):
-            rel = os.path.relpath(self.entry_point, os.path.abspath(self.source_dir))
+        entry_point, source_dir = entry_point or self.entry_point, source_dir or self.source_dir
+        assert source_dir is not None
+        if os.path.isabs(entry_point) and not source_dir.startswith("s3://"):
+            rel = os.path.relpath(entry_point, os.path.abspath(source_dir))
             if not rel.startswith(".."):
                 return rel.replace(os.sep, "/")
-        return self.entry_point
+        return entry_point
 
     def training_job_request(self, job_name: str, inputs: Any = None) -> dict[str, Any]:
         """The complete CreateTrainingJob request (pure; no network, no files read)."""
@@ -259,25 +318,48 @@ class FrameworkEstimator(BaseModel):
         """The local code must exist before a job is submitted (construction does not read files)."""
         from launcher.sourcedir import loop_error, symlink_loop
 
-        for field, path in (("source_dir", self.source_dir), ("entry_point", self.entry_point)):
+        entry_point, source_dir, dependencies = self._code()
+        for field, path in (("source_dir", source_dir), ("entry_point", entry_point)):
             if path and "://" not in path and symlink_loop(path):
                 raise loop_error(field, path)
-        if self.source_dir is None:
-            if not os.path.isfile(self.entry_point):
-                raise ValueError(f"entry_point={self.entry_point!r}: no such file (from {os.getcwd()})")
-        elif not self.source_dir.startswith("s3://"):
-            if not os.path.isdir(self.source_dir):
-                raise ValueError(f"source_dir={self.source_dir!r}: no such folder")
-            if not os.path.isfile(os.path.join(self.source_dir, self._entry_in_source_dir())):
-                raise ValueError(f"entry_point={self.entry_point!r}: no such file in source_dir={self.source_dir!r}")
+        if source_dir is None:
+            if not os.path.isfile(entry_point):
+                raise ValueError(f"entry_point={entry_point!r}: no such file (from {os.getcwd()})")
+        elif not source_dir.startswith("s3://"):
+            if not os.path.isdir(source_dir):
+                raise ValueError(f"source_dir={source_dir!r}: no such folder")
+            if not os.path.isfile(os.path.join(source_dir, self._entry_in_source_dir(entry_point, source_dir))):
+                raise ValueError(f"entry_point={entry_point!r}: no such file in source_dir={source_dir!r}")
+        for dependency in dependencies:
+            if not os.path.exists(dependency):
+                raise ValueError(f"dependencies: {dependency!r}: no such file or folder (from {os.getcwd()})")
 
     def fit(self, inputs: Any = None, wait: bool = True, logs: bool = True, job_name: str | None = None, **options: Any):
-        """Build the spec, submit it (local or SageMaker by instance type), keep the job handle."""
+        """Build the spec, submit it (local or SageMaker by instance type), keep the job handle.
+
+        With git_config the repository is cloned first (as v2 does on every fit) and the code shipped from
+        the clone; with sagemaker_session its credentials, region and default bucket are used."""
+        import shutil
+        from contextlib import nullcontext
+
         from launcher.backends import submit
 
-        self.check_files()
-        spec = self.to_spec(job_name, inputs)
-        self._latest_training_job = submit(spec, wait=wait, logs=logs, **options)
+        if self.git_config is not None:
+            from launcher.gitclone import clone
+
+            self._cloned = clone(self.git_config, self.entry_point, self.source_dir, self.dependencies or [])
+        try:
+            self.check_files()
+            session = _session_options(self.sagemaker_session, self.resolved.instance_type)
+            with session.scope if session else nullcontext():
+                spec = self.to_spec(job_name, inputs)
+                if session:
+                    spec = session.apply(spec, options)
+                self._latest_training_job = submit(spec, wait=wait, logs=logs, **options)
+        finally:
+            if self._cloned is not None:
+                shutil.rmtree(self._cloned.folder, ignore_errors=True)
+                self._cloned = None
         return self._latest_training_job
 
     def deploy(self, **kwargs: Any) -> Any:
@@ -299,6 +381,29 @@ class FrameworkEstimator(BaseModel):
             if params is not None and key in params and key not in _accepted_params(Model.deploy, default=set()):
                 model_kwargs[key] = kwargs.pop(key)
         return Model(**model_kwargs).deploy(**kwargs)
+
+
+def _session_region(session: Any) -> Any:
+    from estimators.session import session_parts
+
+    try:
+        return session_parts(session).region
+    except ValueError:
+        return None  # the field check names the problem
+
+
+def _check_session(v: Any) -> Any:
+    from estimators.session import session_parts
+
+    if v is not None:
+        session_parts(v)
+    return v
+
+
+def _session_options(session: Any, instance_type: str) -> Any:
+    from estimators.settings import SessionUse
+
+    return None if session is None else SessionUse.of(session, instance_type)
 
 
 def _accepted_params(obj: Any, default: Any = None) -> set[str] | None:

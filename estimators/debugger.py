@@ -28,8 +28,10 @@ def _split_rules(est: "FrameworkEstimator") -> tuple[list[Rule], list[ProfilerRu
     return [r for r in rules if isinstance(r, Rule)], [r for r in rules if isinstance(r, ProfilerRule)]
 
 
-def profiler_settings(est: "FrameworkEstimator", version: str, region: str, local: bool) -> ProfilerSettings | None:
-    """The job's ProfilerSettings (None: no profiler), or a ValueError naming the field."""
+def profiler_settings(est: "FrameworkEstimator", version: str, region: str, local: bool,
+                      instance_type: str) -> ProfilerSettings | None:
+    """The job's ProfilerSettings (None: no profiler), or a ValueError naming the field; `instance_type` is the
+    training instance type (the first group's with instance_groups)."""
     config = est.profiler_config
     if config is not None and est.disable_profiler and not config.disable_profiler:
         raise ValueError("profiler_config is set while disable_profiler=True; drop one of them "
@@ -41,21 +43,21 @@ def profiler_settings(est: "FrameworkEstimator", version: str, region: str, loca
         if est.disable_profiler:
             return ProfilerSettings(disable_profiler=True)
         return config.to_settings() if config is not None else None
-    monitoring = support.monitoring_available(region, est.instance_type)
+    monitoring = support.monitoring_available(region, instance_type)
     if est.disable_profiler or not monitoring or (config is not None and config.disable_profiler):
         if config is not None and not config.disable_profiler:
             raise ValueError(
                 f"profiler_config: SageMaker Debugger's profiler does not run in region={region!r} on "
-                f"instance_type={est.instance_type!r} (SDK v2 turns it off there); drop profiler_config")
+                f"instance_type={instance_type!r} (SDK v2 turns it off there); drop profiler_config")
         if profiler_rules:
             raise ValueError("rules: a ProfilerRule needs the profiler, which is off (disable_profiler=True, or "
-                             f"region={region!r}/instance_type={est.instance_type!r} without Debugger monitoring); "
+                             f"region={region!r}/instance_type={instance_type!r} without Debugger monitoring); "
                              "drop the ProfilerRule or the reason the profiler is off")
         return config.to_settings() if config is not None else ProfilerSettings(disable_profiler=True)
     if config is None:
         return ProfilerSettings()  # Debugger's default system monitoring
     if config.detailed:
-        support.check_profiler_support(est.framework, version, region, est.instance_type)
+        support.check_profiler_support(est.framework, version, region, instance_type)
     return config.to_settings()
 
 

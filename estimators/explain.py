@@ -19,10 +19,27 @@ if TYPE_CHECKING:
     from estimators.base import FrameworkEstimator
 
 
+# arguments the SDK v2 still takes that SageMaker or the SDK retired: refused by name, never dropped
+_RENAMED = {"train_instance_count": "instance_count", "train_instance_type": "instance_type",
+            "train_max_run": "max_run", "train_use_spot_instances": "use_spot_instances", "train_max_wait": "max_wait",
+            "train_volume_size": "volume_size", "train_volume_kms_key": "volume_kms_key", "image_name": "image_uri",
+            "distributions": "distribution"}
+RETIRED_ARGUMENTS = {
+    "compiler_config": "SageMaker Training Compiler is retired: AWS publishes no Training Compiler containers "
+                       "after PyTorch 1.13.1 and no longer develops it; drop compiler_config (torch.compile in "
+                       "your script is the current way to compile a model)",
+    **{old: f"{old!r} is the SDK v1 name, retired in SDK v2 (which only warns); use {new}=… instead"
+       for old, new in _RENAMED.items()},
+}
+
+
 def unknown_argument_error(name: str, fields: Any, owner: str):
-    """The extra_forbidden error for `name`, with the closest field name as a suggestion."""
+    """The extra_forbidden error for `name`, with the closest field name as a suggestion (or why it is retired)."""
     from pydantic_core import PydanticCustomError
 
+    if name in RETIRED_ARGUMENTS:
+        return PydanticCustomError("extra_forbidden", "{owner} argument '{name}' is refused: {why}",
+                                   {"owner": owner, "name": name, "why": RETIRED_ARGUMENTS[name]})
     hint = did_you_mean(name, list(fields))
     return PydanticCustomError(
         "extra_forbidden", "Extra inputs are not permitted: {owner} has no argument '{name}'{hint}",
@@ -51,7 +68,10 @@ def _details(error: dict[str, Any], cls: type) -> dict[str, Any]:
     if error["type"] == "extra_forbidden" and len(error["loc"]) == 1:
         kind = unknown_argument_error(str(error["loc"][0]), cls.model_fields, cls.__name__)
         return {"type": kind, "loc": error["loc"], "input": _input(error["input"])}
-    details = {"type": error["type"], "loc": error["loc"], "input": _input(error["input"])}
+    value = error["input"]
+    if error["loc"][:1] == ("git_config",) and isinstance(value, dict):  # never print a token or password
+        value = {k: "<hidden>" if k in ("token", "password") else v for k, v in value.items()}
+    details = {"type": error["type"], "loc": error["loc"], "input": _input(value)}
     if error.get("ctx"):
         details["ctx"] = error["ctx"]
     return details
@@ -79,7 +99,8 @@ def cross_field_messages(cls: type["FrameworkEstimator"], data: dict[str, Any], 
     from estimators.resolve import cross_field_problems
 
     try:
-        partial = cls.model_construct(**_validated_values(cls, data, invalid))
+        given = set(data) & set(cls.model_fields)  # what the user set (v2 defaults depend on it)
+        partial = cls.model_construct(_fields_set=given, **_validated_values(cls, data, invalid))
         return cross_field_problems(partial, frozenset(invalid)).messages
     except Exception:  # the field errors are reported anyway; never hide them behind a second failure
         return []

@@ -244,3 +244,69 @@ def choice(field: str, v: str, allowed: tuple[str, ...]) -> str:
     if v not in allowed:
         raise ValueError(f"{field}={v!r} is not supported{did_you_mean(v, allowed)}; allowed: {', '.join(allowed)}")
     return v
+
+
+METRIC_NAME_MAX, METRIC_REGEX_MAX, MAX_METRICS = 255, 500, 40  # SageMaker's MetricDefinition limits
+
+
+def metric_definitions(v: list[dict[str, str]] | None) -> list[dict[str, str]] | None:
+    if v is None:
+        return v
+    if not 0 < len(v) <= MAX_METRICS:
+        raise ValueError(f"metric_definitions has {len(v)} entries; allowed: 1..{MAX_METRICS} (or omit it)")
+    for m in v:
+        if not isinstance(m, dict) or set(m) != {"Name", "Regex"} or not all(isinstance(x, str) for x in m.values()):
+            raise ValueError(f"metric_definitions entry {shown(m)} must be {{'Name': str, 'Regex': str}}, e.g. "
+                             "{'Name': 'train:loss', 'Regex': 'loss=([0-9.]+)'}")
+        if not 0 < len(m["Name"]) <= METRIC_NAME_MAX or not 0 < len(m["Regex"]) <= METRIC_REGEX_MAX:
+            raise ValueError(f"metric_definitions entry {shown(m)}: Name 1-{METRIC_NAME_MAX} characters, "
+                             f"Regex 1-{METRIC_REGEX_MAX}")
+        try:
+            re.compile(m["Regex"])
+        except re.error as err:
+            raise ValueError(f"metric_definitions entry {m['Name']!r}: Regex {m['Regex']!r} is not a regular "
+                             f"expression ({err}); allowed: a regex whose first group captures the value") from None
+    return v
+
+
+def string_list(field: str, v: list[str] | None, max_items: int = 100, max_chars: int = 256) -> list[str] | None:
+    """ContainerEntrypoint / ContainerArguments: SageMaker's limits are 100 strings of 1-256 characters."""
+    if v is None:
+        return v
+    if not 0 < len(v) <= max_items:
+        raise ValueError(f"{field} has {len(v)} entries; allowed: 1..{max_items}, e.g. ['python', 'train.py']")
+    for item in v:
+        if not isinstance(item, str) or not 0 < len(item) <= max_chars or "\x00" in item:
+            raise ValueError(f"{field} entry {shown(item)} is not valid; allowed: text of 1-{max_chars} characters")
+    return v
+
+
+def dependencies(v: list[str] | None) -> list[str] | None:
+    if v is None:
+        return v
+    for item in v:
+        if not isinstance(item, str) or not item or "\x00" in item or item.startswith("s3://"):
+            raise ValueError(f"dependencies entry {shown(item)} is not valid; allowed: local files or folders, "
+                             "shipped at the code's root under their own names, e.g. ['lib/my_utils']")
+    return v
+
+
+CHANNEL_NAME = re.compile(r"^[A-Za-z0-9.\-_]{1,64}$")
+
+
+def channel_name(field: str, v: str) -> str:
+    if not CHANNEL_NAME.match(v):
+        raise ValueError(f"{field}={v!r} is not a channel name; allowed: 1-64 of A-Z a-z 0-9 . - _, e.g. 'model'")
+    return v
+
+
+def model_uri(v: str | None) -> str | None:
+    """An s3:// URI (a SageMaker job's model channel) or a local file/folder (local jobs)."""
+    if v is None:
+        return v
+    if v.lower().startswith("s3:") or v.startswith("s3/"):
+        return s3_uri("model_uri", v)
+    if not v or "\x00" in v:
+        raise ValueError(f"model_uri={shown(v)} must be s3://<bucket>/<key> (e.g. …/model.tar.gz) or, for local "
+                         "jobs, a local file or folder")
+    return v

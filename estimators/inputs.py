@@ -1,16 +1,48 @@
-"""TrainingInput (SageMaker-SDK-like) and the conversion of `fit(inputs)` to InputChannels."""
+"""TrainingInput and ShuffleConfig (the SageMaker SDK v2's names, arguments and positions) and the
+conversion of `fit(inputs)` to InputChannels."""
 
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
+from estimators import field_checks as check
+from jobspec.errors import shown
 from jobspec.s3uri import S3_URI
 from jobspec.spec import InputChannel
 
 CHANNEL_NAME = re.compile(r"^[A-Za-z0-9.\-_]{1,64}$")
+INPUT_MODES = ("File", "Pipe", "FastFile")
+DISTRIBUTIONS = ("FullyReplicated", "ShardedByS3Key")
+S3_DATA_TYPES = ("S3Prefix", "ManifestFile", "AugmentedManifestFile")
+COMPRESSIONS = ("None", "Gzip")
+RECORD_WRAPPINGS = ("None", "RecordIO")
+# the SDK v2's positional order of TrainingInput's arguments
+POSITIONAL = ("s3_data", "distribution", "compression", "content_type", "record_wrapping", "s3_data_type",
+              "instance_groups", "input_mode", "attribute_names", "target_attribute_name", "shuffle_config",
+              "hub_access_config", "model_access_config")
+# what a local job cannot do with a channel: the setting, and why
+LOCAL_REFUSED = {
+    "compression": "local jobs read the files as they are (CompressionType applies to Pipe mode)",
+    "record_wrapping": "local jobs read the files as they are (RecordWrapperType applies to Pipe mode)",
+    "shuffle_config": "local jobs read a prefix's files in their order (ShuffleConfig is SageMaker's)",
+    "instance_groups": "a local job has no instance groups",
+}
+
+
+class ShuffleConfig(BaseModel):
+    """`ShuffleConfig(seed)`: SageMaker shuffles the channel's S3 objects with this seed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+    seed: int
+
+    def __init__(self, seed: int | None = None, /, **data: Any) -> None:
+        if seed is not None:
+            data["seed"] = seed
+        super().__init__(**data)
 
 
 class TrainingInput(BaseModel):
@@ -19,23 +51,80 @@ class TrainingInput(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True, defer_build=True)
 
     s3_data: str
+    distribution: str | None = None  # None: FullyReplicated, or left out with target_attribute_name (as v2)
+    compression: str | None = None
     content_type: str | None = None
-    input_mode: Literal["File", "Pipe", "FastFile"] | None = None
-    distribution: Literal["FullyReplicated", "ShardedByS3Key"] = "FullyReplicated"
-    s3_data_type: Literal["S3Prefix", "ManifestFile", "AugmentedManifestFile"] = "S3Prefix"
+    record_wrapping: str | None = None
+    s3_data_type: str = "S3Prefix"
+    instance_groups: list[str] | None = None
+    input_mode: str | None = None  # None: the estimator's input_mode
+    attribute_names: list[str] | None = None
+    target_attribute_name: str | None = None
+    shuffle_config: ShuffleConfig | None = None
+    hub_access_config: dict[str, Any] | None = None
+    model_access_config: dict[str, Any] | None = None
 
-    def __init__(self, s3_data: str | None = None, /, **data: Any) -> None:
-        if s3_data is not None:
-            data["s3_data"] = s3_data
+    def __init__(self, *args: Any, **data: Any) -> None:
+        if len(args) > len(POSITIONAL):
+            raise TypeError(f"TrainingInput takes at most {len(POSITIONAL)} positional arguments "
+                            f"({', '.join(POSITIONAL)})")
+        for name, value in zip(POSITIONAL, args):
+            if name in data:
+                raise TypeError(f"TrainingInput got {name!r} both by position and by name")
+            data[name] = value
         super().__init__(**data)
+
+    _distribution = field_validator("distribution")(
+        classmethod(lambda cls, v: v if v is None else check.choice("distribution", v, DISTRIBUTIONS)))
+    _compression = field_validator("compression")(
+        classmethod(lambda cls, v: v if v is None else check.choice("compression", v, COMPRESSIONS)))
+    _wrapping = field_validator("record_wrapping")(
+        classmethod(lambda cls, v: v if v is None else check.choice("record_wrapping", v, RECORD_WRAPPINGS)))
+    _data_type = field_validator("s3_data_type")(
+        classmethod(lambda cls, v: check.choice("s3_data_type", v, S3_DATA_TYPES)))
+    _mode = field_validator("input_mode")(
+        classmethod(lambda cls, v: v if v is None else check.choice("input_mode", v, INPUT_MODES)))
+
+    @field_validator("instance_groups", "attribute_names")
+    @classmethod
+    def _names(cls, v: list[str] | None, info: Any) -> list[str] | None:
+        if v is not None and (not v or not all(isinstance(x, str) and 0 < len(x) <= 256 for x in v)):
+            raise ValueError(f"{info.field_name}={shown(v)} must be a non-empty list of names (1-256 characters)")
+        return v
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """The channel as the SDK v2's TrainingInput.config holds it (InputDataConfig without ChannelName)."""
+        from launcher.request import channel_request
+
+        channel = channel_request(self.to_channel("training"))
+        del channel["ChannelName"]
+        return channel
+
+    def to_channel(self, name: str, default_mode: str = "File") -> InputChannel:
+        distribution = self.distribution
+        if distribution is None and not self.target_attribute_name:
+            distribution = "FullyReplicated"  # the SDK v2's default, sent explicitly
+        return InputChannel(
+            name=name, uri=self.s3_data, content_type=self.content_type, input_mode=self.input_mode or default_mode,
+            mode_given=self.input_mode is not None, s3_data_type=self.s3_data_type, distribution=distribution,
+            compression=self.compression, record_wrapping=self.record_wrapping,
+            instance_groups=tuple(self.instance_groups) if self.instance_groups is not None else None,
+            attribute_names=tuple(self.attribute_names) if self.attribute_names is not None else None,
+            target_attribute_name=self.target_attribute_name,
+            shuffle_seed=self.shuffle_config.seed if self.shuffle_config is not None else None,
+            hub_access_config=self.hub_access_config, model_access_config=self.model_access_config,
+        )
 
 
 def is_local_uri(uri: str) -> bool:
     return not uri.startswith("s3://")
 
 
-def to_channels(inputs: Any, *, local: bool) -> tuple[InputChannel, ...]:
-    """None | "s3://…" | TrainingInput | {"name": str | TrainingInput} → channels (str alone = "training")."""
+def to_channels(inputs: Any, *, local: bool, input_mode: str = "File") -> tuple[InputChannel, ...]:
+    """None | "s3://…" | TrainingInput | {"name": str | TrainingInput} → channels (str alone = "training").
+
+    A channel without its own input_mode takes the estimator's (`input_mode`)."""
     if inputs is None:
         return ()
     if isinstance(inputs, (str, TrainingInput)):
@@ -65,8 +154,14 @@ def to_channels(inputs: Any, *, local: bool) -> tuple[InputChannel, ...]:
             )
         elif not uri:
             raise ValueError(f"inputs[{name!r}] is empty; give a folder or an s3:// URI")
-        channels.append(InputChannel(
-            name=name, uri=uri, content_type=ti.content_type, input_mode=ti.input_mode or "File",
-            s3_data_type=ti.s3_data_type, distribution=ti.distribution,
-        ))
+        if ti.target_attribute_name is not None:  # v2 passes it on and botocore refuses the request
+            raise ValueError(f"inputs[{name!r}]: TrainingInput(target_attribute_name={ti.target_attribute_name!r}) "
+                             "is for SageMaker AutoML jobs; a training job's channels have no TargetAttributeName — "
+                             "drop it (your script decides which column it predicts)")
+        if local:
+            for field, why in LOCAL_REFUSED.items():
+                if getattr(ti, field) is not None:
+                    raise ValueError(f"inputs[{name!r}]: TrainingInput({field}={shown(getattr(ti, field))}) is not "
+                                     f"available in local jobs: {why}; drop it for a local run, or run on SageMaker")
+        channels.append(ti.to_channel(name, input_mode))
     return tuple(channels)

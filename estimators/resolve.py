@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from estimators.debugger import check_debugger, profiler_settings
 from estimators.distribution import DistributionPlan, parse_distribution
+from estimators.settings import settings_problems, training_instance_type
 from jobspec import catalog as support
 from jobspec.contract import is_local_instance_type
 from jobspec.spec import ProfilerSettings
@@ -35,6 +36,7 @@ class Resolved:
     plan: DistributionPlan
     profiler: ProfilerSettings | None
     repository: str  # image repository name: the default base job name
+    instance_type: str = ""  # instance_type, or the instance group's the image is chosen for
 
 
 class _Problems:
@@ -56,7 +58,8 @@ class _Problems:
             raise ValueError("\n".join(self.messages))
 
 
-def _image(est: "FrameworkEstimator", region: str, local: bool, kind: str) -> tuple[str, str, str, str]:
+def _image(est: "FrameworkEstimator", region: str, local: bool, kind: str,
+           instance_type: str) -> tuple[str, str, str, str]:
     """(framework_version, py_version, image_uri, repository)."""
     framework = est.framework
     if est.image_uri is not None:
@@ -67,7 +70,7 @@ def _image(est: "FrameworkEstimator", region: str, local: bool, kind: str) -> tu
             raise ValueError("framework_version is required with an image_uri whose tag has no version")
         tag_py = _TAG_PY.search(image)
         py = est.py_version or (tag_py.group(1) if tag_py else "py3")
-        _check_image_processor(image, est.instance_type, kind)
+        _check_image_processor(image, instance_type, kind)
         return version, py, image, image.rsplit("/", 1)[-1].split(":")[0].split("@")[0]
     if est.framework_version is None:
         raise ValueError(
@@ -81,7 +84,7 @@ def _image(est: "FrameworkEstimator", region: str, local: bool, kind: str) -> tu
             f"region={region!r}: {framework} {version} images are not published there; "
             f"choose one of {', '.join(entry['regions'][:8])}, … or another framework_version"
         )
-    return version, py, support.training_image_uri(framework, version, py, region, est.instance_type), entry["repository"]
+    return version, py, support.training_image_uri(framework, version, py, region, instance_type), entry["repository"]
 
 
 def _job_settings(est: "FrameworkEstimator", local: bool) -> None:
@@ -115,9 +118,10 @@ def _vpc(est: "FrameworkEstimator") -> None:
         raise ValueError("subnets and security_group_ids go together (VpcConfig); give both or neither")
 
 
-def _profiler(est: "FrameworkEstimator", version: str, region: str, local: bool) -> ProfilerSettings | None:
+def _profiler(est: "FrameworkEstimator", version: str, region: str, local: bool,
+              instance_type: str) -> ProfilerSettings | None:
     check_debugger(est, region, local)
-    return profiler_settings(est, version, region, local)
+    return profiler_settings(est, version, region, local, instance_type)
 
 
 def _versions(est: "FrameworkEstimator") -> None:
@@ -147,10 +151,13 @@ def cross_field_problems(est: "FrameworkEstimator", invalid: frozenset[str] = fr
     def valid(*fields: str) -> bool:
         return invalid.isdisjoint(fields)
 
-    local = is_local_instance_type(est.instance_type)
+    instance_type = training_instance_type(est) if valid("instance_groups") else est.instance_type
+    local = instance_type is not None and is_local_instance_type(instance_type)
     # a misspelt ml.* type is still a SageMaker job; a misspelt "local" may not be
-    sagemaker_job = not local and (valid("instance_type") or str(est.instance_type).startswith("ml."))
-    info = support.instance_info(est.instance_type) if valid("instance_type") else None
+    sagemaker_job = not local and (valid("instance_type") or str(instance_type).startswith("ml."))
+    if valid("instance_groups"):
+        problems.messages.extend(settings_problems(est, local, valid))
+    info = support.instance_info(instance_type) if valid("instance_type", "instance_groups") and instance_type else None
     region = None
     if valid("region"):
         region = problems.check(lambda: est.region or environment.default_region(local=local or not sagemaker_job))
@@ -158,7 +165,7 @@ def cross_field_problems(est: "FrameworkEstimator", invalid: frozenset[str] = fr
     image = None
     if valid("framework_version", "py_version", "image_uri"):
         if info is not None and region_ok:
-            image = problems.check(lambda: _image(est, region, local, info["kind"]))
+            image = problems.check(lambda: _image(est, region, local, info["kind"], instance_type))
         else:
             problems.check(lambda: _versions(est))
     if sagemaker_job and valid("role"):
@@ -173,11 +180,11 @@ def cross_field_problems(est: "FrameworkEstimator", invalid: frozenset[str] = fr
     if image is not None:
         version = image[0]
         if valid("profiler_config", "disable_profiler", "rules", "debugger_hook_config", "tensorboard_output_config"):
-            profiler = problems.check(lambda: _profiler(est, version, region, local))
-        gpus = _gpus_per_host(est.instance_type, info)
+            profiler = problems.check(lambda: _profiler(est, version, region, local, instance_type))
+        gpus = _gpus_per_host(instance_type, info)
         if valid("distribution", "instance_count"):
             plan = problems.check(lambda: parse_distribution(
-                est.distribution, framework=est.framework, framework_version=version, instance_type=est.instance_type,
+                est.distribution, framework=est.framework, framework_version=version, instance_type=instance_type,
                 instance_count=est.instance_count, gpus_per_host=gpus,
             ))
     if plan is not None and valid("hyperparameters") and est.hyperparameters \
@@ -186,8 +193,8 @@ def cross_field_problems(est: "FrameworkEstimator", invalid: frozenset[str] = fr
     if not problems.messages and not invalid:
         assert image is not None and plan is not None and info is not None and region is not None
         version, py, uri, repository = image
-        problems.resolved = Resolved(version, py, uri, region, _gpus_per_host(est.instance_type, info), plan, profiler,
-                                     repository)
+        problems.resolved = Resolved(version, py, uri, region, _gpus_per_host(instance_type, info), plan, profiler,
+                                     repository, instance_type)
     return problems
 
 

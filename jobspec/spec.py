@@ -28,7 +28,25 @@ class InputChannel(_Frozen):
     content_type: str | None = None
     input_mode: Literal["File", "Pipe", "FastFile"] = "File"
     s3_data_type: Literal["S3Prefix", "ManifestFile", "AugmentedManifestFile"] = "S3Prefix"
-    distribution: Literal["FullyReplicated", "ShardedByS3Key"] = "FullyReplicated"
+    distribution: Literal["FullyReplicated", "ShardedByS3Key"] | None = "FullyReplicated"  # None: not sent
+    # TrainingInput's other settings, sent as the SDK v2 sends them (None: left out of the request)
+    compression: Literal["None", "Gzip"] | None = None
+    record_wrapping: Literal["None", "RecordIO"] | None = None
+    instance_groups: tuple[str, ...] | None = None
+    attribute_names: tuple[str, ...] | None = None
+    target_attribute_name: str | None = None
+    shuffle_seed: int | None = None
+    hub_access_config: dict[str, Any] | None = None
+    model_access_config: dict[str, Any] | None = None
+    mode_given: bool = False  # True when the user set input_mode on this channel (sent as InputMode)
+
+
+class InstanceGroupSpec(_Frozen):
+    """One group of a heterogeneous cluster (ResourceConfig.InstanceGroups)."""
+
+    name: str
+    instance_type: str
+    instance_count: int
 
 
 class ProfilerSettings(_Frozen):
@@ -131,6 +149,19 @@ class TrainingJobSpec(_Frozen):
     encrypt_inter_container_traffic: bool = False
     tags: tuple[tuple[str, str], ...] = ()
     container_log_level: int = 20
+
+    # job settings sent as the SDK v2 sends them (None: left out of the request)
+    input_mode: Literal["File", "Pipe", "FastFile"] = "File"  # AlgorithmSpecification.TrainingInputMode
+    metric_definitions: tuple[tuple[str, str], ...] | None = None  # (Name, Regex)
+    enable_sagemaker_metrics: bool | None = True
+    keep_alive_period_in_seconds: int | None = None
+    max_retry_attempts: int | None = None
+    instance_groups: tuple[InstanceGroupSpec, ...] = ()  # set: ResourceConfig has these instead of type/count
+    container_entry_point: tuple[str, ...] | None = None
+    container_arguments: tuple[str, ...] | None = None
+    disable_output_compression: bool = False
+    dependencies: tuple[str, ...] = ()  # local files/folders packed at the code archive's root
+    code_location: str | None = None  # s3://bucket[/prefix] for the code archive
 
     @property
     def is_local(self) -> bool:

@@ -48,6 +48,10 @@ def code_uri(spec: "TrainingJobSpec", account: str | None = None, bucket: str | 
         return spec.submit_directory
     if spec.source_dir and spec.source_dir.startswith("s3://"):
         return spec.source_dir
+    if spec.code_location:  # the SDK's code_location: s3://bucket[/prefix] → <prefix>/<job>/source/…
+        located, prefix = parse_s3_uri(spec.code_location)
+        prefix = prefix.strip("/")
+        return f"s3://{located}/{prefix + '/' if prefix else ''}{spec.job_name}/source/sourcedir.tar.gz"
     return f"s3://{bucket or code_bucket(spec, account)}/{spec.job_name}/source/sourcedir.tar.gz"
 
 
@@ -75,16 +79,19 @@ def hyperparameters(spec: "TrainingJobSpec", account: str | None = None) -> dict
     return {key: json.dumps(value) for key, value in hp.items()}
 
 
-def _channel(c: Any) -> dict[str, Any]:
-    ch: dict[str, Any] = {
-        "ChannelName": c.name,
-        "DataSource": {"S3DataSource": {
-            "S3DataType": c.s3_data_type, "S3Uri": c.uri, "S3DataDistributionType": c.distribution,
-        }},
-        "InputMode": c.input_mode,
-    }
-    if c.content_type:
-        ch["ContentType"] = c.content_type
+def channel_request(c: Any) -> dict[str, Any]:
+    """One InputDataConfig entry, with exactly the keys the SDK v2's TrainingInput.config holds."""
+    source: dict[str, Any] = {"S3DataType": c.s3_data_type, "S3Uri": c.uri}
+    if c.distribution is not None:
+        source["S3DataDistributionType"] = c.distribution
+    optional_source = {"InstanceGroupNames": c.instance_groups, "AttributeNames": c.attribute_names,
+                       "HubAccessConfig": c.hub_access_config, "ModelAccessConfig": c.model_access_config}
+    source.update({k: list(v) if isinstance(v, tuple) else v for k, v in optional_source.items() if v is not None})
+    ch: dict[str, Any] = {"ChannelName": c.name, "DataSource": {"S3DataSource": source}}
+    optional = {"CompressionType": c.compression, "ContentType": c.content_type, "RecordWrapperType": c.record_wrapping,
+                "InputMode": c.input_mode if c.mode_given else None, "TargetAttributeName": c.target_attribute_name,
+                "ShuffleConfig": {"Seed": c.shuffle_seed} if c.shuffle_seed is not None else None}
+    ch.update({k: v for k, v in optional.items() if v is not None})
     return ch
 
 
@@ -97,6 +104,33 @@ def _rule(r: Any) -> dict[str, Any]:
         if value:
             rule[key] = value
     return rule
+
+
+def resource_config(spec: "TrainingJobSpec") -> dict[str, Any]:
+    config: dict[str, Any] = {"VolumeSizeInGB": spec.volume_size}
+    if spec.instance_groups:
+        config["InstanceGroups"] = [{"InstanceGroupName": g.name, "InstanceType": g.instance_type,
+                                     "InstanceCount": g.instance_count} for g in spec.instance_groups]
+    else:
+        config.update(InstanceType=spec.instance_type, InstanceCount=spec.instance_count)
+    if spec.volume_kms_key:
+        config["VolumeKmsKeyId"] = spec.volume_kms_key
+    if spec.keep_alive_period_in_seconds is not None:
+        config["KeepAlivePeriodInSeconds"] = spec.keep_alive_period_in_seconds
+    return config
+
+
+def algorithm_specification(spec: "TrainingJobSpec") -> dict[str, Any]:
+    algo: dict[str, Any] = {"TrainingImage": spec.image_uri, "TrainingInputMode": spec.input_mode}
+    if spec.container_entry_point is not None:
+        algo["ContainerEntrypoint"] = list(spec.container_entry_point)
+    if spec.container_arguments is not None:
+        algo["ContainerArguments"] = list(spec.container_arguments)
+    if spec.metric_definitions is not None:
+        algo["MetricDefinitions"] = [{"Name": n, "Regex": r} for n, r in spec.metric_definitions]
+    if spec.enable_sagemaker_metrics is not None:
+        algo["EnableSageMakerMetricsTimeSeries"] = spec.enable_sagemaker_metrics
+    return algo
 
 
 def profiler_request(spec: "TrainingJobSpec", account: str | None = None) -> dict[str, Any]:
@@ -149,30 +183,24 @@ def debugger_request(spec: "TrainingJobSpec", account: str | None = None) -> dic
 def compile_create_training_job_request(spec: "TrainingJobSpec", account: str | None = None) -> dict[str, Any]:
     req: dict[str, Any] = {
         "TrainingJobName": spec.job_name,
-        "AlgorithmSpecification": {
-            "TrainingImage": spec.image_uri,
-            "TrainingInputMode": "File",
-            "EnableSageMakerMetricsTimeSeries": True,
-        },
+        "AlgorithmSpecification": algorithm_specification(spec),
         "RoleArn": role_arn(spec.role, account),
         "HyperParameters": hyperparameters(spec, account),
         "OutputDataConfig": {"S3OutputPath": output_uri(spec, account)},
-        "ResourceConfig": {
-            "InstanceType": spec.instance_type,
-            "InstanceCount": spec.instance_count,
-            "VolumeSizeInGB": spec.volume_size,
-        },
+        "ResourceConfig": resource_config(spec),
         "StoppingCondition": {"MaxRuntimeInSeconds": spec.max_run},
         "EnableNetworkIsolation": spec.enable_network_isolation,
         "EnableInterContainerTrafficEncryption": spec.encrypt_inter_container_traffic,
         "EnableManagedSpotTraining": spec.use_spot_instances,
     }
     if spec.inputs:
-        req["InputDataConfig"] = [_channel(c) for c in spec.inputs]
+        req["InputDataConfig"] = [channel_request(c) for c in spec.inputs]
     if spec.output_kms_key:
         req["OutputDataConfig"]["KmsKeyId"] = spec.output_kms_key
-    if spec.volume_kms_key:
-        req["ResourceConfig"]["VolumeKmsKeyId"] = spec.volume_kms_key
+    if spec.disable_output_compression:
+        req["OutputDataConfig"]["CompressionType"] = "NONE"
+    if spec.max_retry_attempts is not None:
+        req["RetryStrategy"] = {"MaximumRetryAttempts": spec.max_retry_attempts}
     if spec.max_wait is not None:
         req["StoppingCondition"]["MaxWaitTimeInSeconds"] = spec.max_wait
     if spec.checkpoint_s3_uri:

@@ -83,12 +83,38 @@ def iter_source_files(
     source_dir: str | os.PathLike | None,
     entry_point: str,
     ignore_patterns: Iterable[str] = (),
+    dependencies: Iterable[str] = (),
 ) -> Iterator[tuple[Path, str]]:
     """Yield (path of the content to ship, archive name) for every file to ship, in a stable order.
 
-    Without a source_dir only the entry point file itself ships, under its base name. Raises
-    ValueError for a symlink loop (list everything first to fail before doing anything).
+    Without a source_dir only the entry point file itself ships, under its base name. Each of
+    `dependencies` (the SDK's `dependencies=`) then ships at the root under its base name, as the SDK v2
+    lays them out: a file as `<name>`, a folder as `<name>/…`. Raises ValueError for a symlink loop
+    (list everything first to fail before doing anything) and for a dependency whose name is taken.
     """
+    ignore_patterns = tuple(ignore_patterns)
+    names: set[str] = set()
+    for path, name in _code_files(source_dir, entry_point, ignore_patterns):
+        names.add(name.split("/", 1)[0])
+        yield path, name
+    for dependency in dependencies:
+        top = Path(dependency).name
+        if top in names:
+            raise ValueError(f"dependencies: {dependency!r} would ship as {top!r}, which the code already holds; "
+                             "rename it or drop it from dependencies")
+        names.add(top)
+        if Path(dependency).is_dir():
+            for path, name in _code_files(dependency, "", ignore_patterns):
+                yield path, f"{top}/{name}"
+        elif Path(dependency).is_file():
+            yield Path(dependency).resolve(), top
+        else:
+            raise ValueError(f"dependencies: {dependency!r} does not exist; pass existing files or folders "
+                             "(paths are relative to where you run)")
+
+
+def _code_files(source_dir: str | os.PathLike | None, entry_point: str,
+                ignore_patterns: tuple[str, ...]) -> Iterator[tuple[Path, str]]:
     if source_dir is None:
         if symlink_loop(Path(entry_point)):
             raise loop_error("entry_point", entry_point)
@@ -118,9 +144,9 @@ def iter_source_files(
 
 
 def list_source_files(source_dir: str | os.PathLike | None, entry_point: str,
-                      ignore_patterns: Iterable[str] = ()) -> list[tuple[Path, str]]:
+                      ignore_patterns: Iterable[str] = (), dependencies: Iterable[str] = ()) -> list[tuple[Path, str]]:
     """Every file to ship, with a warning when together they pass LARGE_CODE_BYTES."""
-    files = list(iter_source_files(source_dir, entry_point, ignore_patterns))
+    files = list(iter_source_files(source_dir, entry_point, ignore_patterns, dependencies))
     warn_if_large(sum(path.stat().st_size for path, _ in files), "the files of source_dir")
     return files
 
@@ -136,9 +162,10 @@ def pack_sourcedir(
     entry_point: str,
     destination: str | os.PathLike,
     ignore_patterns: Iterable[str] = (),
+    dependencies: Iterable[str] = (),
 ) -> list[str]:
     """Write sourcedir.tar.gz to `destination`; return the archive names it holds."""
-    files = list(iter_source_files(source_dir, entry_point, ignore_patterns))  # a loop fails before writing
+    files = list(iter_source_files(source_dir, entry_point, ignore_patterns, dependencies))  # a loop fails before writing
     with tarfile.open(destination, "w:gz") as archive:
         for path, name in files:
             archive.add(path, arcname=name, recursive=False)  # `path` is never a link: its content is stored

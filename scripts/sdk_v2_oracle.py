@@ -31,6 +31,7 @@ IMPORT_SWAPS: tuple[tuple[str, str], ...] = (
     ("sagemaker.deserializers", "estimators.serializers"),
     ("sagemaker.debugger", "profiler_config"),
     ("sagemaker.session", "estimators"),
+    ("sagemaker.instance_group", "estimators"),
 )
 _FROM_IMPORT = re.compile(r"^(\s*)from\s+([\w.]+)\s+import\s", re.MULTILINE)
 
@@ -158,9 +159,16 @@ def main() -> None:
         import tempfile
 
         prepare_sdk_v2(tempfile.mkdtemp(prefix="sdk-v2-oracle-"))
+    import os
+
+    # stdout carries the JSON: what subprocesses of a case print (git clone's messages) goes to stderr
+    sys.stdout.flush()
+    json_out = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
     results = run_cases(cases, ours)
     sys.stdout.flush()
-    json.dump(results, sys.stdout)
+    json.dump(results, json_out)
+    json_out.flush()
 
 
 if __name__ == "__main__":

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from launcher.aws.limits import CONNECT_TIMEOUT, max_attempts, read_timeout
@@ -42,13 +45,32 @@ def botocore_config(attempts: int | None = None, **overrides: Any):
     )
 
 
+# the boto3 Session of a user's `sagemaker_session=` while its job is prepared and followed (None: the default chain)
+_USER_SESSION: ContextVar[Any] = ContextVar("sagelaunch_user_boto_session", default=None)
+
+
+@contextmanager
+def using_session(boto_session: Any) -> Iterator[None]:
+    """Clients made inside use `boto_session`'s credentials (a boto3.Session; None: boto3's default chain)."""
+    token = _USER_SESSION.set(boto_session)
+    try:
+        yield
+    finally:
+        _USER_SESSION.reset(token)
+
+
+def current_session() -> Any:
+    """The boto3 Session `using_session` installed here, or None."""
+    return _USER_SESSION.get()
+
+
 @functools.lru_cache(maxsize=64)
 def _cached_client(service: str, region: str, endpoint: str | None, attempts: int, timeout: float,
-                   _credentials: tuple):
+                   _credentials: tuple, boto_session: Any = None):
     import boto3
 
-    session = boto3.session.Session(region_name=region)
-    return session.client(service, config=botocore_config(attempts, read_timeout=timeout))
+    session = boto_session or boto3.session.Session(region_name=region)
+    return session.client(service, region_name=region, config=botocore_config(attempts, read_timeout=timeout))
 
 
 def client(service: str, region: str | None = None):
@@ -58,18 +80,19 @@ def client(service: str, region: str | None = None):
         "AWS_ENDPOINT_URL"
     )
     credentials = (os.environ.get("AWS_PROFILE"), os.environ.get("AWS_ACCESS_KEY_ID"))
-    return _cached_client(service, region, endpoint, max_attempts(), read_timeout(), credentials)
+    return _cached_client(service, region, endpoint, max_attempts(), read_timeout(), credentials, current_session())
 
 
 def account_id(region: str | None = None) -> str:
     """The caller's account id (STS GetCallerIdentity), asked once per endpoint and credentials."""
     region = resolve_region(region)
     return _cached_account(region, os.environ.get("AWS_ENDPOINT_URL"), os.environ.get("AWS_ACCESS_KEY_ID"),
-                           os.environ.get("AWS_PROFILE"))
+                           os.environ.get("AWS_PROFILE"), current_session())
 
 
 @functools.lru_cache(maxsize=16)
-def _cached_account(region: str, endpoint: str | None, key: str | None, profile: str | None) -> str:
+def _cached_account(region: str, endpoint: str | None, key: str | None, profile: str | None,
+                    _session: Any = None) -> str:
     from launcher.aws.errors import translate
 
     with translate("find your AWS account (sts:GetCallerIdentity)"):

@@ -7,9 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jobspec import names
 from launcher.aws import s3
-from launcher.aws.clients import account_id, client
+from launcher.aws.clients import client
 from launcher.aws.errors import AWSError, describe_exception, error_code, is_not_found
 from launcher.aws.progress import UploadWatch
 
@@ -26,8 +25,26 @@ def role_arn(role: str | None, instance_type: str, region: str) -> str:
             "(a role trusted by sagemaker.amazonaws.com), or use instance_type='local' to run here without AWS."
         )
     if role.startswith("arn:"):
-        return role  # already an ARN: no need to ask STS for the account
-    return names.role_arn(role, account_id(region))
+        return role  # already an ARN: no need to ask IAM
+    return expand_role(role, region)
+
+
+def expand_role(name: str, region: str) -> str:
+    """A bare role name → its ARN through IAM GetRole, as the SDK v2's Session.expand_role does: the
+    role's path (…:role/service-role/<name>) is kept, which prefixing the account would lose."""
+    try:
+        return client("iam", region).get_role(RoleName=name)["Role"]["Arn"]
+    except Exception as exc:
+        if error_code(exc) == "NoSuchEntity":
+            raise AWSError(
+                f"find the execution role {name!r} (iam:GetRole)", f"there is no IAM role named {name!r} in this account",
+                "check the name in the IAM console, or pass the role's full ARN "
+                "(role='arn:aws:iam::<account>:role/<path>/<name>').", "NoSuchEntity",
+            ) from None
+        clear = describe_exception(f"find the execution role {name!r} (iam:GetRole)", exc)
+        if clear is None:
+            raise
+        raise clear from None
 
 
 def check_inputs(spec: "TrainingJobSpec") -> None:
@@ -87,7 +104,7 @@ def upload_code(spec: "TrainingJobSpec", target: str, console=None) -> UploadedC
         raise ValueError(f"entry_point={entry!r} does not exist. Fix: pass the path of your training script.")
     with tempfile.TemporaryDirectory(prefix="sagelaunch-") as tmp:
         archive = Path(tmp) / "sourcedir.tar.gz"
-        files = pack_sourcedir(spec.source_dir, entry, archive, spec.ignore_patterns)
+        files = pack_sourcedir(spec.source_dir, entry, archive, spec.ignore_patterns, spec.dependencies)
         if spec.source_dir is not None and spec.entry_point not in files:
             raise ValueError(
                 f"entry_point={spec.entry_point!r} is not among the files of source_dir={spec.source_dir!r} "

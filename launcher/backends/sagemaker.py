@@ -5,6 +5,7 @@ The AWS details live in launcher/aws/*; this module is the flow and the job hand
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,18 @@ CUT_OFF = {
 }
 
 
+def _in_own_session(method: Any) -> Any:
+    """Run a job method with the boto3 Session the job was created under (a user's sagemaker_session)."""
+    @functools.wraps(method)
+    def run(self: "SageMakerTrainingJob", *args: Any, **kwargs: Any) -> Any:
+        from launcher.aws.clients import using_session
+
+        with using_session(self.boto_session):
+            return method(self, *args, **kwargs)
+
+    return run
+
+
 class SageMakerTrainingJob(TrainingJob):
     backend = "sagemaker"
 
@@ -28,7 +41,10 @@ class SageMakerTrainingJob(TrainingJob):
         from launcher.aws.clients import resolve_region
         from launcher.aws.watch import poll_intervals
 
+        from launcher.aws.clients import current_session
+
         super().__init__(name)
+        self.boto_session = current_session()  # the user's sagemaker_session's, kept for every later call
         self.region = resolve_region(region)
         self.poll_interval, self.max_poll_interval = poll_intervals(poll_interval, max_poll_interval)
 
@@ -44,6 +60,7 @@ class SageMakerTrainingJob(TrainingJob):
 
         return client("sagemaker", self.region)
 
+    @_in_own_session
     def describe(self) -> dict[str, Any]:
         from launcher.aws.errors import AWSError, describe_exception, is_not_found
 
@@ -67,6 +84,7 @@ class SageMakerTrainingJob(TrainingJob):
 
         return JobLogTail(self.name, self.region)
 
+    @_in_own_session
     def wait(self, logs: bool = True, stop_on_interrupt: bool = False) -> dict[str, Any]:
         from launcher.aws.console import make_console
         from launcher.aws.watch import watch
@@ -122,16 +140,20 @@ class SageMakerTrainingJob(TrainingJob):
 
         from launcher.aws.watch import TERMINAL
 
+        from launcher.aws.clients import using_session
+
         tail, delay = self._tail(), self.poll_interval
         while True:
             done = not follow or self.status in TERMINAL
-            lines = tail.poll()
+            with using_session(self.boto_session):
+                lines = tail.poll()
             yield from lines
             if done:
                 return
             delay = self.poll_interval if lines else min(delay * 1.5, self.max_poll_interval)
             time.sleep(delay)
 
+    @_in_own_session
     def stop(self) -> None:
         from launcher.aws.errors import translate
 

@@ -42,7 +42,7 @@ def source_files(spec: TrainingJobSpec) -> list[tuple[Path, str]]:
         check_no_loop(root, "source_dir")
         if not root.is_dir():
             raise ValueError(f"source_dir {spec.source_dir!r} is not a folder; pass the folder holding {spec.entry_point!r}")
-        files = list_source_files(root, spec.entry_point, spec.ignore_patterns)
+        files = list_source_files(root, spec.entry_point, spec.ignore_patterns, spec.dependencies)
         names = [name for _, name in files]
         if spec.entry_point not in names:
             close = difflib.get_close_matches(spec.entry_point, names, n=1)
@@ -57,7 +57,7 @@ def source_files(spec: TrainingJobSpec) -> list[tuple[Path, str]]:
         close = difflib.get_close_matches(entry.name, siblings, n=1)
         hint = f"did you mean {str(entry.parent / close[0])!r}?" if close else "check the path"
         raise ValueError(f"entry_point {str(entry)!r} does not exist; {hint}")
-    return list(iter_source_files(None, str(entry)))
+    return list(iter_source_files(None, str(entry), (), spec.dependencies))
 
 
 def framework_version(python: str, framework: str) -> str | None:

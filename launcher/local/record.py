@@ -23,7 +23,7 @@ def first_record(spec: TrainingJobSpec, job_dir: Path, prefix: str, hyperparamet
                                         "StatusMessage": "Preparing the instances for training"}],
         "CreationTime": created,
         "LastModifiedTime": created,
-        "AlgorithmSpecification": {"TrainingImage": spec.image_uri, "TrainingInputMode": "File"},
+        "AlgorithmSpecification": {"TrainingImage": spec.image_uri, "TrainingInputMode": spec.input_mode},
         "HyperParameters": hyperparameters,
         "ResourceConfig": {"InstanceType": spec.instance_type, "InstanceCount": spec.instance_count,
                            "VolumeSizeInGB": spec.volume_size},

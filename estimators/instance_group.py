@@ -1,0 +1,59 @@
+"""InstanceGroup: one group of a heterogeneous cluster, as the SageMaker SDK v2's
+`sagemaker.instance_group.InstanceGroup(instance_group_name, instance_type, instance_count)`."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, field_validator
+
+GROUP_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9\-_.]{0,63}$")
+POSITIONAL = ("instance_group_name", "instance_type", "instance_count")
+
+
+class InstanceGroup(BaseModel):
+    """`InstanceGroup("workers", "ml.g5.xlarge", 2)`: sent as ResourceConfig.InstanceGroups."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, defer_build=True, frozen=True)
+
+    instance_group_name: str
+    instance_type: str
+    instance_count: int
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if len(args) > len(POSITIONAL):
+            raise TypeError(f"InstanceGroup takes at most 3 positional arguments ({', '.join(POSITIONAL)})")
+        kwargs.update(zip(POSITIONAL, args))
+        super().__init__(**kwargs)
+
+    @field_validator("instance_group_name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not GROUP_NAME.match(v):
+            raise ValueError(f"instance_group_name={v!r} is not valid; allowed: 1-64 of A-Z a-z 0-9 - _ . starting "
+                             "with a letter or digit, e.g. 'workers'")
+        return v
+
+    @field_validator("instance_type")
+    @classmethod
+    def _type(cls, v: str) -> str:
+        from jobspec import catalog
+        from jobspec.contract import is_local_instance_type
+
+        if is_local_instance_type(v):
+            raise ValueError(f"instance_type={v!r}: a heterogeneous cluster (instance_groups) runs on SageMaker only; "
+                             "allowed: an ml.* training instance type — for a local run use instance_type='local' "
+                             "without instance_groups")
+        return catalog.check_instance_type(v)
+
+    @field_validator("instance_count")
+    @classmethod
+    def _count(cls, v: int) -> int:
+        if not 1 <= v <= 1000:
+            raise ValueError(f"instance_count={v!r} is not valid; allowed: 1..1000")
+        return v
+
+    def _to_request_dict(self) -> dict[str, Any]:  # the SDK v2's name for it
+        return {"InstanceGroupName": self.instance_group_name, "InstanceType": self.instance_type,
+                "InstanceCount": self.instance_count}

@@ -1,0 +1,14 @@
+"""Names a v2 notebook imports for features SageMaker has retired: importable, refused when used."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class TrainingCompilerConfig:
+    """`from sagemaker.pytorch import TrainingCompilerConfig` keeps importing; making one says why it cannot run."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        from estimators.explain import RETIRED_ARGUMENTS
+
+        raise ValueError(f"TrainingCompilerConfig is refused: {RETIRED_ARGUMENTS['compiler_config']}")

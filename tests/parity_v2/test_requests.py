@@ -157,6 +157,16 @@ def grid() -> dict[str, str]:
         "model-dir-false": job("TensorFlow", "2.13.0", GPU, 1, "model_dir=False"),
     })
 
+    # where Debugger does not run: v2 turns monitoring and the hook off (a region without Debugger, trn instances)
+    session = "from sagemaker.session import Session\nSESSION = Session(boto3.Session(region_name='eu-central-2'))\n"
+    neuron = "763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-training-neuronx:1.13.1-neuronx-py310-sdk2.18.0-ubuntu20.04"
+    cases.update({
+        "region-without-debugger": session + job("PyTorch", "2.0.0", GPU, 1, "sagemaker_session=SESSION"),
+        "trainium": f"est = PyTorch(entry_point='train.py', source_dir=SRC, role=ROLE, image_uri={neuron!r}, "
+                    "instance_type='ml.trn1.32xlarge', instance_count=1, distribution={'torch_distributed': "
+                    "{'enabled': True}})\nest.fit(wait=False, job_name=JOB)\n",
+    })
+
     # input forms
     train = "'s3://sagemaker-us-west-2-123456789012/grid/train'"
     test = "'s3://sagemaker-us-west-2-123456789012/grid/test'"

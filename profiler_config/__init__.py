@@ -5,7 +5,10 @@ from profiler_config import rule_configs
 from profiler_config.config import ALLOWED_INTERVALS_MILLIS, Profiler, ProfilerConfig
 from profiler_config.debugger import (CollectionConfig, DebuggerHookConfig, ProfilerRule, Rule,
                                       TensorBoardOutputConfig)
-from profiler_config.framework_profile import FrameworkProfile
+from profiler_config.framework_profile import (DataloaderProfilingConfig, DetailedProfilingConfig, FrameworkProfile,
+                                               HorovodProfilingConfig, PythonProfilingConfig,
+                                               SMDataParallelProfilingConfig)
 
 __all__ = ["ProfilerConfig", "Profiler", "FrameworkProfile", "ALLOWED_INTERVALS_MILLIS", "DebuggerHookConfig",
-           "CollectionConfig", "TensorBoardOutputConfig", "Rule", "ProfilerRule", "rule_configs"]
+           "CollectionConfig", "TensorBoardOutputConfig", "Rule", "ProfilerRule", "rule_configs", "DetailedProfilingConfig",
+           "DataloaderProfilingConfig", "PythonProfilingConfig", "HorovodProfilingConfig", "SMDataParallelProfilingConfig"]

@@ -101,3 +101,19 @@ class FrameworkProfile(V2Args):
         for name, start, steps in METRICS:
             params[name] = _v2_json(self._range(start, steps, name))
         return params
+
+
+class _PerMetricConfig:
+    """SDK v2's per-metric configuration classes: importable under v2's names, refused when built."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise ValueError(f"{type(self).__name__}: per-metric profiling configurations are not supported; give "
+                         "FrameworkProfile one range for every metric (start_step=, num_steps= or start_unix_time=, "
+                         "duration=), or use ProfilerConfig(profile_params=Profiler(...))")
+
+
+DetailedProfilingConfig = type("DetailedProfilingConfig", (_PerMetricConfig,), {})
+DataloaderProfilingConfig = type("DataloaderProfilingConfig", (_PerMetricConfig,), {})
+PythonProfilingConfig = type("PythonProfilingConfig", (_PerMetricConfig,), {})
+HorovodProfilingConfig = type("HorovodProfilingConfig", (_PerMetricConfig,), {})
+SMDataParallelProfilingConfig = type("SMDataParallelProfilingConfig", (_PerMetricConfig,), {})

@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from estimators import PyTorch, TensorFlow
-from profiler_config import (DebuggerHookConfig, FrameworkProfile, Profiler, ProfilerConfig, ProfilerRule, Rule,
+from profiler_config import (DebuggerHookConfig, DetailedProfilingConfig, FrameworkProfile, Profiler, ProfilerConfig, ProfilerRule, Rule,
                              TensorBoardOutputConfig, rule_configs)
 
 ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
@@ -39,6 +39,8 @@ def test_framework_profiling_is_refused_where_sagemaker_stopped_it():
         ProfilerConfig(framework_profile_params=FrameworkProfile(), profile_params=Profiler())
     with pytest.raises(ValidationError, match="not both"):
         FrameworkProfile(start_step=1, duration=5)
+    with pytest.raises(ValueError, match="DetailedProfilingConfig: per-metric profiling configurations are not supported"):
+        DetailedProfilingConfig(start_step=5)
 
 
 def test_where_debugger_does_not_run_the_profiler_and_hook_are_off_or_refused():

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 from jobspec import catalog as support
 from jobspec.names import job_name
 from jobspec.spec import ProfilerSettings
-from profiler_config.debugger import (DETAILED_PROFILER_RULE, DebuggerHookConfig, ProfilerRule, Rule,
-                                      detailed_profiler_rule, hook_settings)
+from profiler_config.debugger import (DEFAULT_RULE_EVALUATOR_IMAGE, DETAILED_PROFILER_RULE, DebuggerHookConfig,
+                                      ProfilerRule, Rule, detailed_profiler_rule, hook_settings)
 
 if TYPE_CHECKING:
     from estimators.base import FrameworkEstimator
@@ -78,7 +78,7 @@ def check_debugger(est: "FrameworkEstimator", region: str, local: bool) -> None:
             raise ValueError(f"debugger_hook_config/rules: SageMaker Debugger is not available in region={region!r}; "
                              "drop them (or set debugger_hook_config=False)")
     if est.rules:
-        builtin = [r for r in est.rules if r.image_uri == "DEFAULT_RULE_EVALUATOR_IMAGE"
+        builtin = [r for r in est.rules if r.image_uri == DEFAULT_RULE_EVALUATOR_IMAGE
                    and not r.name.startswith(DETAILED_PROFILER_RULE)]
         if builtin:
             support.rule_evaluator_image_uri(region)

@@ -19,6 +19,7 @@ from estimators.debugger import debugger_spec_fields
 from estimators.inputs import INPUT_MODES
 from estimators.instance_group import InstanceGroup
 from estimators.resolve import Resolved, resolve
+from estimators.settings import job_settings
 from jobspec import catalog as support
 from jobspec.contract import is_local_instance_type
 from jobspec.names import check_name, job_name
@@ -261,8 +262,6 @@ class FrameworkEstimator(BaseModel):
         else:
             entry, entry_path = self._entry_in_source_dir(entry_point, given_source_dir), None
             source_dir = given_source_dir if given_source_dir.startswith("s3://") else os.path.abspath(given_source_dir)
-        from estimators.settings import job_settings
-
         return TrainingJobSpec(
             job_name=name, framework=self.framework, framework_version=r.framework_version, py_version=r.py_version,
             image_uri=r.image_uri, region=r.region, role=self.role,

@@ -38,10 +38,8 @@ class SageMakerTrainingJob(TrainingJob):
 
     def __init__(self, name: str, region: str | None = None, *, poll_interval: float | None = None,
                  max_poll_interval: float | None = None):
-        from launcher.aws.clients import resolve_region
+        from launcher.aws.clients import current_session, resolve_region
         from launcher.aws.watch import poll_intervals
-
-        from launcher.aws.clients import current_session
 
         super().__init__(name)
         self.boto_session = current_session()  # the user's sagemaker_session's, kept for every later call
@@ -138,9 +136,8 @@ class SageMakerTrainingJob(TrainingJob):
         """The job's log lines, `[algo-N]`-prefixed; follow=True keeps tailing until the job ends."""
         import time
 
-        from launcher.aws.watch import TERMINAL
-
         from launcher.aws.clients import using_session
+        from launcher.aws.watch import TERMINAL
 
         tail, delay = self._tail(), self.poll_interval
         while True:

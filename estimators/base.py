@@ -15,6 +15,7 @@ from pydantic import (BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
                       model_validator)
 
 from estimators import field_checks as check
+from estimators.debugger import debugger_spec_fields
 from estimators.inputs import INPUT_MODES
 from estimators.instance_group import InstanceGroup
 from estimators.resolve import Resolved, resolve
@@ -23,7 +24,7 @@ from jobspec import catalog as support
 from jobspec.contract import is_local_instance_type
 from jobspec.names import check_name, job_name
 from jobspec.spec import TrainingJobSpec
-from profiler_config import ProfilerConfig
+from profiler_config import DebuggerHookConfig, ProfilerConfig, ProfilerRule, Rule, TensorBoardOutputConfig
 
 MAX_RUN_SECS = 28 * 24 * 3600
 
@@ -49,6 +50,9 @@ class FrameworkEstimator(BaseModel):
     distribution: dict[str, Any] | None = None
     profiler_config: ProfilerConfig | None = None
     disable_profiler: bool = False
+    rules: list[Rule | ProfilerRule] | None = None
+    debugger_hook_config: DebuggerHookConfig | bool | None = None
+    tensorboard_output_config: TensorBoardOutputConfig | None = None
     output_path: str | None = None
     checkpoint_s3_uri: str | None = None
     checkpoint_local_path: str | None = None
@@ -115,6 +119,21 @@ class FrameworkEstimator(BaseModel):
     _sgs = field_validator("security_group_ids")(
         classmethod(lambda cls, v: check.id_list("security_group_ids", v, check.SECURITY_GROUP, 5, "sg-0123abcd"))
     )
+
+    @field_validator("rules", mode="before")
+    @classmethod
+    def _rules(cls, v: Any) -> Any:
+        if v is None:
+            return v
+        if not isinstance(v, (list, tuple)):
+            raise ValueError(f"rules={v!r} must be a list of Rule/ProfilerRule, e.g. "
+                             "[Rule.sagemaker(rule_configs.loss_not_decreasing())]")
+        for i, rule in enumerate(v):
+            if not isinstance(rule, (Rule, ProfilerRule)):
+                raise ValueError(f"rules[{i}]={rule!r} is not a Rule or ProfilerRule; allowed: e.g. "
+                                 "Rule.sagemaker(rule_configs.vanishing_gradient()) or "
+                                 "ProfilerRule.sagemaker(rule_configs.ProfilerReport())")
+        return list(v)
 
     _metrics = field_validator("metric_definitions")(classmethod(lambda cls, v: check.metric_definitions(v)))
     _mode = field_validator("input_mode")(classmethod(lambda cls, v: check.choice("input_mode", v, INPUT_MODES)))
@@ -337,15 +356,19 @@ class FrameworkEstimator(BaseModel):
             mp_parameters=r.plan.mp_parameters, output_path=self.output_path, output_kms_key=self.output_kms_key,
             checkpoint_s3_uri=self.checkpoint_s3_uri, checkpoint_local_path=self.checkpoint_local_path,
             max_run=self.max_run, max_wait=self.max_wait, use_spot_instances=self.use_spot_instances,
-            profiler=r.profiler,
+            profiler=r.profiler, **debugger_spec_fields(self, r.region, local, r.plan.strategy),
             subnets=tuple(self.subnets) if self.subnets is not None else None,
             security_group_ids=tuple(self.security_group_ids) if self.security_group_ids is not None else None,
             enable_network_isolation=self.enable_network_isolation,
             encrypt_inter_container_traffic=self.encrypt_inter_container_traffic,
             tags=tuple((t["Key"], t["Value"]) for t in self.tags or ()), container_log_level=self.container_log_level,
             dependencies=tuple(os.path.abspath(d) for d in dependencies),
-            **job_settings(self, inputs, local),
+            **job_settings(self, inputs, local), **self._framework_spec_fields(local),
         )
+
+    def _framework_spec_fields(self, local: bool) -> dict[str, Any]:
+        """Spec fields only one framework's estimator has (TensorFlow's model_dir)."""
+        return {}
 
     def _code(self) -> tuple[str, str | None, list[str]]:
         """(entry_point, source_dir, dependencies): as given, or inside the clone fit() made of git_config."""

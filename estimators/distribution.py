@@ -95,6 +95,21 @@ def _enabled(opt: BaseModel | None) -> bool:
     return bool(opt is not None and getattr(opt, "enabled", False))
 
 
+def _check_pytorchddp(framework_version: str, instance_type: str) -> None:
+    """SDK v2 2.257 rewrites pytorchddp into smdistributed dataparallel: its hardware rules apply, said so."""
+    from jobspec import catalog as support
+
+    support.check_distribution_support("pytorchddp", "pytorch", framework_version, instance_type)
+    try:
+        support.check_distribution_support("dataparallel", "pytorch", framework_version, instance_type)
+    except ValueError as err:
+        raise ValueError(
+            f"distribution.pytorchddp: SageMaker SDK v2 runs pytorchddp as SageMaker's data-parallel library "
+            f"(smdistributed dataparallel), so its limits apply — {err}; for plain PyTorch DDP on any GPU instance "
+            "use {'torch_distributed': {'enabled': True}}"
+        ) from None
+
+
 def parse_distribution(
     distribution: dict[str, Any] | None,
     *,
@@ -141,7 +156,10 @@ def parse_distribution(
     if strategy in ("parameter_server", "multi_worker_mirrored_strategy") and framework != "tensorflow":
         raise ValueError(f"distribution.{strategy} is TensorFlow-only; for PyTorch use torch_distributed")
     if not local:
-        support.check_distribution_support(strategy, framework, framework_version, instance_type)
+        if strategy == "pytorchddp":
+            _check_pytorchddp(framework_version, instance_type)
+        else:
+            support.check_distribution_support(strategy, framework, framework_version, instance_type)
 
     smp = None
     if strategy == "modelparallel":
@@ -186,12 +204,13 @@ def parse_distribution(
     if opts.smdistributed is not None:
         hp["sagemaker_distributed_dataparallel_enabled"] = dp_on
         hp["sagemaker_instance_type"] = instance_type
-        if dp_on and smd.dataparallel.custom_mpi_options:  # type: ignore[union-attr]
+        if dp_on:
             hp["sagemaker_distributed_dataparallel_custom_mpi_options"] = smd.dataparallel.custom_mpi_options  # type: ignore[union-attr]
     if strategy == "torch_distributed":
         hp.update(sagemaker_torch_distributed_enabled=True, sagemaker_instance_type=instance_type)
-    elif strategy == "pytorchddp":
-        hp.update(sagemaker_pytorch_ddp_enabled=True, sagemaker_instance_type=instance_type)
+    elif strategy == "pytorchddp":  # SDK v2 2.257 sends it as smdistributed dataparallel (SMDDP)
+        hp.update(sagemaker_distributed_dataparallel_enabled=True, sagemaker_instance_type=instance_type,
+                  sagemaker_distributed_dataparallel_custom_mpi_options="")
     elif strategy == "parameter_server":
         hp["sagemaker_parameter_server_enabled"] = True
     elif strategy == "multi_worker_mirrored_strategy":

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
+from estimators.debugger import check_debugger, profiler_settings
 from estimators.distribution import DistributionPlan, parse_distribution
 from estimators.settings import settings_problems, training_instance_type
 from jobspec import catalog as support
@@ -119,16 +120,8 @@ def _vpc(est: "FrameworkEstimator") -> None:
 
 def _profiler(est: "FrameworkEstimator", version: str, region: str, local: bool,
               instance_type: str) -> ProfilerSettings | None:
-    if est.profiler_config is not None and est.disable_profiler:
-        raise ValueError("profiler_config is set while disable_profiler=True; drop one of them")
-    if est.disable_profiler:
-        return ProfilerSettings(disable_profiler=True)
-    if est.profiler_config is None:
-        return None
-    settings = est.profiler_config.to_settings()
-    if not local and not settings.disable_profiler:
-        support.check_profiler_support(est.framework, version, region, instance_type)
-    return settings
+    check_debugger(est, region, local)
+    return profiler_settings(est, version, region, local, instance_type)
 
 
 def _versions(est: "FrameworkEstimator") -> None:
@@ -186,7 +179,7 @@ def cross_field_problems(est: "FrameworkEstimator", invalid: frozenset[str] = fr
     profiler, plan = None, None
     if image is not None:
         version = image[0]
-        if valid("profiler_config", "disable_profiler"):
+        if valid("profiler_config", "disable_profiler", "rules", "debugger_hook_config", "tensorboard_output_config"):
             profiler = problems.check(lambda: _profiler(est, version, region, local, instance_type))
         gpus = _gpus_per_host(instance_type, info)
         if valid("distribution", "instance_count"):

@@ -263,6 +263,46 @@ def detailed_profiler_image_uri(region: str) -> str:
     return f"{registry(region, account)}/{d['repository']}:{d['tag']}"
 
 
+# ---------------------------------------------------------------- debugger (monitoring, hook, rules)
+def debugger_facts() -> dict[str, Any]:
+    return matrix()["debugger"]
+
+
+def region_supports_debugger(region: str) -> bool:
+    """Debugger's hook and rules exist in this region (SDK v2's _region_supports_debugger)."""
+    return region.lower() not in debugger_facts()["unsupported_regions"]
+
+
+def monitoring_available(region: str, instance_type: str) -> bool:
+    """Debugger's system monitoring (the default ProfilerConfig) runs here: not in a few regions, not on trn*."""
+    family = instance_type.split(".")[1] if instance_type.count(".") == 2 else ""
+    return (region.lower() not in debugger_facts()["monitoring_unsupported_regions"]
+            and not family.startswith(tuple(debugger_facts()["monitoring_unsupported_instance_families"])))
+
+
+def check_framework_profiling(framework: str, version: str) -> None:
+    """Debugger's framework profiling (FrameworkProfile) collects nothing from PyTorch 2.0 / TensorFlow 2.12 on."""
+    last = debugger_facts()["framework_profiling_discontinued_from"][framework]
+    if _version_key(version) >= _version_key(last):
+        raise ValueError(
+            f"profiler_config.framework_profile_params: SageMaker Debugger's framework profiling was discontinued "
+            f"from {framework} {last} (SDK v2 warns that no framework metrics are collected) and framework_version="
+            f"{version!r}; use ProfilerConfig(profile_params=Profiler(...)) for SageMaker Profiler, or an older version"
+        )
+
+
+def rule_evaluator_image_uri(region: str) -> str:
+    """The built-in Debugger/Profiler rules' evaluator image (SDK v2's image_uris.retrieve("debugger", region))."""
+    d = debugger_facts()["rule_evaluator"]
+    account = d["registries"].get(region)
+    if account is None:
+        raise ValueError(
+            f"rules: SageMaker Debugger's rule evaluator has no image in region={region!r}; available in "
+            f"{allowed_list(sorted(d['registries']))}; drop rules= or give each rule its image_uri (Rule.custom)"
+        )
+    return f"{registry(region, account)}/{d['repository']}:{d['tag']}"
+
+
 # ---------------------------------------------------------------- distribution support
 def check_distribution_support(strategy: str, framework: str, version: str, instance_type: str) -> None:
     d = matrix()["distribution"]

@@ -57,6 +57,39 @@ class ProfilerSettings(_Frozen):
     cpu_profiling_duration: int = DEFAULT_CPU_PROFILING_DURATION_S  # seconds of detailed (Kineto) capture
     file_rotation_interval: int = DEFAULT_FILE_ROTATION_S  # SMPFileRotationSecs
     disable_profiler: bool = False
+    detailed: bool = False  # SageMaker Profiler's detailed capture (ProfilingParameters); False: monitoring only
+    framework_profile_parameters: dict[str, str] | None = None  # Debugger's framework profiling, as v2 sends it
+
+
+class DebugRuleSettings(_Frozen):
+    """One Debugger or Profiler rule as CreateTrainingJob takes it (evaluator image already chosen)."""
+
+    name: str
+    image_uri: str
+    instance_type: str | None = None
+    volume_size_in_gb: int | None = None
+    local_path: str | None = None
+    s3_output_path: str | None = None
+    parameters: dict[str, str] = Field(default_factory=dict)
+
+
+class DebugCollection(_Frozen):
+    name: str
+    parameters: dict[str, str] | None = None
+
+
+class DebugHookSettings(_Frozen):
+    """SageMaker Debugger's hook (DebugHookConfig): which tensors the job saves, and where."""
+
+    s3_output_path: str | None = None  # None: the job's output path
+    local_path: str | None = None
+    hook_parameters: dict[str, str] | None = None
+    collections: tuple[DebugCollection, ...] = ()
+
+
+class TensorBoardSettings(_Frozen):
+    s3_output_path: str
+    local_path: str | None = None
 
 
 class TrainingJobSpec(_Frozen):
@@ -87,6 +120,8 @@ class TrainingJobSpec(_Frozen):
     hyperparameters: dict[str, Any] = Field(default_factory=dict)  # the user's, raw values
     environment: dict[str, str] = Field(default_factory=dict)
     inputs: tuple[InputChannel, ...] = ()
+    model_dir: str | None = None  # TensorFlow's model_dir hyperparameter, as given
+    default_model_dir: bool = False  # TensorFlow: send SDK v2's default model_dir (s3://<output>/<job>/model)
 
     # distribution, already validated by estimators.distribution (SMP parameters by jobspec.smp)
     distribution: dict[str, Any] = Field(default_factory=dict)  # the user's dict, as given
@@ -102,6 +137,10 @@ class TrainingJobSpec(_Frozen):
     max_wait: int | None = None
     use_spot_instances: bool = False
     profiler: ProfilerSettings | None = None  # None: no profiler at all
+    profiler_rules: tuple[DebugRuleSettings, ...] = ()
+    debug_hook: DebugHookSettings | None = None  # None: no Debugger hook
+    debug_rules: tuple[DebugRuleSettings, ...] = ()
+    tensorboard_output: TensorBoardSettings | None = None
 
     # network and tags
     subnets: tuple[str, ...] | None = None

@@ -21,7 +21,6 @@ if TYPE_CHECKING:
 
 PLACEHOLDER_ACCOUNT = "000000000000"
 PLACEHOLDER_ROLE = f"arn:aws:iam::{PLACEHOLDER_ACCOUNT}:role/SageMakerRole"  # local jobs need no role
-DETAILED_PROFILER_RULE = "DetailedProfilerProcessingJobConfig"
 
 
 def default_bucket(region: str, account: str | None = None) -> str:
@@ -72,6 +71,11 @@ def hyperparameters(spec: "TrainingJobSpec", account: str | None = None) -> dict
         sagemaker_container_log_level=spec.container_log_level,
     )
     hp.update(spec.distribution_hyperparameters)
+    if spec.model_dir is not None:
+        hp["model_dir"] = spec.model_dir
+    elif spec.default_model_dir:  # SDK v2's TensorFlow default; MPI jobs keep the model in the container
+        mpi = spec.distribution_hyperparameters.get("sagemaker_mpi_enabled", False)
+        hp["model_dir"] = "/opt/ml/model" if mpi else f"{output_uri(spec, account).rstrip('/')}/{spec.job_name}/model"
     return {key: json.dumps(value) for key, value in hp.items()}
 
 
@@ -89,6 +93,17 @@ def channel_request(c: Any) -> dict[str, Any]:
                 "ShuffleConfig": {"Seed": c.shuffle_seed} if c.shuffle_seed is not None else None}
     ch.update({k: v for k, v in optional.items() if v is not None})
     return ch
+
+
+def _rule(r: Any) -> dict[str, Any]:
+    """A Debugger/Profiler rule as v2 sends it: the optional keys only when set."""
+    rule: dict[str, Any] = {"RuleConfigurationName": r.name, "RuleEvaluatorImage": r.image_uri}
+    for key, value in (("InstanceType", r.instance_type), ("VolumeSizeInGB", r.volume_size_in_gb),
+                       ("LocalPath", r.local_path), ("S3OutputPath", r.s3_output_path),
+                       ("RuleParameters", dict(r.parameters))):
+        if value:
+            rule[key] = value
+    return rule
 
 
 def resource_config(spec: "TrainingJobSpec") -> dict[str, Any]:
@@ -119,30 +134,50 @@ def algorithm_specification(spec: "TrainingJobSpec") -> dict[str, Any]:
 
 
 def profiler_request(spec: "TrainingJobSpec", account: str | None = None) -> dict[str, Any]:
-    """ProfilerConfig plus ProfilerRuleConfigurations; {} without a profiler."""
+    """ProfilerConfig plus ProfilerRuleConfigurations; {} without a profiler.
+
+    Monitoring only (v2's default) sends the S3 path and the interval; ProfilingParameters go with SageMaker
+    Profiler's detailed capture (its processing rule is one of `spec.profiler_rules`) or Debugger's framework
+    profiling."""
     p = spec.profiler
     if p is None:
         return {}
-    if p.disable_profiler:
-        return {"ProfilerConfig": {"DisableProfiler": True}}
-    from jobspec.catalog import detailed_profiler_image_uri, profiler_facts  # the matrix loads on first use
-
-    config: dict[str, Any] = {
-        "S3OutputPath": p.s3_output_path or output_uri(spec, account),
-        "ProfilingParameters": profiling_parameters(p.cpu_profiling_duration, p.file_rotation_interval),
-        "DisableProfiler": False,
-    }
+    config: dict[str, Any] = {"DisableProfiler": p.disable_profiler}
+    if not p.disable_profiler:
+        config["S3OutputPath"] = p.s3_output_path or output_uri(spec, account)
     if p.system_monitor_interval_millis is not None:
         config["ProfilingIntervalInMilliseconds"] = p.system_monitor_interval_millis
-    facts = profiler_facts()["detailed_profiler_processing"]
-    rule = {
-        "RuleConfigurationName": facts["rule_configuration_name"],
-        "RuleEvaluatorImage": detailed_profiler_image_uri(spec.region),
-        "InstanceType": facts["instance_type"],
-        "VolumeSizeInGB": facts["volume_size_gb"],
-        "RuleParameters": {"rule_to_invoke": "DetailedProfilerProcessing"},
-    }
-    return {"ProfilerConfig": config, "ProfilerRuleConfigurations": [rule]}
+    if p.framework_profile_parameters is not None:
+        config["ProfilingParameters"] = dict(p.framework_profile_parameters)
+    elif p.detailed:
+        config["ProfilingParameters"] = profiling_parameters(p.cpu_profiling_duration, p.file_rotation_interval)
+    out: dict[str, Any] = {"ProfilerConfig": config}
+    if spec.profiler_rules:
+        out["ProfilerRuleConfigurations"] = [_rule(r) for r in spec.profiler_rules]
+    return out
+
+
+def debugger_request(spec: "TrainingJobSpec", account: str | None = None) -> dict[str, Any]:
+    """DebugHookConfig, DebugRuleConfigurations and TensorBoardOutputConfig, each only when the job has it."""
+    out: dict[str, Any] = {}
+    hook = spec.debug_hook
+    if hook is not None:
+        config: dict[str, Any] = {"S3OutputPath": hook.s3_output_path or output_uri(spec, account)}
+        if hook.local_path is not None:
+            config["LocalPath"] = hook.local_path
+        if hook.hook_parameters is not None:
+            config["HookParameters"] = dict(hook.hook_parameters)
+        config["CollectionConfigurations"] = [
+            {"CollectionName": c.name, **({"CollectionParameters": dict(c.parameters)} if c.parameters is not None else {})}
+            for c in hook.collections]
+        out["DebugHookConfig"] = config
+    if spec.debug_rules:
+        out["DebugRuleConfigurations"] = [_rule(r) for r in spec.debug_rules]
+    if spec.tensorboard_output is not None:
+        tb = spec.tensorboard_output
+        out["TensorBoardOutputConfig"] = {"S3OutputPath": tb.s3_output_path,
+                                          **({"LocalPath": tb.local_path} if tb.local_path is not None else {})}
+    return out
 
 
 def compile_create_training_job_request(spec: "TrainingJobSpec", account: str | None = None) -> dict[str, Any]:
@@ -179,4 +214,5 @@ def compile_create_training_job_request(spec: "TrainingJobSpec", account: str | 
     if spec.tags:
         req["Tags"] = [{"Key": k, "Value": v} for k, v in spec.tags]
     req.update(profiler_request(spec, account))
+    req.update(debugger_request(spec, account))
     return req

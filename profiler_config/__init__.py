@@ -1,5 +1,14 @@
-"""ProfilerConfig and Profiler as SageMaker users write them; `to_settings()` feeds the job spec."""
+"""ProfilerConfig, Profiler, FrameworkProfile and SageMaker Debugger's hook, rules and TensorBoard output, as
+SageMaker SDK v2 users write them (`from sagemaker.debugger import …`); `to_settings()` feeds the job spec."""
 
+from profiler_config import rule_configs
 from profiler_config.config import ALLOWED_INTERVALS_MILLIS, Profiler, ProfilerConfig
+from profiler_config.debugger import (CollectionConfig, DebuggerHookConfig, ProfilerRule, Rule,
+                                      TensorBoardOutputConfig)
+from profiler_config.framework_profile import (DataloaderProfilingConfig, DetailedProfilingConfig, FrameworkProfile,
+                                               HorovodProfilingConfig, PythonProfilingConfig,
+                                               SMDataParallelProfilingConfig)
 
-__all__ = ["ProfilerConfig", "Profiler", "ALLOWED_INTERVALS_MILLIS"]
+__all__ = ["ProfilerConfig", "Profiler", "FrameworkProfile", "ALLOWED_INTERVALS_MILLIS", "DebuggerHookConfig",
+           "CollectionConfig", "TensorBoardOutputConfig", "Rule", "ProfilerRule", "rule_configs", "DetailedProfilingConfig",
+           "DataloaderProfilingConfig", "PythonProfilingConfig", "HorovodProfilingConfig", "SMDataParallelProfilingConfig"]

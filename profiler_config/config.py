@@ -1,21 +1,25 @@
-"""ProfilerConfig / Profiler: the SageMaker SDK's argument names, validated at construction.
+"""ProfilerConfig / Profiler: the SageMaker SDK v2's argument names and order, validated at construction.
 
-`ProfilerConfig(s3_output_path=None, system_monitor_interval_millis=None,
-profile_params=Profiler(cpu_profiling_duration=3600, file_rotation_interval=600), disable_profiler=False)`.
-AWS's own docs show `profiler_params=`; it is accepted with a DeprecationWarning.
+`ProfilerConfig(s3_output_path=None, system_monitor_interval_millis=None, framework_profile_params=None,
+profile_params=None, disable_profiler=False)`. Without `profile_params` it is Debugger's monitoring only
+(system metrics, no ProfilingParameters, no processing rule); `profile_params=Profiler(...)` asks for
+SageMaker Profiler's detailed capture. AWS's own docs show `profiler_params=`; it is accepted with a
+DeprecationWarning.
 """
 
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from jobspec.contract import DEFAULT_CPU_PROFILING_DURATION_S, DEFAULT_FILE_ROTATION_S
 from jobspec.profiling import profiling_parameters
 from jobspec.s3uri import S3_URI
 from jobspec.spec import ProfilerSettings
+from profiler_config.framework_profile import FrameworkProfile
+from profiler_config.v2_args import V2Args
 
 # SageMaker Debugger's allowed system-monitor intervals (ms): 100 ms … 1 minute.
 ALLOWED_INTERVALS_MILLIS = (100, 200, 500, 1000, 5000, 60000)
@@ -29,35 +33,36 @@ def check_s3_uri(field: str, value: str) -> str:
     return value
 
 
-class Profiler(BaseModel):
-    """What the detailed (framework) profiler captures."""
+class Profiler(V2Args):
+    """What SageMaker Profiler's detailed (framework) capture records."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, defer_build=True)
+    POSITIONAL: ClassVar[tuple[str, ...]] = ("cpu_profiling_duration", "file_rotation_interval")
 
     cpu_profiling_duration: int = Field(DEFAULT_CPU_PROFILING_DURATION_S, ge=1, le=MAX_DURATION_SECS,
                                         description="seconds of detailed capture")
     file_rotation_interval: int = Field(DEFAULT_FILE_ROTATION_S, ge=1, le=MAX_DURATION_SECS,
                                         description="seconds per trace file")
 
-    def to_request_dict(self) -> dict[str, str]:
+    @property
+    def profiling_parameters(self) -> dict[str, str]:
+        """ProfilingParameters as v2 sends them (v2's attribute name)."""
         return profiling_parameters(self.cpu_profiling_duration, self.file_rotation_interval)
 
+    def to_request_dict(self) -> dict[str, str]:
+        return self.profiling_parameters
 
-class ProfilerConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, defer_build=True)
+
+class ProfilerConfig(V2Args):
+    POSITIONAL: ClassVar[tuple[str, ...]] = (
+        "s3_output_path", "system_monitor_interval_millis", "framework_profile_params", "profile_params",
+        "disable_profiler",
+    )
 
     s3_output_path: str | None = None
     system_monitor_interval_millis: int | None = None
-    profile_params: Profiler = Field(default_factory=Profiler)
+    framework_profile_params: FrameworkProfile | None = None
+    profile_params: Profiler | None = None  # None: monitoring only
     disable_profiler: bool = False
-
-    def __init__(self, *args: Any, **data: Any) -> None:
-        # positional order as in the SageMaker SDK
-        names = ("s3_output_path", "system_monitor_interval_millis", "profile_params", "disable_profiler")
-        if len(args) > len(names):
-            raise TypeError(f"ProfilerConfig takes at most {len(names)} positional arguments")
-        data.update(zip(names, args))
-        super().__init__(**data)
 
     @model_validator(mode="before")
     @classmethod
@@ -72,6 +77,13 @@ class ProfilerConfig(BaseModel):
             data = {**data, "profile_params": data["profiler_params"]}
             del data["profiler_params"]
         return data
+
+    @model_validator(mode="after")
+    def _one_framework_capture(self) -> "ProfilerConfig":
+        if self.profile_params is not None and self.framework_profile_params is not None:
+            raise ValueError("profile_params (SageMaker Profiler) and framework_profile_params (Debugger's framework "
+                             "profiling) cannot both be set; keep profile_params=Profiler(...)")
+        return self
 
     @field_validator("s3_output_path")
     @classmethod
@@ -89,11 +101,21 @@ class ProfilerConfig(BaseModel):
             )
         return v
 
+    @property
+    def detailed(self) -> bool:
+        """Whether SageMaker Profiler's detailed capture is asked for (its support matrix then applies)."""
+        return self.profile_params is not None
+
     def to_settings(self) -> ProfilerSettings:
+        """The job's profiler settings; locally our profiler captures the same way for every form."""
+        profile = self.profile_params or Profiler()
+        framework = self.framework_profile_params
         return ProfilerSettings(
             s3_output_path=self.s3_output_path,
             system_monitor_interval_millis=self.system_monitor_interval_millis,
-            cpu_profiling_duration=self.profile_params.cpu_profiling_duration,
-            file_rotation_interval=self.profile_params.file_rotation_interval,
+            cpu_profiling_duration=profile.cpu_profiling_duration,
+            file_rotation_interval=profile.file_rotation_interval,
             disable_profiler=self.disable_profiler,
+            detailed=self.detailed,
+            framework_profile_parameters=framework.profiling_parameters if framework is not None else None,
         )

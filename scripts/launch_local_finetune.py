@@ -37,10 +37,8 @@ def build_estimator(args: argparse.Namespace):
         framework_version="2.0.0",  # AWS's PyTorch 2.0 post; a local job runs on the installed torch
         py_version="py310",
         hyperparameters=hyperparameters,
-        profiler_config=ProfilerConfig(
-            system_monitor_interval_millis=500,
-            profile_params=Profiler(cpu_profiling_duration=args.profile_seconds),
-        ),
+        # detailed profiling, as on SageMaker (system metrics every 500 ms, the default)
+        profiler_config=ProfilerConfig(profile_params=Profiler(cpu_profiling_duration=args.profile_seconds)),
         output_path=str(Path(args.output_path).resolve()),
         base_job_name="roberta-sentiment",
         ignore_patterns=["bench_*.py", "*.ipynb"],
@@ -76,7 +74,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--max-train-samples", type=int, default=None)
     parser.add_argument("--instance-type", default="local", choices=LOCAL_INSTANCE_TYPES)
     parser.add_argument("--output-path", default="sagelaunch-output", help="folder for model.tar.gz, output, profile")
-    parser.add_argument("--profile-seconds", type=int, default=60, help="seconds of detailed (Kineto) capture")
+    parser.add_argument("--profile-seconds", type=int, default=3600, help="seconds of detailed (Kineto) capture")
     args = parser.parse_args(argv)
 
     estimator = build_estimator(args)

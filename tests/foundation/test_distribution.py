@@ -117,7 +117,8 @@ def test_local_modelparallel_defaults_processes_to_pp_times_tp_for_any_version()
 def test_dataparallel_torch_distributed_and_pytorchddp():
     dp = plan({"smdistributed": {"dataparallel": {"enabled": True}}}, version="2.0.1")
     assert dp.processes_per_host == 8 and dp.hyperparameters == {
-        "sagemaker_distributed_dataparallel_enabled": True, "sagemaker_instance_type": "ml.p4d.24xlarge"}
+        "sagemaker_distributed_dataparallel_enabled": True, "sagemaker_instance_type": "ml.p4d.24xlarge",
+        "sagemaker_distributed_dataparallel_custom_mpi_options": ""}
     with pytest.raises(ValueError, match="dataparallel runs on"):
         plan({"smdistributed": {"dataparallel": {"enabled": True}}}, instance_type="ml.g5.12xlarge", gpus=4)
     td = plan({"torch_distributed": {"enabled": True}}, version="2.6.0", instance_type="ml.g5.12xlarge", gpus=4)
@@ -127,8 +128,16 @@ def test_dataparallel_torch_distributed_and_pytorchddp():
         plan({"torch_distributed": {"enabled": True}}, instance_type="ml.m5.xlarge", gpus=0)
     with pytest.raises(ValueError, match="PyTorch-only"):
         plan({"torch_distributed": {"enabled": True}}, framework="tensorflow", version="2.12.0")
-    ddp = plan({"pytorchddp": {"enabled": True}}, version="1.13.1", instance_type="ml.g5.12xlarge", gpus=4)
-    assert ddp.hyperparameters["sagemaker_pytorch_ddp_enabled"] is True
+    # SDK v2 2.257 runs pytorchddp as smdistributed dataparallel: its hyperparameters and its hardware
+    ddp = plan({"pytorchddp": {"enabled": True}}, version="1.13.1")
+    assert ddp.processes_per_host == 8 and ddp.hyperparameters == {
+        "sagemaker_distributed_dataparallel_enabled": True, "sagemaker_instance_type": "ml.p4d.24xlarge",
+        "sagemaker_distributed_dataparallel_custom_mpi_options": ""}
+    with pytest.raises(ValueError, match=r"pytorchddp as SageMaker's data-parallel library.*runs on ml\.p3\.16xlarge"
+                                         r".*torch_distributed"):
+        plan({"pytorchddp": {"enabled": True}}, version="1.13.1", instance_type="ml.g5.12xlarge", gpus=4)
+    with pytest.raises(ValueError, match="pytorchddp needs a GPU instance"):
+        plan({"pytorchddp": {"enabled": True}}, version="1.13.1", instance_type="ml.m5.xlarge", gpus=0)
 
 
 def test_shape_errors_name_the_key():

@@ -79,12 +79,21 @@ def test_gpu_image_on_gpu_instance_and_cpu_image_on_cpu_instance():
 
 
 def test_profiler_support_matrix_applies_to_sagemaker_jobs():
-    pc = ProfilerConfig()
+    pc = ProfilerConfig(profile_params=Profiler(cpu_profiling_duration=3600))  # SageMaker Profiler's detailed capture
     assert "SageMaker Profiler supports pytorch 2.0.0, 1.13.1" in error_of(pt, framework_version="2.1.0", profiler_config=pc)
     assert "SageMaker Profiler is available in us-east-1" in error_of(pt, region="ap-south-1", profiler_config=pc)
     msg = error_of(pt, instance_type="ml.g5.12xlarge", profiler_config=pc)
     assert "supports ml.p4d.24xlarge, ml.p3dn.24xlarge, ml.g4dn.12xlarge" in msg
     assert "profiler_config is set while disable_profiler=True" in error_of(pt, profiler_config=pc, disable_profiler=True)
+
+
+def test_monitoring_only_is_valid_on_every_instance_type_and_version():
+    monitoring = ProfilerConfig(system_monitor_interval_millis=500)
+    for version in ("2.1.0", "2.8.0"):
+        spec = pt(framework_version=version, instance_type="ml.g5.12xlarge", region="ap-south-1",
+                  profiler_config=monitoring).to_spec("mon-job")
+        assert spec.profiler.system_monitor_interval_millis == 500 and not spec.profiler.detailed
+        assert spec.profiler_rules == ()  # no DetailedProfilerProcessing job (it is billed)
 
 
 @pytest.mark.parametrize("instance_type", ["local", "local_gpu"])
@@ -112,7 +121,7 @@ def test_assignment_is_validated_and_rederived():
 
 
 def test_a_rejected_assignment_leaves_the_estimator_unchanged():
-    est = pt(profiler_config=ProfilerConfig())
+    est = pt(profiler_config=ProfilerConfig(profile_params=Profiler()))
     with pytest.raises(ValidationError, match="SageMaker Profiler supports"):
         est.instance_type = "ml.g5.xlarge"  # valid type, but not profiler-supported
     assert est.instance_type == "ml.p4d.24xlarge" and est.resolved.gpus_per_host == 8

@@ -11,10 +11,16 @@ from profiler_config import Profiler, ProfilerConfig
 def test_defaults_and_settings():
     pc = ProfilerConfig()
     assert (pc.s3_output_path, pc.system_monitor_interval_millis, pc.disable_profiler) == (None, None, False)
-    assert pc.profile_params == Profiler(cpu_profiling_duration=3600, file_rotation_interval=600)
-    s = ProfilerConfig("s3://bkt/prof", 500, Profiler(cpu_profiling_duration=30)).to_settings()
-    assert (s.s3_output_path, s.system_monitor_interval_millis, s.cpu_profiling_duration, s.file_rotation_interval) == (
-        "s3://bkt/prof", 500, 30, 600)
+    assert pc.profile_params is None and not pc.to_settings().detailed  # monitoring only, as in SDK v2
+    assert Profiler() == Profiler(cpu_profiling_duration=3600, file_rotation_interval=600)
+    # SDK v2's positional order: s3_output_path, system_monitor_interval_millis, framework_profile_params,
+    # profile_params, disable_profiler
+    s = ProfilerConfig("s3://bkt/prof", 500, None, Profiler(cpu_profiling_duration=30)).to_settings()
+    assert (s.s3_output_path, s.system_monitor_interval_millis, s.cpu_profiling_duration, s.file_rotation_interval,
+            s.detailed) == ("s3://bkt/prof", 500, 30, 600, True)
+    assert ProfilerConfig(None, None, None, None, True).disable_profiler
+    with pytest.raises(ValidationError, match="framework_profile_params"):
+        ProfilerConfig(None, None, Profiler())  # the third position is framework_profile_params, as in v2
     assert Profiler(cpu_profiling_duration=5).to_request_dict() == {"CPUProfilingDuration": "5", "SMPFileRotationSecs": "600"}
 
 

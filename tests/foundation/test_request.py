@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import botocore.session
 import botocore.validate
@@ -66,7 +67,9 @@ def test_profiled_modelparallel_job_request(create_training_job_shape):
         "S3OutputPath": "s3://prof-bucket/p", "ProfilingIntervalInMilliseconds": 100, "DisableProfiler": False,
         "ProfilingParameters": {"CPUProfilingDuration": "120", "SMPFileRotationSecs": "60"},
     }
+    assert "DebugHookConfig" not in req  # SMDebug cannot hook a job checkpointing to S3 and a local path (v2)
     (rule,) = req["ProfilerRuleConfigurations"]
+    assert re.fullmatch(r"DetailedProfilerProcessingJobConfig-\d{4}(-\d{2}){5}-\d{3}", rule["RuleConfigurationName"])
     assert rule["RuleParameters"] == {"rule_to_invoke": "DetailedProfilerProcessing"}
     assert (rule["InstanceType"], rule["VolumeSizeInGB"]) == ("ml.m5.4xlarge", 128)
     assert rule["RuleEvaluatorImage"] == "503895931360.dkr.ecr.us-east-1.amazonaws.com/detailed-profiler-processing:latest"
@@ -86,7 +89,11 @@ def test_code_location_rules(create_training_job_shape):
     uploaded = replace(no_out, submit_directory="s3://up/job-b/source/sourcedir.tar.gz")
     req = compile_create_training_job_request(uploaded)
     assert json.loads(req["HyperParameters"]["sagemaker_submit_directory"]) == "s3://up/job-b/source/sourcedir.tar.gz"
-    assert "ProfilerConfig" not in req
+    # no profiler_config: SDK v2's default monitoring and Debugger hook, written to the job's output path
+    out = "s3://sagemaker-eu-west-1-000000000000/"
+    assert req["ProfilerConfig"] == {"S3OutputPath": out, "DisableProfiler": False}
+    assert req["DebugHookConfig"] == {"S3OutputPath": out, "CollectionConfigurations": []}
+    assert "ProfilerRuleConfigurations" not in req
     named = TensorFlow(**{**base, "role": "SageMakerRole"}).to_spec("job-c")
     assert compile_create_training_job_request(named, account="123456789012")["RoleArn"] == (
         "arn:aws:iam::123456789012:role/SageMakerRole")

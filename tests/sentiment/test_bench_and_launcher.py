@@ -52,7 +52,7 @@ def test_main_job_is_a_profiled_local_pytorch_estimator(tmp_path):
     assert Path(spec.source_dir) == REPO_ROOT / "scripts"
     assert spec.hyperparameters == {"model_name_or_path": "tiny-roberta", "epochs": 8}
     assert spec.profiler is not None and not spec.profiler.disable_profiler
-    assert spec.profiler.system_monitor_interval_millis == 500 and spec.profiler.cpu_profiling_duration == 60
+    assert spec.profiler.detailed and spec.profiler.cpu_profiling_duration == 60
     channels = {c.name: c.uri for c in spec.inputs}
     assert sorted(channels) == ["test", "train", "validation"]
     assert all(Path(uri.removeprefix("file://")).is_file() for uri in channels.values())

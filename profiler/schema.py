@@ -128,6 +128,16 @@ class TraceMeta:
     # job settings the events cannot tell (SMP pipeline_parallel_degree, microbatches), recorded at capture time;
     # see profiler/job_settings.py. Additive: readers of schema 1 without it ignore the key.
     job_settings: dict[str, int] = field(default_factory=dict)
+    # when framework operators were recorded, for a duty cycle (Config.cpu_ops_steps of cpu_ops_every_steps):
+    # {"steps": K, "every_steps": N, "recorded_ns": [[start, end], ...]}; {} when the source does not say
+    # (Kineto traces, older artifacts: operators, if any, cover the whole trace). Additive, like job_settings.
+    cpu_ops: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def cpu_ops_sampled(self) -> bool:
+        """Operators were recorded in some steps only: operator totals cover those steps, not the run."""
+        c = self.cpu_ops
+        return bool(c) and int(c.get("steps", 0)) < int(c.get("every_steps", 0))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -142,6 +152,7 @@ class TraceMeta:
             "float_us": self.float_us,
             "base_ns": self.base_ns,
             "job_settings": dict(self.job_settings),
+            **({"cpu_ops": self.cpu_ops} if self.cpu_ops else {}),
         }
 
     @classmethod
@@ -158,6 +169,7 @@ class TraceMeta:
             float_us=bool(d.get("float_us", False)),
             base_ns=int(d.get("base_ns") or 0),
             job_settings=d["job_settings"] if isinstance(d.get("job_settings"), dict) else {},
+            cpu_ops=d["cpu_ops"] if isinstance(d.get("cpu_ops"), dict) else {},
         )
 
 

@@ -132,6 +132,9 @@ class TraceMeta:
     # {"steps": K, "every_steps": N, "recorded_ns": [[start, end], ...]}; {} when the source does not say
     # (Kineto traces, older artifacts: operators, if any, cover the whole trace). Additive, like job_settings.
     cpu_ops: dict[str, Any] = field(default_factory=dict)
+    # [start, end] ns in which our writer thread converted an earlier window while training ran: steps then may
+    # be slowed by it (step_outlier leaves them out). Each file lists the spans since the previous file. Additive.
+    profiler_busy_ns: list = field(default_factory=list)
 
     @property
     def cpu_ops_sampled(self) -> bool:
@@ -153,6 +156,7 @@ class TraceMeta:
             "base_ns": self.base_ns,
             "job_settings": dict(self.job_settings),
             **({"cpu_ops": self.cpu_ops} if self.cpu_ops else {}),
+            **({"profiler_busy_ns": self.profiler_busy_ns} if self.profiler_busy_ns else {}),
         }
 
     @classmethod
@@ -170,6 +174,7 @@ class TraceMeta:
             base_ns=int(d.get("base_ns") or 0),
             job_settings=d["job_settings"] if isinstance(d.get("job_settings"), dict) else {},
             cpu_ops=d["cpu_ops"] if isinstance(d.get("cpu_ops"), dict) else {},
+            profiler_busy_ns=d["profiler_busy_ns"] if isinstance(d.get("profiler_busy_ns"), list) else [],
         )
 
 

@@ -211,6 +211,14 @@ def steps(rt: RankTrace) -> dict | None:
         held = _steps_with_ops(rt, rt["ts_ns"][sel], rt["ts_ns"][sel] + d)
         for row, h in zip(rows, held.tolist()):
             row["cpu_ops_recorded"] = h
+    if rt.meta.profiler_busy_ns:  # ... and these ran while our writer thread converted a window
+        busy = np.array(rt.meta.profiler_busy_ns, dtype=np.int64).reshape(-1, 2)
+        starts, ends = rt["ts_ns"][sel], rt["ts_ns"][sel] + d
+        i = np.searchsorted(busy[:, 0], ends, side="left") - 1  # the last span starting before the step ends
+        hit = (i >= 0) & (busy[np.maximum(i, 0), 1] > starts)
+        for row, h in zip(rows, hit.tolist()):
+            if h:
+                row["profiler_writing"] = True
     return {**_stats_us(d), "steps": rows, "histogram": histogram(d)}
 
 

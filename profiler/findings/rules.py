@@ -210,8 +210,10 @@ def step_outlier(a: dict) -> list[Finding]:
         if not s or s.get("count", 0) < T.STEP_OUTLIER_MIN_STEPS:
             continue
         judged = sorted(s["steps"], key=lambda x: x["ts_us"])[1:]  # the first step is warm-up
+        # steps slowed by the profiler itself: Kineto recording their operators, our writer converting a window
         recorded = sum(1 for x in judged if x.get("cpu_ops_recorded"))
-        judged = [x for x in judged if not x.get("cpu_ops_recorded")]  # slowed by the operator recording itself
+        writing = sum(1 for x in judged if x.get("profiler_writing") and not x.get("cpu_ops_recorded"))
+        judged = [x for x in judged if not (x.get("cpu_ops_recorded") or x.get("profiler_writing"))]
         if len(judged) < T.STEP_OUTLIER_MIN_STEPS:
             continue
         med = median(x["dur_us"] for x in judged)
@@ -226,7 +228,8 @@ def step_outlier(a: dict) -> list[Finding]:
             f"the slowest, step {worst['step']}, takes {ms(worst['dur_us'])}.",
             {"median_step_ms": round(med / 1e3, 3), "slow_steps": len(slow), "steps": len(judged),
              "slowest_step": worst["step"], "slowest_step_ms": round(worst["dur_us"] / 1e3, 3), "slow_step_numbers": names,
-             **({"left_out_steps_with_operators_recorded": recorded} if recorded else {})},
+             **({"left_out_steps_with_operators_recorded": recorded} if recorded else {}),
+             **({"left_out_steps_while_the_profiler_wrote": writing} if writing else {})},
             f"Open the timeline at step {worst['step']} to see what runs there. Periodic slow steps are usually checkpoints, "
             "evaluation or logging: raise TrainingArguments(save_steps=…, eval_steps=…, logging_steps=…); at epoch starts "
             "keep DataLoader workers alive (persistent_workers=True); avoid torch.cuda.synchronize()/.item() inside the step.",

@@ -115,6 +115,16 @@ def test_the_analysis_labels_operator_figures_as_sampled(sampled):
 
 
 @pytest.mark.slow
+def test_the_steps_run_while_the_writer_converted_a_window_are_marked(sampled):
+    out, files = sampled
+    busy = [json.loads(pq.read_schema(f).metadata[META_KEY_META]).get("profiler_busy_ns") for f in files]
+    assert busy[0] is None and all(len(b) == 1 for b in busy[1:]), busy  # each file: the previous one's write
+    steps = analyze(out)["ranks"]["0"]["steps"]["steps"]
+    marked = [x["step"] for x in steps if x.get("profiler_writing")]
+    assert 2 in marked, marked  # the step after the first window: its conversion (and pyarrow's import) ran
+
+
+@pytest.mark.slow
 def test_equal_values_record_every_step_and_say_so(tmp_path):
     files = train(tmp_path, 7, cpu_ops_steps=3, cpu_ops_every_steps=3)
     rank = load_profile(tmp_path / "algo-1").ranks[0]
@@ -182,6 +192,13 @@ def test_step_outlier_leaves_out_the_steps_slowed_by_recording_operators(tmp_pat
     assert not [f for f in result["findings"] if f["rule"] == "step_outlier"]
     plain = analyze(syn.write(tmp_path / "plain", slow_recorded_steps({})))
     assert [f["evidence"]["slow_steps"] for f in plain["findings"] if f["rule"] == "step_outlier"] == [2]
+
+
+def test_step_outlier_leaves_out_the_steps_run_while_the_profiler_wrote(tmp_path):
+    r = syn.healthy(steps=10, slow={3: 300.0, 4: 300.0})
+    busy = syn.Rank(events=r.events, profiler_busy_ns=[[syn.T0 + 250 * syn.MS, syn.T0 + 600 * syn.MS]])
+    assert not [f for f in analyze(syn.write(tmp_path / "busy", busy))["findings"] if f["rule"] == "step_outlier"]
+    assert [f["rule"] for f in analyze(syn.write(tmp_path / "plain", r))["findings"]] == ["step_outlier"]
 
 
 def test_an_artifact_without_the_key_reads_as_operators_over_the_whole_trace(tmp_path):

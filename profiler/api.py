@@ -214,6 +214,7 @@ class SMProfiler:
             return
         try:
             if recording or self._kineto is not None:
+                self._window_end_ns = end + int(self.config.file_rotation_secs) * 1_000_000_000
                 self._flush(restart=True)  # operators end (or device-only capture changes to CPU + device)
             else:
                 self._start_device_capture(True)  # no Kineto between cycles: its events join this window

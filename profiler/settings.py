@@ -7,8 +7,9 @@ Discovery (the team's contract): the settings file is ``$SAGELAUNCH_PROFILER_CON
      "ProfilingParameters": {"CPUProfilingDuration": "3600", "SMPFileRotationSecs": "600"},
      "DisableProfiler": false}
 
-ProfilingParameters may also carry ``"RecordCpuOps": "false"`` (our extension; default true: record every
-framework operator through Kineto). Output goes to ``$SM_PROFILER_OUTPUT_DIR`` else ``/opt/ml/output/profiler``.
+ProfilingParameters may also carry our extensions ``"RecordCpuOps": "true"`` (default false: record framework
+operators through Kineto), ``"RecordCpuOpsSteps"`` / ``"RecordCpuOpsEverySteps"`` (its duty cycle) and
+``"SMPFileRotationSteps"``. Output goes to ``$SM_PROFILER_OUTPUT_DIR`` else ``/opt/ml/output/profiler``.
 With no settings file at all the profiler still works when the script calls start_profiling() (defaults below).
 """
 
@@ -38,11 +39,10 @@ DEFAULT_RECORD_CPU_OPS = False
 class Config:
     """Settings of the in-script profiler; every field left None comes from profilerconfig.json or defaults.
 
-    record_cpu_ops: also record every framework operator (torch.profiler/Kineto CPU activity) when the script
-    imported torch. Off by default: the per-step overhead is within noise, but Kineto keeps a whole window's
-    operator events in memory and the window's export then costs seconds and gigabytes (a 10 s tiny-RoBERTa
-    run: 4.9 GB peak RSS with it, 0.6 GB without). Turn it on with Config(record_cpu_ops=True) or
-    "RecordCpuOps": "true" in ProfilingParameters, with a short SMPFileRotationSecs for long runs.
+    record_cpu_ops: also record framework operators (torch.profiler/Kineto CPU activity) when the script
+    imported torch. Off by default: Kineto's recording, stop and export cost 2-3x the time of a step of small
+    operators, so even the duty cycle below costs ~8% per step on such loops (profiler/README.md, "Overhead and
+    size"). Turn it on with Config(record_cpu_ops=True) or "RecordCpuOps": "true" in ProfilingParameters.
 
     cpu_ops_steps / cpu_ops_every_steps (RecordCpuOpsSteps / RecordCpuOpsEverySteps): with CPU operators on,
     they are recorded in cpu_ops_steps consecutive steps out of every cpu_ops_every_steps (default 4 of 200;

@@ -47,3 +47,9 @@ DEFAULT_FILE_ROTATION_S = 600  # SMPFileRotationSecs: seconds per trace file
 # SMPFileRotationSteps: while Kineto records, steps per trace file. Kineto keeps every event of a window in memory
 # (~0.5-4 KB per CPU operator), so windows also end after this many steps: memory is bounded by one window.
 DEFAULT_FILE_ROTATION_STEPS = 50
+# RecordCpuOpsSteps / RecordCpuOpsEverySteps: with CPU operators on, Kineto records them in this many consecutive
+# steps out of every that many (a duty cycle; equal values record every step). Kineto's per-operator recording
+# and export cost ~2x a step of small operators, so recording 4 steps of every 200 keeps a small-operator loop
+# within 1.2x wall time (scripts/bench_profiler_capture.py) while every window holds full operator detail.
+DEFAULT_CPU_OPS_STEPS = 4
+DEFAULT_CPU_OPS_EVERY_STEPS = 200

@@ -24,6 +24,8 @@ CPU_PROFILING_DURATION = "CPUProfilingDuration"
 FILE_ROTATION = "SMPFileRotationSecs"
 FILE_ROTATION_STEPS = "SMPFileRotationSteps"  # sagelaunch's extension: while Kineto records, a window per N steps
 RECORD_CPU_OPS = "RecordCpuOps"  # sagelaunch's extension
+CPU_OPS_STEPS = "RecordCpuOpsSteps"  # sagelaunch's extension: operators recorded in this many consecutive steps
+CPU_OPS_EVERY_STEPS = "RecordCpuOpsEverySteps"  # ... out of every this many (equal values: every step)
 
 
 def profiling_parameters(cpu_profiling_duration: int = DEFAULT_CPU_PROFILING_DURATION_S,

@@ -59,6 +59,9 @@ class SMProfiler:
         self._depth = 0  # open annotations; an outermost one ending is a step for SMPFileRotationSteps
         self._steps_in_window = 0
         self._rotation_steps = 0
+        self._step = 0  # steps since start_profiling(); the duty cycle of CPU operators counts them
+        self._ops_steps = self._ops_every = 1
+        self._ops_windows: list[list[int]] = []  # [start, end] ns of operator recording in the open window
         self.files: list[Path] = []
 
     # --- configuration ------------------------------------------------------------------------
@@ -90,8 +93,11 @@ class SMProfiler:
             self._window_end_ns = start + int(c.file_rotation_secs) * 1_000_000_000
             self._steps_in_window = 0
             self._rotation_steps = int(c.file_rotation_steps)
+            self._step = 0
+            self._ops_steps, self._ops_every = int(c.cpu_ops_steps), int(c.cpu_ops_every_steps)
+            self._ops_windows = []
             self._writer = WindowWriter(self.files, self._writer_failed)
-            self._start_device_capture()
+            self._start_device_capture(self._ops_phase(0))
             self._start_monitor_if_alone()
             self.active = True
         except Exception:  # noqa: BLE001 — never fail the training job
@@ -114,12 +120,16 @@ class SMProfiler:
                 self._monitor.stop()
                 self._monitor = None
 
-    def _start_device_capture(self) -> None:
+    def _ops_phase(self, step: int) -> bool:
+        """Whether CPU operators are recorded in this step: the first cpu_ops_steps of every cpu_ops_every_steps."""
+        return bool(self.config.record_cpu_ops) and step % self._ops_every < self._ops_steps
+
+    def _start_device_capture(self, cpu_ops: bool) -> None:
         c = self.config
-        if "torch" in sys.modules and (c.record_cpu_ops or c.device_activity):
+        if "torch" in sys.modules and (cpu_ops or c.device_activity):
             from profiler.torch_capture import KinetoWindow
 
-            window = KinetoWindow(bool(c.record_cpu_ops), c.device_activity, c.record_shapes)
+            window = KinetoWindow(cpu_ops, c.device_activity, c.record_shapes)
             self._kineto = window if window.active else None
         if "tensorflow" in sys.modules and c.device_activity and self._tf_logdir is None:
             try:  # best effort: TensorBoard profile data next to our files
@@ -177,19 +187,47 @@ class SMProfiler:
         spans = self._recorder.drain(meta)
         finished = None
         if self._kineto is not None:
-            finished = self._kineto.finish()
-            self._kineto = None
+            finished = self._end_kineto()
+        if self.config.record_cpu_ops:  # the file says when operators were recorded (none: an empty list)
+            meta.cpu_ops = {"steps": self._ops_steps, "every_steps": self._ops_every, "recorded_ns": self._ops_windows}
+        self._ops_windows = []
         if restart:
-            self._start_device_capture()
+            self._start_device_capture(self._ops_phase(self._step))
         self._steps_in_window = 0
         self._writer.submit(self.rank_dir(), meta, spans, finished)
 
-    def _tick(self, now: int) -> None:
+    def _end_kineto(self):
+        window, self._kineto = self._kineto, None
+        finished = window.finish()
+        if window.records_cpu_ops:
+            self._ops_windows.append([window.started_ns, window.stopped_ns])
+        return finished
+
+    def _step_ended(self, end: int) -> None:
+        """An outermost annotation ended: the duty cycle may switch CPU operators on or off here, between steps."""
+        self._step += 1
+        self._steps_in_window += 1  # windows with Kineto rotate by steps too: its memory grows per event
+        recording = self._kineto is not None and self._kineto.records_cpu_ops
+        if self._ops_phase(self._step) == recording:
+            if self._kineto is not None and self._steps_in_window >= self._rotation_steps:
+                self._tick(end, rotate=True)
+            return
+        try:
+            if recording or self._kineto is not None:
+                self._window_end_ns = end + int(self.config.file_rotation_secs) * 1_000_000_000
+                self._flush(restart=True)  # operators end (or device-only capture changes to CPU + device)
+            else:
+                self._start_device_capture(True)  # no Kineto between cycles: its events join this window
+                self._steps_in_window = 0  # SMPFileRotationSteps bounds Kineto's memory: counted from here
+        except Exception:  # noqa: BLE001
+            self._fail("CPU operator duty cycle")
+
+    def _tick(self, now: int, rotate: bool = False) -> None:
         """Called at annotation ends: honour CPUProfilingDuration, SMPFileRotationSecs and SMPFileRotationSteps."""
         if now >= self._deadline_ns:
             log.info("profiler: CPUProfilingDuration reached; stopping detailed profiling")
             self.stop_profiling()
-        elif now >= self._window_end_ns or (self._kineto is not None and self._steps_in_window >= self._rotation_steps):
+        elif now >= self._window_end_ns or rotate:
             self._window_end_ns = now + int(self.config.file_rotation_secs) * 1_000_000_000
             try:
                 self._flush(restart=True)
@@ -214,6 +252,7 @@ class SMProfiler:
             except Exception:  # noqa: BLE001
                 pass
             self._kineto = None
+        self._ops_windows = []
 
     # --- annotations --------------------------------------------------------------------------
     def annotation_begin(self, name: str) -> _Handle | None:
@@ -247,9 +286,8 @@ class SMProfiler:
             self._recorder.add(handle.name, handle.start, end)
         if self._depth <= 0:
             self._depth = 0
-            self._steps_in_window += 1  # windows with Kineto rotate by steps too: its memory grows per event
-            if self._kineto is not None and self._steps_in_window >= self._rotation_steps:
-                self._tick(end)
+            self._step_ended(end)
+            if not self.active:
                 return
         if end >= self._window_end_ns or end >= self._deadline_ns:
             self._tick(end)

@@ -82,16 +82,23 @@ def read_events(paths: list[Path]) -> RankTrace:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    tables, meta = [], None
+    tables, meta, recorded, busy = [], None, [], []
     for p in sorted(paths):
         try:
             t = pq.read_table(p)
         except (OSError, pa.ArrowInvalid) as exc:
             raise ProfileLoadError(f"{p}: unreadable Parquet ({exc})") from None
         m = _check_version(p, t.schema.metadata)
-        meta = meta or TraceMeta.from_dict(m)
+        file_meta = TraceMeta.from_dict(m)
+        meta = meta or file_meta
+        meta.cpu_ops = meta.cpu_ops or file_meta.cpu_ops
+        recorded += file_meta.cpu_ops.get("recorded_ns") or []  # each file says when it recorded operators
+        busy += file_meta.profiler_busy_ns
         tables.append(t.replace_schema_metadata(None))
     meta.source = ", ".join(str(p) for p in sorted(paths))
+    if meta.cpu_ops:
+        meta.cpu_ops = {**meta.cpu_ops, "recorded_ns": sorted(recorded)}
+    meta.profiler_busy_ns = sorted(busy)
     table = pa.concat_tables(tables, promote_options="permissive").unify_dictionaries().combine_chunks()
     cols, dicts = {}, {}
     n = table.num_rows

@@ -55,6 +55,13 @@ def _rank_figures(out: list, rank: str, r: dict) -> None:
         _figure(out, scope, "cpu_busy_trace",
                 "CPU busy in the trace (time any profiled thread ran an operator, over the trace's CPU span)",
                 cpu["active_us"], "us", f"{ms(cpu['active_us'])} of {ms(cpu['span_us'])} ({pct(cpu['active_us'], cpu['span_us'])})")
+    sampled = r.get("cpu_ops_sampled")
+    if sampled:
+        _figure(out, scope, "cpu_ops_sampled",
+                f"Framework operators recorded in {sampled['steps']} of every {sampled['every_steps']} steps "
+                "(operator figures cover those steps only)", sampled["recorded_steps"], "steps",
+                f"{plural(sampled['recorded_steps'], 'step')} of {sampled['total_steps']:,} "
+                f"in {plural(sampled['windows'], 'window')}")
     for a in (r.get("annotations") or [])[:ANNOTATIONS_SHOWN]:
         where = "GPU-side spans" if a.get("side") == "GPU" else "CPU-side spans"
         _figure(out, scope, "annotation:" + a["name"], f"Annotation {a['name']} ({where})", a["p50_us"], "us",

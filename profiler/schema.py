@@ -128,6 +128,19 @@ class TraceMeta:
     # job settings the events cannot tell (SMP pipeline_parallel_degree, microbatches), recorded at capture time;
     # see profiler/job_settings.py. Additive: readers of schema 1 without it ignore the key.
     job_settings: dict[str, int] = field(default_factory=dict)
+    # when framework operators were recorded, for a duty cycle (Config.cpu_ops_steps of cpu_ops_every_steps):
+    # {"steps": K, "every_steps": N, "recorded_ns": [[start, end], ...]}; {} when the source does not say
+    # (Kineto traces, older artifacts: operators, if any, cover the whole trace). Additive, like job_settings.
+    cpu_ops: dict[str, Any] = field(default_factory=dict)
+    # [start, end] ns in which our writer thread converted an earlier window while training ran: steps then may
+    # be slowed by it (step_outlier leaves them out). Each file lists the spans since the previous file. Additive.
+    profiler_busy_ns: list = field(default_factory=list)
+
+    @property
+    def cpu_ops_sampled(self) -> bool:
+        """Operators were recorded in some steps only: operator totals cover those steps, not the run."""
+        c = self.cpu_ops
+        return bool(c) and int(c.get("steps", 0)) < int(c.get("every_steps", 0))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -142,6 +155,8 @@ class TraceMeta:
             "float_us": self.float_us,
             "base_ns": self.base_ns,
             "job_settings": dict(self.job_settings),
+            **({"cpu_ops": self.cpu_ops} if self.cpu_ops else {}),
+            **({"profiler_busy_ns": self.profiler_busy_ns} if self.profiler_busy_ns else {}),
         }
 
     @classmethod
@@ -158,6 +173,8 @@ class TraceMeta:
             float_us=bool(d.get("float_us", False)),
             base_ns=int(d.get("base_ns") or 0),
             job_settings=d["job_settings"] if isinstance(d.get("job_settings"), dict) else {},
+            cpu_ops=d["cpu_ops"] if isinstance(d.get("cpu_ops"), dict) else {},
+            profiler_busy_ns=d["profiler_busy_ns"] if isinstance(d.get("profiler_busy_ns"), list) else [],
         )
 
 

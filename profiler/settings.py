@@ -7,8 +7,9 @@ Discovery (the team's contract): the settings file is ``$SAGELAUNCH_PROFILER_CON
      "ProfilingParameters": {"CPUProfilingDuration": "3600", "SMPFileRotationSecs": "600"},
      "DisableProfiler": false}
 
-ProfilingParameters may also carry ``"RecordCpuOps": "false"`` (our extension; default true: record every
-framework operator through Kineto). Output goes to ``$SM_PROFILER_OUTPUT_DIR`` else ``/opt/ml/output/profiler``.
+ProfilingParameters may also carry our extensions ``"RecordCpuOps": "true"`` (default false: record framework
+operators through Kineto), ``"RecordCpuOpsSteps"`` / ``"RecordCpuOpsEverySteps"`` (its duty cycle) and
+``"SMPFileRotationSteps"``. Output goes to ``$SM_PROFILER_OUTPUT_DIR`` else ``/opt/ml/output/profiler``.
 With no settings file at all the profiler still works when the script calls start_profiling() (defaults below).
 """
 
@@ -21,11 +22,11 @@ import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jobspec.contract import (DEFAULT_CPU_PROFILING_DURATION_S, DEFAULT_FILE_ROTATION_S, DEFAULT_FILE_ROTATION_STEPS,
+from jobspec.contract import (DEFAULT_CPU_OPS_EVERY_STEPS, DEFAULT_CPU_OPS_STEPS, DEFAULT_CPU_PROFILING_DURATION_S, DEFAULT_FILE_ROTATION_S, DEFAULT_FILE_ROTATION_STEPS,
                               DEFAULT_PROFILER_CONFIG_PATH as DEFAULT_CONFIG_PATH,
                               DEFAULT_PROFILER_OUTPUT_DIR as DEFAULT_OUTPUT_DIR, DEFAULT_RESOURCE_CONFIG_PATH,
                               SAGELAUNCH_PROFILER_CONFIG, SM_CURRENT_HOST, SM_PROFILER_OUTPUT_DIR)
-from jobspec.profiling import (CPU_PROFILING_DURATION, FILE_ROTATION, FILE_ROTATION_STEPS, RECORD_CPU_OPS, flag_param,
+from jobspec.profiling import (CPU_OPS_EVERY_STEPS, CPU_OPS_STEPS, CPU_PROFILING_DURATION, FILE_ROTATION, FILE_ROTATION_STEPS, RECORD_CPU_OPS, flag_param,
                                seconds_param)
 
 log = logging.getLogger("sagelaunch.profiler")
@@ -38,11 +39,14 @@ DEFAULT_RECORD_CPU_OPS = False
 class Config:
     """Settings of the in-script profiler; every field left None comes from profilerconfig.json or defaults.
 
-    record_cpu_ops: also record every framework operator (torch.profiler/Kineto CPU activity) when the script
-    imported torch. Off by default: the per-step overhead is within noise, but Kineto keeps a whole window's
-    operator events in memory and the window's export then costs seconds and gigabytes (a 10 s tiny-RoBERTa
-    run: 4.9 GB peak RSS with it, 0.6 GB without). Turn it on with Config(record_cpu_ops=True) or
-    "RecordCpuOps": "true" in ProfilingParameters, with a short SMPFileRotationSecs for long runs.
+    record_cpu_ops: also record framework operators (torch.profiler/Kineto CPU activity) when the script
+    imported torch. Off by default: Kineto's recording, stop and export cost 2-3x the time of a step of small
+    operators, so even the duty cycle below costs ~8% per step on such loops (profiler/README.md, "Overhead and
+    size"). Turn it on with Config(record_cpu_ops=True) or "RecordCpuOps": "true" in ProfilingParameters.
+
+    cpu_ops_steps / cpu_ops_every_steps (RecordCpuOpsSteps / RecordCpuOpsEverySteps): with CPU operators on,
+    they are recorded in cpu_ops_steps consecutive steps out of every cpu_ops_every_steps (default 4 of 200;
+    equal values record every step). Each trace file's metadata says when operators were recorded.
     """
 
     output_dir: str | None = None
@@ -51,12 +55,25 @@ class Config:
     file_rotation_secs: int | None = None  # SMPFileRotationSecs: a new trace file per window
     file_rotation_steps: int | None = None  # SMPFileRotationSteps: while Kineto records, a new window per N steps
     record_cpu_ops: bool | None = None
+    cpu_ops_steps: int | None = None  # RecordCpuOpsSteps: steps with operators recorded per cycle ...
+    cpu_ops_every_steps: int | None = None  # RecordCpuOpsEverySteps: ... of this many steps
     record_shapes: bool = False
     device_activity: bool = True  # Kineto CUDA/HIP activity when a GPU is present
     disabled: bool | None = None
     host: str | None = None
     rank: int | None = None
     extra: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name in ("cpu_ops_steps", "cpu_ops_every_steps"):
+            value = getattr(self, name)
+            if value is not None and (type(value) is not int or value < 1):
+                raise ValueError(f"Config({name}={value!r}): a whole number of steps ≥ 1 is allowed; "
+                                 f"e.g. Config(cpu_ops_steps=4, cpu_ops_every_steps=100), or leave it None")
+        k, n = self.cpu_ops_steps, self.cpu_ops_every_steps
+        if k is not None and n is not None and k > n:
+            raise ValueError(f"Config(cpu_ops_steps={k}, cpu_ops_every_steps={n}): cpu_ops_steps must be ≤ "
+                             f"cpu_ops_every_steps; use cpu_ops_every_steps={k} to record operators in every step")
 
     def resolved(self) -> "Config":
         """A copy with every field filled from the job's profilerconfig.json, the environment and defaults."""
@@ -76,6 +93,13 @@ class Config:
                                                     unit="steps")
         if out.record_cpu_ops is None:
             out.record_cpu_ops = flag_param(params, RECORD_CPU_OPS, DEFAULT_RECORD_CPU_OPS, src)
+        if out.cpu_ops_steps is None:
+            out.cpu_ops_steps = seconds_param(params, CPU_OPS_STEPS, DEFAULT_CPU_OPS_STEPS, src, unit="steps")
+        if out.cpu_ops_every_steps is None:
+            out.cpu_ops_every_steps = seconds_param(params, CPU_OPS_EVERY_STEPS, DEFAULT_CPU_OPS_EVERY_STEPS, src,
+                                                    unit="steps")
+        if out.cpu_ops_steps > out.cpu_ops_every_steps:  # e.g. only RecordCpuOpsSteps=200 given: every step
+            out.cpu_ops_every_steps = out.cpu_ops_steps
         if out.disabled is None:
             out.disabled = bool(file_cfg.get("DisableProfiler", False))
         out.host = out.host or current_host()

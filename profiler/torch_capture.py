@@ -1,7 +1,7 @@
 """Kineto (torch.profiler) capture for one window; imported only when the script already imported torch.
 
-A window ends at stop_profiling() or file rotation (by seconds or by steps): the training thread stops the
-profiler; the writer thread (profiler/window_writer.py) lets torch export its Chrome trace to a temporary file,
+A window ends at stop_profiling(), file rotation (by seconds or by steps) or the end of the steps whose CPU
+operators are recorded (Config.cpu_ops_steps of every cpu_ops_every_steps): the training thread stops the profiler; the writer thread (profiler/window_writer.py) lets torch export its Chrome trace to a temporary file,
 reads it with our own fast reader and writes it as Parquet.
 """
 
@@ -11,6 +11,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from profiler.recorder import now_ns
 from profiler.schema import RankTrace, TraceMeta
 
 
@@ -35,9 +36,11 @@ class KinetoWindow:
         self.activities = acts
         self.records_cpu_ops = record_cpu_ops
         self._prof = None
+        self.started_ns = self.stopped_ns = 0  # when Kineto recorded (epoch ns), for the file's metadata
         if acts:
             self._prof = torch.profiler.profile(activities=acts, record_shapes=record_shapes)
             self._prof.start()
+            self.started_ns = now_ns()
 
     @property
     def active(self) -> bool:
@@ -48,6 +51,7 @@ class KinetoWindow:
         if self._prof is None:
             return None
         prof, self._prof = self._prof, None
+        self.stopped_ns = now_ns()
         prof.stop()
         return FinishedWindow(prof)
 

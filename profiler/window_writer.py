@@ -25,6 +25,7 @@ class WindowWriter:
         self._on_fail = on_fail
         self._failed = False
         self._queue: queue.Queue = queue.Queue(maxsize=1)
+        self._busy: list[list[int]] = []  # when this thread converted windows, for the next file's metadata
         self._thread = threading.Thread(target=self._run, name="sagelaunch-profiler-writer", daemon=True)
         self._thread.start()
 
@@ -49,8 +50,12 @@ class WindowWriter:
                 return
             if self._failed:
                 continue
+            from profiler.recorder import now_ns
+
+            start = now_ns()
             try:
                 self._write(*item)
+                self._busy.append([start, now_ns()])
             except Exception:  # noqa: BLE001 — never fail the training job
                 log.exception("profiler: writing a trace window failed; profiling stops, training goes on")
                 self._failed = True
@@ -65,6 +70,7 @@ class WindowWriter:
             rt = finished.convert(meta)
             if rt is not None:
                 parts.append(rt)
+        meta.profiler_busy_ns, self._busy = self._busy, []  # the spans since the previous file
         table = concat_ranks([p for p in parts if len(p)], meta)
         if len(table) or not self.files:  # the first window is written even when empty: the rank exists
             self.files.append(write_events(table, rank_dir / f"trace-{self._seq:04d}.parquet"))

@@ -5,13 +5,19 @@ round so that machine noise hits all of them alike:
   unprofiled          the same script (annotate calls in place) with the profiler never started
   ours (default)      start_profiling() at default settings: step/Forward/Backward/Optimizer annotations,
                       utilisation monitor thread, device activity when a GPU exists (none here)
-  ours (+cpu ops)     Config(record_cpu_ops=True): every operator through Kineto as well (like torch.profiler)
-  torch.profiler      torch.profiler.profile(CPU) + export_chrome_trace
+  ours (ops all)      Config(record_cpu_ops=True, cpu_ops_steps=1, cpu_ops_every_steps=1): every operator of every
+                      step through Kineto as well (like torch.profiler); the old full recording
+  ours (ops K/N)      Config(record_cpu_ops=True) with a duty cycle: operators in K of every N steps; the bench's
+                      default is one step per round's session (K=1, N=--steps: 1 of 5), since the profiler's
+                      default 4 of 200 needs 200 steps of ~1 s here; --duty K N sets it (N ≤ --steps)
+  torch.profiler      torch.profiler.profile(CPU) + export_chrome_trace, every step
 Step time excludes the end-of-window write (ours: Parquet; torch: Chrome JSON export), reported separately.
 Per step we record wall time, the training thread's CPU time (robust when other processes load the machine) and
 the whole process's CPU time (includes the monitor thread and Kineto's own threads); overheads are of medians.
+"mean+write" is the mean wall time per step with the session's start and stop (the write) included: the figure
+a duty cycle is judged by (its median step is an unrecorded one).
 
-    .venv/bin/python scripts/bench_profiler_overhead.py [--rounds 4] [--steps 5] [--tiny]
+    .venv/bin/python scripts/bench_profiler_overhead.py [--rounds 4] [--steps 5] [--duty K N] [--tiny]
 """
 
 from __future__ import annotations
@@ -69,7 +75,12 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--tiny", action="store_true", help="a very small model (keeps the script working in tests)")
+    ap.add_argument("--duty", type=int, nargs=2, metavar=("K", "N"), default=None,
+                    help="ours (ops K/N): operators in K of every N steps (default 1 of --steps)")
     args = ap.parse_args()
+    duty = tuple(args.duty or (1, args.steps))
+    if not 1 <= duty[0] <= duty[1]:
+        raise SystemExit(f"--duty {duty[0]} {duty[1]}: K must be ≥ 1 and ≤ N")
 
     import torch
 
@@ -86,22 +97,27 @@ def main() -> None:
         step(i)
     work = Path(tempfile.mkdtemp(prefix="bench-prof-"))
     os.environ.pop("SAGELAUNCH_PROFILER_CONFIG", None)
-    modes = ["unprofiled", "ours (default)", "ours (+cpu ops)", "torch.profiler"]
+    modes = ["unprofiled", "ours (default)", "ours (ops all)", "ours (ops K/N)", "torch.profiler"]
+    cycles = {"ours (ops all)": (1, 1), "ours (ops K/N)": duty}
     times: dict[str, list[float]] = {m: [] for m in modes}
     thread_cpu: dict[str, list[float]] = {m: [] for m in modes}
     proc_cpu: dict[str, list[float]] = {m: [] for m in modes}
     write_s: dict[str, float] = {m: 0.0 for m in modes}
     sizes: dict[str, int] = {m: 0 for m in modes}
+    sessions: dict[str, float] = {m: 0.0 for m in modes}  # wall of whole sessions: start, steps, stop
     n = 0
-    for r in range(args.rounds):
+    for r in range(args.rounds + 1):
         for mode in modes:
             out = work / f"{mode.split()[0]}-{len(mode)}-{r}"
             prof = tp = None
+            t_session = time.perf_counter()
             if mode.startswith("ours"):
                 SMProfiler._instance = None  # a fresh session per window
                 prof = SMProfiler.instance()
+                k_n = cycles.get(mode)
                 prof.configure(smprof.Config(output_dir=str(out), host="algo-1", rank=0,
-                                             record_cpu_ops=True if mode == "ours (+cpu ops)" else None))
+                                             record_cpu_ops=True if k_n else None,
+                                             cpu_ops_steps=k_n and k_n[0], cpu_ops_every_steps=k_n and k_n[1]))
                 prof.start_profiling()
             elif mode == "torch.profiler":
                 tp = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU])
@@ -123,17 +139,26 @@ def main() -> None:
                 tp.export_chrome_trace(str(out / "trace.json"))
                 sizes[mode] += (out / "trace.json").stat().st_size
             write_s[mode] += time.perf_counter() - t
+            sessions[mode] += time.perf_counter() - t_session
+        if r == 0:  # a warm-up round: first imports (pyarrow, Kineto) and first sessions are not measured
+            for acc in (times, thread_cpu, proc_cpu):
+                acc.update({m: [] for m in modes})
+            for acc in (write_s, sizes, sessions):
+                acc.update({m: 0 for m in modes})
     steps = args.rounds * args.steps
     med = {k: {m: statistics.median(v[m]) for m in modes} for k, v in
            (("wall", times), ("thread", thread_cpu), ("proc", proc_cpu))}
+    print(f"ours (ops K/N): operators in {duty[0]} of every {duty[1]} steps; {args.rounds} rounds x {args.steps} steps")
     print(f"{'mode':<18}{'wall ms':>9}{'ovh':>8}{'thread cpu ms':>15}{'ovh':>8}{'proc cpu ms':>13}{'ovh':>8}"
-          f"{'write ms/step':>15}{'artifact KB/step':>18}{'vs chrome':>11}")
+          f"{'mean+write ms':>15}{'ovh':>8}{'write ms/step':>15}{'artifact KB/step':>18}{'vs chrome':>11}")
     chrome = sizes["torch.profiler"] / steps
     for m in modes:
         size = sizes[m] / steps
         ratio = f"{chrome / size:>10.1f}x" if size else f"{'-':>11}"
         cells = "".join(f"{med[k][m] * 1e3:>{w}.2f}{100 * (med[k][m] / med[k]['unprofiled'] - 1):>7.2f}%"
                         for k, w in (("wall", 9), ("thread", 15), ("proc", 13)))
+        mean = sessions[m] / steps
+        cells += f"{mean * 1e3:>15.2f}{100 * (sessions[m] / sessions['unprofiled'] - 1):>7.2f}%"
         print(f"{m:<18}{cells}{1e3 * write_s[m] / steps:>15.2f}{size / 1024:>18.1f}{ratio}")
     # Load-insensitive cross-check of the no-cpu-ops mode: its whole cost is the annotations and the monitor samples.
     from profiler.system_monitor import SystemMonitor

@@ -39,6 +39,10 @@ def analyze_rank(rt: RankTrace, n_step_names: int, top_n: int = 10) -> dict:
     steps = metrics.steps(rt)
     if steps is None:
         notes.append("no step annotations (ProfilerStep#N or step_N)")
+    sampled = metrics.cpu_ops_sampling(rt)
+    if sampled:
+        notes.append(f"framework operators were recorded in {sampled['steps']} of every {sampled['every_steps']} "
+                     f"steps ({sampled['recorded_steps']} steps held them): operator figures cover those steps only")
     return {
         "temporal": temporal,
         "kernel_types": kernel_types,
@@ -50,6 +54,7 @@ def analyze_rank(rt: RankTrace, n_step_names: int, top_n: int = 10) -> dict:
         "precision": metrics.precision(rt),
         "steps": steps,
         "step_breakdown": metrics.step_breakdown(rt),
+        "cpu_ops_sampled": sampled,
         "annotations": metrics.annotations(rt),
         "cpu": metrics.cpu_activity(rt),
         "gpu_utilization": metrics.gpu_timeline(rt),

@@ -221,11 +221,20 @@ def steps(rt: RankTrace) -> dict | None:
         return None
     nums = [int(STEP_NAME.match(rt.names[i]).group(1)) for i in rt["name_id"][sel].tolist()]
     d = rt["dur_ns"][sel]
-    return {
-        **_stats_us(d),
-        "steps": [{"step": n, "ts_us": _us(t), "dur_us": _us(x)} for n, t, x in zip(nums, rt["ts_ns"][sel].tolist(), d.tolist())],
-        "histogram": histogram(d),
-    }
+    rows = [{"step": n, "ts_us": _us(t), "dur_us": _us(x)} for n, t, x in zip(nums, rt["ts_ns"][sel].tolist(), d.tolist())]
+    if rt.meta.cpu_ops_sampled:  # these steps' times include Kineto's recording (step_outlier leaves them out)
+        held = _steps_with_ops(rt, rt["ts_ns"][sel], rt["ts_ns"][sel] + d)
+        for row, h in zip(rows, held.tolist()):
+            row["cpu_ops_recorded"] = h
+    if rt.meta.profiler_busy_ns:  # ... and these ran while our writer thread converted a window
+        busy = np.array(rt.meta.profiler_busy_ns, dtype=np.int64).reshape(-1, 2)
+        starts, ends = rt["ts_ns"][sel], rt["ts_ns"][sel] + d
+        i = np.searchsorted(busy[:, 0], ends, side="left") - 1  # the last span starting before the step ends
+        hit = (i >= 0) & (busy[np.maximum(i, 0), 1] > starts)
+        for row, h in zip(rows, hit.tolist()):
+            if h:
+                row["profiler_writing"] = True
+    return {**_stats_us(d), "steps": rows, "histogram": histogram(d)}
 
 
 def annotation_groups(rt: RankTrace) -> dict[str, np.ndarray]:
@@ -261,9 +270,33 @@ PHASE_WORDS = ("forward", "backward", "optimizer")
 DATALOADER = re.compile(r"DataLoader|dataloader|_next_data|__next__")
 
 
+def _steps_with_ops(rt: RankTrace, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Which steps hold recorded framework operators (one starts inside the step). The operators themselves say
+    it, not the recorded time ranges: those are on our clock, the operators on Kineto's."""
+    op_ts = rt["ts_ns"][rt.mask_cat(CAT_CPU_OP)]  # sorted, as every column
+    return np.searchsorted(op_ts, ends, side="right") > np.searchsorted(op_ts, starts, side="left")
+
+
+def cpu_ops_sampling(rt: RankTrace) -> dict | None:
+    """For a duty-cycled capture: its K of N and how many steps hold operators; None when operators (if any)
+    cover the whole trace."""
+    if not rt.meta.cpu_ops_sampled:
+        return None
+    recorded = rt.meta.cpu_ops.get("recorded_ns") or []
+    is_step = np.array([bool(STEP_NAME.match(n)) for n in rt.names], dtype=bool)
+    rows = np.flatnonzero(rt.mask_cat(CAT_USER_ANNOTATION) & is_step[rt["name_id"]]) if len(is_step) else []
+    ts, end = rt["ts_ns"][rows], rt["ts_ns"][rows] + rt["dur_ns"][rows]
+    c = rt.meta.cpu_ops
+    return {"steps": int(c["steps"]), "every_steps": int(c["every_steps"]), "windows": len(recorded),
+            "recorded_us": _us(float(sum(e - s for s, e in recorded))), "total_steps": int(len(rows)),
+            "recorded_steps": int(_steps_with_ops(rt, ts, end).sum())}
+
+
 def step_breakdown(rt: RankTrace) -> dict | None:
     """Where the steps' time goes: inside Forward/Backward/Optimizer annotations, in DataLoader operators,
-    and with the GPU idle. The input_bound finding reads it. None without step annotations."""
+    and with the GPU idle. The input_bound finding reads it. None without step annotations. When a duty cycle
+    recorded operators in some steps only, the DataLoader time is measured over those steps
+    (`dataloader_steps`, `dataloader_step_us`)."""
     sel = rt.mask_cat(CAT_USER_ANNOTATION)
     is_step = np.array([bool(STEP_NAME.match(n)) for n in rt.names], dtype=bool)
     if not len(is_step):
@@ -289,14 +322,14 @@ def step_breakdown(rt: RankTrace) -> dict | None:
     lo = (ts[step_rows] - rel0).astype(np.float64)
     hi = (ts[step_rows] + dur[step_rows] - rel0).astype(np.float64)
 
-    def inside_steps(mask) -> float:
+    def inside_steps(mask, lo=lo, hi=hi) -> float:
         u_s, u_e = union_of(mask)
         return float((covered_upto(u_s, u_e, hi) - covered_upto(u_s, u_e, lo)).sum())
 
     total = float((hi - lo).sum())
     phases, loaded, gpu_busy = inside_steps(ann_phase), inside_steps(loader), inside_steps(gpu)
     have_phases = len(phases_seen) == len(PHASE_WORDS)
-    return {
+    out = {
         "steps": int(len(step_rows)),
         "step_us": _us(total),
         "phases": phases_seen,
@@ -304,6 +337,12 @@ def step_breakdown(rt: RankTrace) -> dict | None:
         "dataloader_us": _us(loaded),
         "gpu_idle_us": _us(total - gpu_busy) if gpu.any() else None,
     }
+    if rt.meta.cpu_ops_sampled:  # DataLoader operators exist in the recorded steps only: measure them there
+        inside = _steps_with_ops(rt, ts[step_rows], ts[step_rows] + dur[step_rows])
+        out["dataloader_steps"] = int(inside.sum())
+        out["dataloader_step_us"] = _us(float((hi[inside] - lo[inside]).sum()))
+        out["dataloader_us"] = _us(inside_steps(loader, lo[inside], hi[inside])) if inside.any() else 0.0
+    return out
 
 
 def cpu_activity(rt: RankTrace) -> dict | None:

@@ -37,20 +37,27 @@ def input_bound(a: dict) -> list[Finding]:
         b = r.get("step_breakdown")
         if not b or not b.get("step_us"):
             continue
-        waits = {"DataLoader operators": b.get("dataloader_us") or 0.0}
+        # (wait, the step time it is part of): DataLoader operators over the steps that recorded operators
+        loader_steps_us = b.get("dataloader_step_us", b["step_us"])
+        waits = {"DataLoader operators": (b.get("dataloader_us") or 0.0, loader_steps_us)}
         if b.get("outside_phases_us") is not None:
-            waits["time outside Forward/Backward/Optimizer"] = b["outside_phases_us"]
-        source, wait = max(waits.items(), key=lambda kv: kv[1])
-        share = wait / b["step_us"]
+            waits["time outside Forward/Backward/Optimizer"] = (b["outside_phases_us"], b["step_us"])
+        source, (wait, of_us) = max(waits.items(), key=lambda kv: kv[1][0] / kv[1][1] if kv[1][1] else 0.0)
+        if not of_us:
+            continue
+        share = wait / of_us
         if share < T.INPUT_WAIT_SHARE:
             continue
-        evidence = {"steps": b["steps"], "step_time_ms": round(b["step_us"] / 1e3, 3), "input_wait_ms": round(wait / 1e3, 3),
+        steps = b["steps"] if of_us == b["step_us"] else b["dataloader_steps"]
+        evidence = {"steps": steps, "step_time_ms": round(of_us / 1e3, 3), "input_wait_ms": round(wait / 1e3, 3),
                     "input_wait_share": round(share, 3), "measured_as": source}
+        if steps != b["steps"]:
+            evidence["steps_measured"] = f"{steps} of {b['steps']} steps (those with framework operators recorded)"
         if b.get("gpu_idle_us") is not None:
             evidence["gpu_idle_in_steps_share"] = round(b["gpu_idle_us"] / b["step_us"], 3)
         out.append(finding(
             "input_bound", "high" if share >= T.INPUT_WAIT_SHARE_HIGH else "medium",
-            f"Steps wait for input data: {100 * share:.0f}% of step time ({ms(wait)} of {ms(b['step_us'])}) is {source}.",
+            f"Steps wait for input data: {100 * share:.0f}% of step time ({ms(wait)} of {ms(of_us)}) is {source}.",
             evidence,
             "Load batches in parallel: DataLoader(num_workers=4 or more, pin_memory=True, persistent_workers=True, "
             "prefetch_factor=4) — with the Hugging Face Trainer, TrainingArguments(dataloader_num_workers=4, "
@@ -209,6 +216,12 @@ def step_outlier(a: dict) -> list[Finding]:
         if not s or s.get("count", 0) < T.STEP_OUTLIER_MIN_STEPS:
             continue
         judged = sorted(s["steps"], key=lambda x: x["ts_us"])[1:]  # the first step is warm-up
+        # steps slowed by the profiler itself: Kineto recording their operators, our writer converting a window
+        recorded = sum(1 for x in judged if x.get("cpu_ops_recorded"))
+        writing = sum(1 for x in judged if x.get("profiler_writing") and not x.get("cpu_ops_recorded"))
+        judged = [x for x in judged if not (x.get("cpu_ops_recorded") or x.get("profiler_writing"))]
+        if len(judged) < T.STEP_OUTLIER_MIN_STEPS:
+            continue
         med = median(x["dur_us"] for x in judged)
         slow = [x for x in judged if x["dur_us"] >= T.STEP_OUTLIER_RATIO * med]
         if not slow:
@@ -220,7 +233,9 @@ def step_outlier(a: dict) -> list[Finding]:
             f"{len(slow)} of {len(judged)} steps take ≥{T.STEP_OUTLIER_RATIO}× the median step ({ms(med)}); "
             f"the slowest, step {worst['step']}, takes {ms(worst['dur_us'])}.",
             {"median_step_ms": round(med / 1e3, 3), "slow_steps": len(slow), "steps": len(judged),
-             "slowest_step": worst["step"], "slowest_step_ms": round(worst["dur_us"] / 1e3, 3), "slow_step_numbers": names},
+             "slowest_step": worst["step"], "slowest_step_ms": round(worst["dur_us"] / 1e3, 3), "slow_step_numbers": names,
+             **({"left_out_steps_with_operators_recorded": recorded} if recorded else {}),
+             **({"left_out_steps_while_the_profiler_wrote": writing} if writing else {})},
             f"Open the timeline at step {worst['step']} to see what runs there. Periodic slow steps are usually checkpoints, "
             "evaluation or logging: raise TrainingArguments(save_steps=…, eval_steps=…, logging_steps=…); at epoch starts "
             "keep DataLoader workers alive (persistent_workers=True); avoid torch.cuda.synchronize()/.item() inside the step.",

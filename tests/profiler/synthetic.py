@@ -23,6 +23,8 @@ T0 = 1_700_000_000_000_000_000
 class Rank:
     rank: int = 0
     events: list[tuple] = field(default_factory=list)  # (name, cat, ts_ns, dur_ns, stream, correlation)
+    cpu_ops: dict = field(default_factory=dict)  # TraceMeta.cpu_ops: when a duty cycle recorded operators
+    profiler_busy_ns: list = field(default_factory=list)  # TraceMeta.profiler_busy_ns: when our writer ran
     _corr: int = 1
 
     def add(self, name: str, cat: str, ts: int, dur: int, stream: int = -1, correlation: int = -1) -> None:
@@ -55,7 +57,8 @@ class Rank:
         cols["pid"][:] = 100 + self.rank
         cols["tid"] = np.where(cols["stream"] >= 0, cols["stream"], 1).astype(np.int64)
         cols.update(name_id=name_id, cat_id=cat_id, dtype_id=np.zeros(n, dtype=np.int32))
-        meta = TraceMeta(rank=self.rank, host=host, kind="sagelaunch", source="synthetic")
+        meta = TraceMeta(rank=self.rank, host=host, kind="sagelaunch", source="synthetic", cpu_ops=self.cpu_ops,
+                         profiler_busy_ns=self.profiler_busy_ns)
         return RankTrace(meta=meta, columns=cols, names=names, cats=cats, dtypes=[""])
 
 

@@ -34,20 +34,23 @@ def test_overhead_benchmark_runs():
     proc = run("scripts/bench_profiler_overhead.py", "--tiny", "--rounds", "1", "--steps", "2")
     assert proc.returncode == 0, proc.stderr[-2000:]
     rows = {line.split("  ")[0]: line for line in proc.stdout.splitlines()}
-    assert {"unprofiled", "ours (default)", "ours (+cpu ops)", "torch.profiler"} <= set(rows)
+    assert {"unprofiled", "ours (default)", "ours (ops all)", "ours (ops K/N)", "torch.profiler"} <= set(rows)
     assert "x" in rows["ours (default)"] and "cost model" in proc.stdout
 
 
 @pytest.mark.slow
 def test_capture_benchmark_runs_each_mode_in_its_own_process():
-    proc = run("scripts/bench_profiler_capture.py", "--steps", "60", "--modes", "unprofiled", "ours (+cpu ops)")
+    proc = run("scripts/bench_profiler_capture.py", "--steps", "60", "--duty", "2", "20",
+               "--modes", "unprofiled", "ours (ops all)", "ours (ops K/N)", "torch (sched K/N)")
     assert proc.returncode == 0, proc.stderr[-2000:]
     rows = {}
-    for line in proc.stdout.splitlines()[1:]:
+    for line in proc.stdout.splitlines()[2:]:
         cells = line.split()
-        rows[" ".join(cells[1:-8])] = cells[-8:]  # wall, x, cpu, x, peak MB, x, files, KB/step
-    assert set(rows) == {"unprofiled", "ours (+cpu ops)"}, proc.stdout
-    # the figures come from the runs they name: the profiled run wrote its two windows (60 steps, 50 per
-    # window) and its artifact, the unprofiled one nothing; ratios are against the unprofiled run
-    assert rows["unprofiled"][6] == "0" and rows["ours (+cpu ops)"][6] == "2", proc.stdout
-    assert float(rows["ours (+cpu ops)"][7]) > 0 and rows["unprofiled"][1] == "1.00x", proc.stdout
+        rows[" ".join(cells[1:-10])] = cells[-10:]  # wall, x, x range, cpu, x, peak MB, x, x range, files, KB/step
+    assert set(rows) == {"unprofiled", "ours (ops all)", "ours (ops K/N)", "torch (sched K/N)"}, proc.stdout
+    # the figures come from the runs they name: every step recorded, 50 per window: two windows; 2 of every 20
+    # steps: a window ends with each cycle's recorded steps (0-1, 20-21, 40-41) and the last holds steps 42-59 (4);
+    # torch's schedule: a trace per cycle (3); the unprofiled run wrote nothing
+    files = {mode: cells[8] for mode, cells in rows.items()}
+    assert files == {"unprofiled": "0", "ours (ops all)": "2", "ours (ops K/N)": "4", "torch (sched K/N)": "3"}, proc.stdout
+    assert float(rows["ours (ops K/N)"][9]) > 0 and rows["unprofiled"][1] == "1.00x", proc.stdout

@@ -40,3 +40,35 @@ def test_unreadable_value_keeps_the_default_and_says_so(monkeypatch, tmp_path, c
 def test_the_scripts_config_wins_over_the_file(monkeypatch, tmp_path):
     assert resolve(monkeypatch, tmp_path, {"RecordCpuOps": "true"}, Config(record_cpu_ops=False)).record_cpu_ops is False
     assert resolve(monkeypatch, tmp_path, {"RecordCpuOps": "false"}, Config(record_cpu_ops=True)).record_cpu_ops is True
+
+
+def test_the_cpu_operator_duty_cycle_defaults_and_parameters(monkeypatch, tmp_path):
+    from jobspec.contract import DEFAULT_CPU_OPS_EVERY_STEPS, DEFAULT_CPU_OPS_STEPS
+
+    c = resolve(monkeypatch, tmp_path, None)
+    assert (c.cpu_ops_steps, c.cpu_ops_every_steps) == (DEFAULT_CPU_OPS_STEPS, DEFAULT_CPU_OPS_EVERY_STEPS)
+    c = resolve(monkeypatch, tmp_path, {"RecordCpuOpsSteps": "3", "RecordCpuOpsEverySteps": "30"})
+    assert (c.cpu_ops_steps, c.cpu_ops_every_steps) == (3, 30)
+    c = resolve(monkeypatch, tmp_path, {"RecordCpuOpsSteps": "500"})  # more than a cycle: every step
+    assert (c.cpu_ops_steps, c.cpu_ops_every_steps) == (500, 500)
+    c = resolve(monkeypatch, tmp_path, {"RecordCpuOpsSteps": "3"}, Config(cpu_ops_steps=1, cpu_ops_every_steps=1))
+    assert (c.cpu_ops_steps, c.cpu_ops_every_steps) == (1, 1)
+
+
+def test_a_bad_duty_cycle_parameter_keeps_the_default_and_says_so(monkeypatch, tmp_path, caplog):
+    from jobspec.contract import DEFAULT_CPU_OPS_EVERY_STEPS
+
+    with caplog.at_level(logging.WARNING, logger="sagelaunch.profiler"):
+        c = resolve(monkeypatch, tmp_path, {"RecordCpuOpsEverySteps": "-2"})
+    assert c.cpu_ops_every_steps == DEFAULT_CPU_OPS_EVERY_STEPS and "RecordCpuOpsEverySteps='-2' is not a positive number of steps" in caplog.text
+
+
+@pytest.mark.parametrize("kwargs, says", [
+    ({"cpu_ops_steps": 0}, "Config(cpu_ops_steps=0): a whole number of steps ≥ 1"),
+    ({"cpu_ops_every_steps": 2.5}, "Config(cpu_ops_every_steps=2.5): a whole number of steps ≥ 1"),
+    ({"cpu_ops_steps": 5, "cpu_ops_every_steps": 2}, "cpu_ops_steps must be ≤ cpu_ops_every_steps; use cpu_ops_every_steps=5"),
+])
+def test_a_bad_duty_cycle_in_the_script_is_refused_naming_it(kwargs, says):
+    with pytest.raises(ValueError) as err:
+        Config(**kwargs)
+    assert says in str(err.value)

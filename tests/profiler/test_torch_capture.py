@@ -107,7 +107,7 @@ ROTATION = textwrap.dedent(r'''
     model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     smprof.configure(smprof.Config(output_dir=sys.argv[1], host="algo-1", rank=0, record_cpu_ops=True,
-                                   file_rotation_steps=5))
+                                   cpu_ops_steps=1, cpu_ops_every_steps=1, file_rotation_steps=5))
     smprof.start_profiling()
     for i in range(12):
         with smprof.annotate(f"step_{i}"):
@@ -123,7 +123,7 @@ ROTATION = textwrap.dedent(r'''
 
 @pytest.mark.slow
 def test_cpu_op_windows_rotate_by_steps_and_lose_nothing(tmp_path):
-    """SMPFileRotationSteps=5 over 12 steps: three windows (5, 5, 2 steps), written by the writer thread, every
+    """Operators in every step, SMPFileRotationSteps=5 over 12 steps: three windows (5, 5, 2 steps), written by the writer thread, every
     step and its operators present once."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     env.pop("SAGELAUNCH_PROFILER_CONFIG", None)

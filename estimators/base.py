@@ -25,6 +25,7 @@ from jobspec.contract import is_local_instance_type
 from jobspec.names import check_name, job_name
 from jobspec.spec import TrainingJobSpec
 from profiler_config import DebuggerHookConfig, ProfilerConfig, ProfilerRule, Rule, TensorBoardOutputConfig
+from jobspec.positional import bind_positional
 
 MAX_RUN_SECS = 28 * 24 * 3600
 
@@ -208,14 +209,7 @@ class FrameworkEstimator(BaseModel):
         session = kwargs.get("sagemaker_session")
         if session is not None and kwargs.get("region") is None:
             kwargs["region"] = _session_region(session)
-        if len(args) > len(self.POSITIONAL):
-            raise TypeError(f"{type(self).__name__} takes at most {len(self.POSITIONAL)} positional arguments "
-                            f"({', '.join(self.POSITIONAL)}); pass the others by name")
-        for name, value in zip(self.POSITIONAL, args):
-            if name in kwargs:
-                raise TypeError(f"{type(self).__name__} got {name!r} both by position and by name")
-            kwargs[name] = value
-        super().__init__(**kwargs)
+        super().__init__(**bind_positional(type(self).__name__, self.POSITIONAL, args, kwargs))
 
     @classmethod
     def argument_names(cls) -> list[str]:

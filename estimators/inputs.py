@@ -12,6 +12,7 @@ from estimators import field_checks as check
 from jobspec.errors import shown
 from jobspec.s3uri import S3_URI
 from jobspec.spec import InputChannel
+from jobspec.positional import bind_positional
 
 CHANNEL_NAME = re.compile(r"^[A-Za-z0-9.\-_]{1,64}$")
 INPUT_MODES = ("File", "Pipe", "FastFile")
@@ -65,14 +66,7 @@ class TrainingInput(BaseModel):
     model_access_config: dict[str, Any] | None = None
 
     def __init__(self, *args: Any, **data: Any) -> None:
-        if len(args) > len(POSITIONAL):
-            raise TypeError(f"TrainingInput takes at most {len(POSITIONAL)} positional arguments "
-                            f"({', '.join(POSITIONAL)})")
-        for name, value in zip(POSITIONAL, args):
-            if name in data:
-                raise TypeError(f"TrainingInput got {name!r} both by position and by name")
-            data[name] = value
-        super().__init__(**data)
+        super().__init__(**bind_positional("TrainingInput", POSITIONAL, args, data))
 
     _distribution = field_validator("distribution")(
         classmethod(lambda cls, v: v if v is None else check.choice("distribution", v, DISTRIBUTIONS)))

@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator
+from jobspec.positional import bind_positional
 
 GROUP_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9\-_.]{0,63}$")
 POSITIONAL = ("instance_group_name", "instance_type", "instance_count")
@@ -22,10 +23,7 @@ class InstanceGroup(BaseModel):
     instance_count: int
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        if len(args) > len(POSITIONAL):
-            raise TypeError(f"InstanceGroup takes at most 3 positional arguments ({', '.join(POSITIONAL)})")
-        kwargs.update(zip(POSITIONAL, args))
-        super().__init__(**kwargs)
+        super().__init__(**bind_positional("InstanceGroup", POSITIONAL, args, kwargs))
 
     @field_validator("instance_group_name")
     @classmethod

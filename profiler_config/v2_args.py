@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
+from jobspec.positional import bind_positional
 
 
 class V2Args(BaseModel):
@@ -13,12 +14,4 @@ class V2Args(BaseModel):
     POSITIONAL: ClassVar[tuple[str, ...]] = ()  # v2's parameter order
 
     def __init__(self, *args: Any, **data: Any) -> None:
-        owner = type(self).__name__
-        if len(args) > len(self.POSITIONAL):
-            raise TypeError(f"{owner} takes at most {len(self.POSITIONAL)} positional arguments "
-                            f"({', '.join(self.POSITIONAL)}); pass the others by name")
-        for name, value in zip(self.POSITIONAL, args):
-            if name in data:
-                raise TypeError(f"{owner} got {name!r} both by position and by name")
-            data[name] = value
-        super().__init__(**data)
+        super().__init__(**bind_positional(type(self).__name__, self.POSITIONAL, args, data))

@@ -216,7 +216,7 @@ def update_profiler(job: "TrainingJob", rules: Any, system_monitor_interval_mill
         config["ProfilingParameters"] = _profiling_parameters(framework_profile_params)
     params: dict[str, Any] = {"ProfilerConfig": config}
     if rules:
-        params["ProfilerRuleConfigurations"] = [_rule_config(rule) for rule in rules]
+        params["ProfilerRuleConfigurations"] = [_rule_config(rule, job.region) for rule in rules]
     _update(job, "update_profiler()", **params)
 
 
@@ -241,11 +241,17 @@ def _profiling_parameters(params: Any) -> dict[str, str]:
                      "FrameworkProfile(...), Profiler(...) or a ProfilingParameters dict")
 
 
-def _rule_config(rule: Any) -> dict[str, Any]:
-    to_dict = getattr(rule, "to_profiler_rule_config_dict", None)
+def _rule_config(rule: Any, region: str) -> dict[str, Any]:
+    """A ProfilerRule as v2's update_profiler sends it: a built-in rule on the region's evaluator image."""
+    from launcher.request import rule_configuration
+    from profiler_config.debugger import ProfilerRule
+
     if isinstance(rule, dict):
         return rule
+    if isinstance(rule, ProfilerRule):
+        return rule_configuration(rule.to_settings(region))
+    to_dict = getattr(rule, "to_profiler_rule_config_dict", None)  # a v2 ProfilerRule, where v2 is installed
     if to_dict is None:
         raise ValueError(f"update_profiler(rules=[{rule!r}]): not a ProfilerRule; allowed: ProfilerRule objects "
-                         "(ProfilerRule.sagemaker(...)) or ProfilerRuleConfigurations dicts")
+                         "(ProfilerRule.sagemaker(rule_configs.ProfilerReport())) or ProfilerRuleConfigurations dicts")
     return to_dict()

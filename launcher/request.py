@@ -95,7 +95,7 @@ def channel_request(c: Any) -> dict[str, Any]:
     return ch
 
 
-def _rule(r: Any) -> dict[str, Any]:
+def rule_configuration(r: Any) -> dict[str, Any]:
     """A Debugger/Profiler rule as v2 sends it: the optional keys only when set."""
     rule: dict[str, Any] = {"RuleConfigurationName": r.name, "RuleEvaluatorImage": r.image_uri}
     for key, value in (("InstanceType", r.instance_type), ("VolumeSizeInGB", r.volume_size_in_gb),
@@ -153,7 +153,7 @@ def profiler_request(spec: "TrainingJobSpec", account: str | None = None) -> dic
         config["ProfilingParameters"] = profiling_parameters(p.cpu_profiling_duration, p.file_rotation_interval)
     out: dict[str, Any] = {"ProfilerConfig": config}
     if spec.profiler_rules:
-        out["ProfilerRuleConfigurations"] = [_rule(r) for r in spec.profiler_rules]
+        out["ProfilerRuleConfigurations"] = [rule_configuration(r) for r in spec.profiler_rules]
     return out
 
 
@@ -172,7 +172,7 @@ def debugger_request(spec: "TrainingJobSpec", account: str | None = None) -> dic
             for c in hook.collections]
         out["DebugHookConfig"] = config
     if spec.debug_rules:
-        out["DebugRuleConfigurations"] = [_rule(r) for r in spec.debug_rules]
+        out["DebugRuleConfigurations"] = [rule_configuration(r) for r in spec.debug_rules]
     if spec.tensorboard_output is not None:
         tb = spec.tensorboard_output
         out["TensorBoardOutputConfig"] = {"S3OutputPath": tb.s3_output_path,

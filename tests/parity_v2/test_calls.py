@@ -108,6 +108,10 @@ again = raised(est.enable_default_profiling)
 est.update_profiler(system_monitor_interval_millis=500)
 est.update_profiler(s3_output_path="s3://my-bucket/profiles", system_monitor_interval_millis=1000)
 est.update_profiler(disable_framework_metrics=True)
+from sagemaker.debugger import ProfilerRule, rule_configs
+est.update_profiler(rules=[ProfilerRule.sagemaker(rule_configs.ProfilerReport()),
+                           ProfilerRule.sagemaker(rule_configs.LowGPUUtilization(threshold_p95=80))],
+                    system_monitor_interval_millis=500)
 nothing = raised(est.update_profiler)
 est.disable_profiling()
 RESULT = {"again": again is not None, "nothing": nothing is not None,
@@ -221,8 +225,14 @@ def test_profiler_updates_send_v2s_update_training_job(side, sagemaker_fakes):
         {"DisableProfiler": False, "ProfilingIntervalInMilliseconds": 500},
         {"S3OutputPath": "s3://my-bucket/profiles", "DisableProfiler": False, "ProfilingIntervalInMilliseconds": 1000},
         {"DisableProfiler": False, "ProfilingParameters": {}},
+        {"DisableProfiler": False, "ProfilingIntervalInMilliseconds": 500},
         {"DisableProfiler": True},
     ]
-    # the fakes applied each side's five updates
+    # rules added to the running job: built-in profiler rules on the region's evaluator image
+    [with_rules] = [u for u in our_updates if "ProfilerRuleConfigurations" in u]
+    assert [r["RuleConfigurationName"] for r in with_rules["ProfilerRuleConfigurations"]] == [
+        "ProfilerReport", "LowGPUUtilization"]
+    assert with_rules["ProfilerRuleConfigurations"][1]["RuleParameters"]["threshold_p95"] == "80"
+    # the fakes applied each side's six updates
     for result in (ours, v2):
-        assert [u["TrainingJobName"] for u in sagemaker_fakes.updates].count(result["job"]) == 5
+        assert [u["TrainingJobName"] for u in sagemaker_fakes.updates].count(result["job"]) == 6

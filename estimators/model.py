@@ -26,7 +26,7 @@ from jobspec.contract import LOCAL_INSTANCE_TYPES
 
 
 class Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, protected_namespaces=())
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, protected_namespaces=(), defer_build=True)
 
     model_data: str
     role: str | None = None

@@ -51,7 +51,7 @@ def test_v2_notebook_runs_end_to_end(tmp_path, monkeypatch, sagemaker_env):
     output = tmp_path / "output"
     nb.cells.insert(index + 1, nbformat.v4.new_code_cell(
         f"EPOCHS = 1\nMAX_TRAIN_SAMPLES = 256\nMAX_EVAL_SAMPLES = 64\nOUTPUT_PATH = {str(output)!r}\n"
-        "SAGEMAKER_INSTANCE_TYPE = 'ml.g5.xlarge'\nTRAIN_S3_URI = 's3://v2-notebook-data/train.jsonl'\n"
+        "SAGEMAKER_INSTANCE_TYPE = 'ml.p4d.24xlarge'\nTRAIN_S3_URI = 's3://v2-notebook-data/train.jsonl'\n"
         "import sys\nprint('kernel python:', sys.executable)"))
     client = NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=False,
                             resources={"metadata": {"path": str(NOTEBOOK.parent)}})
@@ -59,16 +59,17 @@ def test_v2_notebook_runs_end_to_end(tmp_path, monkeypatch, sagemaker_env):
 
     text = "\n".join(cell_text(c) for c in nb.cells if c.cell_type == "code")
     assert f"kernel python: {sys.executable}" in text
-    assert "'sagemaker_program': '\"train_sentiment.py\"'" in text  # hyperparameters() as v2 returns them
+    assert "'model_name_or_path': '\"tiny-roberta\"'" in text  # hyperparameters(): JSON-encoded, as v2 returns them
     [job] = re.findall(r"job: (roberta-sentiment-v2-\S+) Completed", text)
-    assert f"model data: file://{output}/{job}/output/model.tar.gz" in text
+    [model_data] = re.findall(r"model data: (\S+)", text)
+    assert model_data.removeprefix("file://") == f"{output}/{job}/output/model.tar.gz"
     assert (output / job / "output" / "model.tar.gz").is_file()
     assert any(p.is_file() for p in (output / job / "profiler").rglob("*"))  # the detailed profiler ran
     assert f"attached: {job} True" in text
     assert "'label':" in text and "endpoint deleted" in text
     # the SageMaker job: one CreateTrainingJob through the recording proxy, with the notebook's settings
     [create] = [r.json() for r in sagemaker_env.proxy.records if r.action == "CreateTrainingJob"]
-    assert create["ResourceConfig"]["InstanceType"] == "ml.g5.xlarge"
+    assert create["ResourceConfig"]["InstanceType"] == "ml.p4d.24xlarge"
     assert create["InputDataConfig"][0]["DataSource"]["S3DataSource"]["S3Uri"] == "s3://v2-notebook-data/train.jsonl"
     assert "ProfilingParameters" in create["ProfilerConfig"]
     assert re.search(rf"submitted: {re.escape(create['TrainingJobName'])} (InProgress|Completed)", text)

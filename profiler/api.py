@@ -12,6 +12,7 @@ import sys
 import threading
 from pathlib import Path
 
+from profiler.output_process import ProfileOutput
 from profiler.recorder import AnnotationRecorder, now_ns
 from profiler.schema import TraceMeta
 from profiler.public_names import API
@@ -19,6 +20,11 @@ from profiler.settings import Config
 from profiler.window_writer import WindowWriter
 
 log = logging.getLogger("sagelaunch.profiler")
+
+# A window also ends when it holds this many of our annotation spans, so that memory stays bounded when windows are
+# long (SMPFileRotationSecs defaults to 600 s) and steps are short: ~10 MB here, ~50 MB in the output process while
+# it writes them (measured with a distinct name per span, step_N).
+MAX_SPANS_PER_WINDOW = 50_000
 
 __all__ = sorted(API)  # the SageMaker Profiler names; profiler/__init__ serves them lazily
 
@@ -56,6 +62,7 @@ class SMProfiler:
         self._window_end_ns = 0
         self._monitor = None
         self._writer: WindowWriter | None = None
+        self._output: ProfileOutput | None = None
         self._depth = 0  # open annotations; an outermost one ending is a step for SMPFileRotationSteps
         self._steps_in_window = 0
         self._rotation_steps = 0
@@ -96,7 +103,8 @@ class SMProfiler:
             self._step = 0
             self._ops_steps, self._ops_every = int(c.cpu_ops_steps), int(c.cpu_ops_every_steps)
             self._ops_windows = []
-            self._writer = WindowWriter(self.files, self._writer_failed)
+            self._output = ProfileOutput()  # the helper process imports what writing needs while training runs
+            self._writer = WindowWriter(self.files, self._output, self._writer_failed)
             self._start_device_capture(self._ops_phase(0))
             self._start_monitor_if_alone()
             self.active = True
@@ -119,6 +127,9 @@ class SMProfiler:
             if self._monitor is not None:
                 self._monitor.stop()
                 self._monitor = None
+            if self._output is not None:
+                self._output.close()
+                self._output = None
 
     def _ops_phase(self, step: int) -> bool:
         """Whether CPU operators are recorded in this step: the first cpu_ops_steps of every cpu_ops_every_steps."""
@@ -168,7 +179,7 @@ class SMProfiler:
 
         self._monitor = SystemMonitor(
             Path(self.config.output_dir), self.config.host, self.config.system_monitor_interval_millis,
-            self.config.file_rotation_secs,
+            self.config.file_rotation_secs, self._output,
         )
         self._monitor.start_thread()
 
@@ -291,6 +302,8 @@ class SMProfiler:
                 return
         if end >= self._window_end_ns or end >= self._deadline_ns:
             self._tick(end)
+        elif len(self._recorder.spans) >= MAX_SPANS_PER_WINDOW:
+            self._tick(end, rotate=True)
 
     def annotate(self, name: str) -> "_Annotate":
         return _Annotate(self, name)
@@ -320,6 +333,21 @@ class _Annotate:
                 self.prof.annotation_end(handle)
 
         return wrapper
+
+
+def _forget_in_child() -> None:
+    """A forked child (a DataLoader worker) is not the profiled process: its copy of the session records nothing and
+    never reaches the parent's writer thread (gone in the child) or output process (a second writer on its pipe)."""
+    SMProfiler._lock = threading.Lock()  # another thread may have held it at the fork
+    prof = SMProfiler._instance
+    if prof is not None:
+        prof.active = False
+        prof._kineto = prof._writer = prof._output = prof._monitor = prof._tf_logdir = None
+        prof._recorder = AnnotationRecorder()
+        prof.files = []
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
 
 
 def configure(config: Config | None = None) -> None:

@@ -51,7 +51,10 @@ class _Nvml:
 
 
 class SystemMonitor:
-    def __init__(self, out_dir: Path, host: str, interval_ms: int, rotation_s: int) -> None:
+    def __init__(self, out_dir: Path, host: str, interval_ms: int, rotation_s: int, output=None) -> None:
+        from profiler.output_process import ProfileOutput
+
+        self._output = output or ProfileOutput(use_process=False)  # the profiler's helper, or this process
         self.dir = Path(out_dir) / host
         self.host = host
         self.interval = max(int(interval_ms), 10) / 1000.0
@@ -76,28 +79,8 @@ class SystemMonitor:
     def write(self) -> Path | None:
         if not self.rows:
             return None
-        import numpy as np
-        import pyarrow as pa
-
-        from profiler.artifact import write_counters
-        from profiler.schema import arrow_array, arrow_strings
-
-        ts, metric, index, value = zip(*self.rows)
-        names = list(dict.fromkeys(metric))
-        codes = {m: i for i, m in enumerate(names)}
-        table = pa.table(  # built from buffers: pa.array() on lists would import pandas into the training process
-            {
-                "ts_ns": arrow_array(ts, "int64"),
-                "host": pa.DictionaryArray.from_arrays(arrow_array(np.zeros(len(ts)), "int32"),
-                                                       arrow_strings([self.host])),
-                "metric": pa.DictionaryArray.from_arrays(arrow_array([codes[m] for m in metric], "int32"),
-                                                         arrow_strings(names)),
-                "index": arrow_array(index, "int32"),
-                "value": arrow_array(value, "float32"),
-            }
-        )
-        path = self.dir / f"system-{self._seq:04d}.parquet"
-        write_counters(table, path, {"host": self.host, "interval_ms": int(self.interval * 1000)})
+        path = self._output.write_counter_rows(self.dir / f"system-{self._seq:04d}.parquet", self.host,
+                                               int(self.interval * 1000), self.rows)
         if path not in self.files:
             self.files.append(path)
         return path

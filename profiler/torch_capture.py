@@ -1,18 +1,16 @@
 """Kineto (torch.profiler) capture for one window; imported only when the script already imported torch.
 
 A window ends at stop_profiling(), file rotation (by seconds or by steps) or the end of the steps whose CPU
-operators are recorded (Config.cpu_ops_steps of every cpu_ops_every_steps): the training thread stops the profiler; the writer thread (profiler/window_writer.py) lets torch export its Chrome trace to a temporary file,
-reads it with our own fast reader and writes it as Parquet.
+operators are recorded (Config.cpu_ops_steps of every cpu_ops_every_steps): the training thread stops the profiler;
+the writer thread (profiler/window_writer.py) lets torch export its Chrome trace to a temporary file, which the
+output process (profiler/output_process.py) reads with our own fast reader and writes as Parquet.
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
-from pathlib import Path
-
 from profiler.recorder import now_ns
-from profiler.schema import RankTrace, TraceMeta
 
 
 def gpu_available(torch) -> bool:
@@ -23,7 +21,7 @@ def gpu_available(torch) -> bool:
 
 
 class KinetoWindow:
-    """One torch.profiler session (start → stop → RankTrace)."""
+    """One torch.profiler session (start → stop → Chrome export)."""
 
     def __init__(self, record_cpu_ops: bool, device_activity: bool, record_shapes: bool) -> None:
         import torch
@@ -68,7 +66,7 @@ def _release(prof) -> None:
 
 
 class FinishedWindow:
-    """A stopped torch.profiler session waiting to be converted (on the writer thread)."""
+    """A stopped torch.profiler session waiting to be exported (on the writer thread)."""
 
     def __init__(self, prof) -> None:
         self._prof = prof
@@ -76,23 +74,20 @@ class FinishedWindow:
     def discard(self) -> None:
         self._prof = None
 
-    def convert(self, meta: TraceMeta) -> RankTrace | None:
-        """Kineto's events as a RankTrace: torch's own Chrome export (C++) read by our reader, so that Kineto's
-        semantics (correlation ids, streams, External ids) are exactly those of any torch.profiler trace."""
+    def export(self) -> str | None:
+        """Let torch export the window as Chrome JSON (its own C++ export, so that Kineto's semantics — correlation
+        ids, streams, External ids — are exactly those of any torch.profiler trace) into a temporary file whose path
+        is returned; the caller removes it. Torch's copy of the window is freed first."""
         if self._prof is None:
             return None
-        from profiler.kineto_reader import read_kineto
-
         prof, self._prof = self._prof, None
         fd, tmp = tempfile.mkstemp(suffix=".json", prefix="sagelaunch-kineto-")
         os.close(fd)
         try:
             prof.export_chrome_trace(tmp)
-            _release(prof)  # free torch's copy of the window before reading ours: the peak is one copy, not two
-            del prof
-            rt = read_kineto(Path(tmp), cache=False)
-        finally:
+        except BaseException:
             os.unlink(tmp)
-        rt.meta.rank, rt.meta.host, rt.meta.world_size = meta.rank, meta.host, meta.world_size
-        rt.meta.source = "torch.profiler"
-        return rt
+            raise
+        finally:
+            _release(prof)  # the peak is one copy of the window, not two
+        return tmp

@@ -1,10 +1,12 @@
-"""Converts and writes finished capture windows on a writer thread, so the training thread only stops Kineto.
+"""Hands finished capture windows to the profile's output on a writer thread, so the training thread only stops
+Kineto.
 
 A window is handed over as our annotation spans plus, when Kineto recorded, the stopped torch.profiler session;
-the writer exports and reads Kineto's events, merges them with the spans and writes
-``rank-<R>/trace-<seq>.parquet``. At most one window waits while another is written (the queue holds one): a
-training thread that rotates faster than windows can be written waits for that one, so memory stays bounded by
-two windows. A failure is logged once and stops profiling (training goes on).
+the writer lets torch export Kineto's events and passes them, with the spans, to the profile's output (the helper
+process of profiler/output_process.py), which reads and merges them and writes ``rank-<R>/trace-<seq>.parquet``.
+At most one window waits while another is written (the queue holds one): a training thread that rotates faster
+than windows can be written waits for that one, so memory stays bounded by two windows. A failure
+is logged once and stops profiling (training goes on).
 """
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ _DONE = object()
 
 
 class WindowWriter:
-    def __init__(self, files: list[Path], on_fail) -> None:
+    def __init__(self, files: list[Path], output, on_fail) -> None:
         self.files = files  # the session's list of written files (appended here, read after close())
         self._seq = len(files)
+        self._output = output  # a ProfileOutput
         self._on_fail = on_fail
         self._failed = False
         self._queue: queue.Queue = queue.Queue(maxsize=1)
@@ -62,16 +65,11 @@ class WindowWriter:
                 self._on_fail()
 
     def _write(self, rank_dir: Path, meta, spans, finished) -> None:
-        from profiler.artifact import write_events
-        from profiler.recorder import concat_ranks
-
-        parts = [spans]
-        if finished is not None:
-            rt = finished.convert(meta)
-            if rt is not None:
-                parts.append(rt)
+        kineto_json = finished.export() if finished is not None else None
         meta.profiler_busy_ns, self._busy = self._busy, []  # the spans since the previous file
-        table = concat_ranks([p for p in parts if len(p)], meta)
-        if len(table) or not self.files:  # the first window is written even when empty: the rank exists
-            self.files.append(write_events(table, rank_dir / f"trace-{self._seq:04d}.parquet"))
+        # the first window is written even when empty: the rank exists
+        path = self._output.write_window(rank_dir / f"trace-{self._seq:04d}.parquet", meta, [spans], kineto_json,
+                                         not self.files)
+        if path is not None:
+            self.files.append(path)
             self._seq += 1

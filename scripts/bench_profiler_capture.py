@@ -1,8 +1,9 @@
 """Capture cost with CPU operators: peak RSS and wall time vs the unprofiled run, at a short and a long run.
 
 The loop of issue 16: 6 Linear(256, 256) layers, batch 16, SGD, one thread, each step annotated `step_N`. Each mode
-runs in a fresh process (peak RSS is that process's VmHWM); the wall time includes stop_profiling(), i.e. the
-last window's conversion and write. Modes are interleaved round by round so that machine noise hits all alike.
+runs in a fresh process; peak RSS is that process's VmHWM plus the peak of the profile's output process (the
+helper that writes the files, profiler/output_process.py), as both are alive at once. The wall time includes
+stop_profiling(), i.e. the last window's conversion and write; CPU time is the training process's only. Modes are interleaved round by round so that machine noise hits all alike.
   unprofiled           the same loop, the profiler never started
   ours (default)       start_profiling() at default settings
   ours (ops all)       Config(record_cpu_ops=True, cpu_ops_steps=1, cpu_ops_every_steps=1): Kineto records the
@@ -10,6 +11,8 @@ last window's conversion and write. Modes are interleaved round by round so that
                        steps (default 50), converted and written on the writer thread
   ours (ops K/N)       Config(record_cpu_ops=True): operators in the default duty cycle, cpu_ops_steps (K) of every
                        cpu_ops_every_steps (N) steps; --duty K N overrides it
+  ours (…, in proc)    ops all / ops K/N with SAGELAUNCH_PROFILER_OUTPUT_PROCESS=0: windows read and written in
+                       the training process (on its writer thread) instead of the output process
   torch (sched K/N)    torch.profiler with schedule(wait=N-K-1, warmup=1, active=K) and tensorboard_trace_handler:
                        the same duty cycle done with torch alone (Chrome JSON per cycle)
 
@@ -40,10 +43,19 @@ model = torch.nn.Sequential(*[torch.nn.Linear(256, 256) for _ in range(6)])
 opt = torch.optim.SGD(model.parameters(), lr=0.01)
 x = torch.randn(16, 256)
 import profiler as smprof
+from profiler.output_process import ProfileOutput
+helper_peak = []
+_close = ProfileOutput.close
+def close_measured(self):  # the helper has answered every call: its peak so far is its peak
+    if self.pid:
+        helper_peak.append(int(re.search(r"VmHWM:\s+(\d+)", open(f"/proc/{self.pid}/status").read()).group(1)) / 1024)
+    _close(self)
+ProfileOutput.close = close_measured
 tp = None
 t, cpu = time.perf_counter(), time.process_time()
 if mode.startswith("ours"):
-    duty = {"ours (ops all)": (1, 1), "ours (ops K/N)": (k, n)}.get(mode)
+    duty = {"ours (ops all)": (1, 1), "ours (ops K/N)": (k, n), "ours (K/N, in proc)": (k, n),
+            "ours (all, in proc)": (1, 1)}.get(mode)
     smprof.configure(smprof.Config(output_dir=out, host="algo-1", rank=0, record_cpu_ops=True if duty else None,
                                    cpu_ops_steps=duty and duty[0], cpu_ops_every_steps=duty and duty[1]))
     smprof.start_profiling()
@@ -65,17 +77,19 @@ if tp is not None:
     tp.stop()
 wall, cpu = time.perf_counter() - t, time.process_time() - cpu
 peak = int(re.search(r"VmHWM:\s+(\d+)", open("/proc/self/status").read()).group(1)) / 1024
+helper = sum(helper_peak)
 files = [os.path.join(d, f) for d, _, fs in os.walk(out) for f in fs if f.startswith("trace-") or ".pt.trace" in f]
-print(json.dumps({"wall": wall, "cpu": cpu, "peak": peak, "files": len(files),
+print(json.dumps({"wall": wall, "cpu": cpu, "peak": peak + helper, "helper": helper, "files": len(files),
                   "bytes": sum(os.path.getsize(f) for f in files)}))
 """
 
-MODES = ("unprofiled", "ours (default)", "ours (ops all)", "ours (ops K/N)", "torch (sched K/N)")
+MODES = ("unprofiled", "ours (default)", "ours (ops all)", "ours (ops K/N)", "ours (K/N, in proc)", "ours (all, in proc)",
+         "torch (sched K/N)")
 
 
 def run(mode: str, steps: int, work: Path, duty: tuple[int, int]) -> dict:
     out = tempfile.mkdtemp(dir=work)
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": str(REPO), "SAGELAUNCH_PROFILER_OUTPUT_PROCESS": "0" if "in proc" in mode else "1"}
     env.pop("SAGELAUNCH_PROFILER_CONFIG", None)
     proc = subprocess.run([sys.executable, "-c", LOOP, mode, str(steps), out, *map(str, duty)], capture_output=True, text=True,
                           env=env, cwd=REPO)

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 import numpy as np
 
@@ -31,6 +32,8 @@ CUDA_MEMORY_LAUNCH = ("cudaMemcpyAsync", "cudaMemsetAsync")
 HIP_LAUNCH = ("hipLaunchKernel", "hipExtLaunchKernel", "hipModuleLaunchKernel", "hipMemcpyAsync", "hipMemsetAsync")
 
 
+# per name, once per process: a worker of a many-rank folder meets the same names in every rank it reads
+@lru_cache(maxsize=1 << 16)
 def kernel_type(name: str) -> str:
     if _NCCL.match(name):
         return COMMUNICATION

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 import numpy as np
 
@@ -43,6 +44,7 @@ _ASCII_PRECISION_PATTERNS = tuple((label, re.compile(rx.pattern.lower())) for la
 assert not any(re.search(r"\\[A-Z]", rx.pattern) for _, rx in PRECISION_PATTERNS), "lower() would change \\W, \\B…"
 
 
+@lru_cache(maxsize=1 << 16)  # per name, once per process (see gpu_breakdown.kernel_type)
 def name_precision(name: str) -> str:
     """The first precision label whose pattern matches the kernel name, or ""."""
     if name.isascii():

@@ -29,3 +29,19 @@ def analyses(traces_dir) -> dict:
     from profiler.analysis import analyze
 
     return {p.name: analyze(p) for p in sorted(traces_dir.glob("*.json.gz"))}
+
+
+def run_profiled_script(code: str, *args, env: dict | None = None, timeout: int = 120):
+    """Run ``python -c code *args`` as a training script outside any job (no profilerconfig.json), fail on a non-zero
+    exit, and return (the finished process, the JSON its last stdout line holds)."""
+    import os
+    import subprocess
+    import sys
+
+    full_env = {**os.environ, "PYTHONPATH": str(REPO)}
+    for name in ("SAGELAUNCH_PROFILER_CONFIG", "SAGELAUNCH_PROFILER_OUTPUT_PROCESS"):
+        full_env.pop(name, None)
+    proc = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True,
+                          env={**full_env, **(env or {})}, timeout=timeout)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc, json.loads(proc.stdout.strip().splitlines()[-1])

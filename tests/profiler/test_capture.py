@@ -9,7 +9,7 @@ import sys
 import textwrap
 
 from profiler.loader import load_profile
-from tests.profiler.conftest import REPO
+from tests.profiler.conftest import REPO, run_profiled_script
 
 SCRIPT = textwrap.dedent(r'''
     import json, os, sys, time
@@ -114,3 +114,28 @@ def test_imports_stay_light():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                           env={**os.environ, "PYTHONPATH": str(REPO)})
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+SPAN_CAP = textwrap.dedent(r'''
+    import json, sys
+    import profiler as smprof
+    from profiler import api
+    api.MAX_SPANS_PER_WINDOW = 1000  # the real cap is 50,000; the rule is the same
+    smprof.configure(smprof.Config(output_dir=sys.argv[1], host="algo-1", rank=0))
+    smprof.start_profiling()
+    held = []
+    for i in range(2500):
+        with smprof.annotate("tick"):
+            pass
+        held.append(len(api.SMProfiler.instance()._recorder.spans))
+    smprof.stop_profiling()
+    print(json.dumps({"files": len(api.SMProfiler.instance().files), "most_held": max(held)}))
+''')
+
+
+def test_a_window_ends_when_it_holds_too_many_spans(tmp_path):
+    """Short steps in a long window (SMPFileRotationSecs defaults to 600 s): memory stays bounded by the span cap."""
+    _, out = run_profiled_script(SPAN_CAP, tmp_path)
+    assert out == {"files": 3, "most_held": 999}
+    rank = load_profile(tmp_path / "algo-1").ranks[0]
+    assert [rank.names[i] for i in rank["name_id"]].count("tick") == 2500

@@ -347,7 +347,8 @@ def _forget_in_child() -> None:
         prof.files = []
 
 
-os.register_at_fork(after_in_child=_forget_in_child)
+if hasattr(os, "register_at_fork"):  # POSIX; where there is no fork there is nothing to forget
+    os.register_at_fork(after_in_child=_forget_in_child)
 
 
 def configure(config: Config | None = None) -> None:

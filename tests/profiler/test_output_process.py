@@ -13,6 +13,7 @@ import threading
 import time
 
 import psutil
+import pytest
 
 from profiler.loader import load_profile
 from tests.profiler.conftest import REPO, run_profiled_script
@@ -63,6 +64,7 @@ LOOP = textwrap.dedent(r'''
 ''')
 
 
+@pytest.mark.slow  # a torch training process
 def test_helper_writes_windows_and_a_dead_helper_loses_nothing(tmp_path):
     proc, report = run_profiled_script(LOOP, tmp_path, timeout=300)
     assert report["helper_parent"] == [True, True]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+
 from profiler.recorder import now_ns
 
 

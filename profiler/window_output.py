@@ -14,14 +14,15 @@ from pathlib import Path
 from profiler.schema import RankTrace, TraceMeta
 
 
-def write_window(path: Path, meta: TraceMeta, parts: list[RankTrace], kineto_json: str | None,
+def write_window(path: Path, meta: TraceMeta, spans: RankTrace, kineto_json: str | None,
                  write_empty: bool) -> Path | None:
-    """Write one window to ``path`` (None when it held nothing and ``write_empty`` is false). ``kineto_json`` is
-    torch's own Chrome export of the window (a temporary file, removed here once read)."""
+    """Write one window, our ``spans`` plus Kineto's events, to ``path`` (None when it held nothing and
+    ``write_empty`` is false). ``kineto_json`` is torch's own Chrome export of the window (a temporary file, removed
+    here once read)."""
     from profiler.artifact import write_events
     from profiler.recorder import concat_ranks
 
-    parts = list(parts)
+    parts = [spans]
     if kineto_json is not None:
         from profiler.kineto_reader import read_kineto
 

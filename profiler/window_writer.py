@@ -68,7 +68,7 @@ class WindowWriter:
         kineto_json = finished.export() if finished is not None else None
         meta.profiler_busy_ns, self._busy = self._busy, []  # the spans since the previous file
         # the first window is written even when empty: the rank exists
-        path = self._output.write_window(rank_dir / f"trace-{self._seq:04d}.parquet", meta, [spans], kineto_json,
+        path = self._output.write_window(rank_dir / f"trace-{self._seq:04d}.parquet", meta, spans, kineto_json,
                                          not self.files)
         if path is not None:
             self.files.append(path)

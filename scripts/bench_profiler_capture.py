@@ -3,7 +3,8 @@
 The loop of issue 16: 6 Linear(256, 256) layers, batch 16, SGD, one thread, each step annotated `step_N`. Each mode
 runs in a fresh process; peak RSS is that process's VmHWM plus the peak of the profile's output process (the
 helper that writes the files, profiler/output_process.py), as both are alive at once. The wall time includes
-stop_profiling(), i.e. the last window's conversion and write; CPU time is the training process's only. Modes are interleaved round by round so that machine noise hits all alike.
+stop_profiling(), i.e. the last window's conversion and write; CPU time is the training process's only. Modes are
+interleaved round by round so that machine noise hits all alike.
   unprofiled           the same loop, the profiler never started
   ours (default)       start_profiling() at default settings
   ours (ops all)       Config(record_cpu_ops=True, cpu_ops_steps=1, cpu_ops_every_steps=1): Kineto records the
@@ -89,7 +90,9 @@ MODES = ("unprofiled", "ours (default)", "ours (ops all)", "ours (ops K/N)", "ou
 
 def run(mode: str, steps: int, work: Path, duty: tuple[int, int]) -> dict:
     out = tempfile.mkdtemp(dir=work)
-    env = {**os.environ, "PYTHONPATH": str(REPO), "SAGELAUNCH_PROFILER_OUTPUT_PROCESS": "0" if "in proc" in mode else "1"}
+    from profiler.output_process import PROCESS_ENV
+
+    env = {**os.environ, "PYTHONPATH": str(REPO), PROCESS_ENV: "0" if "in proc" in mode else "1"}
     env.pop("SAGELAUNCH_PROFILER_CONFIG", None)
     proc = subprocess.run([sys.executable, "-c", LOOP, mode, str(steps), out, *map(str, duty)], capture_output=True, text=True,
                           env=env, cwd=REPO)

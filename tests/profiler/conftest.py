@@ -31,17 +31,25 @@ def analyses(traces_dir) -> dict:
     return {p.name: analyze(p) for p in sorted(traces_dir.glob("*.json.gz"))}
 
 
-def run_profiled_script(code: str, *args, env: dict | None = None, timeout: int = 120):
-    """Run ``python -c code *args`` as a training script outside any job (no profilerconfig.json), fail on a non-zero
-    exit, and return (the finished process, the JSON its last stdout line holds)."""
+def script_env(extra: dict | None = None) -> dict:
+    """The environment of a training script run outside any job: no profilerconfig.json, the output process on."""
     import os
+
+    from profiler.output_process import PROCESS_ENV
+
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    for name in ("SAGELAUNCH_PROFILER_CONFIG", PROCESS_ENV):
+        env.pop(name, None)
+    return {**env, **(extra or {})}
+
+
+def run_profiled_script(code: str, *args, env: dict | None = None, timeout: int = 120):
+    """Run ``python -c code *args`` in script_env(env), fail on a non-zero exit, and return (the finished process,
+    the JSON its last stdout line holds)."""
     import subprocess
     import sys
 
-    full_env = {**os.environ, "PYTHONPATH": str(REPO)}
-    for name in ("SAGELAUNCH_PROFILER_CONFIG", "SAGELAUNCH_PROFILER_OUTPUT_PROCESS"):
-        full_env.pop(name, None)
     proc = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True,
-                          env={**full_env, **(env or {})}, timeout=timeout)
+                          env=script_env(env), timeout=timeout)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc, json.loads(proc.stdout.strip().splitlines()[-1])

@@ -4,7 +4,6 @@ helper never outlives the training process."""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -16,7 +15,8 @@ import psutil
 import pytest
 
 from profiler.loader import load_profile
-from tests.profiler.conftest import REPO, run_profiled_script
+from profiler.output_process import PROCESS_ENV
+from tests.profiler.conftest import run_profiled_script, script_env
 from tests.profiler.test_cpu_ops_duty_cycle import steps_holding_operators
 
 LOOP = textwrap.dedent(r'''
@@ -94,10 +94,8 @@ WAIT_FOREVER = textwrap.dedent(r'''
 
 
 def test_helper_ends_with_the_training_process(tmp_path):
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    env.pop("SAGELAUNCH_PROFILER_CONFIG", None)
     train = subprocess.Popen([sys.executable, "-c", WAIT_FOREVER, str(tmp_path)], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, text=True, env=env)
+                             stdout=subprocess.PIPE, text=True, env=script_env())
     try:
         helper = psutil.Process(int(train.stdout.readline()))
         assert helper.ppid() == train.pid and helper.is_running()
@@ -133,7 +131,7 @@ IN_PROCESS = textwrap.dedent(r'''
 
 
 def test_output_process_can_be_switched_off(tmp_path):
-    _, out = run_profiled_script(IN_PROCESS, tmp_path, env={"SAGELAUNCH_PROFILER_OUTPUT_PROCESS": "0"})
+    _, out = run_profiled_script(IN_PROCESS, tmp_path, env={PROCESS_ENV: "0"})
     assert out == {"helper": None, "pyarrow": True}
     rank = load_profile(tmp_path / "algo-1").ranks[0]
     assert [rank.names[i] for i in rank["name_id"]] == ["step_0"]

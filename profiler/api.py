@@ -110,6 +110,8 @@ class SMProfiler:
             self.active = True
         except Exception:  # noqa: BLE001 — never fail the training job
             self._fail("start_profiling")
+            self._stop_tf()
+            self._end_outputs()  # the helper, the writer thread or tf.profiler may have started before it failed
 
     def stop_profiling(self) -> None:
         was_active, self.active = self.active, False
@@ -122,14 +124,19 @@ class SMProfiler:
             self._fail("stop_profiling")
         finally:
             self._stop_tf()
-            if self._writer is not None:
-                self._writer.close()  # the last windows are on disk when stop_profiling returns
-            if self._monitor is not None:
-                self._monitor.stop()
-                self._monitor = None
-            if self._output is not None:
-                self._output.close()
-                self._output = None
+            self._end_outputs()
+
+    def _end_outputs(self) -> None:
+        """End the writer thread (after it wrote what is queued: the last windows are on disk when stop_profiling
+        returns), the utilisation monitor and the output process."""
+        if self._writer is not None:
+            self._writer.close()
+        if self._monitor is not None:
+            self._monitor.stop()
+            self._monitor = None
+        if self._output is not None:
+            self._output.close()
+            self._output = None
 
     def _ops_phase(self, step: int) -> bool:
         """Whether CPU operators are recorded in this step: the first cpu_ops_steps of every cpu_ops_every_steps."""

@@ -5,7 +5,6 @@ figures as sampled, and the findings that read operators or step times are not m
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -18,7 +17,7 @@ from profiler.artifact import read_events
 from profiler.loader import load_profile
 from profiler.schema import META_KEY_META, META_KEY_SCHEMA
 from tests.profiler import synthetic as syn
-from tests.profiler.conftest import REPO
+from tests.profiler.conftest import REPO, script_env
 
 LOOP = textwrap.dedent(r'''
     import json, sys, torch
@@ -41,10 +40,9 @@ LOOP = textwrap.dedent(r'''
 
 
 def train(out, steps: int, **config) -> list:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    env.pop("SAGELAUNCH_PROFILER_CONFIG", None)
+    """Run LOOP for `steps` steps with these Config fields; the rank's trace files, in order."""
     proc = subprocess.run([sys.executable, "-c", LOOP, str(out), json.dumps(config), str(steps)],
-                          capture_output=True, text=True, env=env, timeout=300)
+                          capture_output=True, text=True, env=script_env(), timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return sorted((out / "algo-1" / "rank-0").glob("trace-*.parquet"))
 

@@ -177,3 +177,30 @@ def test_a_forked_child_neither_records_nor_keeps_the_helper_alive(tmp_path):
     names = [rank.names[i] for i in rank["name_id"]]
     assert "worker" not in names and sorted(n for n in names if n.startswith("step_")) == sorted(
         f"step_{i}" for i in range(25))
+
+
+START_FAILS = textwrap.dedent(r'''
+    import json, sys, threading, psutil, torch
+    import profiler as smprof
+    from profiler.api import SMProfiler
+
+    def refuse(self):  # as Kineto does where CUPTI may not be used (CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
+        raise RuntimeError("CUPTI_ERROR_INSUFFICIENT_PRIVILEGES")
+
+    torch.profiler.profile.start = refuse
+    smprof.configure(smprof.Config(output_dir=sys.argv[1], host="algo-1", rank=0, record_cpu_ops=True))
+    smprof.start_profiling()  # fails after the output process and the writer thread have started
+    with smprof.annotate("step_0"):  # training goes on, with nothing of the profiler left running
+        torch.ones(2).sum()
+    left = {"children": len(psutil.Process().children()),
+            "threads": sorted(t.name for t in threading.enumerate() if t.name.startswith("sagelaunch"))}
+    smprof.stop_profiling()  # harmless after the failure
+    print(json.dumps({"failed": SMProfiler.instance().failed, **left}))
+''')
+
+
+def test_a_failed_start_ends_what_it_had_started(tmp_path):
+    proc, out = run_profiled_script(START_FAILS, tmp_path)
+    assert "start_profiling failed; profiling stops, training goes on" in proc.stderr
+    assert "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES" in proc.stderr
+    assert out == {"failed": True, "children": 0, "threads": []}

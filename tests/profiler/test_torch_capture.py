@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -13,7 +12,8 @@ import pytest
 
 from profiler.analysis import analyze
 from profiler.loader import load_profile
-from tests.profiler.conftest import REPO
+from tests.profiler.conftest import script_env
+from tests.profiler.test_cpu_ops_duty_cycle import train
 
 SCRIPT = textwrap.dedent(r'''
     import json, os, sys
@@ -47,10 +47,8 @@ SCRIPT = textwrap.dedent(r'''
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     out = tmp_path_factory.mktemp("hf")
-    env = {**os.environ, "PYTHONPATH": str(REPO), "SM_CURRENT_HOST": "algo-1", "RANK": "0"}
-    env.pop("SAGELAUNCH_PROFILER_CONFIG", None)
-    proc = subprocess.run([sys.executable, "-c", SCRIPT, str(out)], capture_output=True, text=True, env=env,
-                          timeout=300)
+    proc = subprocess.run([sys.executable, "-c", SCRIPT, str(out)], capture_output=True, text=True,
+                          env=script_env({"SM_CURRENT_HOST": "algo-1", "RANK": "0"}), timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return out
 
@@ -99,39 +97,11 @@ def test_kineto_and_our_events_share_the_epoch_clock(runs):
         assert t0 <= int(rank["ts_ns"].min()) and int((rank["ts_ns"] + rank["dur_ns"]).max()) <= t1, run
 
 
-ROTATION = textwrap.dedent(r'''
-    import sys, torch
-    import profiler as smprof
-    from profiler.api import SMProfiler
-    torch.set_num_threads(1)
-    model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    smprof.configure(smprof.Config(output_dir=sys.argv[1], host="algo-1", rank=0, record_cpu_ops=True,
-                                   cpu_ops_steps=1, cpu_ops_every_steps=1, file_rotation_steps=5))
-    smprof.start_profiling()
-    for i in range(12):
-        with smprof.annotate(f"step_{i}"):
-            with smprof.annotate("Forward"):
-                loss = model(torch.randn(4, 8)).sum()
-            loss.backward()
-            opt.step()
-            opt.zero_grad()
-    smprof.stop_profiling()
-    print(len(SMProfiler.instance().files))
-''')
-
-
 @pytest.mark.slow
 def test_cpu_op_windows_rotate_by_steps_and_lose_nothing(tmp_path):
     """Operators in every step, SMPFileRotationSteps=5 over 12 steps: three windows (5, 5, 2 steps), written by the writer thread, every
     step and its operators present once."""
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    env.pop("SAGELAUNCH_PROFILER_CONFIG", None)
-    proc = subprocess.run([sys.executable, "-c", ROTATION, str(tmp_path)], capture_output=True, text=True, env=env,
-                          timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert proc.stdout.split()[-1] == "3"
-    files = sorted((tmp_path / "algo-1" / "rank-0").glob("trace-*.parquet"))
+    files = train(tmp_path, 12, cpu_ops_steps=1, cpu_ops_every_steps=1, file_rotation_steps=5)
     assert [f.name for f in files] == ["trace-0000.parquet", "trace-0001.parquet", "trace-0002.parquet"]
     from profiler.artifact import read_events
 

@@ -10,7 +10,9 @@ HTA runs in its own environment (.venv-hta, see scripts/make_hta_fixtures.py): T
 get_temporal_breakdown + get_gpu_kernel_breakdown + get_cuda_kernel_launch_stats. Ours runs twice per trace:
 cold (SAGELAUNCH_PROFILE_CACHE=0: the JSON is parsed; a big trace in chunks over the cores), cold on one core
 (taskset: what a trace costs without worker processes) and warm (the parsed columns cached beside the trace by
-an earlier run, as for a second analyze/report/ui of the same trace).
+an earlier run, as for a second analyze/report/ui of the same trace). "in process" rows time only the work, in a
+fresh process that has already imported everything it needs (ours: the analysis modules; HTA: TraceAnalysis), from
+the call to the results as JSON (ours cold; HTA's load + the three analyses); they are compared with each other.
 
     .venv/bin/python scripts/bench_profiler_analysis.py [TRACE_OR_FOLDER ...] [--repeat 3] [--folder-repeat 1]
                                                         [--hta-python .venv-hta/bin/python]
@@ -43,6 +45,36 @@ ls = a.get_cuda_kernel_launch_stats(visualize=False)
 print(tb.to_json()); print(kb[0].to_json()); print({r: len(v) for r, v in ls.items()})
 """
 
+# In process, imports excluded: each prints {"work_s", "work_cpu_s"} as its last line (HTA also when it raises).
+# Both set OPENBLAS_NUM_THREADS=1 before numpy loads, as our CLI does (idle OpenBLAS threads spin, doubling CPU time).
+HTA_IN_PROCESS = """
+import json, logging, os, sys, time
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+logging.disable(logging.CRITICAL)
+from hta.trace_analysis import TraceAnalysis
+t, c = time.perf_counter(), time.process_time()
+try:
+    a = TraceAnalysis(trace_dir=sys.argv[1])
+    out = [a.get_temporal_breakdown(visualize=False).to_json(),
+           a.get_gpu_kernel_breakdown(visualize=False, include_memory_kernels=True)[0].to_json(),
+           {r: len(v) for r, v in a.get_cuda_kernel_launch_stats(visualize=False).items()}]
+    rc = 0
+except Exception:
+    rc = 1
+print(json.dumps({"work_s": time.perf_counter() - t, "work_cpu_s": time.process_time() - c}))
+sys.exit(rc)
+"""
+OURS_IN_PROCESS = """
+import json, os, sys, time
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+import profiler.analysis, profiler.analysis.counters, profiler.analysis.gpu_breakdown, profiler.analysis.hta_view
+import profiler.analysis.metrics, profiler.figures, profiler.findings, profiler.job_settings, profiler.kineto_reader
+import profiler.loader
+t, c = time.perf_counter(), time.process_time()
+text = json.dumps(profiler.analysis.analyze(sys.argv[1]), default=str)
+print(json.dumps({"work_s": time.perf_counter() - t, "work_cpu_s": time.process_time() - c}))
+"""
+
 # Runs one command and reports its wall time and its own peak RSS (the wrapper has no other children).
 MEASURE = """
 import resource, subprocess, sys, time, json
@@ -51,13 +83,21 @@ p = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.DEVNU
 wall = time.perf_counter() - t
 ru = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(json.dumps({"rc": p.returncode, "wall_s": wall, "cpu_s": ru.ru_utime + ru.ru_stime, "peak_mb": ru.ru_maxrss / 1024,
-                  "out_bytes": len(p.stdout)}))
+                  "out_bytes": len(p.stdout), "last_line": (p.stdout.strip().splitlines() or [b""])[-1].decode()}))
 """
 
 
-def measure(cmd: list[str], env=None) -> dict:
+IN_PROCESS = ("ours in process", "HTA in process")  # compared with each other, not with the whole processes
+
+
+def measure(cmd: list[str], env=None, in_process: bool = False) -> dict:
+    """The command's figures; `in_process`: wall and CPU time are the work it timed itself (imports excluded)."""
     out = subprocess.run([sys.executable, "-c", MEASURE, *cmd], capture_output=True, text=True, env=env, cwd=REPO)
-    return json.loads(out.stdout)
+    result = json.loads(out.stdout)
+    if in_process:
+        work = json.loads(result["last_line"])
+        result.update(wall_s=work["work_s"], cpu_s=work["work_cpu_s"])
+    return result
 
 
 def sixteen_ranks(folder: Path) -> Path:
@@ -90,14 +130,16 @@ def bench(target: Path, work: Path, repeat: int, hta_python: Path) -> dict:
     contenders["ours warm"] = (ours, env)
     contenders["sagelaunch CLI warm"] = ([sys.executable, "-m", "sagelaunch.cli", "profile", "analyze", arg, "--json"],
                                          env)
+    contenders[IN_PROCESS[0]] = ([sys.executable, "-c", OURS_IN_PROCESS, arg], cold)
     if hta_python.exists():
         contenders["HTA 0.5"] = ([str(hta_python), "-c", HTA_SCRIPT, str(home)], env)
+        contenders[IN_PROCESS[1]] = ([str(hta_python), "-c", HTA_IN_PROCESS, str(home)], env)
     for cmd, e in contenders.values():  # untimed: bytecode compiled, files in the page cache
         subprocess.run(cmd, env=e, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     runs: dict[str, list[dict]] = {k: [] for k in contenders}
     for _ in range(repeat):
         for name, (cmd, e) in contenders.items():
-            runs[name].append(measure(cmd, e))
+            runs[name].append(measure(cmd, e, in_process=name in IN_PROCESS))
     return {name: (statistics.median(r["wall_s"] for r in rs), statistics.median(r["cpu_s"] for r in rs),
                    max(r["peak_mb"] for r in rs), rs[-1]["rc"]) for name, rs in runs.items()}
 
@@ -120,10 +162,10 @@ def main() -> None:
         for target in targets:
             repeat = args.folder_repeat if target.is_dir() else args.repeat
             res = bench(target, work, repeat, args.hta_python)
-            hta = res.get("HTA 0.5")
             for name, (wall, cpu, peak, rc) in res.items():
                 ratio = ""
-                if hta and name != "HTA 0.5":
+                hta = res.get(IN_PROCESS[1] if name in IN_PROCESS else "HTA 0.5")
+                if hta and name not in ("HTA 0.5", IN_PROCESS[1]):
                     ratio = f"{hta[0] / wall:>14.1f}x{hta[1] / cpu:>6.1f}x{peak / hta[2]:>7.2f}x"
                     worst[name] = min(worst.get(name, 1e9), hta[0] / wall)
                 print(f"{target.name[:33]:<34}{name:<21}{wall:>8.3f}{cpu:>8.3f}{peak:>9.1f}{rc:>4}{ratio}")

@@ -22,10 +22,11 @@ def test_analysis_benchmark_runs():
                "--hta-python", "/nonexistent/python")
     assert proc.returncode == 0, proc.stderr
     rows = [line.split() for line in proc.stdout.splitlines() if line.startswith("alexnet.pt.trace.json.gz")]
-    # the cold (also on one core, where taskset can pin it), warm and CLI runs of the named trace all ran and
-    # succeeded (rc column); no HTA: no ratios
+    # the cold (also on one core, where taskset can pin it), warm, CLI and in-process runs of the named trace all ran
+    # and succeeded (rc column); no HTA: no ratios
     one_core = [["ours", "cold,"]] if shutil.which("taskset") and len(os.sched_getaffinity(0)) > 1 else []
-    assert [r[1:3] for r in rows] == [["ours", "cold"], *one_core, ["ours", "warm"], ["sagelaunch", "CLI"]], proc.stdout
+    assert [r[1:3] for r in rows] == [["ours", "cold"], *one_core, ["ours", "warm"], ["sagelaunch", "CLI"],
+                                      ["ours", "in"]], proc.stdout
     assert all(r[-1] == "0" and float(r[-4]) > 0 for r in rows), proc.stdout
 
 

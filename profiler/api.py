@@ -110,7 +110,6 @@ class SMProfiler:
             self.active = True
         except Exception:  # noqa: BLE001 — never fail the training job
             self._fail("start_profiling")
-            self._stop_tf()
             self._end_outputs()  # the helper, the writer thread or tf.profiler may have started before it failed
 
     def stop_profiling(self) -> None:
@@ -123,12 +122,13 @@ class SMProfiler:
         except Exception:  # noqa: BLE001
             self._fail("stop_profiling")
         finally:
-            self._stop_tf()
             self._end_outputs()
 
     def _end_outputs(self) -> None:
-        """End the writer thread (after it wrote what is queued: the last windows are on disk when stop_profiling
-        returns), the utilisation monitor and the output process."""
+        """Stop tf.profiler (its device activity is queued as one more window), then end the writer thread (after it
+        wrote what is queued: the last windows are on disk when stop_profiling returns), the utilisation monitor and
+        the output process."""
+        self._stop_tf()
         if self._writer is not None:
             self._writer.close()
         if self._monitor is not None:

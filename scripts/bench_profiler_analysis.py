@@ -34,15 +34,21 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 TRACES = REPO / "tests" / "data" / "traces"
 
+# HTA's load + the three analyses, as the text of a function both HTA scripts define and call
+HTA_ANALYSES = """
+def hta_analyses(trace_dir):
+    a = TraceAnalysis(trace_dir=trace_dir)
+    tb = a.get_temporal_breakdown(visualize=False)
+    kb = a.get_gpu_kernel_breakdown(visualize=False, include_memory_kernels=True)
+    ls = a.get_cuda_kernel_launch_stats(visualize=False)
+    return [tb.to_json(), kb[0].to_json(), {r: len(v) for r, v in ls.items()}]
+"""
 HTA_SCRIPT = """
 import logging, sys
 logging.disable(logging.CRITICAL)
 from hta.trace_analysis import TraceAnalysis
-a = TraceAnalysis(trace_dir=sys.argv[1])
-tb = a.get_temporal_breakdown(visualize=False)
-kb = a.get_gpu_kernel_breakdown(visualize=False, include_memory_kernels=True)
-ls = a.get_cuda_kernel_launch_stats(visualize=False)
-print(tb.to_json()); print(kb[0].to_json()); print({r: len(v) for r, v in ls.items()})
+""" + HTA_ANALYSES + """
+print(*hta_analyses(sys.argv[1]), sep="\\n")
 """
 
 # In process, imports excluded: each prints {"work_s", "work_cpu_s"} as its last line (HTA also when it raises).
@@ -52,12 +58,10 @@ import json, logging, os, sys, time
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 logging.disable(logging.CRITICAL)
 from hta.trace_analysis import TraceAnalysis
+""" + HTA_ANALYSES + """
 t, c = time.perf_counter(), time.process_time()
 try:
-    a = TraceAnalysis(trace_dir=sys.argv[1])
-    out = [a.get_temporal_breakdown(visualize=False).to_json(),
-           a.get_gpu_kernel_breakdown(visualize=False, include_memory_kernels=True)[0].to_json(),
-           {r: len(v) for r, v in a.get_cuda_kernel_launch_stats(visualize=False).items()}]
+    hta_analyses(sys.argv[1])
     rc = 0
 except Exception:
     rc = 1

@@ -36,15 +36,19 @@ LOOP = textwrap.dedent(r'''
             opt.step()
             opt.zero_grad()
     smprof.stop_profiling()
+    print(len(smprof.SMProfiler.instance().files))
 ''')
 
 
 def train(out, steps: int, **config) -> list:
-    """Run LOOP for `steps` steps with these Config fields; the rank's trace files, in order."""
+    """Run LOOP for `steps` steps with these Config fields; the rank's trace files, in order (the session counted
+    the same files as written)."""
     proc = subprocess.run([sys.executable, "-c", LOOP, str(out), json.dumps(config), str(steps)],
                           capture_output=True, text=True, env=script_env(), timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    return sorted((out / "algo-1" / "rank-0").glob("trace-*.parquet"))
+    files = sorted((out / "algo-1" / "rank-0").glob("trace-*.parquet"))
+    assert proc.stdout.split()[-1] == str(len(files)), proc.stdout
+    return files
 
 
 def steps_holding_operators(rank) -> list[int]:

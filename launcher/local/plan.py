@@ -19,6 +19,7 @@ from launcher.local import channels as channel_io
 from jobspec.s3uri import parse_s3_uri
 from launcher.local import s3
 from launcher.local.artifacts import artifact_prefix
+from launcher.local.job_modules import job_module_paths
 from launcher.local.logs import rank_prefix_template
 from jobspec.spec import TrainingJobSpec
 
@@ -40,11 +41,13 @@ def gpu_slices(gpus: list[str], hosts: int) -> list[list[str]]:
     return [gpus[i * per_host:(i + 1) * per_host] for i in range(hosts)]
 
 
-def _python_path(code_dir: Path, base_env: dict[str, str]) -> str:
-    # the job imports its own code first, then sagelaunch's packages (modelparallel, profiler)
+def _python_path(code_dir: Path, base_env: dict[str, str], job_module_dirs: list[str]) -> str:
+    # the job imports its own code first, then sagelaunch's packages (modelparallel, profiler), then the
+    # stand-ins for SageMaker's module names (launcher.local.job_modules)
     parts = [str(code_dir)]
     if "site-packages" not in _LAUNCHER_ROOT.parts and "dist-packages" not in _LAUNCHER_ROOT.parts:
         parts.append(str(_LAUNCHER_ROOT))
+    parts.extend(job_module_dirs)
     if base_env.get("PYTHONPATH"):
         parts.append(base_env["PYTHONPATH"])
     return ":".join(parts)
@@ -127,6 +130,7 @@ def build(spec: TrainingJobSpec, *, job_dir: Path, files: list[tuple[Path, str]]
     for resolved in resolved_channels:
         channel_io.materialize(resolved, job_dir, [l.channel_dir(resolved.channel.name) for l in layouts.values()],
                                spec.region)
+    job_module_dirs, job_module_notes = job_module_paths(spec, python)
     gpu_sets, cpus = gpu_slices(visible_gpus(spec.instance_type, base_env), len(hosts)), contract.num_cpus()
     host_plans = []
     for index, host in enumerate(hosts):
@@ -139,7 +143,7 @@ def build(spec: TrainingJobSpec, *, job_dir: Path, files: list[tuple[Path, str]]
         if spec.instance_type == "local_gpu":
             env["CUDA_VISIBLE_DEVICES"] = ",".join(gpu_sets[index])
         env["PYTHONUNBUFFERED"] = "1"  # lines reach the log as they are printed
-        env["PYTHONPATH"] = _python_path(layout.code_dir, {**base_env, **spec.environment})
+        env["PYTHONPATH"] = _python_path(layout.code_dir, {**base_env, **spec.environment}, job_module_dirs)
         if spec.framework == "tensorflow":
             env["TF_CONFIG"] = contract.tf_config(hosts, host, tf_ports)
         else:
@@ -168,6 +172,7 @@ def build(spec: TrainingJobSpec, *, job_dir: Path, files: list[tuple[Path, str]]
         "hosts": host_plans, "max_run": spec.max_run, "stop_grace": stop_grace, "region": spec.region,
         "artifact_prefix": artifact_prefix(spec.output_path, spec.job_name, job_dir),
         "checkpoint_s3_uri": spec.checkpoint_s3_uri,
+        "notes": job_module_notes,  # written to the job log when it starts
         # what the job writes after this moment goes back to checkpoint_s3_uri (restored files do not)
         "checkpoints_restored_at": time.time(),
     }

@@ -84,6 +84,8 @@ class Supervisor:
         signal.signal(signal.SIGTERM, lambda *_: self.stop_requested.set())
         signal.signal(signal.SIGINT, lambda *_: self.stop_requested.set())
         started = time.monotonic()
+        for note in self.plan.get("notes", []):
+            self.router.note(note)
         for host_plan in self.plan["hosts"]:
             self.hosts[host_plan["host"]] = self._spawn(host_plan)
         _late_imports()

@@ -1,0 +1,1 @@
+"""`smdistributed.modelparallel` in a local job: sagelaunch's modelparallel (see launcher/local/job_modules.py)."""

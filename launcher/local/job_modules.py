@@ -1,0 +1,75 @@
+"""Module names that real SageMaker scripts import, given to local jobs when the real library is absent.
+
+SMP v1 scripts import `smdistributed.modelparallel.torch`; SageMaker Profiler scripts import `smppy`/`smprof`.
+In a local job these names resolve to sagelaunch's own packages through thin re-export modules kept in
+`job_modules/<name>/<name>/` at the repository root (one folder per top-level name, so each goes on the job's
+PYTHONPATH on its own). They are never installed into the user's environment, and a library that is really
+installed in the job's Python is never shadowed: the job log says which one the job uses.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from jobspec.spec import TrainingJobSpec
+
+JOB_MODULES_ROOT = Path(__file__).resolve().parents[2] / "job_modules"
+
+
+@dataclass(frozen=True)
+class JobModule:
+    name: str                                  # the top-level name scripts import
+    real: str                                  # the module whose presence means the real library is installed
+    ours: str                                  # what the job gets instead, for the job log
+    wanted: Callable[[TrainingJobSpec], bool]  # whether this job needs the name at all
+
+
+JOB_MODULES: tuple[JobModule, ...] = (
+    JobModule("smdistributed", "smdistributed.modelparallel", "sagelaunch's modelparallel",
+              lambda spec: spec.mp_parameters is not None),
+)
+
+
+def _installed(python: str, modules: list[str]) -> set[str]:
+    """Which of `modules` the job's Python can import without our folders (the user's PYTHONPATH included)."""
+    if not modules:
+        return set()
+    if Path(python).resolve() == Path(sys.executable).resolve():
+        found = set()
+        for module in modules:
+            try:
+                if importlib.util.find_spec(module) is not None:
+                    found.add(module)
+            except (ImportError, ValueError):  # a parent package exists but not the module
+                pass
+        return found
+    probe = ("import importlib.util, sys\n"
+             "for m in sys.argv[1:]:\n"
+             "    try:\n"
+             "        print(m) if importlib.util.find_spec(m) else None\n"
+             "    except (ImportError, ValueError):\n"
+             "        pass\n")
+    out = subprocess.run([python, "-c", probe, *modules], capture_output=True, text=True, timeout=120)
+    return set(out.stdout.split())
+
+
+def job_module_paths(spec: TrainingJobSpec, python: str) -> tuple[list[str], list[str]]:
+    """(folders to add to the job's PYTHONPATH, one log line per name the job uses)."""
+    wanted = [m for m in JOB_MODULES if m.wanted(spec)]
+    installed = _installed(python, [m.real for m in wanted])
+    paths, notes = [], []
+    for module in wanted:
+        folder = JOB_MODULES_ROOT / module.name
+        if module.real in installed:
+            notes.append(f"{module.real}: the installed library")
+        elif folder.is_dir():
+            paths.append(str(folder))
+            notes.append(f"{module.real}: {module.ours} (the real library is not installed)")
+        else:
+            notes.append(f"{module.real}: not available (neither installed nor shipped with this sagelaunch)")
+    return paths, notes

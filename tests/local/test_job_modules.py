@@ -1,0 +1,36 @@
+"""SageMaker's module names in local jobs: given when the real library is absent, never shadowing one."""
+
+import os
+import subprocess
+import sys
+from types import SimpleNamespace
+
+from launcher.local.job_modules import JOB_MODULES_ROOT, job_module_paths
+
+ROOT = JOB_MODULES_ROOT.parent
+MP_JOB = SimpleNamespace(mp_parameters={"partitions": 1})
+
+
+def test_an_smp_job_gets_smdistributed_as_sagelaunchs_modelparallel():
+    paths, notes = job_module_paths(MP_JOB, sys.executable)
+    assert paths == [str(JOB_MODULES_ROOT / "smdistributed")]
+    assert notes == ["smdistributed.modelparallel: sagelaunch's modelparallel (the real library is not installed)"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), *paths])}
+    out = subprocess.run([sys.executable, "-c", "import smdistributed.modelparallel.torch as smp, modelparallel; "
+                          "print(smp is modelparallel)"], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True"
+
+
+def test_a_job_without_model_parallelism_gets_no_smdistributed():
+    assert job_module_paths(SimpleNamespace(mp_parameters=None), sys.executable) == ([], [])
+
+
+def test_a_real_installed_library_is_never_shadowed(tmp_path, monkeypatch):
+    real = tmp_path / "smdistributed" / "modelparallel"
+    real.mkdir(parents=True)
+    (real.parent / "__init__.py").write_text("")
+    (real / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    paths, notes = job_module_paths(MP_JOB, sys.executable)
+    assert paths == []
+    assert notes == ["smdistributed.modelparallel: the installed library"]

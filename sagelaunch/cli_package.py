@@ -22,15 +22,16 @@ def package(
     """Package a trained model for SageMaker serving: model files at the top, code/inference.py and
     code/requirements.txt beside them. Deploy it with Model(model_data=...).deploy(...)."""
     from rich.console import Console
+    from rich.markup import escape
 
     from launcher.deploy.package import archive_members, package_model
 
-    console, errors = Console(highlight=False), Console(stderr=True, highlight=False)
+    console, errors = Console(highlight=False), Console(stderr=True, highlight=False, soft_wrap=True)
     try:
         with errors.status(f"packaging {model_dir}"):
             archive = package_model(model_dir, output, entry_point=entry_point, requirements=requirements)
     except (ValueError, OSError) as exc:
-        errors.print(f"[red]error:[/red] {exc}")
+        errors.print(f"[red]error:[/red] {escape(str(exc))}")  # a member's name is no markup
         raise typer.Exit(1) from None
     members = archive_members(archive)
     size_mb = archive.stat().st_size / 1e6

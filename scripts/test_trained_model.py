@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import tarfile
 import tempfile
 from pathlib import Path
@@ -26,9 +27,11 @@ def load_classifier(model: str):
 
     path = Path(model)
     if path.is_file() and tarfile.is_tarfile(path):
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: sagelaunch's packages
+        from launcher.archive import unpack
+
         folder = tempfile.mkdtemp(prefix="sentiment-model-")
-        with tarfile.open(path) as tar:
-            tar.extractall(folder, filter="data")
+        unpack(path, folder)
         path = Path(folder)
     return pipeline("sentiment-analysis", model=str(path), tokenizer=str(path), device="cpu")
 

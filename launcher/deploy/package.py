@@ -17,6 +17,8 @@ import tarfile
 import tempfile
 from pathlib import Path
 
+from launcher.archive import unpack
+
 HANDLER_PATH = "code/inference.py"
 # The PyTorch 2.0 inference images ship torch but not transformers; 4.x releases support their
 # torch 2.0 and read the tokenizer.json / safetensors files transformers 5 saves.
@@ -36,7 +38,7 @@ def is_archive(path: str | Path) -> bool:
 
 
 def unpack_model(model: str | Path, dest: str | Path) -> Path:
-    """A model folder as is, or a model.tar.gz extracted into `dest` (refusing unsafe member paths)."""
+    """A model folder as is, or a model.tar.gz extracted into `dest` by launcher.archive's rules."""
     model = Path(str(model).removeprefix("file://"))  # what a local job reports as its model_data
     if model.is_dir():
         return model
@@ -45,11 +47,7 @@ def unpack_model(model: str | Path, dest: str | Path) -> Path:
             f"model={str(model)!r} is neither a folder nor a .tar.gz archive; pass the folder the training "
             "script saved (SM_MODEL_DIR) or the job's model.tar.gz"
         )
-    dest = Path(dest)
-    dest.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(model) as tar:
-        tar.extractall(dest, filter="data")
-    return dest
+    return unpack(model, dest)
 
 
 def archive_members(archive: str | Path) -> list[str]:
@@ -128,9 +126,7 @@ def repack_model(
             shutil.copytree(Path(str(model).removeprefix("file://")), folder)
         code = folder / "code"
         if source_dir is not None and is_archive(source_dir):
-            code.mkdir(exist_ok=True)
-            with tarfile.open(source_dir) as tar:
-                tar.extractall(code, filter="data")
+            unpack(source_dir, code)
         elif source_dir is not None:
             if not Path(source_dir).is_dir():
                 raise ValueError(f"source_dir={str(source_dir)!r} is not a folder; pass the folder of your "

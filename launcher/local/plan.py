@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import tarfile
 import time
 from pathlib import Path
 from typing import Any
 
 from launcher import contract
+from launcher.archive import unpack
 from launcher.local import channels as channel_io
 from jobspec.s3uri import parse_s3_uri
 from launcher.local import s3
@@ -60,8 +60,7 @@ def copy_code(spec: TrainingJobSpec, files: list[tuple[Path, str]], code_dirs: l
         bucket, key = parse_s3_uri(spec.source_dir)
         s3.client(spec.region).download_file(bucket, key, str(archive))
         for code_dir in code_dirs:
-            with tarfile.open(archive) as tar:
-                tar.extractall(code_dir, filter="data")
+            unpack(archive, code_dir)
         if not (code_dirs[0] / spec.entry_point).is_file():
             raise ValueError(f"entry_point {spec.entry_point!r} is not in source_dir {spec.source_dir!r}")
         return

@@ -250,10 +250,10 @@ class FrameworkModel:
         if not uri.startswith("s3://"):
             return uri.removeprefix("file://")
         from launcher.aws.clients import client
-        from jobspec.s3uri import parse_s3_uri
+        from jobspec.s3uri import key_destination, parse_s3_uri
 
         bucket, key = parse_s3_uri(uri)
-        local = os.path.join(scratch, os.path.basename(key) or "download.tar.gz")
+        local = str(key_destination(scratch, key, os.path.basename(key) or "download.tar.gz"))
         client("s3", self.region).download_file(bucket, key, local)
         return local
 

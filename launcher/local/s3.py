@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from launcher.aws.clients import client as aws_client
-from jobspec.s3uri import parse_s3_uri
+from jobspec.s3uri import check_key_name, key_destination, parse_s3_uri
 
 
 def client(region: str | None = None) -> Any:
@@ -17,12 +17,17 @@ def client(region: str | None = None) -> Any:
 
 
 def list_keys(uri: str, region: str | None = None) -> list[str]:
-    """Every object key under the prefix, sorted (folder markers left out)."""
+    """Every object key under the prefix, sorted (folder markers left out).
+
+    A key that could not be downloaded into a folder (`../`, absolute, empty parts) is refused here, when
+    the job is checked, before its folder exists (the download refuses it again, by the same rule)."""
     bucket, prefix = parse_s3_uri(uri)
     s3 = client(region)
     keys = []
     for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
         keys.extend(obj["Key"] for obj in page.get("Contents", []) if not obj["Key"].endswith("/"))
+    for key in keys:
+        check_key_name(key, relative_name(prefix, key))
     return sorted(keys)
 
 
@@ -30,8 +35,10 @@ def relative_name(prefix: str, key: str) -> str:
     """Where an object lands in a channel folder, as SageMaker's S3Prefix download places it."""
     if key == prefix:
         return key.rsplit("/", 1)[-1]
-    if prefix == "" or prefix.endswith("/") or key[len(prefix)] == "/":
-        return key[len(prefix):].lstrip("/")
+    if prefix == "" or prefix.endswith("/"):
+        return key[len(prefix):]  # kept as it is: a leading '/' left is an empty part, refused by the mapping
+    if key[len(prefix)] == "/":
+        return key[len(prefix) + 1:]
     parent = prefix.rsplit("/", 1)[0] + "/" if "/" in prefix else ""
     return key[len(parent):]
 
@@ -41,10 +48,10 @@ def download(uri: str, keys: list[str], destination: Path, region: str | None = 
     bucket, prefix = parse_s3_uri(uri)
     s3 = client(region)
     targets = []
-    for key in keys:
-        target = destination / relative_name(prefix, key)
+    for key in keys:  # every target is checked before anything is downloaded
+        targets.append((key, key_destination(destination, key, relative_name(prefix, key))))
+    for _, target in targets:
         target.parent.mkdir(parents=True, exist_ok=True)
-        targets.append((key, target))
     with ThreadPoolExecutor(max_workers=8) as pool:
         list(pool.map(lambda kt: s3.download_file(bucket, kt[0], str(kt[1])), targets))
     return [t for _, t in targets]

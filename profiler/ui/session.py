@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from jobspec.s3uri import key_destination
 from profiler.ui import sources
 
 log = logging.getLogger(__name__)
@@ -127,7 +128,7 @@ class ProfileSession:
         done = 0
         root = Path(tmp)
         for o in objects:
-            target = root.joinpath(*o["Rel"].split("/"))
+            target = key_destination(root, o["Key"], o["Rel"])  # the one S3-to-disk mapping
             target.parent.mkdir(parents=True, exist_ok=True)
             s3.download_file(o["Bucket"], o["Key"], str(target))
             done += o["Size"]

@@ -102,22 +102,16 @@ def profile_files(folder: Path) -> list[Path]:
 
 def s3_profile_objects(s3, prefix_uri: str) -> list[dict[str, Any]]:
     """Profile files under an s3:// prefix (with a boto3 S3 client), keys that could escape a folder left out."""
-    from jobspec.s3uri import parse_s3_uri
+    from jobspec.s3uri import parse_s3_uri, unsafe_key_reason
 
     bucket, prefix = parse_s3_uri(prefix_uri)
     out = []
     for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
         for obj in page.get("Contents", []):
             rel = obj["Key"][len(prefix):]
-            if obj["Key"].endswith(PROFILE_SUFFIXES) and safe_relative(rel):
+            if obj["Key"].endswith(PROFILE_SUFFIXES) and unsafe_key_reason(rel) is None:  # jobspec's one rule
                 out.append({"Bucket": bucket, "Key": obj["Key"], "Rel": rel, "Size": obj.get("Size", 0)})
     return out
-
-
-def safe_relative(rel: str) -> bool:
-    """A key below the prefix that is safe to recreate under a cache folder (no .., no absolute parts)."""
-    parts = rel.split("/")
-    return bool(rel) and not rel.startswith("/") and all(p not in ("", ".", "..") for p in parts) and "\\" not in rel
 
 
 # ---------- the sources, given by the application ----------

@@ -1,12 +1,16 @@
-"""The files of a job's code: `source_dir` (or the lone entry point) minus what must not ship.
+"""The one packing rule for code that leaves the machine: `source_dir` (or the lone entry point) and
+`dependencies`, minus what must not ship.
 
-Both backends use it — SageMaker uploads the files as sourcedir.tar.gz, the local backend lays
-them into each host's `code/` folder — so both ship exactly the same files, by the same rules:
+Everything that ships code uses it — SageMaker's sourcedir.tar.gz, the local backend's `code/` folders,
+deploy's repack of model.tar.gz (code/, code/lib/), a `git_config` clone's files — by the same rules:
 
 - DEFAULT_IGNORE_PATTERNS never ship (credentials, VCS data, caches); `ignore_patterns` adds more.
-- A symlink to a file inside source_dir ships that file's content under the link's name.
-- A symlink that points outside source_dir, a symlinked folder and a dangling link are skipped with a
-  warning naming them: the target's content is never read (a link to ~/.aws must not leak it).
+- A source_dir or dependency that is itself a credential or VCS folder or file (`~/.aws`, `id_rsa`,
+  `server.pem`, `.git`) is refused by name: it was asked for, and it cannot ship.
+- A symlink to a file inside its folder ships that file's content under the link's name.
+- A symlink that points outside its folder, a symlinked folder and a dangling link are skipped: the
+  target's content is never read (a link to ~/.aws must not leak it).
+- What was left out for being a credential, VCS data or a link is listed in one warning.
 - A symlink loop is an error naming it, raised while listing — before anything is packed or copied.
 """
 
@@ -29,20 +33,57 @@ CREDENTIAL_PATTERNS = (
     "secrets", ".secrets",  # folders named for secrets
     "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "*.pem", "*.key", "*.p12", "*.pfx",  # private keys
 )
-OTHER_IGNORED_PATTERNS = (".git", ".hg", ".svn", "__pycache__", "*.pyc", ".ipynb_checkpoints")
-DEFAULT_IGNORE_PATTERNS = (*CREDENTIAL_PATTERNS, *OTHER_IGNORED_PATTERNS)
+VCS_PATTERNS = (".git", ".hg", ".svn")
+CACHE_PATTERNS = ("__pycache__", "*.pyc", ".ipynb_checkpoints")  # left out without a word
+DEFAULT_IGNORE_PATTERNS = (*CREDENTIAL_PATTERNS, *VCS_PATTERNS, *CACHE_PATTERNS)
 LARGE_CODE_BYTES = 100 * 1024 * 1024  # SageMaker downloads the code on every host before training
 
 log = logging.getLogger("sagelaunch.sourcedir")
 
 
-def _ignored(rel_path: str, patterns: Iterable[str]) -> bool:
+def _ignored(rel_path: str, patterns: Iterable[str]) -> str | None:
+    """The first pattern matching the path or any of its parts (None: it ships)."""
     parts = rel_path.split("/")
     for pattern in patterns:
         pattern = pattern.rstrip("/")
         if fnmatch.fnmatch(rel_path, pattern) or any(fnmatch.fnmatch(part, pattern) for part in parts):
-            return True
-    return False
+            return pattern
+    return None
+
+
+def _kind(pattern: str | None) -> str | None:
+    """What a default pattern guards against, as the warning names it (None: left out silently)."""
+    if pattern in CREDENTIAL_PATTERNS:
+        return "credentials"
+    if pattern in VCS_PATTERNS:
+        return "version control data"
+    return None
+
+
+class LeftOut:
+    """What one listing left out that the user may have expected to ship, warned about once."""
+
+    def __init__(self, field: str):
+        self.field, self.entries = field, []
+
+    def add(self, entry: str) -> None:
+        self.entries.append(entry)
+
+    def warn(self) -> None:
+        if self.entries:
+            log.warning(f"{self.field}: left out {len(self.entries)} path(s) that never ship: "
+                        + "; ".join(self.entries))
+            self.entries = []
+
+
+def refuse_credential_root(field: str, path: str | os.PathLike) -> None:
+    """A folder or file given to ship that is itself credentials or VCS data (by its name or its link's target)."""
+    names = {Path(path).name, Path(os.path.realpath(path)).name}
+    for name in sorted(names):
+        pattern = _ignored(name, (*CREDENTIAL_PATTERNS, *VCS_PATTERNS))
+        if pattern is not None:
+            raise ValueError(f"{field}: {str(path)!r} is {_kind(pattern)} (matches {pattern!r}), which never ships; "
+                             "pass the folder or files the job needs, without credentials")
 
 
 def symlink_loop(path: Path) -> bool:
@@ -59,21 +100,22 @@ def loop_error(field: str, path: Path | str) -> ValueError:
                       "remove the link or point it at a real file or folder")
 
 
-def _link_target(path: Path, root: Path, rel: str) -> Path | None:
-    """The regular file inside `root` a symlink resolves to; None (with a warning) for any other link."""
+def _link_target(path: Path, root: Path, rel: str, left_out: LeftOut, where: str) -> Path | None:
+    """The regular file inside `root` (`where`, as the warning names it) a symlink resolves to; None (noted in
+    `left_out`) for any other link."""
     if symlink_loop(path):
-        raise loop_error(f"source_dir {str(root)!r}", rel)
+        raise loop_error(f"{where} {str(root)!r}", rel)
     target = Path(os.path.realpath(path))
-    shown = f"source_dir: skipped the symlink {rel!r} → {os.readlink(path)!r}"
+    shown = f"the symlink {rel!r} → {os.readlink(path)!r}"
     if not target.exists():
-        log.warning(f"{shown}: its target does not exist")
+        left_out.add(f"{shown}: its target does not exist")
     elif not target.is_relative_to(root):
-        log.warning(f"{shown}: it points outside source_dir, whose content never ships; "
-                    "copy the file into source_dir if the job needs it")
+        left_out.add(f"{shown}: it points outside {where}, whose content never ships; copy the file "
+                     f"into {where} if the job needs it")
     elif target.is_dir():
-        log.warning(f"{shown}: symlinked folders are not followed; the folder ships under its own path")
+        left_out.add(f"{shown}: symlinked folders are not followed; the folder ships under its own path")
     elif not target.is_file():
-        log.warning(f"{shown}: it is not a regular file")
+        left_out.add(f"{shown}: it is not a regular file")
     else:
         return target
     return None
@@ -89,41 +131,67 @@ def iter_source_files(
 
     Without a source_dir only the entry point file itself ships, under its base name. Each of
     `dependencies` (the SDK's `dependencies=`) then ships at the root under its base name, as the SDK v2
-    lays them out: a file as `<name>`, a folder as `<name>/…`. Raises ValueError for a symlink loop
-    (list everything first to fail before doing anything) and for a dependency whose name is taken.
+    lays them out: a file as `<name>`, a folder as `<name>/…`. Raises ValueError for a symlink loop (list
+    everything first to fail before doing anything), for a credential folder or file given to ship and for
+    a dependency whose name is taken. What was left out is warned about once, when the listing ends.
     """
     ignore_patterns = tuple(ignore_patterns)
-    names: set[str] = set()
-    for path, name in _code_files(source_dir, entry_point, ignore_patterns):
-        names.add(name.split("/", 1)[0])
+    left_out = LeftOut("source_dir" if source_dir is not None else "entry_point")
+    names: list[str] = []
+    for path, name in code_files(source_dir, entry_point, ignore_patterns, left_out):
+        names.append(name)
         yield path, name
+    yield from dependency_files(dependencies, ignore_patterns, names, left_out)
+    left_out.warn()
+
+
+def dependency_files(dependencies: Iterable[str], ignore_patterns: tuple[str, ...] = (), taken: Iterable[str] = (),
+                     left_out: LeftOut | None = None, under: str = "") -> Iterator[tuple[Path, str]]:
+    """The files of each dependency under `under`/<its base name> (v2: the root of sourcedir.tar.gz, or lib/
+    in a repacked model's code/); a name `taken` by the code is refused."""
+    own = left_out is None
+    left_out = left_out or LeftOut("dependencies")
+    taken = list(taken)
     for dependency in dependencies:
-        top = Path(dependency).name
-        if top in names:
+        top = f"{under}/{Path(dependency).name}" if under else Path(dependency).name
+        if any(name == top or name.startswith(top + "/") for name in taken):
             raise ValueError(f"dependencies: {dependency!r} would ship as {top!r}, which the code already holds; "
                              "rename it or drop it from dependencies")
-        names.add(top)
+        taken.append(top)
+        refuse_credential_root("dependencies", dependency)
+        if symlink_loop(Path(dependency)):
+            raise loop_error("dependencies", dependency)
         if Path(dependency).is_dir():
-            for path, name in _code_files(dependency, "", ignore_patterns):
+            for path, name in _walk(Path(dependency).resolve(), ignore_patterns, left_out,
+                                    f"the dependency {str(dependency)!r}", f"{top}/"):
                 yield path, f"{top}/{name}"
         elif Path(dependency).is_file():
             yield Path(dependency).resolve(), top
         else:
             raise ValueError(f"dependencies: {dependency!r} does not exist; pass existing files or folders "
                              "(paths are relative to where you run)")
+    if own:
+        left_out.warn()
 
 
-def _code_files(source_dir: str | os.PathLike | None, entry_point: str,
-                ignore_patterns: tuple[str, ...]) -> Iterator[tuple[Path, str]]:
+def code_files(source_dir: str | os.PathLike | None, entry_point: str, ignore_patterns: tuple[str, ...] = (),
+               left_out: LeftOut | None = None) -> Iterator[tuple[Path, str]]:
+    """The files of source_dir (or the lone entry point) by the rules above; `left_out` collects the skipped."""
     if source_dir is None:
         if symlink_loop(Path(entry_point)):
             raise loop_error("entry_point", entry_point)
+        refuse_credential_root("entry_point", entry_point)
         path = Path(entry_point).resolve()
         yield path, path.name
         return
     if symlink_loop(Path(source_dir)):
         raise loop_error("source_dir", source_dir)
-    root = Path(source_dir).resolve()
+    refuse_credential_root("source_dir", source_dir)
+    yield from _walk(Path(source_dir).resolve(), ignore_patterns, left_out or LeftOut("source_dir"), "source_dir")
+
+
+def _walk(root: Path, ignore_patterns: tuple[str, ...], left_out: LeftOut, where: str,
+          shown_under: str = "") -> Iterator[tuple[Path, str]]:
     patterns = (*DEFAULT_IGNORE_PATTERNS, *ignore_patterns)
     for dirpath, dirnames, filenames in os.walk(root):  # never descends into symlinked folders
         rel_dir = Path(dirpath).relative_to(root).as_posix()
@@ -133,10 +201,13 @@ def _code_files(source_dir: str | os.PathLike | None, entry_point: str,
                              and not os.path.islink(os.path.join(dirpath, d)))
         for name in sorted(folders | set(filenames)):
             rel, path = rel_dir + name, Path(dirpath) / name
-            if _ignored(rel, patterns):
+            pattern = _ignored(rel, patterns)
+            if pattern is not None:
+                if _kind(pattern) and pattern not in ignore_patterns:
+                    left_out.add(f"{shown_under + rel!r} ({_kind(pattern)})")
                 continue
             if path.is_symlink():
-                target = _link_target(path, root, rel)
+                target = _link_target(path, root, shown_under + rel, left_out, where)
                 if target is not None:
                     yield target, rel
             elif name not in folders and path.is_file():

@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 from launcher.archive import unpack
+from launcher.sourcedir import LeftOut, code_files, dependency_files
 
 HANDLER_PATH = "code/inference.py"
 # The PyTorch 2.0 inference images ship torch but not transformers; 4.x releases support their
@@ -117,7 +118,8 @@ def repack_model(
 
     source_dir (a folder, or a sourcedir.tar.gz such as a training job's uploaded code) becomes code/
     (entry_point is a file in it); without one, entry_point is copied into code/. Each dependency goes
-    to code/lib/<name>. Unlike package_model, nothing else is added or left out.
+    to code/lib/<name>. The files of source_dir, entry_point and dependencies are chosen by the packing
+    rule training uses (launcher.sourcedir): credentials, VCS data and links out of their folder never ship.
     """
     output = Path(output)
     with tempfile.TemporaryDirectory(prefix="sagelaunch-repack-") as tmp:
@@ -125,34 +127,7 @@ def repack_model(
         if unpack_model(model, folder) != folder:  # a model folder: work on a copy
             shutil.copytree(Path(str(model).removeprefix("file://")), folder)
         code = folder / "code"
-        if source_dir is not None and is_archive(source_dir):
-            unpack(source_dir, code)
-        elif source_dir is not None:
-            if not Path(source_dir).is_dir():
-                raise ValueError(f"source_dir={str(source_dir)!r} is not a folder; pass the folder of your "
-                                 "inference code (entry_point must be a file in it)")
-            shutil.rmtree(code, ignore_errors=True)
-            shutil.copytree(source_dir, code)
-        else:
-            code.mkdir(exist_ok=True)
-            if Path(entry_point).is_file():
-                shutil.copy2(entry_point, code)
-            elif not (code / entry_point).is_file():
-                raise ValueError(f"entry_point={entry_point!r}: no such file (from {Path.cwd()}) and none in the "
-                                 "model's code/; pass the path of your inference script")
-        if not (code / Path(entry_point).name).is_file() and not (code / entry_point).is_file():
-            raise ValueError(f"entry_point={entry_point!r} is not in source_dir={str(source_dir)!r}; pass a file "
-                             "inside source_dir, relative to it")
-        for dependency in dependencies:
-            lib = code / "lib"
-            lib.mkdir(exist_ok=True)
-            if Path(dependency).is_dir():
-                shutil.copytree(dependency, lib / Path(dependency).name)
-            elif Path(dependency).is_file():
-                shutil.copy2(dependency, lib)
-            else:
-                raise ValueError(f"dependencies: {dependency!r} does not exist; pass folders or files to ship "
-                                 "under code/lib")
+        _add_code(code, entry_point, source_dir, dependencies)
         output.parent.mkdir(parents=True, exist_ok=True)
         partial = output.with_name(output.name + ".partial")
         with tarfile.open(partial, "w:gz") as tar:
@@ -160,3 +135,31 @@ def repack_model(
                 tar.add(path, arcname=path.relative_to(folder).as_posix(), recursive=False)
         partial.replace(output)
     return output
+
+
+def _add_code(code: Path, entry_point: str, source_dir: str | Path | None, dependencies) -> None:
+    """Lay the serving code into the model's code/ folder (v2's repack layout, sourcedir's packing rule)."""
+    left_out = LeftOut("source_dir" if source_dir is not None else "entry_point")
+    files: list[tuple[Path, str]] = []
+    if source_dir is not None and is_archive(source_dir):
+        unpack(source_dir, code)  # code packed already (a training job's sourcedir.tar.gz)
+    elif source_dir is not None:
+        if not Path(source_dir).is_dir():
+            raise ValueError(f"source_dir={str(source_dir)!r} is not a folder; pass the folder of your "
+                             "inference code (entry_point must be a file in it)")
+        shutil.rmtree(code, ignore_errors=True)
+        files = list(code_files(source_dir, entry_point, left_out=left_out))
+    elif Path(entry_point).is_file():
+        files = list(code_files(None, entry_point, left_out=left_out))
+    elif not (code / entry_point).is_file():
+        raise ValueError(f"entry_point={entry_point!r}: no such file (from {Path.cwd()}) and none in the "
+                         "model's code/; pass the path of your inference script")
+    taken = [p.relative_to(code).as_posix() for p in code.rglob("*") if p.is_file()] + [name for _, name in files]
+    files += dependency_files(dependencies, taken=taken, left_out=left_out, under="lib")
+    left_out.warn()
+    for path, name in files:
+        (code / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, code / name)
+    if not (code / Path(entry_point).name).is_file() and not (code / entry_point).is_file():
+        raise ValueError(f"entry_point={entry_point!r} is not in source_dir={str(source_dir)!r}; pass a file "
+                         "inside source_dir, relative to it")

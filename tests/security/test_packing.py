@@ -9,7 +9,6 @@ import base64
 import http.server
 import io
 import logging
-import os
 import subprocess
 import tarfile
 import tempfile
@@ -17,13 +16,12 @@ import threading
 from functools import partial
 from pathlib import Path
 
-import boto3
 import pytest
 
 from jobspec.net import free_port
 from launcher.deploy.package import repack_model
 from launcher.sourcedir import iter_source_files
-from tests.local.conftest import make_spec, unique
+from tests.local.conftest import make_spec
 
 SECRET = "do-not-ship-7f3a"
 # credential and VCS files at every depth of a source_dir (and of a dependency folder)
@@ -61,14 +59,6 @@ def _one_warning(caplog) -> str:
     records = [r for r in caplog.records if r.name == "sagelaunch.sourcedir"]
     assert len(records) == 1, [r.getMessage() for r in records]
     return records[0].getMessage()
-
-
-@pytest.fixture
-def bucket(moto_server):
-    s3 = boto3.client("s3", region_name="us-west-2")
-    name = unique("sec-pack")
-    s3.create_bucket(Bucket=name, CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
-    return s3, name
 
 
 def test_training_upload_ships_no_credentials_no_vcs_and_no_outside_content(project, bucket, caplog):

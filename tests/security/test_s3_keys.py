@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import boto3
 import pytest
 
 from jobspec.s3uri import key_destination, unsafe_key_reason
@@ -14,19 +13,11 @@ from jobspec.spec import InputChannel
 from launcher import registry
 from launcher.backends.local import submit
 from launcher.local import s3 as local_s3
-from tests.local.conftest import make_spec, unique
+from tests.local.conftest import make_spec
 from tests.security import hostile_archives as hostile
 
 ESCAPING_KEYS = ["../escaped.txt", "sub/../../escaped.txt", "./escaped.txt", "a//escaped.txt", "/escaped.txt",
                  "dir\\..\\escaped.txt"]
-
-
-@pytest.fixture
-def bucket(moto_server):
-    s3 = boto3.client("s3", region_name="us-west-2")
-    name = unique("sec-keys")
-    s3.create_bucket(Bucket=name, CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
-    return s3, name
 
 
 @pytest.mark.parametrize("relative", ESCAPING_KEYS + ["", "sub/"])

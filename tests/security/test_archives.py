@@ -164,3 +164,31 @@ def test_every_local_deploy_refuses_the_hostile_model_before_serving(tmp_path, c
         deploy()
     _no_escape_in(tmp_path)
     assert list(scratch.iterdir()) == [], "the deploy's work folder is removed after the refusal"
+
+
+@pytest.mark.slow  # a real local job (supervisor, torchrun)
+@pytest.mark.timeout(300)
+def test_attach_then_deploy_refuses_a_tampered_model_of_a_real_job(tmp_path, chain_model, monkeypatch):
+    """PyTorch.attach(job).deploy(…, 'local'): the job's model.tar.gz swapped for the hostile one afterwards."""
+    import shutil
+    import tempfile
+
+    from estimators import PyTorch
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "train.py").write_text(
+        "import os\nopen(os.path.join(os.environ['SM_MODEL_DIR'], 'weights.txt'), 'w').write('w')\n")
+    est = PyTorch(entry_point="train.py", source_dir=str(tmp_path / "src"), framework_version="2.0.0",
+                  py_version="py310", instance_type="local", output_path=str(tmp_path / "out"))
+    est.fit(logs=False)
+    model = Path(est.model_data.removeprefix("file://"))
+    with tarfile.open(model) as written:
+        assert written.getnames() == ["weights.txt"]
+    shutil.copyfile(chain_model, model)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    with pytest.raises(UnsafeArchiveError, match=r"member 'a' refused: it is a symlink"):
+        PyTorch.attach(est.latest_training_job.name).deploy(1, "local")
+    _no_escape_in(tmp_path)
+    assert list(scratch.iterdir()) == []

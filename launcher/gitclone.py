@@ -81,10 +81,12 @@ esac
 
 def _git(args: list[str], cwd: str | None, what: str, url: str, askpass: dict[str, str] | None = None) -> None:
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", **(askpass or {})}  # never wait for a password prompt
+    # with our credentials, no credential helper: none may store them (`store` writes ~/.git-credentials);
+    # without, the user's own helper authenticates as it always does
+    no_helper = ["-c", "credential.helper="] if askpass else []
     try:
-        # no credential helper: none may store the token (e.g. `store` in ~/.git-credentials)
-        proc = subprocess.run(["git", "-c", "credential.helper=", *args], cwd=cwd, env=env, capture_output=True,
-                              text=True, stdin=subprocess.DEVNULL)
+        proc = subprocess.run(["git", *no_helper, *args], cwd=cwd, env=env, capture_output=True, text=True,
+                              stdin=subprocess.DEVNULL)
     except FileNotFoundError:
         raise ValueError("git_config needs the `git` command, which is not installed here; install git or pass "
                          "the code as source_dir") from None

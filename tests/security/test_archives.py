@@ -3,6 +3,7 @@ unpacks one: hostile members are refused with one line naming them, and nothing 
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
@@ -45,6 +46,28 @@ def test_hostile_members_are_refused_naming_the_member_and_nothing_escapes(tmp_p
     assert "\n" not in message and str(archive) in message and "member '" in message
     assert hostile.REASONS[kind] in message, message
     _outside_untouched(work, outside, before)
+
+
+@pytest.mark.parametrize("member", ["folder-link/escaped.txt", "file-link"])
+def test_links_already_in_the_target_are_never_written_through(tmp_path, member):
+    """A target that holds links (made by someone else) gets nothing written through them."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "kept.txt").write_text("original\n")
+    target = tmp_path / "target"
+    target.mkdir()
+    (target / "folder-link").symlink_to(outside, target_is_directory=True)
+    (target / "file-link").symlink_to(outside / "kept.txt")
+    archive = tmp_path / "a.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        info = tarfile.TarInfo(member)
+        info.size = len(hostile.PAYLOAD)
+        tar.addfile(info, io.BytesIO(hostile.PAYLOAD))
+    with pytest.raises(UnsafeArchiveError, match=rf"member {member!r} refused: "
+                                                 r"('folder-link' is already there and is not a folder|cannot write)"):
+        unpack(archive, target)
+    assert sorted(p.name for p in outside.iterdir()) == ["kept.txt"]
+    assert (outside / "kept.txt").read_text() == "original\n"
 
 
 def test_an_ordinary_archive_unpacks_files_and_folders_with_their_modes(tmp_path):

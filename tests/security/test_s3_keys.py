@@ -109,3 +109,29 @@ def test_a_model_key_is_mapped_by_the_same_rule(bucket, tmp_path):
     with pytest.raises(ValueError, match=r"S3 object 'models/..' refused: it has a '.' or '..' part"):
         model._fetch_local(f"s3://{name}/models/..", str(scratch))
     assert sorted(os.listdir(tmp_path)) == ["scratch"]
+
+
+def test_cli_fit_names_the_refused_key_in_one_line(bucket, tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    s3, name = bucket
+    s3.put_object(Bucket=name, Key="train/../../escaped.csv", Body=b"escaped")
+    (tmp_path / "train.py").write_text("print(1)\n")
+    job_name = f"{name}-job"
+    job = tmp_path / "job.yaml"
+    job.write_text(json.dumps({"framework": "pytorch", "framework_version": "2.8.0", "py_version": "py312",
+                               "entry_point": "train.py", "source_dir": str(tmp_path), "instance_type": "local",
+                               "instance_count": 1, "role": "arn:aws:iam::123456789012:role/R", "job_name": job_name,
+                               "inputs": {"train": f"s3://{name}/train/"}}))
+    repo = Path(__file__).resolve().parents[2]
+    answer = subprocess.run([sys.executable, "-m", "sagelaunch", "fit", str(job), "--no-wait"], cwd=tmp_path,
+                            env={**os.environ, "PYTHONPATH": str(repo), "COLUMNS": "300"}, capture_output=True,
+                            text=True, timeout=300)
+    assert answer.returncode == 1, answer.stdout + answer.stderr
+    lines = [line for line in answer.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in answer.stderr, answer.stderr
+    assert lines[0].startswith("error: ") and "S3 object 'train/../../escaped.csv' refused" in lines[0]
+    assert not registry.job_dir(job_name).exists()
+    _nothing_escaped(tmp_path)

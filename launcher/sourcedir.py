@@ -2,7 +2,8 @@
 `dependencies`, minus what must not ship.
 
 Everything that ships code uses it — SageMaker's sourcedir.tar.gz, the local backend's `code/` folders,
-deploy's repack of model.tar.gz (code/, code/lib/), a `git_config` clone's files — by the same rules:
+deploy's repack of model.tar.gz (code/, code/lib/), a `git_config` clone's files — and `package` and deploy
+use it for a model's own files, by the same rules:
 
 - DEFAULT_IGNORE_PATTERNS never ship (credentials, VCS data, caches); `ignore_patterns` adds more.
 - A source_dir or dependency that is itself a credential or VCS folder or file (`~/.aws`, `id_rsa`,
@@ -64,10 +65,12 @@ class LeftOut:
     """What one listing left out that the user may have expected to ship, warned about once."""
 
     def __init__(self, field: str):
-        self.field, self.entries = field, []
+        self.field, self.entries, self.links_out = field, [], []
 
-    def add(self, entry: str) -> None:
+    def add(self, entry: str, link_out: str | None = None) -> None:
         self.entries.append(entry)
+        if link_out is not None:
+            self.links_out.append(link_out)
 
     def warn(self) -> None:
         if self.entries:
@@ -111,7 +114,7 @@ def _link_target(path: Path, root: Path, rel: str, left_out: LeftOut, where: str
         left_out.add(f"{shown}: its target does not exist")
     elif not target.is_relative_to(root):
         left_out.add(f"{shown}: it points outside {where}, whose content never ships; copy the file "
-                     f"into {where} if the job needs it")
+                     f"into {where} if the job needs it", link_out=rel)
     elif target.is_dir():
         left_out.add(f"{shown}: symlinked folders are not followed; the folder ships under its own path")
     elif not target.is_file():
@@ -172,6 +175,23 @@ def dependency_files(dependencies: Iterable[str], ignore_patterns: tuple[str, ..
                              "(paths are relative to where you run)")
     if own:
         left_out.warn()
+
+
+def folder_files(folder: str | os.PathLike, field: str) -> list[tuple[Path, str]]:
+    """Every file of `folder` that may leave the machine (a model's files), by the rules above; what was left
+    out is one warning naming `field`. A file that is a link out of the folder is refused, not left out: a
+    model without its weights must not ship (a Hugging Face cache snapshot links every file to ../../blobs)."""
+    if symlink_loop(Path(folder)):
+        raise loop_error(field, folder)
+    left_out = LeftOut(field)
+    files = list(_walk(Path(folder).resolve(), (), left_out, field))
+    if left_out.links_out:
+        shown = ", ".join(repr(rel) for rel in left_out.links_out[:5])
+        raise ValueError(f"{field}: {len(left_out.links_out)} file(s) are symlinks out of the folder ({shown}), "
+                         "whose content never ships; copy the files into a folder of their own "
+                         "(cp -rL MODEL COPY) and pass that folder")
+    left_out.warn()
+    return files
 
 
 def code_files(source_dir: str | os.PathLike | None, entry_point: str, ignore_patterns: tuple[str, ...] = (),

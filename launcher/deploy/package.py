@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 from launcher.archive import unpack
-from launcher.sourcedir import LeftOut, code_files, dependency_files
+from launcher.sourcedir import LeftOut, code_files, dependency_files, folder_files
 
 HANDLER_PATH = "code/inference.py"
 # The PyTorch 2.0 inference images ship torch but not transformers; 4.x releases support their
@@ -77,10 +77,8 @@ def package_model(
     output = Path(output)
     with tempfile.TemporaryDirectory(prefix="sagelaunch-package-") as tmp:
         folder = unpack_model(model, Path(tmp) / "model")
-        files = sorted(
-            p for p in folder.rglob("*")
-            if p.is_file() and p.relative_to(folder).parts[0] != "code" and p.name not in SKIPPED_FILES
-        )
+        files = [(path, name) for path, name in folder_files(folder, f"model={str(model)!r}")
+                 if name.split("/")[0] != "code" and Path(name).name not in SKIPPED_FILES]
         if not files:
             raise ValueError(f"model={str(model)!r} holds no files; expected a saved model (config.json, weights, ...)")
         if entry_point is None and not (folder / "config.json").is_file():
@@ -98,8 +96,8 @@ def package_model(
         output.parent.mkdir(parents=True, exist_ok=True)
         partial = output.with_name(output.name + ".partial")  # never leave a half-written archive behind
         with tarfile.open(partial, "w:gz") as tar:
-            for path in files:
-                tar.add(path, arcname=path.relative_to(folder).as_posix())
+            for path, name in files:
+                tar.add(path, arcname=name)
             tar.add(code / "inference.py", arcname=HANDLER_PATH)
             tar.add(code / "requirements.txt", arcname="code/requirements.txt")
         partial.replace(output)
@@ -124,15 +122,17 @@ def repack_model(
     output = Path(output)
     with tempfile.TemporaryDirectory(prefix="sagelaunch-repack-") as tmp:
         folder = Path(tmp) / "model"
-        if unpack_model(model, folder) != folder:  # a model folder: work on a copy
-            shutil.copytree(Path(str(model).removeprefix("file://")), folder)
+        if unpack_model(model, folder) != folder:  # a model folder: work on a copy of what may ship
+            for path, name in folder_files(Path(str(model).removeprefix("file://")), f"model={str(model)!r}"):
+                (folder / name).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(path, folder / name)
         code = folder / "code"
         _add_code(code, entry_point, source_dir, dependencies)
         output.parent.mkdir(parents=True, exist_ok=True)
         partial = output.with_name(output.name + ".partial")
         with tarfile.open(partial, "w:gz") as tar:
-            for path in sorted(folder.rglob("*")):
-                tar.add(path, arcname=path.relative_to(folder).as_posix(), recursive=False)
+            for path, name in folder_files(folder, f"model={str(model)!r}"):  # an archive's own credentials too
+                tar.add(path, arcname=name)
         partial.replace(output)
     return output
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from jobspec.net import free_port
-from launcher.deploy.package import repack_model
+from launcher.deploy.package import package_model, repack_model
 from launcher.sourcedir import iter_source_files
 from tests.local.conftest import make_spec
 
@@ -101,6 +101,42 @@ def test_deploy_repack_of_a_lone_entry_point_with_file_dependencies(project, tmp
     out = repack_model(model, tmp_path / "out.tar.gz", entry_point=str(project["src"] / "inference.py"),
                        dependencies=[str(helper)])
     assert sorted(_members(out.read_bytes())) == ["code/inference.py", "code/lib/helper.py", "config.json"]
+
+
+@pytest.mark.parametrize("how", ["package (Model.deploy)", "repack (PyTorchModel.deploy)"])
+def test_a_model_folder_ships_by_the_same_rule(project, bucket, tmp_path, caplog, how):
+    from launcher.deploy import sagemaker_endpoint as sme
+
+    s3, name = bucket
+    model = _write(tmp_path / "model", {"config.json": "{}", "weights.bin": "w", ".env": SECRET,
+                                        ".git/config": SECRET, "sub/.aws/credentials": SECRET})
+    (model / "vocab.json").symlink_to("config.json")  # inside: ships as a file
+    with caplog.at_level(logging.WARNING, logger="sagelaunch.sourcedir"):
+        if how.startswith("package"):
+            uri = sme.upload_model_data(str(model), "us-west-2", "model-folder", bucket=name)
+        else:
+            uri = sme.repack_to_s3(str(model), f"s3://{name}/repack/model.tar.gz", "us-west-2",
+                                   entry_point=str(project["src"] / "inference.py"))
+    members = _members(s3.get_object(Bucket=name, Key=uri.split(f"s3://{name}/", 1)[1])["Body"].read())
+    assert sorted(m for m in members if not m.startswith("code/")) == ["config.json", "vocab.json", "weights.bin"]
+    assert not any(SECRET.encode() in data for data in members.values())
+    warning = _one_warning(caplog)
+    assert "'.env' (credentials)" in warning and "'sub/.aws' (credentials)" in warning and "'.git'" in warning
+
+
+@pytest.mark.parametrize("how", ["package", "repack"])
+def test_a_model_file_linked_out_of_its_folder_is_refused_not_dropped(project, tmp_path, how):
+    """A model whose weights are links out of the folder (a Hugging Face cache snapshot) must not ship without
+    them, nor ship what the links point at."""
+    model = _write(tmp_path / "model", {"config.json": "{}"})
+    (model / "model.safetensors").symlink_to(project["home"] / "notes.txt")
+    with pytest.raises(ValueError, match=r"1 file\(s\) are symlinks out of the folder \('model.safetensors'\), "
+                                         r"whose content never ships; .*cp -rL"):
+        if how == "package":
+            package_model(model, tmp_path / "out.tar.gz")
+        else:
+            repack_model(model, tmp_path / "out.tar.gz", entry_point=str(project["src"] / "inference.py"))
+    assert not (tmp_path / "out.tar.gz").exists()
 
 
 @pytest.mark.parametrize("root", [".aws", "id_rsa", ".netrc", "server.pem", ".git", "link-to-aws"])

@@ -160,11 +160,14 @@ class _Unpacking:
         return (f"{size:,} bytes is over the limit of {limit:,} bytes; if the archive is trusted, raise {variable}")
 
     def undo(self) -> None:
-        for path in reversed(self.created):
+        for path in reversed(self.created):  # files before the folders holding them
             try:
-                os.rmdir(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+                if path.is_dir() and not path.is_symlink():
+                    os.rmdir(path)
+                else:
+                    path.unlink()
             except OSError:
-                pass
+                pass  # already gone (a member written twice)
 
 
 def unpack(archive: str | os.PathLike, target: str | os.PathLike, limits: UnpackLimits | None = None) -> Path:

@@ -23,6 +23,7 @@ import urllib.request
 from pathlib import Path
 
 from launcher.deploy import endpoint_registry
+from launcher.deploy.local_server import ServerLimits
 from launcher.deploy.package import unpack_model
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -68,9 +69,10 @@ class LocalEndpoint:
 
     def __init__(self, model_data: str | Path, name: str = "local-endpoint", *, region: str | None = None,
                  max_body_bytes: int | None = None, startup_timeout: float = 180.0, program: str | None = None,
-                 detach: bool | None = None):
+                 detach: bool | None = None, limits: ServerLimits | None = None):
         self.model_data, self.name, self.region = model_data, name, region
         self.detach = detach_requested() if detach is None else detach
+        self.limits = limits  # None: the server's defaults (ServerLimits())
         self.program = program  # code/<program> is the handler (SAGEMAKER_PROGRAM); None: code/inference.py
         self.max_body_bytes, self.startup_timeout = max_body_bytes, startup_timeout
         self.url: str | None = None
@@ -95,6 +97,10 @@ class LocalEndpoint:
             cmd = [sys.executable, "-m", "launcher.deploy.local_server", "--model-dir", str(model_dir),
                    "--port", "0", "--ready-file", str(ready), "--workdir", str(self.workdir), "--name", self.name,
                    "--model-data", str(self.model_data)]
+            if self.limits:
+                cmd += ["--max-body-bytes", str(self.limits.max_body_bytes), "--header-timeout",
+                        str(self.limits.header_timeout), "--body-timeout", str(self.limits.body_timeout),
+                        "--max-connections", str(self.limits.max_connections)]
             if self.max_body_bytes:
                 cmd += ["--max-body-bytes", str(self.max_body_bytes)]
             if self.program:

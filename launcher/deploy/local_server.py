@@ -93,9 +93,12 @@ def _routes():
             self.finish(b"{}")  # the model is loaded before the server listens
 
     class Invocations(Base):
+        body = None  # the request body's spool file, once the headers are accepted
+        refusal: str | None = None  # why an oversized body, read and dropped, gets a 413
+
         def prepare(self) -> None:
             super().prepare()
-            if self._finished:
+            if self._finished or self.request.method != "POST":  # other methods: tornado's 405
                 return
             raw_length = self.request.headers.get("Content-Length")
             chunked = "chunked" in self.request.headers.get("Transfer-Encoding", "").lower()
@@ -105,7 +108,6 @@ def _routes():
             if raw_length is not None and not (raw_length.strip().isdigit() and raw_length.isascii()):
                 return self.fail(400, f"Content-Length {raw_length!r} is not a byte count; send a whole number >= 0",
                                  close=True)
-            self.body, self.refusal = None, None
             if raw_length is not None and int(raw_length) > limit:
                 self.refusal = f"the body has {int(raw_length)} bytes; this endpoint accepts at most {limit}"
                 if int(raw_length) > DRAIN_LIMIT:
@@ -131,9 +133,8 @@ def _routes():
             self.finish(answer)
 
         def on_finish(self) -> None:
-            body = getattr(self, "body", None)
-            if body is not None:
-                body.close()
+            if self.body is not None:
+                self.body.close()
 
     class NotFound(Base):
         def prepare(self) -> None:

@@ -133,8 +133,10 @@ def test_localhost_with_the_port_is_served(endpoint):
         (b"POST /invocations HTTP/1.1\r\nHost: {host}\r\nContent-Length: 999999999999\r\n\r\n", 413),
         (b"POST /invocations HTTP/1.1\r\nHost: {host}\r\nContent-Length: 4\r\n\r\n{not", 400),
         (b"NOT-HTTP\r\n\r\n", 400),
+        (b"GET /invocations HTTP/1.1\r\nHost: {host}\r\n\r\n", 405),
+        (b"POST /predict HTTP/1.1\r\nHost: {host}\r\nContent-Length: 2\r\n\r\n{}", 404),
     ],
-    ids=["no-length", "bad-length", "huge-length", "bad-json", "not-http"],
+    ids=["no-length", "bad-length", "huge-length", "bad-json", "not-http", "wrong-method", "wrong-path"],
 )
 def test_malformed_requests_get_4xx_and_serving_goes_on(endpoint, request_bytes, status):
     port = address(endpoint)[1]

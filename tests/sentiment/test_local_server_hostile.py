@@ -21,14 +21,24 @@ from launcher.deploy.local_endpoint import LocalEndpoint
 from launcher.deploy.local_server import ServerLimits
 
 ECHO_MODEL = Path(__file__).resolve().parents[1] / "data" / "serving" / "echo_model"
-HEADER_TIMEOUT_S = 1.0  # short, so that the tests see slow and idle clients dropped
+HEADER_TIMEOUT_S = BODY_TIMEOUT_S = 1.0  # short, so that the tests see slow and idle clients dropped
 DEADLINE_S = 30.0  # the most any poll below waits on a loaded 2-core machine
 
 
 @pytest.fixture
 def endpoint(tmp_path, monkeypatch):
     monkeypatch.setenv("SAGELAUNCH_HOME", str(tmp_path / "home"))
-    endpoint = LocalEndpoint(ECHO_MODEL, "hostile", limits=ServerLimits(header_timeout=HEADER_TIMEOUT_S)).start()
+    endpoint = LocalEndpoint(ECHO_MODEL, "hostile", limits=ServerLimits(header_timeout=HEADER_TIMEOUT_S,
+                                                                            body_timeout=BODY_TIMEOUT_S)).start()
+    yield endpoint
+    endpoint.stop()
+
+
+@pytest.fixture
+def patient_endpoint(tmp_path, monkeypatch):
+    """The server's default limits: a body may take 60 s to arrive."""
+    monkeypatch.setenv("SAGELAUNCH_HOME", str(tmp_path / "home"))
+    endpoint = LocalEndpoint(ECHO_MODEL, "patient").start()
     yield endpoint
     endpoint.stop()
 
@@ -93,10 +103,19 @@ def test_a_client_trickling_its_headers_is_dropped_after_the_header_deadline(end
             sock.sendall(b"POST /invocations HTTP/1.1\r\nHost: 127.0.0.1\r\n")
         started = time.monotonic()
         assert all(wait_closed_by_server(sock, started + DEADLINE_S, trickle=b"X") for sock in tricklers)
-        assert endpoint.invoke(b'{"still": "serving"}') [:2] == (200, b'{"still": "serving"}')
+        assert endpoint.invoke(b'{"still": "serving"}')[:2] == (200, b'{"still": "serving"}')
     finally:
         for sock in tricklers:
             sock.close()
+
+
+def test_a_client_trickling_its_body_is_dropped_after_the_body_deadline(endpoint):
+    port = address(endpoint)[1]
+    with socket.create_connection(address(endpoint)) as sock:
+        sock.sendall(f"POST /invocations HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+                     f"Content-Length: 100000\r\n\r\n".encode())
+        assert wait_closed_by_server(sock, time.monotonic() + DEADLINE_S, trickle=b" ")
+    assert endpoint.invoke(b'{"still": "serving"}')[:2] == (200, b'{"still": "serving"}')
 
 
 def test_1024_idle_connections_do_not_lock_out_a_request_and_are_closed(endpoint):
@@ -168,8 +187,9 @@ def spooled_bytes(process: psutil.Process, folder: Path) -> int:
     return total
 
 
-def test_memory_does_not_grow_with_each_concurrent_body(endpoint):
-    """20 clients each halfway through a 5 MB body: the server spools them, it does not hold 100 MB."""
+def test_memory_does_not_grow_with_each_concurrent_body(patient_endpoint):
+    """20 clients each 4 MB into a 5 MB body: the server spools them, it does not hold 80 MB."""
+    endpoint = patient_endpoint
     server = psutil.Process(endpoint.process.pid)
     before = server.memory_info().rss
     body_size, sent = 5 * 1024 * 1024, 4 * 1024 * 1024

@@ -208,7 +208,7 @@ def raise_open_file_limit(wanted: int) -> None:
 
 
 async def _until_stopped(owner_fd: int | None, owner_pid: int | None) -> str:
-    """Wait for SIGTERM/SIGINT, or for the owner to go (its pipe closes, or this process is re-parented)."""
+    """Wait for SIGTERM/SIGINT/SIGHUP, or for the owner to go (its pipe closes, or this process is re-parented)."""
     loop, stopped = asyncio.get_running_loop(), asyncio.Event()
     reason = {}
 
@@ -216,7 +216,7 @@ async def _until_stopped(owner_fd: int | None, owner_pid: int | None) -> str:
         reason.setdefault("why", why)
         stopped.set()
 
-    for signum in (signal.SIGTERM, signal.SIGINT):
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):  # SIGHUP: the owner's terminal closed
         loop.add_signal_handler(signum, stop, signal.Signals(signum).name)
     def owner_pipe_readable() -> None:  # the owner never writes: readable means closed
         if not os.read(owner_fd, 1):

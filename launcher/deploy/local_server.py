@@ -197,14 +197,20 @@ def make_server(service: InferenceService):
                          max_header_size=limits.max_header_bytes, max_body_size=DRAIN_LIMIT)
 
 
-def raise_open_file_limit(wanted: int) -> None:
-    """Let the process hold `wanted` sockets (the soft limit is often 1,024, the hard one far higher)."""
+FILES_BESIDE_CONNECTIONS = 64  # the model's files, the log, spool files, the listening socket
+
+
+def connections_this_process_can_hold(wanted: int) -> int:
+    """Raise the open-file limit towards `wanted` connections (the soft limit is often 1,024, the hard one far
+    higher) and return how many it allows, so that accept() never fails for want of a descriptor."""
     import resource
 
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft != resource.RLIM_INFINITY and soft < wanted:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted if hard == resource.RLIM_INFINITY else min(wanted, hard),
-                                                    hard))
+    needed = wanted + FILES_BESIDE_CONNECTIONS
+    if soft != resource.RLIM_INFINITY and soft < needed:
+        soft = needed if hard == resource.RLIM_INFINITY else min(needed, hard)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    return wanted if soft == resource.RLIM_INFINITY else max(1, min(wanted, soft - FILES_BESIDE_CONNECTIONS))
 
 
 async def _until_stopped(owner_fd: int | None, owner_pid: int | None) -> str:
@@ -283,8 +289,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--model-data", help="where the model came from, as the user gave it (for the listing)")
     args = parser.parse_args(argv)
     limits = ServerLimits(args.max_body_bytes, args.header_timeout, args.body_timeout,
-                          max_connections=args.max_connections)
-    raise_open_file_limit(limits.max_connections + 64)
+                          max_connections=connections_this_process_can_hold(args.max_connections))
     try:
         asyncio.run(serve(args, limits))
     except ValueError as exc:  # the model folder or its handler is unusable: one line for the endpoint log

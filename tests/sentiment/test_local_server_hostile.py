@@ -213,3 +213,24 @@ def test_memory_does_not_grow_with_each_concurrent_body(patient_endpoint):
         for sock in clients:
             sock.close()
     assert endpoint.invoke(b'{"after": "bodies"}')[0] == 200
+
+
+def test_connections_beyond_the_limit_get_503_at_once_and_closing_them_frees_their_places(tmp_path, monkeypatch):
+    monkeypatch.setenv("SAGELAUNCH_HOME", str(tmp_path / "home"))
+    endpoint = LocalEndpoint(ECHO_MODEL, "four", limits=ServerLimits(max_connections=4)).start()
+    try:
+        port = address(endpoint)[1]
+        held = [socket.create_connection(address(endpoint)) for _ in range(4)]  # accepted first: the backlog is FIFO
+        try:
+            answer = raw_exchange(endpoint, f"GET /ping HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+            assert status_of(answer) == 503 and b"too many open connections" in answer
+        finally:
+            for sock in held:
+                sock.close()
+        deadline = time.monotonic() + DEADLINE_S  # the server sees the closes as it reads them: poll
+        while status_of(raw_exchange(endpoint, f"GET /ping HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())) \
+                != 200 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert endpoint.invoke(b'{"after": "503"}')[:2] == (200, b'{"after": "503"}')
+    finally:
+        endpoint.stop()

@@ -26,11 +26,16 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 ECHO_MODEL = REPO_ROOT / "tests" / "data" / "serving" / "echo_model"
 DEADLINE_S = 60.0
 OWNER = """
-import json, sys
+import json, os, sys
 from launcher.deploy.local_endpoint import LocalEndpoint
 endpoint = LocalEndpoint(sys.argv[1], sys.argv[2]).start()
-print(json.dumps({"url": endpoint.url, "pid": endpoint.process.pid, "workdir": str(endpoint.workdir)}), flush=True)
-if sys.argv[3] == "wait":
+child = os.fork() if sys.argv[3] == "fork" else None  # like a DataLoader worker: it inherits the pipe's write end
+if child == 0:
+    sys.stdin.read()
+    os._exit(0)
+print(json.dumps({"url": endpoint.url, "pid": endpoint.process.pid, "workdir": str(endpoint.workdir),
+                  "child": child}), flush=True)
+if sys.argv[3] != "exit":
     sys.stdin.read()  # until killed
 """
 
@@ -64,11 +69,12 @@ def wait_gone(pid: int, workdir: str) -> None:
     assert not Path(workdir).exists(), f"{workdir} was left behind"
 
 
-@pytest.mark.parametrize("how", ["exit", "kill -9"])
+@pytest.mark.parametrize("how", ["exit", "kill -9", "kill -9, a forked child alive"])
 def test_the_server_ends_with_its_owner(home, how):
-    owner, started = start_owner("owned", "exit" if how == "exit" else "wait")
+    """A forked child keeps the pipe open: the server also sees that its parent changed."""
+    owner, started = start_owner("owned", {"exit": "exit", "kill -9": "wait"}.get(how, "fork"))
     try:
-        if how == "kill -9":
+        if how != "exit":
             assert ping(started["url"]) == 200 and [r.name for r in endpoint_registry.live_endpoints()] == ["owned"]
             owner.send_signal(signal.SIGKILL)
         owner.wait(timeout=DEADLINE_S)
@@ -77,6 +83,8 @@ def test_the_server_ends_with_its_owner(home, how):
     finally:
         owner.kill()
         owner.wait()
+        if started.get("child"):
+            os.kill(started["child"], signal.SIGKILL)
 
 
 def test_a_detached_endpoint_outlives_its_owner_and_is_listed_and_stopped_by_the_cli(home):

@@ -36,9 +36,6 @@ def load_handler_module(model_dir: str | Path, program: str | None = None) -> Mo
     if program and not script.is_file():
         raise ValueError(f"SAGEMAKER_PROGRAM={program!r}: the model has no code/{program}; pass the inference "
                          "script as entry_point when you deploy")
-    if not Path(model_dir).is_dir():
-        raise ValueError(f"model folder {str(model_dir)!r} does not exist; pass the folder or model.tar.gz the "
-                         "training job saved")
     if not script.is_file():
         if not Path(model_dir, "config.json").is_file():  # never a silent fallback that downloads another model
             raise ValueError(f"model folder {str(model_dir)!r} has neither {HANDLER_PATH} nor a transformers "

@@ -250,6 +250,8 @@ async def serve(args: argparse.Namespace, limits: ServerLimits) -> None:
     from launcher.deploy import endpoint_registry
     from launcher.deploy.handler import ModelHandler
 
+    if not Path(args.model_dir).is_dir():
+        raise ValueError("no such folder; pass the folder (or unpacked model.tar.gz) the training job saved")
     service = InferenceService(ModelHandler(args.model_dir, args.program), limits, args.workdir)
     sockets = bind_sockets(args.port, address=args.host, backlog=BACKLOG)
     service.listen_on(args.host, sockets[0].getsockname()[1])
@@ -293,7 +295,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         asyncio.run(serve(args, limits))
     except ValueError as exc:  # the model folder or its handler is unusable: one line for the endpoint log
-        print(f"error: {exc}", file=sys.stderr, flush=True)
+        print(f"error: model folder {args.model_dir}: {exc}", file=sys.stderr, flush=True)
         raise SystemExit(1) from None
     finally:
         if args.name:

@@ -147,7 +147,15 @@ def test_a_missing_model_folder_is_an_error_naming_it(home, tmp_path, monkeypatc
 def test_a_folder_that_is_no_model_is_an_error_not_the_default_handler(home, tmp_path):
     (tmp_path / "notes").mkdir()
     (tmp_path / "notes" / "readme.txt").write_text("not a model")
-    with pytest.raises(RuntimeError, match=r"model folder '.*notes' has neither code/inference\.py nor a "
-                                           r"transformers config\.json"):
+    with pytest.raises(RuntimeError, match=r"exited with code 1 while loading the model:\nerror: model folder "
+                                           rf"{tmp_path / 'notes'}: "):
         LocalEndpoint(tmp_path / "notes", "not-a-model").start()
     assert endpoint_registry.live_endpoints() == []
+
+
+def test_the_server_refuses_a_model_folder_that_does_not_exist(tmp_path):
+    from launcher.deploy.local_server import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(["--model-dir", str(tmp_path / "gone"), "--port", "0"])
+    assert exited.value.code == 1

@@ -8,6 +8,7 @@ per request. The local server and the tests' InvokeEndpoint fake both serve thro
 
 from __future__ import annotations
 
+import csv
 import importlib.util
 import itertools
 import threading
@@ -36,6 +37,9 @@ def load_handler_module(model_dir: str | Path, program: str | None = None) -> Mo
         raise ValueError(f"SAGEMAKER_PROGRAM={program!r}: the model has no code/{program}; pass the inference "
                          "script as entry_point when you deploy")
     if not script.is_file():
+        if not Path(model_dir, "config.json").is_file():  # never a silent fallback that downloads another model
+            raise ValueError(f"model folder {str(model_dir)!r} has neither {HANDLER_PATH} nor a transformers "
+                             "config.json for the default sentiment handler; deploy with entry_point='inference.py'")
         script = default_inference_script()
     for folder in (Path(model_dir, "code", "lib"), script.parent):  # the container's import path
         if folder.is_dir() and str(folder) not in sys.path:
@@ -70,6 +74,8 @@ class ModelHandler:
                 result = self.module.output_fn(prediction, accept)
         except ValueError as exc:  # the handler's way to reject a request; RequestError carries a status
             raise InvocationFailed(int(getattr(exc, "status", 400)), str(exc)) from exc
+        except (RecursionError, csv.Error) as exc:  # the body is too deep / a CSV field too long: the client's error
+            raise InvocationFailed(400, f"the request body cannot be parsed: {type(exc).__name__}: {exc}") from exc
         except Exception as exc:
             raise InvocationFailed(500, f"the model failed on this request: {type(exc).__name__}: {exc}") from exc
         if isinstance(result, tuple):  # the toolkit also accepts (body, content_type)

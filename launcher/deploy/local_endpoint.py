@@ -1,7 +1,12 @@
 """A local endpoint: the model unpacked as a container would see it, served by a child process.
 
 The server runs in its own process (like a serving container): a handler that crashes or leaks
-cannot take the caller down, and stop() frees everything it held.
+cannot take the caller down, and stop() frees everything it held. It lives as long as the process
+that started it: it holds the read end of a pipe whose write end only this process has, and ends
+(removing its temporary folder) when that pipe closes — at exit, on an exception, on kill -9.
+A detached endpoint (detach=True, or SAGELAUNCH_DETACH_ENDPOINTS=1 so that SDK v2 code runs unchanged)
+outlives its starter in a session of its own until `sagelaunch endpoints stop NAME`; every running
+endpoint is listed by `sagelaunch endpoints list`.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from launcher.deploy import endpoint_registry
+from launcher.deploy.local_server import ServerLimits
 from launcher.deploy.package import unpack_model
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -35,42 +42,83 @@ def fetch_model(model_data: str | Path, workdir: Path, region: str | None = None
         with translate(f"download {source}"):
             client("s3", region).download_file(bucket, key, str(local))
         source = str(local)
-    source = source.removeprefix("file://")
-    if not Path(source).exists():
-        raise ValueError(f"model_data={str(model_data)!r} does not exist; pass a model folder or model.tar.gz")
-    return unpack_model(source, workdir / "model")
+    local = Path(source.removeprefix("file://")).expanduser()
+    if not local.exists():
+        where = "" if local.is_absolute() else f" (resolved against the current directory {os.getcwd()})"
+        raise ValueError(f"model_data={str(model_data)!r} does not exist{where}; pass a model folder or model.tar.gz")
+    # absolute: the server runs in its own folder, where a relative path would name nothing
+    return unpack_model(local.resolve(), workdir / "model")
+
+
+DETACH_VARIABLE = "SAGELAUNCH_DETACH_ENDPOINTS"
+
+
+def detach_requested() -> bool:
+    """SAGELAUNCH_DETACH_ENDPOINTS: 1/true/yes detaches local endpoints, 0/false/no/unset ties them to their starter."""
+    raw = os.environ.get(DETACH_VARIABLE, "").strip().lower()
+    if raw in ("", "0", "false", "no"):
+        return False
+    if raw in ("1", "true", "yes"):
+        return True
+    raise ValueError(f"{DETACH_VARIABLE}={raw!r} is not a yes/no value; set it to 1 to keep local endpoints running "
+                     "after this process ends, or unset it")
 
 
 class LocalEndpoint:
     """Start with `LocalEndpoint(model_data).start()`; `url`, `invoke(...)`, `stop()`."""
 
     def __init__(self, model_data: str | Path, name: str = "local-endpoint", *, region: str | None = None,
-                 max_body_bytes: int | None = None, startup_timeout: float = 180.0, program: str | None = None):
+                 max_body_bytes: int | None = None, startup_timeout: float = 180.0, program: str | None = None,
+                 detach: bool | None = None, limits: ServerLimits | None = None):
         self.model_data, self.name, self.region = model_data, name, region
+        self.detach = detach_requested() if detach is None else detach
+        self.limits = limits  # None: the server's defaults (ServerLimits())
         self.program = program  # code/<program> is the handler (SAGEMAKER_PROGRAM); None: code/inference.py
         self.max_body_bytes, self.startup_timeout = max_body_bytes, startup_timeout
         self.url: str | None = None
         self.workdir: Path | None = None
         self.process: subprocess.Popen | None = None
+        self._owner_pipe: int | None = None  # the write end the server watches; closed by stop() or our exit
+        self._log = None  # a handle on endpoint.log: readable after the server removed its folder
 
     @property
     def log_path(self) -> Path | None:
         return self.workdir / "endpoint.log" if self.workdir else None
 
     def start(self) -> "LocalEndpoint":
+        running = endpoint_registry.find(self.name)
+        if running is not None:
+            raise ValueError(f"endpoint_name={self.name!r} is already served at {running.url} (pid {running.pid}); "
+                             f"stop it with `sagelaunch endpoints stop {self.name}` or choose another endpoint_name")
         self.workdir = Path(tempfile.mkdtemp(prefix=f"sagelaunch-{self.name}-"))
         try:
             model_dir = fetch_model(self.model_data, self.workdir, self.region)
             ready = self.workdir / "ready.json"
             cmd = [sys.executable, "-m", "launcher.deploy.local_server", "--model-dir", str(model_dir),
-                   "--port", "0", "--ready-file", str(ready)]
+                   "--port", "0", "--ready-file", str(ready), "--workdir", str(self.workdir), "--name", self.name,
+                   "--model-data", str(self.model_data)]
+            if self.limits:
+                cmd += ["--max-body-bytes", str(self.limits.max_body_bytes), "--header-timeout",
+                        str(self.limits.header_timeout), "--body-timeout", str(self.limits.body_timeout),
+                        "--max-connections", str(self.limits.max_connections)]
             if self.max_body_bytes:
                 cmd += ["--max-body-bytes", str(self.max_body_bytes)]
             if self.program:
                 cmd += ["--program", self.program]
             env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])))
+            owner_read = None
+            if not self.detach:
+                owner_read, self._owner_pipe = os.pipe()  # both non-inheritable: no other child gets the write end
+                cmd += ["--owner-fd", str(owner_read)]
             with open(self.log_path, "wb") as log:
-                self.process = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.workdir)
+                self._log = open(self.log_path, "rb")
+                try:
+                    self.process = subprocess.Popen(
+                        cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, cwd=self.workdir,
+                        pass_fds=(owner_read,) if owner_read is not None else (), start_new_session=self.detach)
+                finally:
+                    if owner_read is not None:
+                        os.close(owner_read)
             self.url = self._wait_ready(ready)
         except BaseException:
             self.stop()
@@ -117,9 +165,10 @@ class LocalEndpoint:
             return exc.code, exc.read(), exc.headers.get("Content-Type", "")
 
     def log_tail(self, lines: int = 30) -> str:
-        if not self.log_path or not self.log_path.is_file():
+        if self._log is None:
             return ""
-        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        self._log.seek(0)
+        return "\n".join(self._log.read().decode(errors="replace").splitlines()[-lines:])
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -130,6 +179,10 @@ class LocalEndpoint:
                 self.process.kill()
                 self.process.wait(timeout=15)
         self.process, self.url = None, None
+        for handle in (self._owner_pipe, self._log):
+            if handle is not None:
+                os.close(handle) if isinstance(handle, int) else handle.close()
+        self._owner_pipe = self._log = None
         if self.workdir is not None:
             shutil.rmtree(self.workdir, ignore_errors=True)
             self.workdir = None

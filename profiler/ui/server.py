@@ -13,7 +13,8 @@ JSON API, so a web framework would add a dependency without removing code. Safet
   header is ever sent;
 - a request body is read only when its Content-Length is a number from 0 to MAX_BODY; every connection has
   an idle timeout and at most MAX_CONNECTIONS are served at once (the rest get 503), so idle or half-open
-  sockets cannot pin threads.
+  sockets cannot pin threads; the whole request (line, headers, body) must arrive within REQUEST_TIMEOUT_S,
+  so a client that trickles a byte at a time frees its slot too.
 
 API: GET /api/jobs?q=&status=&created_after=&created_before=&refresh=1 · POST /api/load {"name","source"}
 · GET /api/status · POST /api/unload · GET /api/dashboard · GET /api/timeline
@@ -21,10 +22,12 @@ API: GET /api/jobs?q=&status=&created_after=&created_before=&refresh=1 · POST /
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import socket
 import threading
+import time
 from functools import lru_cache
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -51,6 +54,7 @@ STATIC_FILES = {  # URL name -> (file, content type); the only files the server 
 MAX_BODY = 4096
 IDLE_TIMEOUT_S = 30.0  # a connection that sends nothing for this long is closed
 MAX_CONNECTIONS = 32  # connections served at once; one thread each
+REQUEST_TIMEOUT_S = 10.0  # the request line, headers and body in all (each byte resets the idle timeout, not this)
 _BUSY_BODY = b'{"error": "too many open connections; try again shortly"}\n'
 BUSY_REPLY = (b"HTTP/1.0 503 Service Unavailable\r\nContent-Type: application/json\r\nConnection: close\r\n"
               b"Content-Length: %d\r\n\r\n%s" % (len(_BUSY_BODY), _BUSY_BODY))
@@ -65,13 +69,14 @@ def _plotly_js() -> bytes:
 
 class ProfileBrowser(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 128  # the listen backlog: a page's burst of requests is queued, not reset (default 5)
 
     def __init__(self, port: int = 0, include_sagemaker: bool = True,
                  job_sources: sources.JobSources = sources.NO_SOURCES, *, idle_timeout: float = IDLE_TIMEOUT_S,
-                 max_connections: int = MAX_CONNECTIONS):
+                 max_connections: int = MAX_CONNECTIONS, request_timeout: float = REQUEST_TIMEOUT_S):
         # set before binding: a failed bind calls server_close(), which unloads the session
         self.session = ProfileSession(job_sources)
-        self.idle_timeout = idle_timeout
+        self.idle_timeout, self.request_timeout = idle_timeout, request_timeout
         self.slots = threading.BoundedSemaphore(max_connections)
         super().__init__((BIND, port), _Handler)
         self.catalog = sources.JobCatalog(job_sources, include_sagemaker=include_sagemaker)
@@ -133,6 +138,23 @@ class ProfileBrowser(ThreadingHTTPServer):
         super().server_close()
 
 
+class _DeadlineReader(io.RawIOBase):
+    """A socket's bytes, each read bounded by the idle timeout and all of them by one deadline."""
+
+    def __init__(self, sock: socket.socket, idle_timeout: float, deadline: float):
+        self.sock, self.idle_timeout, self.deadline = sock, idle_timeout, deadline
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the request did not arrive in time")
+        self.sock.settimeout(min(self.idle_timeout, left))
+        return self.sock.recv_into(buffer)
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: ProfileBrowser
     server_version = "sagelaunch-profile-ui"
@@ -141,6 +163,12 @@ class _Handler(BaseHTTPRequestHandler):
     def setup(self) -> None:
         self.timeout = self.server.idle_timeout  # StreamRequestHandler applies it to the socket
         super().setup()
+        deadline = time.monotonic() + self.server.request_timeout  # one request per connection (HTTP/1.0)
+        self.rfile = io.BufferedReader(_DeadlineReader(self.connection, self.timeout, deadline))
+
+    def flush_headers(self) -> None:  # the answer is written under the idle timeout, not the request's deadline
+        self.connection.settimeout(self.timeout)
+        super().flush_headers()
 
     def log_message(self, fmt: str, *args) -> None:  # quiet by default; --verbose turns logging on
         log.debug("%s " + fmt, self.address_string(), *args)

@@ -177,6 +177,36 @@ def test_idle_connections_are_closed_after_the_idle_timeout(profile_home):
         assert all_slots_free(server, 32), "every handler thread let go of its connection"
 
 
+def test_clients_trickling_their_requests_are_dropped_after_the_request_deadline(profile_home):
+    """32 clients each sending one header byte per 0.2 s (never idle for the idle timeout) held every slot before;
+    the request deadline covers the whole request, so their slots free and the next client is served."""
+    with serve_profile_browser(include_sagemaker=False, request_timeout=1.0) as server:
+        port = server.server_address[1]
+        tricklers = [connect(server) for _ in range(32)]
+        try:
+            for sock in tricklers:
+                sock.settimeout(0.2)  # the trickle's pace: a byte, then up to 0.2 s waiting for the server to close
+                sock.sendall(b"GET /api/status HTTP/1.1\r\nHost: 127.0.0.1")
+            end, open_ = time.monotonic() + DEADLINE_S, set(tricklers)
+            while open_ and time.monotonic() < end:  # keep trickling until the server closes each one
+                for sock in list(open_):
+                    try:
+                        sock.sendall(b"1")
+                        if sock.recv(4096) == b"":
+                            open_.discard(sock)
+                    except TimeoutError:
+                        continue
+                    except (ConnectionResetError, BrokenPipeError):
+                        open_.discard(sock)
+            assert not open_, f"{len(open_)} trickling clients still hold a slot"
+        finally:
+            for sock in tricklers:
+                sock.close()
+        assert all_slots_free(server, 32)
+        status, _, _ = raw(server, f"GET /api/status HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+        assert status == 200
+
+
 def test_connections_beyond_the_limit_get_503_at_once(profile_home):
     with serve_profile_browser(include_sagemaker=False, max_connections=2) as server:
         port = server.server_address[1]

@@ -13,7 +13,7 @@ import pytest
 from estimators.model import Model
 from launcher.deploy.predictors import LocalPredictor, PredictionError
 
-MAX_BODY = 64 * 1024
+MAX_BODY = 256 * 1024  # above csv's 128 KiB field limit, so an oversized CSV field reaches the handler
 
 
 @pytest.fixture(scope="module")
@@ -55,8 +55,11 @@ def test_ping_and_invocations_classify_text(predictor):
         (b'{"text": "hi"}', "application/json", 400, 'no "inputs" key'),
         (b"{not json", "application/json", 400, "not valid JSON"),
         (b'{"inputs": "' + b"x" * MAX_BODY + b'"}', "application/json", 413, f"at most {MAX_BODY}"),
+        (b'{"inputs": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "application/json", 400, "RecursionError"),
+        (b'"' + b"x" * 140_000 + b'"', "text/csv", 400, "field larger than field limit"),
     ],
-    ids=["content-type", "blank-text", "no-texts", "no-inputs-key", "bad-json", "oversized"],
+    ids=["content-type", "blank-text", "no-texts", "no-inputs-key", "bad-json", "oversized", "deep-json",
+         "huge-csv-field"],
 )
 def test_bad_requests_get_4xx_with_a_message_and_serving_goes_on(predictor, body, content_type, status, message):
     got_status, got_body = http(f"{predictor.url}/invocations", body, content_type)

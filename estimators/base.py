@@ -253,8 +253,9 @@ class FrameworkEstimator(BaseModel):
         r = self.resolved
         if region is None or region == r.region or self.image_uri is not None:
             return r.image_uri
-        return support.training_image_uri(self.framework, r.framework_version, r.py_version,
-                                          support.check_region(check.region(region)), self.instance_type)
+        return support.training_image_uri(self.framework, self.framework_version, r.py_version,
+                                          support.check_region(check.region(region)), self.instance_type,
+                                          isinstance(self.distribution, dict) and "smdistributed" in self.distribution)
 
     def hyperparameters(self) -> dict[str, str]:
         """What the job is sent, JSON-encoded as v2's `hyperparameters()` returns it: the user's and the

@@ -106,10 +106,14 @@ class FrameworkModel:
 
     # ------------------------------------------------------------------ what each framework decides
     def serving_image_uri(self, region_name: str, instance_type: str) -> str:
-        from jobspec.catalog import inference_image_uri
+        from jobspec.catalog import inference_image_uri, inference_scope, warn_if_unpatched
 
-        return self.image_uri or inference_image_uri(self.framework, self.framework_version, region=region_name,
-                                                     instance_type=instance_type, py_version=self.py_version)
+        if self.image_uri:
+            return self.image_uri
+        uri = inference_image_uri(self.framework, self.framework_version, region=region_name,
+                                  instance_type=instance_type, py_version=self.py_version)
+        warn_if_unpatched(self.framework, self.framework_version, inference_scope(instance_type))
+        return uri
 
     def _environment(self, region: str, repacked: bool) -> dict[str, str]:
         raise NotImplementedError
@@ -149,6 +153,9 @@ class FrameworkModel:
         if endpoint_name is not None:
             check_endpoint_name(endpoint_name)
         if instance_type in LOCAL_INSTANCE_TYPES:
+            from jobspec.catalog import LOCAL_DEFAULT_REGION
+
+            self.serving_image_uri(LOCAL_DEFAULT_REGION, instance_type)  # one catalog: local serves what SageMaker does
             return self._deploy_local(endpoint_name, serializer, deserializer, max_body_bytes)
         variant_options = {k: v for k, v in (
             ("VolumeSizeInGB", volume_size), ("ModelDataDownloadTimeoutInSeconds", model_data_download_timeout),

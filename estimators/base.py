@@ -15,7 +15,7 @@ from pydantic import (BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
                       model_validator)
 
 from estimators import field_checks as check
-from estimators.debugger import debugger_spec_fields
+from estimators.debugger import debugger_spec_fields, split_rules
 from estimators.inputs import INPUT_MODES
 from estimators.instance_group import InstanceGroup
 from estimators.resolve import Resolved, resolve
@@ -98,6 +98,7 @@ class FrameworkEstimator(BaseModel):
     _resolved: Resolved | None = PrivateAttr(default=None)
     _cloned: Any = PrivateAttr(default=None)  # launcher.gitclone.ClonedCode while fit() runs from a git_config
     _latest_training_job: Any = PrivateAttr(default=None)
+    _rule_configs: tuple[Any, Any] = PrivateAttr(default=(None, None))  # (debugger, profiler) once a job was sent
 
     # ------------------------------------------------------------ field checks
     _entry = field_validator("entry_point")(classmethod(lambda cls, v: check.entry_point(v)))
@@ -242,6 +243,24 @@ class FrameworkEstimator(BaseModel):
     def resolved(self) -> Resolved:
         assert self._resolved is not None
         return self._resolved
+
+    @property
+    def debugger_rule_configs(self) -> list[dict] | None:
+        """v2's: the DebugRuleConfigurations the last SageMaker job was sent (None before one)."""
+        return self._rule_configs[0]
+
+    @property
+    def profiler_rule_configs(self) -> list[dict] | None:
+        """v2's: the ProfilerRuleConfigurations the last SageMaker job was sent (None before one)."""
+        return self._rule_configs[1]
+
+    @property
+    def debugger_rules(self) -> list | None:
+        return None if self._rule_configs[0] is None else split_rules(self)[0]
+
+    @property
+    def profiler_rules(self) -> list | None:
+        return None if self._rule_configs[1] is None else split_rules(self)[1]
 
     @property
     def latest_training_job(self) -> Any:
@@ -434,6 +453,9 @@ class FrameworkEstimator(BaseModel):
                     spec = session.apply(spec, options)
                 # kept before waiting: after a failed or interrupted wait the job can still be described
                 self._latest_training_job = job = submit(spec, wait=False, logs=logs, **options)
+            from estimators.v2_calls import after_submit
+
+            after_submit(self, job)
         finally:
             if self._cloned is not None:
                 shutil.rmtree(self._cloned.folder, ignore_errors=True)

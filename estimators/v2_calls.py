@@ -22,6 +22,17 @@ _ARN_REGION = re.compile(r"^arn:[\w-]+:sagemaker:([a-z0-9-]+):")
 
 
 # ------------------------------------------------------------------ hyperparameters(), model_data, logs()
+def after_submit(est: "FrameworkEstimator", job: Any) -> None:
+    """What v2's fit leaves on the estimator of a SageMaker job: `output_path` (s3://<default bucket>/ when none
+    was given, as v2 sets it) and the rule configurations the job was sent."""
+    request = getattr(job, "request", None)
+    if request is None:  # a local job: v2's local mode sets none of them either
+        return
+    if est.output_path is None:
+        est.output_path = request["OutputDataConfig"]["S3OutputPath"]
+    est._rule_configs = (request.get("DebugRuleConfigurations", []), request.get("ProfilerRuleConfigurations", []))
+
+
 def encoded_hyperparameters(est: "FrameworkEstimator") -> dict[str, str]:
     """v2's `hyperparameters()`: each value JSON-encoded; the user's and the distribution's entries, over
     what the latest job was sent (its sagemaker_* entries) once there is one."""

@@ -257,6 +257,7 @@ def inference_image_uri(
     check_framework(framework)
     scope = inference_scope(instance_type)
     versions = framework_versions(framework, scope)
+    version = matrix()["serving_versions"].get(framework, {}).get(version, version)  # v2's TF 2.12.0 → 2.12.1
     try:
         resolved = resolve_framework_version(framework, version, scope)
     except ValueError:

@@ -20,33 +20,26 @@ import sys
 import traceback
 from typing import Any
 
-# v2 import → ours: the one table the parity tests, the v2-style notebook and README's drop-in list share
-IMPORT_SWAPS: tuple[tuple[str, str], ...] = (
-    ("sagemaker.pytorch", "estimators"),
-    ("sagemaker.pytorch.model", "estimators"),
-    ("sagemaker.tensorflow", "estimators"),
-    ("sagemaker.tensorflow.model", "estimators"),
-    ("sagemaker.inputs", "estimators"),
-    ("sagemaker.estimator", "estimators"),
-    ("sagemaker.model", "estimators"),
-    ("sagemaker.serializers", "estimators.serializers"),
-    ("sagemaker.deserializers", "estimators.serializers"),
-    ("sagemaker.debugger", "profiler_config"),
-    ("sagemaker.session", "estimators"),
-    ("sagemaker.instance_group", "estimators"),
+# The one swap rule: v2's module tree is mirrored under `sagelaunch.sagemaker`, so every import line maps by
+# one textual rule. Its three forms, as README's table shows them (tests/parity_v2/test_swap_rule.py: equal):
+SWAP_RULE: tuple[tuple[str, str], ...] = (
+    ("from sagemaker.X import …", "from sagelaunch.sagemaker.X import …"),
+    ("from sagemaker import …", "from sagelaunch.sagemaker import …"),
+    ("import sagemaker  (or import sagemaker.X)", "import sagelaunch.sagemaker as sagemaker"),
+    ("import sagemaker.X as Y", "import sagelaunch.sagemaker.X as Y"),
 )
-_FROM_IMPORT = re.compile(r"^(\s*)from\s+([\w.]+)\s+import\s", re.MULTILINE)
+_SWAPS = (
+    (re.compile(r"^(\s*)from\s+sagemaker((?:\.\w+)*)\s+import\s", re.MULTILINE), r"\1from sagelaunch.sagemaker\2 import "),
+    (re.compile(r"^(\s*)import\s+sagemaker((?:\.\w+)*)\s+as\s+(\w+)", re.MULTILINE), r"\1import sagelaunch.sagemaker\2 as \3"),
+    (re.compile(r"^(\s*)import\s+sagemaker(?:\.\w+)*[ \t]*$", re.MULTILINE), r"\1import sagelaunch.sagemaker as sagemaker"),
+)
 
 
 def swap_imports(code: str) -> str:
-    """`from sagemaker.X import …` → `from <ours> import …` (one table: IMPORT_SWAPS)."""
-    swaps = dict(IMPORT_SWAPS)
-
-    def repl(m: re.Match) -> str:
-        module = m.group(2)
-        return f"{m.group(1)}from {swaps.get(module, module)} import "
-
-    return _FROM_IMPORT.sub(repl, code)
+    """v2 code → sagelaunch code by the one rule (SWAP_RULE): `sagemaker` → `sagelaunch.sagemaker` in imports."""
+    for pattern, replacement in _SWAPS:
+        code = pattern.sub(replacement, code)
+    return code
 
 
 class CallRecorder:

@@ -30,6 +30,9 @@ P4D_CONTAINER_VERSIONS = {
     "pytorch-1.6-gpu-py3": "cu110-ubuntu18.04-v3", "pytorch-1.6.0-gpu-py3": "cu110-ubuntu18.04",
 }
 
+# tensorflow/model.py: the TF Serving image v2 uses for models of these training versions
+TF_SERVING_VERSIONS = {"2.12.0": "2.12.1", "2.16.2": "2.16.1"}
+
 
 def v2_config_dir() -> Path:
     found = glob.glob(str(ROOT / ".venv-sagemaker-v2" / "lib" / "python3*" / "site-packages" / "sagemaker" / "image_uri_config"))
@@ -120,6 +123,9 @@ def main() -> None:
     matrix["p4d_container_versions"] = {
         "_source": f"{SOURCE}: image_uris._get_image_tag (appended on ml.p4d.* or with an smdistributed distribution)",
         **P4D_CONTAINER_VERSIONS}
+    matrix["serving_versions"] = {
+        "_source": f"{SOURCE}: tensorflow/model.py TensorFlowModel (a training version whose serving image has "
+                   "another version: 'TFS-2.12.0 was a bad release')", "tensorflow": TF_SERVING_VERSIONS}
     matrix["huggingface"] = huggingface(json.loads((config_dir / "huggingface.json").read_text()), accounts)
     MATRIX.write_text(json.dumps(matrix, indent=1) + "\n")
 

@@ -41,6 +41,13 @@ def fetch_model(model_data: str | Path, workdir: Path, region: str | None = None
     return unpack_model(source, workdir / "model")
 
 
+_RUNNING: dict[str, "LocalEndpoint"] = {}  # this process's started endpoints, by name (Session.delete_endpoint)
+
+
+def running_endpoint(name: str) -> "LocalEndpoint | None":
+    return _RUNNING.get(name)
+
+
 class LocalEndpoint:
     """Start with `LocalEndpoint(model_data).start()`; `url`, `invoke(...)`, `stop()`."""
 
@@ -72,6 +79,7 @@ class LocalEndpoint:
             with open(self.log_path, "wb") as log:
                 self.process = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.workdir)
             self.url = self._wait_ready(ready)
+            _RUNNING[self.name] = self
         except BaseException:
             self.stop()
             raise
@@ -122,6 +130,8 @@ class LocalEndpoint:
         return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
 
     def stop(self) -> None:
+        if _RUNNING.get(self.name) is self:
+            del _RUNNING[self.name]
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()
             try:

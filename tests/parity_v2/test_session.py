@@ -1,0 +1,152 @@
+"""The v2 surface notebooks touch beyond estimators and deploy, written the v2 way (`import sagemaker` included)
+and run by the real SDK v2 and by ours (the one swap rule) against one moto server:
+
+- `sagemaker.get_execution_role()`: a caller that is an assumed role gets the role's ARN with its IAM path, one
+  whose role IAM cannot find gets the ARN without a path, a caller that is no role is refused by both;
+- `Session`: default_bucket, upload_data, download_data, the S3 file helpers, describe and delete calls;
+- `predictor.delete_model()` / `delete_endpoint()`: v2's requests in v2's order (the model is not deleted by
+  delete_endpoint);
+- an estimator after `fit`: `output_path` (v2: s3://<default bucket>/) and the rule configs.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.fixtures.sdk_v2 import TIMESTAMP
+from tests.parity_v2.test_deploy import ECHO, SETUP
+
+ASSUME = """
+import boto3
+import sagemaker
+iam = boto3.client("iam")
+arn = "arn:aws:iam::123456789012:role/{path}" + JOB
+if {create}:
+    iam.create_role(RoleName=JOB, Path="/{path}", AssumeRolePolicyDocument="{{}}")
+c = boto3.client("sts").assume_role(RoleArn=arn, RoleSessionName="notebook")["Credentials"]
+caller = boto3.Session(aws_access_key_id=c["AccessKeyId"], aws_secret_access_key=c["SecretAccessKey"],
+                       aws_session_token=c["SessionToken"], region_name="us-west-2")
+RESULT = sagemaker.get_execution_role(sagemaker.Session(boto_session=caller))
+"""
+
+CASES = {
+    "role-assumed-with-path": ASSUME.format(path="service-role/", create=True),
+    "role-assumed-not-in-iam": ASSUME.format(path="", create=False),
+    "role-caller-is-a-user": "import sagemaker\nRESULT = sagemaker.get_execution_role()\n",
+    "session-s3": """
+import sagemaker
+sess = sagemaker.Session()
+bucket = sess.default_bucket()
+d = tempfile.mkdtemp(); os.makedirs(d + "/sub")
+open(d + "/a.txt", "w").write("A"); open(d + "/sub/b.txt", "w").write("B")
+up = sess.upload_data(d, key_prefix=JOB)
+one = sess.upload_data(d + "/a.txt", bucket=bucket, key_prefix=JOB + "/single")
+out = tempfile.mkdtemp()
+got = sess.download_data(out, bucket, key_prefix=JOB + "/sub")
+body = sess.upload_string_as_file_body("hello", bucket, JOB + "/s.txt")
+RESULT = [up, one, sorted(os.path.relpath(p, out) for p in got), open(got[0]).read(), body,
+          sess.read_s3_file(bucket, JOB + "/s.txt"), sorted(sess.list_s3_files(bucket, JOB)), sess.boto_region_name,
+          bucket]
+""",
+    "predictor-deletes": """
+from sagemaker.pytorch import PyTorchModel
+m = PyTorchModel(model_data=MODEL, role=ROLE, framework_version="2.0.1", py_version="py310", name=JOB + "-model")
+p = m.deploy(1, "ml.m5.xlarge", endpoint_name=JOB, wait=False)
+in_service(JOB)
+p.delete_model()
+p.delete_endpoint()
+RESULT = [[m["ModelName"] for m in sm.list_models()["Models"] if m["ModelName"].startswith(JOB)],
+          [e["EndpointName"] for e in sm.list_endpoints()["Endpoints"] if e["EndpointName"] == JOB]]
+""",
+    "session-deletes": """
+import sagemaker
+from sagemaker.pytorch import PyTorchModel
+sess = sagemaker.Session()
+m = PyTorchModel(model_data=MODEL, role=ROLE, framework_version="2.0.1", py_version="py310", name=JOB + "-model")
+p = m.deploy(1, "ml.m5.xlarge", endpoint_name=JOB, wait=False)
+described = [sess.describe_endpoint(JOB)["EndpointName"], sess.describe_endpoint_config(JOB)["EndpointConfigName"],
+             sess.describe_model(JOB + "-model")["ModelName"]]
+sess.delete_endpoint(JOB)
+sess.delete_endpoint_config(JOB)
+sess.delete_model(JOB + "-model")
+RESULT = described
+""",
+    "estimator-after-fit": """
+import sagemaker
+from sagemaker.pytorch import PyTorch
+from sagemaker.debugger import ProfilerRule, Rule, rule_configs
+est = PyTorch(entry_point="train.py", source_dir=src, role=ROLE, framework_version="1.8.1", py_version="py3",
+              instance_type="ml.p3.2xlarge", instance_count=1,
+              rules=[ProfilerRule.sagemaker(rule_configs.ProfilerReport()), Rule.sagemaker(rule_configs.loss_not_decreasing())])
+before = est.output_path
+est.fit(wait=False, job_name=JOB)
+RESULT = [before, est.output_path, est.profiler_rule_configs, est.debugger_rule_configs,
+          [r.name for r in est.profiler_rules], [r.name for r in est.debugger_rules],
+          est.latest_training_job.name == JOB]
+""",
+}
+DELETE_AND_DESCRIBE = ("DescribeEndpoint", "DescribeEndpointConfig", "DescribeModel", "DeleteModel",
+                       "DeleteEndpointConfig", "DeleteEndpoint")
+S3_CALLS = ("ListObjectsV2", "ListObjects", "GetObject", "PutObject")
+
+
+@pytest.fixture(scope="module")
+def side(sdk_v2, sagemaker_endpoints):
+    return sdk_v2([{"id": k, "code": SETUP + code, "names": {"ECHO": ECHO}} for k, code in CASES.items()])
+
+
+def normal(result: dict, value):
+    """`value` with the side's JOB name and generated timestamps made comparable."""
+    return json.loads(TIMESTAMP.sub("<ts>", json.dumps(value).replace(result["job"], "<job>")))
+
+
+def calls_after_setup(result: dict, operations: tuple[str, ...]) -> list:
+    """The case's own calls of `operations` (SETUP's bucket, archive and model upload left out)."""
+    calls = result["calls"]
+    start = max(i for i, c in enumerate(calls) if c["operation"] == "PutObject"
+                and c["params"].get("Key", "").endswith("/model.tar.gz") and c["params"]["Bucket"] == "deploy-parity")
+    return [normal(result, [c["operation"], {k: v for k, v in c["params"].items() if k != "Body"}])
+            for c in calls[start + 1:] if c["operation"] in operations]
+
+
+@pytest.mark.parametrize("case", ["role-assumed-with-path", "role-assumed-not-in-iam"])
+def test_get_execution_role_finds_the_callers_role_as_v2(side, case):
+    v2, ours = side.v2[case], side.ours[case]
+    assert v2["error"] is None and ours["error"] is None, (v2["error"], ours["error"])
+    assert normal(ours, ours["result"]) == normal(v2, v2["result"])
+    path = "service-role/" if case == "role-assumed-with-path" else ""
+    assert normal(ours, ours["result"]) == f"arn:aws:iam::123456789012:role/{path}<job>"
+
+
+def test_get_execution_role_refuses_a_caller_that_is_no_role(side):
+    v2, ours = side.v2["role-caller-is-a-user"], side.ours["role-caller-is-a-user"]
+    assert v2["error"].startswith("ValueError: The current AWS identity is not a role")
+    assert ours["error"].startswith("ValueError: get_execution_role(): the current AWS identity is not a role: arn:")
+
+
+def test_session_s3_helpers_send_v2s_requests_and_answer_as_v2(side):
+    v2, ours = side.v2["session-s3"], side.ours["session-s3"]
+    assert v2["error"] is None and ours["error"] is None, (v2["error"], ours["error"])
+    assert normal(ours, ours["result"]) == normal(v2, v2["result"])
+    assert normal(ours, ours["result"])[2:4] == [["b.txt"], "B"]
+    assert calls_after_setup(ours, S3_CALLS[:3]) == calls_after_setup(v2, S3_CALLS[:3])
+
+
+@pytest.mark.parametrize("case", ["predictor-deletes", "session-deletes"])
+def test_deletes_send_v2s_requests_in_v2s_order(side, case):
+    v2, ours = side.v2[case], side.ours[case]
+    assert v2["error"] is None and ours["error"] is None, (v2["error"], ours["error"])
+    assert normal(ours, ours["result"]) == normal(v2, v2["result"])
+    assert calls_after_setup(ours, DELETE_AND_DESCRIBE) == calls_after_setup(v2, DELETE_AND_DESCRIBE)
+    if case == "predictor-deletes":
+        assert [op for op, _ in calls_after_setup(ours, DELETE_AND_DESCRIBE)][-5:] == [
+            "DescribeEndpoint", "DescribeEndpointConfig", "DeleteModel", "DeleteEndpointConfig", "DeleteEndpoint"]
+
+
+def test_estimator_attributes_after_fit_are_v2s(side):
+    v2, ours = side.v2["estimator-after-fit"], side.ours["estimator-after-fit"]
+    assert v2["error"] is None and ours["error"] is None, (v2["error"], ours["error"])
+    assert normal(ours, ours["result"]) == normal(v2, v2["result"])
+    assert ours["result"][1] == "s3://sagemaker-us-west-2-123456789012/"

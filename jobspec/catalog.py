@@ -67,8 +67,15 @@ def resolve_framework_version(framework: str, version: str, scope: str = "traini
         return max(same_minor, key=_version_key)
     raise ValueError(
         f"framework_version={version!r} has no {framework} {scope.replace('_', ' ')} image (SDK v2 refuses it too); "
-        f"supported: {allowed_list(versions)}{did_you_mean(version, versions)}"
+        f"supported: {allowed_list(reversed(versions))} (newest first){_version_hint(version, versions)}"
     )
+
+
+def _version_hint(version: str, versions: tuple[str, ...]) -> str:
+    """Another patch of the same minor version first ('1.7.0' → '1.7.1'), else the nearest spelling."""
+    minor = version.rsplit(".", 1)[0]
+    same_minor = [v for v in versions if v.rsplit(".", 1)[0] == minor]
+    return f" (did you mean {max(same_minor, key=_version_key)!r}?)" if same_minor else did_you_mean(version, versions)
 
 
 def support_status(framework: str, version: str, scope: str = "training", today: date | None = None) -> str | None:
@@ -266,7 +273,7 @@ def inference_image_uri(
         raise ValueError(
             f"framework_version={version!r} has no {framework} {scope.replace('_', ' ')} image (SDK v2 refuses it too); "
             f"serve it with framework_version={nearest!r} (the nearest), or pass image_uri=...; "
-            f"supported: {allowed_list(versions)}"
+            f"supported: {allowed_list(reversed(versions))} (newest first)"
         ) from None
     py = check_py_version(framework, resolved, py_version, scope)
     if scope == "inference_graviton":

@@ -272,9 +272,15 @@ class FrameworkEstimator(BaseModel):
         r = self.resolved
         if region is None or region == r.region or self.image_uri is not None:
             return r.image_uri
-        return support.training_image_uri(self.framework, self.framework_version, r.py_version,
-                                          support.check_region(check.region(region)), self.instance_type,
-                                          isinstance(self.distribution, dict) and "smdistributed" in self.distribution)
+        region = support.check_region(check.region(region))
+        return self.catalog_image(r.framework_version, r.py_version, region, self.instance_type)[1]
+
+    def catalog_image(self, version: str, py_version: str, region: str, instance_type: str) -> tuple[str, str, str]:
+        """(py_version, image URI, repository) of the catalog's training image for this estimator's framework."""
+        smdistributed = isinstance(self.distribution, dict) and "smdistributed" in self.distribution
+        uri = support.training_image_uri(self.framework, self.framework_version or version, py_version, region,
+                                         instance_type, smdistributed)
+        return py_version, uri, support.version_entry(self.framework, version, py_version=py_version)["repository"]
 
     def hyperparameters(self) -> dict[str, str]:
         """What the job is sent, JSON-encoded as v2's `hyperparameters()` returns it: the user's and the

@@ -84,10 +84,8 @@ def _image(est: "FrameworkEstimator", region: str, local: bool, kind: str,
             f"region={region!r}: {framework} {version} images are not published there; "
             f"choose one of {', '.join(entry['regions'][:8])}, … or another framework_version"
         )
-    support.warn_if_unpatched(framework, version)
-    smdistributed = isinstance(est.distribution, dict) and "smdistributed" in est.distribution
-    uri = support.training_image_uri(framework, est.framework_version, py, region, instance_type, smdistributed)
-    return version, py, uri, entry["repository"]
+    support.warn_if_unpatched(framework, est.framework_version)
+    return (version, *est.catalog_image(version, py, region, instance_type))
 
 
 def _job_settings(est: "FrameworkEstimator", local: bool) -> None:

@@ -289,6 +289,39 @@ def inference_image_uri(
     return _uri(framework, resolved, py, region, scope, tag)
 
 
+# ---------------------------------------------------------------- Hugging Face DLCs (v2's HuggingFace classes)
+def huggingface_image_uri(transformers_version: str, pytorch_version: str, py_version: str | None, region: str,
+                          instance_type: str, scope: str = "training") -> tuple[str, str]:
+    """(image URI, py_version) of the Hugging Face PyTorch DLC, as v2's image_uris.retrieve builds it:
+    <pytorch>-transformers<transformers>-<processor>-<py>-<container version>, each version as written."""
+    hf = matrix()["huggingface"][scope]
+    key = transformers_version if transformers_version in hf["versions"] else hf["aliases"].get(transformers_version)
+    if key is None:
+        raise ValueError(
+            f"transformers_version={transformers_version!r} has no Hugging Face {scope} image (SDK v2 refuses it "
+            f"too); supported: {allowed_list(reversed(list(hf['versions'])))} (newest first)"
+            f"{did_you_mean(transformers_version, list(hf['versions']))}")
+    entry = hf["versions"][key]
+    base = entry["base_aliases"].get(f"pytorch{pytorch_version}", f"pytorch{pytorch_version}")
+    if base not in entry["bases"]:
+        paired = [b.removeprefix("pytorch") for b in entry["bases"] if b.startswith("pytorch")]
+        raise ValueError(
+            f"pytorch_version={pytorch_version!r}: the Hugging Face {scope} image of transformers {key} is built "
+            f"with PyTorch {', '.join(paired) or '(none: TensorFlow only)'}; set pytorch_version to one of them")
+    image = entry["bases"][base]
+    py = py_version or image["py_versions"][-1]
+    if py not in image["py_versions"]:
+        raise ValueError(f"py_version={py!r} is not available for transformers {key} with PyTorch "
+                         f"{base.removeprefix('pytorch')}; supported: {', '.join(image['py_versions'])}")
+    processor = processor_for(instance_type) if instance_type not in LOCAL_INSTANCE_TYPES else hf["processors"][0]
+    if processor not in hf["processors"]:
+        raise ValueError(f"instance_type={instance_type!r}: Hugging Face {scope} images are {'/'.join(hf['processors'])}"
+                         " only; choose a GPU instance type such as ml.g5.xlarge")
+    tag = "-".join(p for p in (f"{pytorch_version}-transformers{transformers_version}", processor, py,
+                               image["container_version"].get(processor)) if p)
+    return f"{registry(region, image.get('registries', {}).get(region))}/{image['repository']}:{tag}", py
+
+
 def check_framework(framework: str) -> str:
     if framework not in FRAMEWORKS:
         raise choice_error("framework", framework, FRAMEWORKS)

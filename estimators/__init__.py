@@ -6,7 +6,7 @@ matrix loads on first use.
 """
 
 from estimators.base import FrameworkEstimator
-from estimators.framework_model import PyTorchModel, TensorFlowModel
+from estimators.framework_model import HuggingFaceModel, PyTorchModel, TensorFlowModel
 from estimators.huggingface import HuggingFace
 from estimators.inputs import ShuffleConfig, TrainingInput
 from estimators.instance_group import InstanceGroup
@@ -16,5 +16,5 @@ from estimators.retired import TrainingCompilerConfig
 from estimators.session import Session
 from estimators.tensorflow import TensorFlow
 
-__all__ = ["PyTorch", "TensorFlow", "HuggingFace", "TrainingInput", "ShuffleConfig", "InstanceGroup", "Session", "FrameworkEstimator",
-           "TrainingCompilerConfig", "PyTorchModel", "TensorFlowModel", "Model"]
+__all__ = ["PyTorch", "TensorFlow", "HuggingFace", "TrainingInput", "ShuffleConfig", "InstanceGroup", "Session",
+           "FrameworkEstimator", "TrainingCompilerConfig", "PyTorchModel", "TensorFlowModel", "HuggingFaceModel", "Model"]

@@ -49,3 +49,24 @@ class HuggingFace(PyTorch):
         uri, py = huggingface_image_uri(self.transformers_version, self.pytorch_version, self.py_version, region,
                                         instance_type)
         return py, uri, uri.rsplit("/", 1)[1].split(":")[0]
+
+    def create_model(self, model_server_workers: int | None = None, role: str | None = None,
+                     vpc_config_override: Any = "VPC_CONFIG_DEFAULT", entry_point: str | None = None,
+                     source_dir: str | None = None, dependencies: list[str] | None = None, **kwargs: Any):
+        """v2's HuggingFace.create_model: a HuggingFaceModel of the trained model (the training code only when
+        entry_point is given, as in v2)."""
+        from estimators.framework_model import HuggingFaceModel
+        from estimators.trained_model import trained_job_of, vpc_config_of
+        from jobspec.names import job_name
+
+        job = trained_job_of(self)
+        kwargs.setdefault("image_uri", self.image_uri)
+        kwargs["name"] = kwargs.get("name") or job_name(self._default_base_job_name())
+        kwargs.setdefault("region", self.resolved.region)
+        return HuggingFaceModel(
+            role or self.role, job.model_data, entry_point, transformers_version=self.transformers_version,
+            pytorch_version=self.pytorch_version, py_version=self.resolved.py_version, source_dir=source_dir,
+            container_log_level=self.container_log_level, code_location=getattr(self, "code_location", None),
+            model_server_workers=model_server_workers, sagemaker_session=getattr(self, "sagemaker_session", None),
+            vpc_config=vpc_config_of(self, vpc_config_override),
+            dependencies=dependencies or getattr(self, "dependencies", None), **kwargs)

@@ -256,6 +256,16 @@ def inference_scope(instance_type: str) -> str:
     return "inference_graviton" if is_graviton(instance_type) else "inference"
 
 
+def serving_processor(instance_type: str) -> str:
+    """cpu or gpu for a serving instance type (serving-only types included: ml.g4dn, ml.c6g…)."""
+    if instance_type in LOCAL_INSTANCE_TYPES:
+        return "gpu" if instance_type == "local_gpu" else "cpu"
+    info = matrix()["inference_instance_types"].get(instance_type) or matrix()["instance_types"].get(instance_type)
+    family = instance_type.split(".")[1] if instance_type.count(".") == 2 else ""
+    kind = info["kind"] if info else ("gpu" if family[:1] in ("p", "g") else "cpu")
+    return "gpu" if kind == "gpu" else "cpu"
+
+
 def inference_image_uri(
     framework: str, version: str, region: str, instance_type: str, py_version: str | None = None
 ) -> str:
@@ -276,15 +286,7 @@ def inference_image_uri(
             f"supported: {allowed_list(reversed(versions))} (newest first)"
         ) from None
     py = check_py_version(framework, resolved, py_version, scope)
-    if scope == "inference_graviton":
-        processor = "cpu"
-    elif instance_type in LOCAL_INSTANCE_TYPES:
-        processor = "gpu" if instance_type == "local_gpu" else "cpu"
-    else:
-        info = matrix()["inference_instance_types"].get(instance_type) or matrix()["instance_types"].get(instance_type)
-        family = instance_type.split(".")[1] if instance_type.count(".") == 2 else ""
-        kind = info["kind"] if info else ("gpu" if family[:1] in ("p", "g") else "cpu")  # serving-only types
-        processor = "gpu" if kind == "gpu" else "cpu"
+    processor = "cpu" if scope == "inference_graviton" else serving_processor(instance_type)
     tag = image_tag(framework, resolved, py, processor, scope, version, instance_type)
     return _uri(framework, resolved, py, region, scope, tag)
 
@@ -313,7 +315,9 @@ def huggingface_image_uri(transformers_version: str, pytorch_version: str, py_ve
     if py not in image["py_versions"]:
         raise ValueError(f"py_version={py!r} is not available for transformers {key} with PyTorch "
                          f"{base.removeprefix('pytorch')}; supported: {', '.join(image['py_versions'])}")
-    processor = processor_for(instance_type) if instance_type not in LOCAL_INSTANCE_TYPES else hf["processors"][0]
+    processor = processor_for(instance_type) if scope == "training" else serving_processor(instance_type)
+    if instance_type in LOCAL_INSTANCE_TYPES and processor not in hf["processors"]:
+        processor = hf["processors"][0]  # local runs use no image: name the one SageMaker has
     if processor not in hf["processors"]:
         raise ValueError(f"instance_type={instance_type!r}: Hugging Face {scope} images are {'/'.join(hf['processors'])}"
                          " only; choose a GPU instance type such as ml.g5.xlarge")

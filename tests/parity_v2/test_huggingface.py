@@ -64,3 +64,39 @@ def test_a_cpu_instance_is_refused_by_both(side):
     assert "Unsupported processor: cpu" in v2["error"]
     assert "Hugging Face training images are gpu only" in ours["error"]
     assert requests(ours, "CreateTrainingJob") == []
+
+
+# ------------------------------------------------------------------ HuggingFaceModel: the Hugging Face serving DLC
+HFM = "from sagemaker.huggingface import HuggingFaceModel\n"
+MODEL_CASES = {
+    "hfm-plain-cpu": HFM + """
+m = HuggingFaceModel(model_data=MODEL, role=ROLE, transformers_version='4.28.1', pytorch_version='2.0.0',
+                     py_version='py310')
+p = m.deploy(1, 'ml.m5.xlarge', wait=False)
+RESULT = [p.content_type, list(p.accept)]
+""",
+    "hfm-positional-entry-gpu": HFM + """
+m = HuggingFaceModel(ROLE, MODEL, 'inference.py', '4.26', None, '1.13', 'py39', source_dir=src)
+p = m.deploy(1, 'ml.g5.xlarge', endpoint_name=JOB, wait=False)
+RESULT = archive_of(JOB)
+""",
+}
+
+
+@pytest.fixture(scope="module")
+def model_side(sdk_v2, sagemaker_endpoints):
+    from tests.parity_v2.test_deploy import ECHO, SETUP as DEPLOY_SETUP
+
+    return sdk_v2([{"id": k, "code": DEPLOY_SETUP + code, "names": {"ECHO": ECHO}} for k, code in MODEL_CASES.items()])
+
+
+@pytest.mark.parametrize("case", list(MODEL_CASES))
+def test_huggingface_model_deploys_as_v2(model_side, case):
+    v2, ours = model_side.v2[case], model_side.ours[case]
+    assert v2["error"] is None and ours["error"] is None, (v2["error"], ours["error"])
+    for operation in ("CreateModel", "CreateEndpointConfig", "CreateEndpoint"):
+        [v2_call], [our_call] = requests(v2, operation), requests(ours, operation)
+        assert our_call == v2_call, operation
+    [model] = requests(ours, "CreateModel")
+    assert model["PrimaryContainer"]["Image"].split("/")[1].startswith("huggingface-pytorch-inference:")
+    assert ours["result"] == v2["result"]

@@ -73,6 +73,24 @@ sess.delete_endpoint_config(JOB)
 sess.delete_model(JOB + "-model")
 RESULT = described
 """,
+    # the sequence of v2 calls of AWS's PyTorch deploy getting-started notebook (our own code, its calls): the
+    # caller's role, upload_data to the default bucket, a PyTorch 1.5.0 model with a handler, JSON predict, and
+    # sess.delete_endpoint(endpoint_name=...)
+    "notebook-deploy-flow": ASSUME.format(path="service-role/", create=True).replace("RESULT = ", "role = ") + """
+from sagemaker.pytorch import PyTorchModel
+from sagemaker.serializers import JSONSerializer
+from sagemaker.deserializers import JSONDeserializer
+sess = sagemaker.Session(boto_session=caller)
+model_data = sess.upload_data(path=work + "/model.tar.gz", bucket=sess.default_bucket(), key_prefix=JOB + "/model")
+model = PyTorchModel(entry_point="inference.py", source_dir=src, role=role, model_data=model_data,
+                     framework_version="1.5.0", py_version="py3")
+predictor = model.deploy(initial_instance_count=1, instance_type="ml.c4.xlarge", serializer=JSONSerializer(),
+                         deserializer=JSONDeserializer(), endpoint_name=JOB, wait=False)
+in_service(JOB)
+answer = predictor.predict({"inputs": [[0.5, 0.25]]})
+sess.delete_endpoint(endpoint_name=predictor.endpoint_name)
+RESULT = [role, model_data, answer, [e["EndpointName"] for e in sm.list_endpoints()["Endpoints"] if e["EndpointName"] == JOB]]
+""",
     "estimator-after-fit": """
 import sagemaker
 from sagemaker.pytorch import PyTorch
@@ -143,6 +161,19 @@ def test_deletes_send_v2s_requests_in_v2s_order(side, case):
     if case == "predictor-deletes":
         assert [op for op, _ in calls_after_setup(ours, DELETE_AND_DESCRIBE)][-5:] == [
             "DescribeEndpoint", "DescribeEndpointConfig", "DeleteModel", "DeleteEndpointConfig", "DeleteEndpoint"]
+
+
+def test_a_notebooks_deploy_flow_sends_v2s_requests(side):
+    v2, ours = side.v2["notebook-deploy-flow"], side.ours["notebook-deploy-flow"]
+    assert v2["error"] is None and ours["error"] is None, (v2["error"], ours["error"])
+    assert normal(ours, ours["result"]) == normal(v2, v2["result"])
+    role, model_data, answer, left = normal(ours, ours["result"])
+    assert role == "arn:aws:iam::123456789012:role/service-role/<job>" and answer == {"inputs": [[0.5, 0.25]]}
+    assert model_data == "s3://sagemaker-us-west-2-123456789012/<job>/model/model.tar.gz" and left == []
+    for operation in ("CreateModel", "CreateEndpointConfig", "CreateEndpoint", "InvokeEndpoint", "DeleteEndpoint"):
+        assert calls_after_setup(ours, (operation,)) == calls_after_setup(v2, (operation,)), operation
+    [model] = calls_after_setup(ours, ("CreateModel",))
+    assert model[1]["PrimaryContainer"]["Image"].endswith("/pytorch-inference:1.5.0-cpu-py3")
 
 
 def test_estimator_attributes_after_fit_are_v2s(side):

@@ -4,8 +4,6 @@ accepts exactly the framework versions SageMaker deploy accepts (one catalog).""
 
 from __future__ import annotations
 
-import io
-import tarfile
 import urllib.error
 import urllib.request
 
@@ -14,35 +12,17 @@ import pytest
 from estimators import PyTorchModel, Session
 from estimators.serializers import JSONDeserializer, JSONSerializer
 from launcher.deploy.local_endpoint import running_endpoint
-
-HANDLER = '''
-def model_fn(model_dir, context=None):
-    return "echo"
-def input_fn(body, content_type, context=None):
-    return body
-def predict_fn(data, model, context=None):
-    return data
-def output_fn(prediction, accept, context=None):
-    return prediction, "application/json"
-'''
+from tests.sentiment.test_v2_serving import echo_files  # noqa: F401  (the torch-free echo model, a fixture)
 
 
-@pytest.fixture
-def archive(tmp_path):
-    with tarfile.open(tmp_path / "model.tar.gz", "w:gz") as tar:
-        data = b"weights"
-        info = tarfile.TarInfo("weights.bin")
-        info.size = len(data)
-        tar.addfile(info, io.BytesIO(data))
-    (tmp_path / "src").mkdir()
-    (tmp_path / "src" / "serve.py").write_text(HANDLER)
-    return tmp_path
+def _echo_model(files, version: str, py_version: str) -> PyTorchModel:
+    return PyTorchModel(str(files / "model.tar.gz"), None, "serve.py", version, py_version,
+                        source_dir=str(files / "src"), dependencies=[str(files / "util")])
 
 
 @pytest.mark.slow
-def test_session_delete_endpoint_stops_a_local_endpoint(archive, sagemaker_env):
-    model = PyTorchModel(str(archive / "model.tar.gz"), None, "serve.py", "1.8.1", "py3",
-                         source_dir=str(archive / "src"))
+def test_session_delete_endpoint_stops_a_local_endpoint(echo_files, sagemaker_env):  # noqa: F811
+    model = _echo_model(echo_files, "1.8.1", "py3")
     predictor = model.deploy(1, "local", JSONSerializer(), JSONDeserializer(), endpoint_name="nb-local-endpoint")
     endpoint = running_endpoint("nb-local-endpoint")
     assert endpoint is not None and endpoint.ping()
@@ -57,8 +37,7 @@ def test_session_delete_endpoint_stops_a_local_endpoint(archive, sagemaker_env):
         urllib.request.urlopen(f"{url}/ping", timeout=5)
 
 
-def test_local_serving_refuses_what_sagemaker_deploy_refuses(archive):
-    model = PyTorchModel(str(archive / "model.tar.gz"), None, "serve.py", "2.7.1", "py312",
-                         source_dir=str(archive / "src"))
+def test_local_serving_refuses_what_sagemaker_deploy_refuses(echo_files):  # noqa: F811
+    model = _echo_model(echo_files, "2.7.1", "py312")
     with pytest.raises(ValueError, match=r"framework_version='2.7.1' has no pytorch inference image.*'2.6.0'"):
         model.deploy(1, "local")

@@ -4,7 +4,9 @@ AWS calls it made: the oracle of the v2 parity tests (tests/parity_v2).
     .venv-sagemaker-v2/bin/python scripts/sdk_v2_oracle.py          < cases.json   # the real SDK v2
     .venv/bin/python              scripts/sdk_v2_oracle.py --ours   < cases.json   # sagelaunch
 
-Each case is {"id": str, "code": str}: Python source written the v2 way (`from sagemaker.pytorch import
+Each case is {"id": str, "code": str} (or "cells": a notebook's code cells, run in order in one namespace, each
+cell's outcome reported — a failing cell does not stop the next, as in a notebook run cell by cell): Python source
+written the v2 way (`from sagemaker.pytorch import
 PyTorch` …). It runs in a fresh namespace holding ROLE (an execution role ARN) and whatever the case's
 "names" give; it may set RESULT to anything JSON can hold. For each case the output holds every botocore
 call it made (service, operation, params), RESULT and, when it raised, the error. AWS is reached through
@@ -106,17 +108,23 @@ def run_cases(cases: list[dict], ours: bool) -> list[dict]:
 
     out = []
     for case in cases:
-        code = swap_imports(case["code"]) if ours else case["code"]
+        # a case is one piece of code, or a notebook's code cells run in order in one namespace
+        cells = case.get("cells", [case.get("code", "")])
         namespace: dict[str, Any] = {"__name__": "__case__", **case.get("names", {})}
-        error = None
+        error, outcomes = None, []
         with CallRecorder() as recorder, contextlib.redirect_stdout(sys.stderr):  # stdout carries the JSON
-            try:
-                exec(compile(code, f"<case {case['id']}>", "exec"), namespace)
-            except BaseException as err:  # report, do not stop: the test names the failing case
-                error = f"{type(err).__name__}: {err}"
-                if case.get("traceback"):
-                    error += "\n" + traceback.format_exc()
-        out.append({"id": case["id"], "calls": recorder.calls, "error": error,
+            for index, cell in enumerate(cells):
+                code = swap_imports(cell) if ours else cell
+                try:
+                    exec(compile(code, f"<case {case['id']} cell {index}>", "exec"), namespace)
+                    outcomes.append("ok")
+                except BaseException as err:  # report, do not stop: the test names the failing case
+                    outcomes.append(f"{type(err).__name__}: {err}")
+                    if error is None:
+                        error = outcomes[-1] + ("\n" + traceback.format_exc() if case.get("traceback") else "")
+                    if "cells" not in case:
+                        break
+        out.append({"id": case["id"], "calls": recorder.calls, "error": error, "cells": outcomes,
                     "result": _plain(namespace.get("RESULT"))})
     return out
 

@@ -262,6 +262,21 @@ class FrameworkEstimator(BaseModel):
     def profiler_rules(self) -> list | None:
         return None if self._rule_configs[1] is None else split_rules(self)[1]
 
+    def latest_job_profiler_artifacts_path(self) -> str | None:
+        from estimators.v2_calls import artifacts_path
+
+        return artifacts_path(self, "profiler")
+
+    def latest_job_debugger_artifacts_path(self) -> str | None:
+        from estimators.v2_calls import artifacts_path
+
+        return artifacts_path(self, "debugger")
+
+    def latest_job_tensorboard_artifacts_path(self) -> str | None:
+        from estimators.v2_calls import artifacts_path
+
+        return artifacts_path(self, "tensorboard")
+
     @property
     def latest_training_job(self) -> Any:
         """The job of the last fit() (set before fit waits) or attach(); None before either."""

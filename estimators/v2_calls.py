@@ -9,6 +9,7 @@ error says so and what to do instead.
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +32,28 @@ def after_submit(est: "FrameworkEstimator", job: Any) -> None:
     if est.output_path is None:
         est.output_path = request["OutputDataConfig"]["S3OutputPath"]
     est._rule_configs = (request.get("DebugRuleConfigurations", []), request.get("ProfilerRuleConfigurations", []))
+
+
+# latest_job_*_artifacts_path: the request section whose S3OutputPath holds the artifacts, and their folder
+ARTIFACT_FOLDERS = {"profiler": ("ProfilerConfig", "profiler-output"), "debugger": ("DebugHookConfig", "debug-output"),
+                    "tensorboard": ("TensorBoardOutputConfig", "tensorboard-output")}
+
+
+def artifacts_path(est: "FrameworkEstimator", kind: str) -> str | None:
+    """v2's latest_job_<kind>_artifacts_path(): <S3OutputPath>/<job>/<folder> of the last SageMaker job (None when
+    it has no such output), from the request it was sent (an attached job: its description)."""
+    job = est.latest_training_job
+    if job is None:
+        raise ValueError(f"latest_job_{kind}_artifacts_path() needs a training job: call fit() or attach() first")
+    if getattr(job, "backend", None) != "sagemaker":
+        raise ValueError(f"latest_job_{kind}_artifacts_path(): {job.name} is a local job, whose artifacts stay on "
+                         f"this machine; read them with `sagelaunch jobs describe {job.name}` (profiles: "
+                         f"`sagelaunch profile analyze`)")
+    section, folder = ARTIFACT_FOLDERS[kind]
+    config = (job.request or job.describe()).get(section) or {}
+    if not config.get("S3OutputPath") or config.get("DisableProfiler"):
+        return None
+    return posixpath.join(config["S3OutputPath"], job.name, folder)
 
 
 def encoded_hyperparameters(est: "FrameworkEstimator") -> dict[str, str]:

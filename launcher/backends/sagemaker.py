@@ -55,6 +55,12 @@ class SageMakerTrainingJob(TrainingJob):
         job.describe()
         return job
 
+    def rule_job_summary(self) -> list[dict[str, Any]]:
+        """v2's: the job's Debugger and Profiler rule evaluation statuses (DescribeTrainingJob)."""
+        description = self.describe()
+        return [*(description.get("DebugRuleEvaluationStatuses") or []),
+                *(description.get("ProfilerRuleEvaluationStatuses") or [])]
+
     def _client(self):
         from launcher.aws.clients import client
 

@@ -102,7 +102,8 @@ before = est.output_path
 est.fit(wait=False, job_name=JOB)
 RESULT = [before, est.output_path, est.profiler_rule_configs, est.debugger_rule_configs,
           [r.name for r in est.profiler_rules], [r.name for r in est.debugger_rules],
-          est.latest_training_job.name == JOB]
+          est.latest_training_job.name == JOB, est.latest_job_profiler_artifacts_path(),
+          est.latest_job_debugger_artifacts_path(), est.latest_training_job.rule_job_summary()]
 """,
 }
 DELETE_AND_DESCRIBE = ("DescribeEndpoint", "DescribeEndpointConfig", "DescribeModel", "DeleteModel",
@@ -181,3 +182,5 @@ def test_estimator_attributes_after_fit_are_v2s(side):
     assert v2["error"] is None and ours["error"] is None, (v2["error"], ours["error"])
     assert normal(ours, ours["result"]) == normal(v2, v2["result"])
     assert ours["result"][1] == "s3://sagemaker-us-west-2-123456789012/"
+    assert normal(ours, ours["result"][7:9]) == ["s3://sagemaker-us-west-2-123456789012/<job>/profiler-output",
+                                                 "s3://sagemaker-us-west-2-123456789012/<job>/debug-output"]

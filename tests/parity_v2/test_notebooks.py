@@ -72,4 +72,5 @@ def test_every_request_is_v2s(side):
             for our_call, v2_call in zip(our_calls, v2_calls):
                 our_call, v2_call = without_documented_differences(our_call, v2_call)
                 assert our_call == v2_call, (name, operation)
-        assert all(requests(ours, op) for op in ("CreateTrainingJob", "InvokeEndpoint", "DeleteEndpoint")), name
+        assert requests(ours, "CreateTrainingJob"), name
+    assert requests(side.ours["pytorch_train_deploy"], "InvokeEndpoint")  # a notebook really predicts

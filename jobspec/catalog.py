@@ -173,6 +173,11 @@ def instance_info(instance_type: str) -> dict[str, Any]:
     return info
 
 
+def instance_family(instance_type: str) -> str:
+    """'p4d' of 'ml.p4d.24xlarge'; '' for local and malformed types."""
+    return instance_type.split(".")[1] if instance_type.count(".") == 2 else ""
+
+
 def check_instance_type(instance_type: str) -> str:
     instance_info(instance_type)
     return instance_type
@@ -194,8 +199,7 @@ def _moving_tag(framework: str, tag_version: str, entry: dict[str, Any], py_vers
     tag = "-".join(p for p in (tag_version, processor, py_version if entry["py_versions"] else "") if p)
     if scope == "inference_graviton":  # v2: container_version + "-sagemaker"
         return f"{tag}-{entry['os']}-sagemaker"
-    family = instance_type.split(".")[1] if instance_type.count(".") == 2 else ""
-    if family == "p4d" or smdistributed:
+    if instance_family(instance_type) == "p4d" or smdistributed:
         suffix = matrix()["p4d_container_versions"].get(f"{framework}-{tag}")
         tag = f"{tag}-{suffix}" if suffix else tag
     return tag
@@ -211,7 +215,7 @@ def image_tag(framework: str, version: str, py_version: str, processor: str, sco
             f"{framework} {version} has no {processor.upper()} {scope.replace('_', ' ')} image; "
             f"available: {', '.join(entry['processors'])} images — pick a matching instance_type"
         )
-    if scope == "training" and "os" in entry and processor in entry.get("full_tag_processors", entry["processors"]):
+    if scope == "training" and "os" in entry:
         cuda = f"-{entry['cuda']}" if processor == "gpu" and entry.get("cuda") else ""
         return f"{version}-{processor}-{py_version}{cuda}-{entry['os']}-sagemaker"
     return _moving_tag(framework, tag_version or version, entry, py_version, processor, scope, instance_type,
@@ -261,8 +265,7 @@ def serving_processor(instance_type: str) -> str:
     if instance_type in LOCAL_INSTANCE_TYPES:
         return "gpu" if instance_type == "local_gpu" else "cpu"
     info = matrix()["inference_instance_types"].get(instance_type) or matrix()["instance_types"].get(instance_type)
-    family = instance_type.split(".")[1] if instance_type.count(".") == 2 else ""
-    kind = info["kind"] if info else ("gpu" if family[:1] in ("p", "g") else "cpu")
+    kind = info["kind"] if info else ("gpu" if instance_family(instance_type)[:1] in ("p", "g") else "cpu")
     return "gpu" if kind == "gpu" else "cpu"
 
 
@@ -380,7 +383,7 @@ def region_supports_debugger(region: str) -> bool:
 
 def monitoring_available(region: str, instance_type: str) -> bool:
     """Debugger's system monitoring (the default ProfilerConfig) runs here: not in a few regions, not on trn*."""
-    family = instance_type.split(".")[1] if instance_type.count(".") == 2 else ""
+    family = instance_family(instance_type)
     return (region.lower() not in debugger_facts()["monitoring_unsupported_regions"]
             and not family.startswith(tuple(debugger_facts()["monitoring_unsupported_instance_families"])))
 

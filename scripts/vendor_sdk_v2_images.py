@@ -71,8 +71,6 @@ def framework_scope(v2: dict, ours: dict, default_accounts: dict, scope: str) ->
             entry["by_py"] = by_py
             entry["repository"] = by_py[entry["py_versions"][-1]]["repository"]
             entry["regions"] = sorted(set().union(*(b["regions"] for b in by_py.values())))
-        if entry.get("os") and scope == "training" and sorted(entry.get("processors", processors)) != sorted(processors):
-            entry["full_tag_processors"] = entry["processors"]  # full tags known only for these
         entry["processors"] = list(processors)
         if scope == "inference_graviton":
             entry["os"] = block["container_version"]["cpu"]

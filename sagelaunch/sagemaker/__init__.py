@@ -16,7 +16,7 @@ from profiler_config import Profiler, ProfilerConfig
 __version__ = "2.257.7"  # the SDK v2 release whose requests sagelaunch matches (tests/parity_v2)
 
 _SUBMODULES = ("debugger", "deserializers", "estimator", "huggingface", "image_uris", "inputs", "instance_group", "model",
-               "pytorch", "serializers", "session", "tensorflow")
+               "pytorch", "s3", "serializers", "session", "tensorflow")
 
 
 def __getattr__(name: str):

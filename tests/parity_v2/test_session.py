@@ -3,7 +3,8 @@ and run by the real SDK v2 and by ours (the one swap rule) against one moto serv
 
 - `sagemaker.get_execution_role()`: a caller that is an assumed role gets the role's ARN with its IAM path, one
   whose role IAM cannot find gets the ARN without a path, a caller that is no role is refused by both;
-- `Session`: default_bucket, upload_data, download_data, the S3 file helpers, describe and delete calls;
+- `Session`: default_bucket, upload_data, download_data, the S3 file helpers (and `sagemaker.s3`'s S3Uploader and
+  S3Downloader), describe and delete calls;
 - `predictor.delete_model()` / `delete_endpoint()`: v2's requests in v2's order (the model is not deleted by
   delete_endpoint);
 - an estimator after `fit`: `output_path` (v2: s3://<default bucket>/) and the rule configs.
@@ -49,6 +50,18 @@ body = sess.upload_string_as_file_body("hello", bucket, JOB + "/s.txt")
 RESULT = [up, one, sorted(os.path.relpath(p, out) for p in got), open(got[0]).read(), body,
           sess.read_s3_file(bucket, JOB + "/s.txt"), sorted(sess.list_s3_files(bucket, JOB)), sess.boto_region_name,
           bucket]
+""",
+    "s3-uploader-downloader": """
+import sagemaker
+from sagemaker.s3 import S3Downloader, S3Uploader
+base = "s3://" + sagemaker.Session().default_bucket() + "/" + JOB
+d = tempfile.mkdtemp(); open(d + "/a.csv", "w").write("1,2\\n")
+up = S3Uploader.upload(d, base + "/data")
+text = S3Uploader.upload_string_as_file_body("hello", base + "/note.txt")
+out = tempfile.mkdtemp()
+got = S3Downloader.download(base + "/data", out)
+RESULT = [up, text, S3Downloader.read_file(base + "/note.txt"), sorted(S3Downloader.list(base)),
+          [os.path.relpath(p, out) for p in got]]
 """,
     "predictor-deletes": """
 from sagemaker.pytorch import PyTorchModel
@@ -145,10 +158,17 @@ def test_get_execution_role_refuses_a_caller_that_is_no_role(side):
     assert ours["error"].startswith("ValueError: get_execution_role(): the current AWS identity is not a role: arn:")
 
 
-def test_session_s3_helpers_send_v2s_requests_and_answer_as_v2(side):
-    v2, ours = side.v2["session-s3"], side.ours["session-s3"]
+@pytest.mark.parametrize("case", ["session-s3", "s3-uploader-downloader"])
+def test_session_s3_helpers_send_v2s_requests_and_answer_as_v2(side, case):
+    v2, ours = side.v2[case], side.ours[case]
     assert v2["error"] is None and ours["error"] is None, (v2["error"], ours["error"])
     assert normal(ours, ours["result"]) == normal(v2, v2["result"])
+    assert calls_after_setup(ours, S3_CALLS[:3]) == calls_after_setup(v2, S3_CALLS[:3])
+    if case == "s3-uploader-downloader":
+        assert normal(ours, ours["result"])[2:] == [
+            "hello", ["s3://sagemaker-us-west-2-123456789012/<job>/data/a.csv",
+                      "s3://sagemaker-us-west-2-123456789012/<job>/note.txt"], ["a.csv"]]
+        return
     assert normal(ours, ours["result"])[2:4] == [["b.txt"], "B"]
     assert calls_after_setup(ours, S3_CALLS[:3]) == calls_after_setup(v2, S3_CALLS[:3])
 

@@ -142,9 +142,9 @@ class Session:
         for page in pages:
             keys += [o["Key"] for o in page.get("Contents", []) if not (o["Key"].endswith("/") and o["Size"] == 0)]
         root, downloaded = os.path.realpath(path), []
+        one_file = bool(os.path.splitext(key_prefix)[1])  # v2: a prefix with an extension names one file
         for key in keys:
-            tail = key if os.path.splitext(key_prefix)[1] else os.path.relpath(key, key_prefix)
-            destination = os.path.join(path, os.path.basename(key) if os.path.splitext(key_prefix)[1] else tail)
+            destination = os.path.join(path, os.path.basename(key) if one_file else os.path.relpath(key, key_prefix))
             if not os.path.realpath(destination).startswith(root + os.sep):
                 raise ValueError(f"download_data: key {key!r} would be written outside path={path!r}; refused")
             os.makedirs(os.path.dirname(destination), exist_ok=True)

@@ -198,9 +198,13 @@ class Session:
         self.sagemaker_client.delete_model(ModelName=model_name)
 
     def wait_for_endpoint(self, endpoint: str, poll: float = 30) -> dict:
+        """DescribeEndpoint until InService (v2's); a local endpoint is in service once deploy returned."""
         from launcher.aws.clients import using_session
+        from launcher.deploy.local_endpoint import running_endpoint
         from launcher.deploy.sagemaker_endpoint import wait_in_service
 
+        if running_endpoint(endpoint) is not None:
+            return {"EndpointName": endpoint, "EndpointStatus": "InService"}
         with using_session(self.boto_session):
             return wait_in_service(endpoint, self._region_name, poll=poll)
 

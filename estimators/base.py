@@ -15,7 +15,7 @@ from pydantic import (BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
                       model_validator)
 
 from estimators import field_checks as check
-from estimators.debugger import debugger_spec_fields
+from estimators.debugger import debugger_spec_fields, split_rules
 from estimators.inputs import INPUT_MODES
 from estimators.instance_group import InstanceGroup
 from estimators.resolve import Resolved, resolve
@@ -98,6 +98,7 @@ class FrameworkEstimator(BaseModel):
     _resolved: Resolved | None = PrivateAttr(default=None)
     _cloned: Any = PrivateAttr(default=None)  # launcher.gitclone.ClonedCode while fit() runs from a git_config
     _latest_training_job: Any = PrivateAttr(default=None)
+    _rule_configs: tuple[Any, Any] = PrivateAttr(default=(None, None))  # (debugger, profiler) once a job was sent
 
     # ------------------------------------------------------------ field checks
     _entry = field_validator("entry_point")(classmethod(lambda cls, v: check.entry_point(v)))
@@ -244,6 +245,39 @@ class FrameworkEstimator(BaseModel):
         return self._resolved
 
     @property
+    def debugger_rule_configs(self) -> list[dict] | None:
+        """v2's: the DebugRuleConfigurations the last SageMaker job was sent (None before one)."""
+        return self._rule_configs[0]
+
+    @property
+    def profiler_rule_configs(self) -> list[dict] | None:
+        """v2's: the ProfilerRuleConfigurations the last SageMaker job was sent (None before one)."""
+        return self._rule_configs[1]
+
+    @property
+    def debugger_rules(self) -> list | None:
+        return None if self._rule_configs[0] is None else split_rules(self)[0]
+
+    @property
+    def profiler_rules(self) -> list | None:
+        return None if self._rule_configs[1] is None else split_rules(self)[1]
+
+    def latest_job_profiler_artifacts_path(self) -> str | None:
+        from estimators.v2_calls import artifacts_path
+
+        return artifacts_path(self, "profiler")
+
+    def latest_job_debugger_artifacts_path(self) -> str | None:
+        from estimators.v2_calls import artifacts_path
+
+        return artifacts_path(self, "debugger")
+
+    def latest_job_tensorboard_artifacts_path(self) -> str | None:
+        from estimators.v2_calls import artifacts_path
+
+        return artifacts_path(self, "tensorboard")
+
+    @property
     def latest_training_job(self) -> Any:
         """The job of the last fit() (set before fit waits) or attach(); None before either."""
         return self._latest_training_job
@@ -253,8 +287,15 @@ class FrameworkEstimator(BaseModel):
         r = self.resolved
         if region is None or region == r.region or self.image_uri is not None:
             return r.image_uri
-        return support.training_image_uri(self.framework, r.framework_version, r.py_version,
-                                          support.check_region(check.region(region)), self.instance_type)
+        region = support.check_region(check.region(region))
+        return self.catalog_image(r.framework_version, r.py_version, region, self.instance_type)[1]
+
+    def catalog_image(self, version: str, py_version: str, region: str, instance_type: str) -> tuple[str, str, str]:
+        """(py_version, image URI, repository) of the catalog's training image for this estimator's framework."""
+        smdistributed = isinstance(self.distribution, dict) and "smdistributed" in self.distribution
+        uri = support.training_image_uri(self.framework, self.framework_version or version, py_version, region,
+                                         instance_type, smdistributed)
+        return py_version, uri, support.version_entry(self.framework, version, py_version=py_version)["repository"]
 
     def hyperparameters(self) -> dict[str, str]:
         """What the job is sent, JSON-encoded as v2's `hyperparameters()` returns it: the user's and the
@@ -433,6 +474,9 @@ class FrameworkEstimator(BaseModel):
                     spec = session.apply(spec, options)
                 # kept before waiting: after a failed or interrupted wait the job can still be described
                 self._latest_training_job = job = submit(spec, wait=False, logs=logs, **options)
+            from estimators.v2_calls import after_submit
+
+            after_submit(self, job)
         finally:
             if self._cloned is not None:
                 shutil.rmtree(self._cloned.folder, ignore_errors=True)

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from estimators.base import FrameworkEstimator
 
 
-def _split_rules(est: "FrameworkEstimator") -> tuple[list[Rule], list[ProfilerRule]]:
+def split_rules(est: "FrameworkEstimator") -> tuple[list[Rule], list[ProfilerRule]]:
     rules = list(est.rules or ())
     return [r for r in rules if isinstance(r, Rule)], [r for r in rules if isinstance(r, ProfilerRule)]
 
@@ -38,7 +38,7 @@ def profiler_settings(est: "FrameworkEstimator", version: str, region: str, loca
                          "(or pass ProfilerConfig(disable_profiler=True))")
     if config is not None and config.framework_profile_params is not None:
         support.check_framework_profiling(est.framework, version)
-    _, profiler_rules = _split_rules(est)
+    _, profiler_rules = split_rules(est)
     if local:
         if est.disable_profiler:
             return ProfilerSettings(disable_profiler=True)
@@ -63,7 +63,7 @@ def profiler_settings(est: "FrameworkEstimator", version: str, region: str, loca
 
 def check_debugger(est: "FrameworkEstimator", region: str, local: bool) -> None:
     """The debugger arguments' own cross-field rules (raised at construction, as every other check)."""
-    debug_rules, _ = _split_rules(est)
+    debug_rules, _ = split_rules(est)
     if local:
         given = [f for f in ("rules", "tensorboard_output_config") if getattr(est, f)]
         if isinstance(est.debugger_hook_config, DebuggerHookConfig):
@@ -88,7 +88,7 @@ def debugger_spec_fields(est: "FrameworkEstimator", region: str, local: bool, st
     """The spec's profiler_rules, debug_hook, debug_rules and tensorboard_output for a job submitted now."""
     if local:
         return {}
-    debug_rules, profiler_rules = _split_rules(est)
+    debug_rules, profiler_rules = split_rules(est)
     config, profiler = est.profiler_config, est.resolved.profiler
     rules: list[ProfilerRule] = list(profiler_rules)
     profiling = profiler is not None and not profiler.disable_profiler

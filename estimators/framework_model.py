@@ -106,10 +106,14 @@ class FrameworkModel:
 
     # ------------------------------------------------------------------ what each framework decides
     def serving_image_uri(self, region_name: str, instance_type: str) -> str:
-        from jobspec.catalog import inference_image_uri
+        from jobspec.catalog import inference_image_uri, inference_scope, warn_if_unpatched
 
-        return self.image_uri or inference_image_uri(self.framework, self.framework_version, region=region_name,
-                                                     instance_type=instance_type, py_version=self.py_version)
+        if self.image_uri:
+            return self.image_uri
+        uri = inference_image_uri(self.framework, self.framework_version, region=region_name,
+                                  instance_type=instance_type, py_version=self.py_version)
+        warn_if_unpatched(self.framework, self.framework_version, inference_scope(instance_type))
+        return uri
 
     def _environment(self, region: str, repacked: bool) -> dict[str, str]:
         raise NotImplementedError
@@ -149,6 +153,9 @@ class FrameworkModel:
         if endpoint_name is not None:
             check_endpoint_name(endpoint_name)
         if instance_type in LOCAL_INSTANCE_TYPES:
+            from jobspec.catalog import LOCAL_DEFAULT_REGION
+
+            self.serving_image_uri(LOCAL_DEFAULT_REGION, instance_type)  # one catalog: local serves what SageMaker does
             return self._deploy_local(endpoint_name, serializer, deserializer, max_body_bytes)
         variant_options = {k: v for k, v in (
             ("VolumeSizeInGB", volume_size), ("ModelDataDownloadTimeoutInSeconds", model_data_download_timeout),
@@ -328,3 +335,39 @@ class TensorFlowModel(FrameworkModel):
         raise ValueError("instance_type='local' for a TensorFlowModel: TensorFlow Serving has no local server in "
                          "sagelaunch (it needs the TF Serving binary, which the tensorflow-inference image brings); "
                          "deploy to an ml.* instance type such as ml.m5.xlarge, or serve a PyTorch model locally")
+
+
+class HuggingFaceModel(PyTorchModel):
+    """v2's sagemaker.huggingface.HuggingFaceModel: a PyTorch model served by the Hugging Face inference DLC."""
+
+    def __init__(self, role: str | None = None, model_data: str | None = None, entry_point: str | None = None,
+                 transformers_version: str | None = None, tensorflow_version: str | None = None,
+                 pytorch_version: str | None = None, py_version: str | None = None, image_uri: str | None = None,
+                 model_server_workers: int | None = None, **kwargs: Any):
+        if tensorflow_version is not None:
+            raise ValueError(f"tensorflow_version={tensorflow_version!r}: the TensorFlow flavour of HuggingFaceModel "
+                             "is not supported by sagelaunch; allowed: pytorch_version=...")
+        if model_data is None:
+            raise ValueError("model_data=None (a Hugging Face Hub model named by env HF_MODEL_ID) is not supported by "
+                             "sagelaunch; pass the model.tar.gz of a trained model as model_data")
+        if image_uri is None and (transformers_version is None or pytorch_version is None):
+            raise ValueError("HuggingFaceModel needs transformers_version and pytorch_version (or image_uri), e.g. "
+                             "transformers_version='4.28.1', pytorch_version='2.0.0', py_version='py310'")
+        super().__init__(model_data, role, entry_point, framework_version=pytorch_version, py_version=py_version,
+                         image_uri=image_uri, model_server_workers=model_server_workers, **kwargs)
+        self.transformers_version, self.pytorch_version = transformers_version, pytorch_version
+
+    def serving_image_uri(self, region_name: str, instance_type: str) -> str:
+        from jobspec.catalog import huggingface_image_uri, warn_if_unpatched
+
+        if self.image_uri:
+            return self.image_uri
+        uri, _ = huggingface_image_uri(self.transformers_version, self.pytorch_version, self.py_version, region_name,
+                                       instance_type, "inference")
+        warn_if_unpatched("pytorch", self.pytorch_version, "inference")
+        return uri
+
+    def _default_serializers(self) -> tuple[Any, Any]:
+        from estimators.serializers import JSONDeserializer, JSONSerializer
+
+        return JSONSerializer(), JSONDeserializer()  # v2's HuggingFacePredictor

@@ -78,13 +78,14 @@ def _image(est: "FrameworkEstimator", region: str, local: bool, kind: str,
         )
     version = support.resolve_framework_version(framework, est.framework_version)
     py = support.check_py_version(framework, version, est.py_version)
-    entry = support.version_entry(framework, version)
+    entry = support.version_entry(framework, version, py_version=py)
     if not local and region not in entry["regions"]:
         raise ValueError(
             f"region={region!r}: {framework} {version} images are not published there; "
             f"choose one of {', '.join(entry['regions'][:8])}, … or another framework_version"
         )
-    return version, py, support.training_image_uri(framework, version, py, region, instance_type), entry["repository"]
+    support.warn_if_unpatched(framework, est.framework_version)
+    return (version, *est.catalog_image(version, py, region, instance_type))
 
 
 def _job_settings(est: "FrameworkEstimator", local: bool) -> None:

@@ -1,6 +1,7 @@
-"""`Session`: the SageMaker SDK v2's `sagemaker.Session` as far as a training notebook uses it (its
-constructor's names, `boto_session`, `boto_region_name`, `default_bucket()`, `upload_data()`,
-`expand_role()`), and `session_parts`, which reads any `sagemaker_session=` an estimator is given.
+"""`Session`: the SageMaker SDK v2's `sagemaker.Session` as far as notebooks use it (its constructor's names,
+`boto_session`, `boto_region_name`, the clients, `default_bucket()`, `upload_data()`, `download_data()`, the S3
+file helpers, `expand_role()`, `get_caller_identity_arn()`, the describe and delete calls, `wait_for_endpoint`),
+`get_execution_role()`, and `session_parts`, which reads any `sagemaker_session=` an estimator is given.
 
 boto3 is imported when a Session is made, never when `estimators` is imported.
 """
@@ -105,6 +106,120 @@ class Session:
         uri = f"s3://{bucket}/{key_prefix}"
         return f"{uri}/{single}" if single else uri
 
+    # ------------------------------------------------------------------ clients, as v2's attributes
+    def _client(self, service: str) -> Any:
+        from launcher.aws.clients import client, using_session
+
+        with using_session(self.boto_session):
+            return client(service, self._region_name)
+
+    @property
+    def sagemaker_client(self) -> Any:
+        return self._client("sagemaker")
+
+    @property
+    def sagemaker_runtime_client(self) -> Any:
+        return self._client("sagemaker-runtime")
+
+    @property
+    def s3_client(self) -> Any:
+        return self._client("s3")
+
+    def _expected_owner(self, bucket: str) -> dict[str, str]:
+        """v2's spot check: calls on the generated default bucket (once known) assert the account owns it."""
+        from jobspec.s3uri import default_bucket_name
+
+        if self._default_bucket is None or self._default_bucket_name is not None or bucket != self._default_bucket:
+            return {}
+        account = self.account_id()
+        return {"ExpectedBucketOwner": account} if bucket == default_bucket_name(self._region_name, account) else {}
+
+    # ------------------------------------------------------------------ S3 files
+    def download_data(self, path: str, bucket: str, key_prefix: str = "", extra_args: dict | None = None) -> list[str]:
+        """Download every object under s3://bucket/key_prefix into `path` (v2's layout); the local paths."""
+        s3, owner = self.s3_client, self._expected_owner(bucket)
+        keys, pages = [], s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=key_prefix, **owner)
+        for page in pages:
+            keys += [o["Key"] for o in page.get("Contents", []) if not (o["Key"].endswith("/") and o["Size"] == 0)]
+        root, downloaded = os.path.realpath(path), []
+        one_file = bool(os.path.splitext(key_prefix)[1])  # v2: a prefix with an extension names one file
+        for key in keys:
+            destination = os.path.join(path, os.path.basename(key) if one_file else os.path.relpath(key, key_prefix))
+            if not os.path.realpath(destination).startswith(root + os.sep):
+                raise ValueError(f"download_data: key {key!r} would be written outside path={path!r}; refused")
+            os.makedirs(os.path.dirname(destination), exist_ok=True)
+            s3.download_file(Bucket=bucket, Key=key, Filename=destination,
+                             ExtraArgs={**(extra_args or {}), **owner} or None)
+            downloaded.append(destination)
+        return downloaded
+
+    def upload_string_as_file_body(self, body: str, bucket: str, key: str, kms_key: str | None = None) -> str:
+        kms = {"SSEKMSKeyId": kms_key, "ServerSideEncryption": "aws:kms"} if kms_key else {}
+        self.s3_client.put_object(Bucket=bucket, Key=key, Body=body, **kms, **self._expected_owner(bucket))
+        return f"s3://{bucket}/{key}"
+
+    def read_s3_file(self, bucket: str, key_prefix: str) -> str:
+        answer = self.s3_client.get_object(Bucket=bucket, Key=key_prefix, **self._expected_owner(bucket))
+        return answer["Body"].read().decode("utf-8")
+
+    def list_s3_files(self, bucket: str, key_prefix: str) -> list[str]:
+        pages = self.s3_client.get_paginator("list_objects").paginate(Bucket=bucket, Prefix=key_prefix)
+        return [o["Key"] for page in pages for o in page.get("Contents", [])]
+
+    # ------------------------------------------------------------------ SageMaker resources (v2's one-call methods)
+    def describe_training_job(self, job_name: str) -> dict:
+        return self.sagemaker_client.describe_training_job(TrainingJobName=job_name)
+
+    def describe_model(self, name: str) -> dict:
+        return self.sagemaker_client.describe_model(ModelName=name)
+
+    def describe_endpoint(self, endpoint_name: str) -> dict:
+        return self.sagemaker_client.describe_endpoint(EndpointName=endpoint_name)
+
+    def describe_endpoint_config(self, endpoint_config_name: str) -> dict:
+        return self.sagemaker_client.describe_endpoint_config(EndpointConfigName=endpoint_config_name)
+
+    def delete_endpoint(self, endpoint_name: str) -> None:
+        """Delete the endpoint; a local one (instance_type="local") is stopped."""
+        from launcher.deploy.local_endpoint import running_endpoint
+
+        local = running_endpoint(endpoint_name)
+        if local is not None:
+            return local.stop()
+        self.sagemaker_client.delete_endpoint(EndpointName=endpoint_name)
+
+    def delete_endpoint_config(self, endpoint_config_name: str) -> None:
+        from launcher.deploy.local_endpoint import running_endpoint
+
+        if running_endpoint(endpoint_config_name) is None:  # a local endpoint has no config
+            self.sagemaker_client.delete_endpoint_config(EndpointConfigName=endpoint_config_name)
+
+    def delete_model(self, model_name: str) -> None:
+        self.sagemaker_client.delete_model(ModelName=model_name)
+
+    def wait_for_endpoint(self, endpoint: str, poll: float = 30) -> dict:
+        """DescribeEndpoint until InService (v2's); a local endpoint is in service once deploy returned."""
+        from launcher.aws.clients import using_session
+        from launcher.deploy.local_endpoint import running_endpoint
+        from launcher.deploy.sagemaker_endpoint import wait_in_service
+
+        if running_endpoint(endpoint) is not None:
+            return {"EndpointName": endpoint, "EndpointStatus": "InService"}
+        with using_session(self.boto_session):
+            return wait_in_service(endpoint, self._region_name, poll=poll)
+
+    # ------------------------------------------------------------------ roles
+    def get_caller_identity_arn(self) -> str:
+        """The execution role of the caller (v2 outside a notebook instance: STS, then IAM for its path)."""
+        from launcher.aws.clients import using_session
+        from launcher.aws.identity import caller_arn, execution_role
+
+        with using_session(self.boto_session):
+            try:
+                return execution_role(self._region_name)
+            except ValueError:  # not a role: v2 returns the caller's ARN here and get_execution_role refuses it
+                return caller_arn(self._region_name)
+
     def expand_role(self, role: str) -> str:
         """A role name → its ARN (IAM GetRole, keeping its path); an ARN as it is."""
         from launcher.aws.clients import using_session
@@ -114,6 +229,20 @@ class Session:
             return role
         with using_session(self.boto_session):
             return expand_role(role, self._region_name)
+
+
+def get_execution_role(sagemaker_session: Session | None = None, use_default: bool = False) -> str:
+    """The caller's role ARN, as v2 finds it outside a notebook instance; an error when the caller is no role."""
+    if use_default:
+        raise ValueError("get_execution_role(use_default=True) is not supported: sagelaunch does not create IAM "
+                         "roles (v2 would create AmazonSageMaker-DefaultRole); allowed: use_default=False — create "
+                         "the role once and pass its ARN as role=")
+    from launcher.aws.clients import using_session
+    from launcher.aws.identity import execution_role
+
+    session = sagemaker_session or Session()
+    with using_session(session.boto_session):
+        return execution_role(session.boto_region_name)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ error says so and what to do instead.
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,39 @@ _ARN_REGION = re.compile(r"^arn:[\w-]+:sagemaker:([a-z0-9-]+):")
 
 
 # ------------------------------------------------------------------ hyperparameters(), model_data, logs()
+def after_submit(est: "FrameworkEstimator", job: Any) -> None:
+    """What v2's fit leaves on the estimator of a SageMaker job: `output_path` (s3://<default bucket>/ when none
+    was given, as v2 sets it) and the rule configurations the job was sent."""
+    request = getattr(job, "request", None)
+    if request is None:  # a local job: v2's local mode sets none of them either
+        return
+    if est.output_path is None:
+        est.output_path = request["OutputDataConfig"]["S3OutputPath"]
+    est._rule_configs = (request.get("DebugRuleConfigurations", []), request.get("ProfilerRuleConfigurations", []))
+
+
+# latest_job_*_artifacts_path: the request section whose S3OutputPath holds the artifacts, and their folder
+ARTIFACT_FOLDERS = {"profiler": ("ProfilerConfig", "profiler-output"), "debugger": ("DebugHookConfig", "debug-output"),
+                    "tensorboard": ("TensorBoardOutputConfig", "tensorboard-output")}
+
+
+def artifacts_path(est: "FrameworkEstimator", kind: str) -> str | None:
+    """v2's latest_job_<kind>_artifacts_path(): <S3OutputPath>/<job>/<folder> of the last SageMaker job (None when
+    it has no such output), from the request it was sent (an attached job: its description)."""
+    job = est.latest_training_job
+    if job is None:
+        raise ValueError(f"latest_job_{kind}_artifacts_path() needs a training job: call fit() or attach() first")
+    if getattr(job, "backend", None) != "sagemaker":
+        raise ValueError(f"latest_job_{kind}_artifacts_path(): {job.name} is a local job, whose artifacts stay on "
+                         f"this machine; read them with `sagelaunch jobs describe {job.name}` (profiles: "
+                         f"`sagelaunch profile analyze`)")
+    section, folder = ARTIFACT_FOLDERS[kind]
+    config = (job.request or job.describe()).get(section) or {}
+    if not config.get("S3OutputPath") or config.get("DisableProfiler"):
+        return None
+    return posixpath.join(config["S3OutputPath"], job.name, folder)
+
+
 def encoded_hyperparameters(est: "FrameworkEstimator") -> dict[str, str]:
     """v2's `hyperparameters()`: each value JSON-encoded; the user's and the distribution's entries, over
     what the latest job was sent (its sagemaker_* entries) once there is one."""

@@ -9,6 +9,7 @@ the field, the value, what is supported and a likely fix.
 from __future__ import annotations
 
 import json
+from datetime import date
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -32,31 +33,76 @@ def _facts(block: dict[str, Any]) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------- versions
+# SDK v2's image facts (scripts/vendor_sdk_v2_images.py): every version v2 resolves to an image is accepted
+def _scope(framework: str, scope: str) -> dict[str, Any]:
+    return matrix()["frameworks"][framework][scope]
+
+
 @lru_cache(maxsize=None)
 def framework_versions(framework: str, scope: str = "training") -> tuple[str, ...]:
-    return tuple(matrix()["frameworks"][framework][scope]["versions"])
+    return tuple(_scope(framework, scope)["versions"])
 
 
 def _version_key(v: str) -> tuple[int, ...]:
     return tuple(int(p) if p.isdigit() else 0 for p in v.split("."))
 
 
-def version_entry(framework: str, version: str, scope: str = "training") -> dict[str, Any]:
-    return matrix()["frameworks"][framework][scope]["versions"][version]
+def version_entry(framework: str, version: str, scope: str = "training", py_version: str | None = None) -> dict[str, Any]:
+    """The facts of one version; `py_version` picks its own repository where v2 keys one by Python version."""
+    entry = _scope(framework, scope)["versions"][version]
+    by_py = entry.get("by_py", {})
+    return {**entry, **by_py[py_version]} if py_version in by_py else entry
 
 
 def resolve_framework_version(framework: str, version: str, scope: str = "training") -> str:
-    """Exact version, or the newest patch of a 'major.minor' alias (2.0 → 2.0.1)."""
+    """Exact version, v2's alias ('1.10' → '1.10.2'), else the newest patch of a 'major.minor'."""
     versions = framework_versions(framework, scope)
     if version in versions:
         return version
+    alias = _scope(framework, scope).get("aliases", {}).get(version)
+    if alias:
+        return alias
     same_minor = [v for v in versions if v.rsplit(".", 1)[0] == version]
     if same_minor:
         return max(same_minor, key=_version_key)
     raise ValueError(
-        f"framework_version={version!r} is not supported for {framework} {scope.replace('_', ' ')}; "
-        f"supported: {', '.join(versions)}{did_you_mean(version, versions)}"
+        f"framework_version={version!r} has no {framework} {scope.replace('_', ' ')} image (SDK v2 refuses it too); "
+        f"supported: {allowed_list(reversed(versions))} (newest first){_version_hint(version, versions)}"
     )
+
+
+def _version_hint(version: str, versions: tuple[str, ...]) -> str:
+    """Another patch of the same minor version first ('1.7.0' → '1.7.1'), else the nearest spelling."""
+    minor = version.rsplit(".", 1)[0]
+    same_minor = [v for v in versions if v.rsplit(".", 1)[0] == minor]
+    return f" (did you mean {max(same_minor, key=_version_key)!r}?)" if same_minor else did_you_mean(version, versions)
+
+
+def support_status(framework: str, version: str, scope: str = "training", today: date | None = None) -> str | None:
+    """None while AWS patches this version's images; else a sentence naming its status (DLC support policy)."""
+    policy = matrix()["support_policy"]
+    minor = ".".join(version.split(".")[:2])
+    table = policy[framework].get("inference" if scope.startswith("inference") else "training", {})
+    end = table.get(minor)
+    today = today or date.today()
+    if end is not None and date.fromisoformat(end) >= today:
+        return None
+    name = "TensorFlow" if framework == "tensorflow" else "PyTorch"
+    why = f"its end of patch was {end}" if end else "it is not in the DLC framework support policy's supported table"
+    return (f"framework_version={version!r}: AWS no longer patches {name} {minor} "
+            f"{scope.replace('_', ' ')} images ({why}); the image still runs, without security fixes")
+
+
+class UnpatchedVersionWarning(UserWarning):
+    """A framework version whose images AWS no longer patches (accepted, as SDK v2 accepts it)."""
+
+
+def warn_if_unpatched(framework: str, version: str, scope: str = "training") -> None:
+    import warnings
+
+    status = support_status(framework, version, scope)
+    if status:
+        warnings.warn(status, UnpatchedVersionWarning, stacklevel=3)
 
 
 def py_versions(framework: str, version: str, scope: str = "training") -> list[str]:
@@ -127,6 +173,11 @@ def instance_info(instance_type: str) -> dict[str, Any]:
     return info
 
 
+def instance_family(instance_type: str) -> str:
+    """'p4d' of 'ml.p4d.24xlarge'; '' for local and malformed types."""
+    return instance_type.split(".")[1] if instance_type.count(".") == 2 else ""
+
+
 def check_instance_type(instance_type: str) -> str:
     instance_info(instance_type)
     return instance_type
@@ -142,23 +193,47 @@ def processor_for(instance_type: str) -> str:
 
 
 # ---------------------------------------------------------------- images
-def image_tag(framework: str, version: str, py_version: str, processor: str, scope: str = "training") -> str:
-    entry = version_entry(framework, version, scope)
+def _moving_tag(framework: str, tag_version: str, entry: dict[str, Any], py_version: str, processor: str,
+                scope: str, instance_type: str, smdistributed: bool) -> str:
+    """The tag SDK v2's image_uris.retrieve builds (image_uris._format_tag and _get_image_tag)."""
+    tag = "-".join(p for p in (tag_version, processor, py_version if entry["py_versions"] else "") if p)
+    if scope == "inference_graviton":  # v2: container_version + "-sagemaker"
+        return f"{tag}-{entry['os']}-sagemaker"
+    if instance_family(instance_type) == "p4d" or smdistributed:
+        suffix = matrix()["p4d_container_versions"].get(f"{framework}-{tag}")
+        tag = f"{tag}-{suffix}" if suffix else tag
+    return tag
+
+
+def image_tag(framework: str, version: str, py_version: str, processor: str, scope: str = "training",
+              tag_version: str | None = None, instance_type: str = "", smdistributed: bool = False) -> str:
+    """Training: the full DLC tag where the matrix knows it, else v2's tag; serving: exactly v2's tag.
+    `tag_version` is the version as written (v2 tags an alias such as '1.10' as written)."""
+    entry = version_entry(framework, version, scope, py_version)
     if processor not in entry["processors"]:
         raise ValueError(
             f"{framework} {version} has no {processor.upper()} {scope.replace('_', ' ')} image; "
             f"available: {', '.join(entry['processors'])} images — pick a matching instance_type"
         )
-    if "os" not in entry:  # no full tag known: the DLC's moving tag
-        return f"{version}-{processor}" + (f"-{py_version}" if entry["py_versions"] else "")
-    cuda = f"-{entry['cuda']}" if processor == "gpu" and entry.get("cuda") else ""
-    return f"{version}-{processor}-{py_version}{cuda}-{entry['os']}-sagemaker"
+    if scope == "training" and "os" in entry:
+        cuda = f"-{entry['cuda']}" if processor == "gpu" and entry.get("cuda") else ""
+        return f"{version}-{processor}-{py_version}{cuda}-{entry['os']}-sagemaker"
+    return _moving_tag(framework, tag_version or version, entry, py_version, processor, scope, instance_type,
+                       smdistributed)
+
+
+def _uri(framework: str, version: str, py_version: str, region: str, scope: str, tag: str) -> str:
+    entry = version_entry(framework, version, scope, py_version)
+    account = entry.get("registries", {}).get(region)  # old images live in other accounts
+    return f"{registry(region, account)}/{entry['repository']}:{tag}"
 
 
 def image_uri(
-    framework: str, version: str, py_version: str, region: str, instance_type: str, scope: str = "training"
+    framework: str, version: str, py_version: str, region: str, instance_type: str, scope: str = "training",
+    smdistributed: bool = False,
 ) -> str:
-    entry = version_entry(framework, version, scope)
+    resolved = resolve_framework_version(framework, version, scope)
+    entry = version_entry(framework, resolved, scope, py_version)
     processor = processor_for(instance_type)
     if processor == "neuron":
         raise ValueError(
@@ -167,12 +242,13 @@ def image_uri(
         )
     if instance_type in LOCAL_INSTANCE_TYPES and processor not in entry["processors"]:
         processor = entry["processors"][0]  # local runs use no image: name the one SageMaker has
-    tag = image_tag(framework, version, py_version, processor, scope)
-    return f"{registry(region)}/{entry['repository']}:{tag}"
+    tag = image_tag(framework, resolved, py_version, processor, scope, version, instance_type, smdistributed)
+    return _uri(framework, resolved, py_version, region, scope, tag)
 
 
-def training_image_uri(framework: str, version: str, py_version: str, region: str, instance_type: str) -> str:
-    return image_uri(framework, version, py_version, region, instance_type, "training")
+def training_image_uri(framework: str, version: str, py_version: str, region: str, instance_type: str,
+                       smdistributed: bool = False) -> str:
+    return image_uri(framework, version, py_version, region, instance_type, "training", smdistributed)
 
 
 def is_graviton(instance_type: str) -> bool:
@@ -180,45 +256,77 @@ def is_graviton(instance_type: str) -> bool:
     return len(parts) == 3 and parts[1] in matrix()["graviton_families"]
 
 
+def inference_scope(instance_type: str) -> str:
+    return "inference_graviton" if is_graviton(instance_type) else "inference"
+
+
+def serving_processor(instance_type: str) -> str:
+    """cpu or gpu for a serving instance type (serving-only types included: ml.g4dn, ml.c6g…)."""
+    if instance_type in LOCAL_INSTANCE_TYPES:
+        return "gpu" if instance_type == "local_gpu" else "cpu"
+    info = matrix()["inference_instance_types"].get(instance_type) or matrix()["instance_types"].get(instance_type)
+    kind = info["kind"] if info else ("gpu" if instance_family(instance_type)[:1] in ("p", "g") else "cpu")
+    return "gpu" if kind == "gpu" else "cpu"
+
+
 def inference_image_uri(
     framework: str, version: str, region: str, instance_type: str, py_version: str | None = None
 ) -> str:
-    """Serving image for `deploy`: Graviton (scope inference_graviton) on ARM instances, else CPU/GPU.
-
-    A training version without its own inference image maps to the newest inference image
-    of the same minor version, then to the newest older one.
-    """
+    """Serving image for `deploy`, exactly as SDK v2 resolves it: Graviton images on ARM instances, else
+    CPU/GPU; a version without a serving image is refused (as v2 does), naming the nearest one."""
     check_framework(framework)
-    scope = "inference_graviton" if is_graviton(instance_type) else "inference"
+    scope = inference_scope(instance_type)
     versions = framework_versions(framework, scope)
-    if version not in versions:
-        version = _nearest_version(version, versions, framework, scope)
-    py = check_py_version(framework, version, py_version if py_version in py_versions(framework, version, scope) else None, scope)
-    entry = version_entry(framework, version, scope)
-    if scope == "inference_graviton":
-        processor = "cpu"
-    elif instance_type in LOCAL_INSTANCE_TYPES:
-        processor = "gpu" if instance_type == "local_gpu" else "cpu"
-    else:
-        info = matrix()["inference_instance_types"].get(instance_type) or matrix()["instance_types"].get(instance_type)
-        family = instance_type.split(".")[1] if instance_type.count(".") == 2 else ""
-        kind = info["kind"] if info else ("gpu" if family[:1] in ("p", "g") else "cpu")  # serving-only types
-        processor = "gpu" if kind == "gpu" else "cpu"
-    tag = image_tag(framework, version, py, processor, scope)
-    return f"{registry(region)}/{entry['repository']}:{tag}"
-
-
-def _nearest_version(version: str, versions: tuple[str, ...], framework: str, scope: str) -> str:
-    minor = version.rsplit(".", 1)[0] if version.count(".") == 2 else version
-    same = [v for v in versions if v.rsplit(".", 1)[0] == minor]
-    older = [v for v in versions if _version_key(v) <= _version_key(version)]
-    pick = same or older
-    if not pick:
+    version = matrix()["serving_versions"].get(framework, {}).get(version, version)  # v2's TF 2.12.0 → 2.12.1
+    try:
+        resolved = resolve_framework_version(framework, version, scope)
+    except ValueError:
+        older = [v for v in versions if _version_key(v) <= _version_key(version)] or list(versions)
+        nearest = max(older, key=_version_key)
         raise ValueError(
-            f"framework_version={version!r} has no {framework} {scope.replace('_', ' ')} image; "
-            f"supported: {allowed_list(versions)}"
-        )
-    return max(pick, key=_version_key)
+            f"framework_version={version!r} has no {framework} {scope.replace('_', ' ')} image (SDK v2 refuses it too); "
+            f"serve it with framework_version={nearest!r} (the nearest), or pass image_uri=...; "
+            f"supported: {allowed_list(reversed(versions))} (newest first)"
+        ) from None
+    py = check_py_version(framework, resolved, py_version, scope)
+    processor = "cpu" if scope == "inference_graviton" else serving_processor(instance_type)
+    tag = image_tag(framework, resolved, py, processor, scope, version, instance_type)
+    return _uri(framework, resolved, py, region, scope, tag)
+
+
+# ---------------------------------------------------------------- Hugging Face DLCs (v2's HuggingFace classes)
+def huggingface_image_uri(transformers_version: str, pytorch_version: str, py_version: str | None, region: str,
+                          instance_type: str, scope: str = "training") -> tuple[str, str]:
+    """(image URI, py_version) of the Hugging Face PyTorch DLC, as v2's image_uris.retrieve builds it:
+    <pytorch>-transformers<transformers>-<processor>-<py>-<container version>, each version as written."""
+    hf = matrix()["huggingface"][scope]
+    key = transformers_version if transformers_version in hf["versions"] else hf["aliases"].get(transformers_version)
+    if key is None:
+        raise ValueError(
+            f"transformers_version={transformers_version!r} has no Hugging Face {scope} image (SDK v2 refuses it "
+            f"too); supported: {allowed_list(reversed(list(hf['versions'])))} (newest first)"
+            f"{did_you_mean(transformers_version, list(hf['versions']))}")
+    entry = hf["versions"][key]
+    base = entry["base_aliases"].get(f"pytorch{pytorch_version}", f"pytorch{pytorch_version}")
+    if base not in entry["bases"]:
+        paired = [b.removeprefix("pytorch") for b in entry["bases"] if b.startswith("pytorch")]
+        raise ValueError(
+            f"pytorch_version={pytorch_version!r}: the Hugging Face {scope} image of transformers {key} is built "
+            f"with PyTorch {', '.join(paired) or '(none: TensorFlow only)'}; set pytorch_version to one of them")
+    image = entry["bases"][base]
+    py = py_version or image["py_versions"][-1]
+    if py not in image["py_versions"]:
+        raise ValueError(f"py_version={py!r} is not available for transformers {key} with PyTorch "
+                         f"{base.removeprefix('pytorch')}; supported: {', '.join(image['py_versions'])}")
+    processor = processor_for(instance_type) if scope == "training" else serving_processor(instance_type)
+    if instance_type in LOCAL_INSTANCE_TYPES and processor not in hf["processors"]:
+        processor = hf["processors"][0]  # local runs use no image: name the one SageMaker has
+    if processor not in hf["processors"]:
+        raise ValueError(f"instance_type={instance_type!r}: Hugging Face {scope} images are {'/'.join(hf['processors'])}"
+                         " only; choose a GPU instance type such as ml.g5.xlarge")
+    tag = "-".join(p for p in (f"{pytorch_version}-transformers{transformers_version}", processor, py,
+                               image["container_version"].get(processor)) if p)
+    return f"{registry(region, image.get('registries', {}).get(region))}/{image['repository']}:{tag}", py
 
 
 def check_framework(framework: str) -> str:
@@ -275,7 +383,7 @@ def region_supports_debugger(region: str) -> bool:
 
 def monitoring_available(region: str, instance_type: str) -> bool:
     """Debugger's system monitoring (the default ProfilerConfig) runs here: not in a few regions, not on trn*."""
-    family = instance_type.split(".")[1] if instance_type.count(".") == 2 else ""
+    family = instance_family(instance_type)
     return (region.lower() not in debugger_facts()["monitoring_unsupported_regions"]
             and not family.startswith(tuple(debugger_facts()["monitoring_unsupported_instance_families"])))
 

@@ -1,7 +1,8 @@
-"""Reference image URIs from the SageMaker Python SDK v3, for the parity test (tests/foundation).
+"""Reference image URIs from the SageMaker Python SDK — v3 (tests/foundation/test_parity.py) or v2
+(tests/parity_v2/test_images.py), whichever the interpreter has.
 
-Runs under a separate interpreter that has `sagemaker` installed (.venv-sagemaker), never in
-the project's venv. Reads a JSON list of queries on stdin —
+Runs under a separate interpreter that has `sagemaker` installed (.venv-sagemaker or .venv-sagemaker-v2),
+never in the project's venv. Reads a JSON list of queries on stdin —
 {"framework", "scope", "version", "py_version", "region", "instance_type"} — and prints a JSON
 list of {"account", "repository", "uri"} or {"error"} in the same order.
 """
@@ -19,7 +20,11 @@ def main() -> None:
     logging.disable(logging.CRITICAL)
     import functools
 
-    from sagemaker.core import common_utils, image_uris  # the SDK v3 location of retrieve()
+    try:
+        from sagemaker.core import common_utils, image_uris  # the SDK v3 location of retrieve()
+    except ImportError:
+        from sagemaker import image_uris  # SDK v2
+        from sagemaker import utils as common_utils
 
     # retrieve() re-reads botocore's endpoints.json on every call (~90 ms); the file does not
     # change within a run, so memoise that loader only — retrieve's own logic runs unchanged.

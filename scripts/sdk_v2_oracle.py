@@ -4,7 +4,9 @@ AWS calls it made: the oracle of the v2 parity tests (tests/parity_v2).
     .venv-sagemaker-v2/bin/python scripts/sdk_v2_oracle.py          < cases.json   # the real SDK v2
     .venv/bin/python              scripts/sdk_v2_oracle.py --ours   < cases.json   # sagelaunch
 
-Each case is {"id": str, "code": str}: Python source written the v2 way (`from sagemaker.pytorch import
+Each case is {"id": str, "code": str} (or "cells": a notebook's code cells, run in order in one namespace, each
+cell's outcome reported — a failing cell does not stop the next, as in a notebook run cell by cell): Python source
+written the v2 way (`from sagemaker.pytorch import
 PyTorch` …). It runs in a fresh namespace holding ROLE (an execution role ARN) and whatever the case's
 "names" give; it may set RESULT to anything JSON can hold. For each case the output holds every botocore
 call it made (service, operation, params), RESULT and, when it raised, the error. AWS is reached through
@@ -20,33 +22,26 @@ import sys
 import traceback
 from typing import Any
 
-# v2 import → ours: the one table the parity tests, the v2-style notebook and README's drop-in list share
-IMPORT_SWAPS: tuple[tuple[str, str], ...] = (
-    ("sagemaker.pytorch", "estimators"),
-    ("sagemaker.pytorch.model", "estimators"),
-    ("sagemaker.tensorflow", "estimators"),
-    ("sagemaker.tensorflow.model", "estimators"),
-    ("sagemaker.inputs", "estimators"),
-    ("sagemaker.estimator", "estimators"),
-    ("sagemaker.model", "estimators"),
-    ("sagemaker.serializers", "estimators.serializers"),
-    ("sagemaker.deserializers", "estimators.serializers"),
-    ("sagemaker.debugger", "profiler_config"),
-    ("sagemaker.session", "estimators"),
-    ("sagemaker.instance_group", "estimators"),
+# The one swap rule: v2's module tree is mirrored under `sagelaunch.sagemaker`, so every import line maps by
+# one textual rule. Its three forms, as README's table shows them (tests/parity_v2/test_swap_rule.py: equal):
+SWAP_RULE: tuple[tuple[str, str], ...] = (
+    ("from sagemaker.X import …", "from sagelaunch.sagemaker.X import …"),
+    ("from sagemaker import …", "from sagelaunch.sagemaker import …"),
+    ("import sagemaker  (or import sagemaker.X)", "import sagelaunch.sagemaker as sagemaker"),
+    ("import sagemaker.X as Y", "import sagelaunch.sagemaker.X as Y"),
 )
-_FROM_IMPORT = re.compile(r"^(\s*)from\s+([\w.]+)\s+import\s", re.MULTILINE)
+_SWAPS = (
+    (re.compile(r"^(\s*)from\s+sagemaker((?:\.\w+)*)\s+import\s", re.MULTILINE), r"\1from sagelaunch.sagemaker\2 import "),
+    (re.compile(r"^(\s*)import\s+sagemaker((?:\.\w+)*)\s+as\s+(\w+)", re.MULTILINE), r"\1import sagelaunch.sagemaker\2 as \3"),
+    (re.compile(r"^(\s*)import\s+sagemaker(?:\.\w+)*[ \t]*$", re.MULTILINE), r"\1import sagelaunch.sagemaker as sagemaker"),
+)
 
 
 def swap_imports(code: str) -> str:
-    """`from sagemaker.X import …` → `from <ours> import …` (one table: IMPORT_SWAPS)."""
-    swaps = dict(IMPORT_SWAPS)
-
-    def repl(m: re.Match) -> str:
-        module = m.group(2)
-        return f"{m.group(1)}from {swaps.get(module, module)} import "
-
-    return _FROM_IMPORT.sub(repl, code)
+    """v2 code → sagelaunch code by the one rule (SWAP_RULE): `sagemaker` → `sagelaunch.sagemaker` in imports."""
+    for pattern, replacement in _SWAPS:
+        code = pattern.sub(replacement, code)
+    return code
 
 
 class CallRecorder:
@@ -113,17 +108,23 @@ def run_cases(cases: list[dict], ours: bool) -> list[dict]:
 
     out = []
     for case in cases:
-        code = swap_imports(case["code"]) if ours else case["code"]
+        # a case is one piece of code, or a notebook's code cells run in order in one namespace
+        cells = case.get("cells", [case.get("code", "")])
         namespace: dict[str, Any] = {"__name__": "__case__", **case.get("names", {})}
-        error = None
+        error, outcomes = None, []
         with CallRecorder() as recorder, contextlib.redirect_stdout(sys.stderr):  # stdout carries the JSON
-            try:
-                exec(compile(code, f"<case {case['id']}>", "exec"), namespace)
-            except BaseException as err:  # report, do not stop: the test names the failing case
-                error = f"{type(err).__name__}: {err}"
-                if case.get("traceback"):
-                    error += "\n" + traceback.format_exc()
-        out.append({"id": case["id"], "calls": recorder.calls, "error": error,
+            for index, cell in enumerate(cells):
+                code = swap_imports(cell) if ours else cell
+                try:
+                    exec(compile(code, f"<case {case['id']} cell {index}>", "exec"), namespace)
+                    outcomes.append("ok")
+                except BaseException as err:  # report, do not stop: the test names the failing case
+                    outcomes.append(f"{type(err).__name__}: {err}")
+                    if error is None:
+                        error = outcomes[-1] + ("\n" + traceback.format_exc() if case.get("traceback") else "")
+                    if "cells" not in case:
+                        break
+        out.append({"id": case["id"], "calls": recorder.calls, "error": error, "cells": outcomes,
                     "result": _plain(namespace.get("RESULT"))})
     return out
 

@@ -37,7 +37,8 @@ class SageMakerTrainingJob(TrainingJob):
     backend = "sagemaker"
 
     def __init__(self, name: str, region: str | None = None, *, poll_interval: float | None = None,
-                 max_poll_interval: float | None = None, sent_hyperparameters: dict[str, str] | None = None):
+                 max_poll_interval: float | None = None, sent_hyperparameters: dict[str, str] | None = None,
+                 request: dict[str, Any] | None = None):
         from launcher.aws.clients import current_session, resolve_region
         from launcher.aws.watch import poll_intervals
 
@@ -45,6 +46,7 @@ class SageMakerTrainingJob(TrainingJob):
         self.boto_session = current_session()  # the user's sagemaker_session's, kept for every later call
         self.region = resolve_region(region)
         self.poll_interval, self.max_poll_interval = poll_intervals(poll_interval, max_poll_interval)
+        self.request = request  # the CreateTrainingJob this handle's submit sent (None when attached)
 
     @classmethod
     def attach(cls, name: str, region: str | None = None, **kwargs: Any) -> "SageMakerTrainingJob":
@@ -52,6 +54,12 @@ class SageMakerTrainingJob(TrainingJob):
         job = cls(name, region, **kwargs)
         job.describe()
         return job
+
+    def rule_job_summary(self) -> list[dict[str, Any]]:
+        """v2's: the job's Debugger and Profiler rule evaluation statuses (DescribeTrainingJob)."""
+        description = self.describe()
+        return [*(description.get("DebugRuleEvaluationStatuses") or []),
+                *(description.get("ProfilerRuleEvaluationStatuses") or [])]
 
     def _client(self):
         from launcher.aws.clients import client
@@ -235,7 +243,7 @@ def submit(spec: "TrainingJobSpec", *, wait: bool = True, logs: bool = True, sto
     console.print(f"Created training job {spec.job_name} in {spec.region} (code: {code.uri})", markup=False)
     job = SageMakerTrainingJob(spec.job_name, spec.region, poll_interval=options.get("poll_interval"),
                                max_poll_interval=options.get("max_poll_interval"),
-                               sent_hyperparameters=request["HyperParameters"])
+                               sent_hyperparameters=request["HyperParameters"], request=request)
     if wait:
         job.wait(logs=logs, stop_on_interrupt=stop_on_interrupt)
     return job

@@ -64,6 +64,13 @@ def detach_requested() -> bool:
                      "after this process ends, or unset it")
 
 
+_RUNNING: dict[str, "LocalEndpoint"] = {}  # this process's started endpoints, by name (Session.delete_endpoint)
+
+
+def running_endpoint(name: str) -> "LocalEndpoint | None":
+    return _RUNNING.get(name)
+
+
 class LocalEndpoint:
     """Start with `LocalEndpoint(model_data).start()`; `url`, `invoke(...)`, `stop()`."""
 
@@ -120,6 +127,7 @@ class LocalEndpoint:
                     if owner_read is not None:
                         os.close(owner_read)
             self.url = self._wait_ready(ready)
+            _RUNNING[self.name] = self
         except BaseException:
             self.stop()
             raise
@@ -171,6 +179,8 @@ class LocalEndpoint:
         return "\n".join(self._log.read().decode(errors="replace").splitlines()[-lines:])
 
     def stop(self) -> None:
+        if _RUNNING.get(self.name) is self:
+            del _RUNNING[self.name]
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()
             try:

@@ -99,6 +99,9 @@ class Predictor(ABC):
     def delete_endpoint(self, delete_endpoint_config: bool = True) -> None:  # the SageMaker SDK's name
         self.delete()
 
+    def delete_model(self) -> None:  # the SageMaker SDK's name; a local endpoint's model goes with it
+        """Delete the model(s) behind the endpoint."""
+
     def delete_predictor(self) -> None:  # the SageMaker SDK's other name
         self.delete()
 
@@ -145,6 +148,8 @@ class SageMakerPredictor(Predictor):
         self.resources = resources  # launcher.deploy.sagemaker_endpoint.EndpointResources
         self.endpoint_name = resources.endpoint_name
         self.deleted: list[str] = []
+        self._endpoint_config: str | None = None
+        self._models: list[str] | None = None
 
     def _invoke(self, body: bytes | str, content_type: str, accept: str,
                 options: dict[str, Any]) -> tuple[int, bytes, str]:
@@ -152,7 +157,40 @@ class SageMakerPredictor(Predictor):
 
         return invoke(self.endpoint_name, self.resources.region, body, content_type, accept, **options)
 
+    def _config_name(self) -> str:
+        from launcher.deploy.sagemaker_endpoint import endpoint_config_name
+
+        if self._endpoint_config is None:  # v2 asks DescribeEndpoint once, then keeps the answer
+            self._endpoint_config = endpoint_config_name(self.endpoint_name, self.resources.region)
+        return self._endpoint_config
+
+    def _model_names(self) -> list[str]:
+        from launcher.deploy.sagemaker_endpoint import model_names
+
+        if self._models is None:
+            self._models = model_names(self._config_name(), self.resources.region)
+        return self._models
+
+    def delete_endpoint(self, delete_endpoint_config: bool = True) -> None:
+        """v2's requests in v2's order: DescribeEndpoint, DeleteEndpointConfig, DeleteEndpoint; the model stays."""
+        from launcher.deploy.sagemaker_endpoint import delete_one
+
+        if delete_endpoint_config:
+            delete_one("endpoint config", self._config_name(), self.resources.region)
+            self.deleted.append(f"endpoint config {self._config_name()}")
+        delete_one("endpoint", self.endpoint_name, self.resources.region)
+        self.deleted.append(f"endpoint {self.endpoint_name}")
+
+    def delete_model(self) -> None:
+        """v2's: the endpoint config's models (DescribeEndpointConfig), each DeleteModel."""
+        from launcher.deploy.sagemaker_endpoint import delete_one
+
+        for name in self._model_names():
+            delete_one("model", name, self.resources.region)
+            self.deleted.append(f"model {name}")
+
     def delete(self) -> None:
+        """sagelaunch's: the endpoint, its config and the model deploy made."""
         from launcher.deploy.sagemaker_endpoint import delete_endpoint
 
         self.deleted = delete_endpoint(self.resources)

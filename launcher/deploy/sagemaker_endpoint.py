@@ -215,6 +215,28 @@ def invoke(endpoint_name: str, region: str, body: bytes | str, content_type: str
     return 200, answer["Body"].read(), answer.get("ContentType", "")
 
 
+def endpoint_config_name(endpoint_name: str, region: str) -> str:
+    with translate(f"describe endpoint {endpoint_name}"):
+        return client("sagemaker", region).describe_endpoint(EndpointName=endpoint_name)["EndpointConfigName"]
+
+
+def model_names(config_name: str, region: str) -> list[str]:
+    """The models behind an endpoint config's variants (v2's Predictor._get_model_names)."""
+    with translate(f"describe endpoint config {config_name}"):
+        variants = client("sagemaker", region).describe_endpoint_config(EndpointConfigName=config_name)
+    return [v["ModelName"] for v in variants["ProductionVariants"] if "ModelName" in v]
+
+
+def delete_one(kind: str, name: str, region: str) -> None:
+    """DeleteEndpoint / DeleteEndpointConfig / DeleteModel, one call as v2's Session sends it."""
+    sm = client("sagemaker", region)
+    call, key = {"endpoint": (sm.delete_endpoint, "EndpointName"),
+                 "endpoint config": (sm.delete_endpoint_config, "EndpointConfigName"),
+                 "model": (sm.delete_model, "ModelName")}[kind]
+    with translate(f"delete {kind} {name}"):
+        call(**{key: name})
+
+
 def delete_endpoint(res: EndpointResources) -> list[str]:
     """Delete endpoint, endpoint config and model; return what was deleted (missing ones are skipped)."""
     sm = client("sagemaker", res.region)

@@ -49,17 +49,21 @@ def test_registry_account_and_repository_match_the_sdk():
     answers = json.loads(proc.stdout)
     mismatches = []
     for q, ref in zip(qs, answers, strict=True):
-        entry = support.version_entry(q["framework"], q["ours"], q["scope"])
-        ours = (support.registry_account(q["region"]), entry["repository"], support.ecr_domain(q["region"]))
-        theirs = None if "error" in ref else (ref["account"], ref["repository"], ref["uri"].split("/")[0].split(".ecr.")[1].split(".", 1)[1])
+        entry = support.version_entry(q["framework"], q["ours"], q["scope"], q["py_version"])
+        if q["scope"] == "training":
+            uri = support.training_image_uri(q["framework"], q["ours"], q["py_version"], q["region"], q["instance_type"])
+        else:
+            uri = support.inference_image_uri(q["framework"], q["ours"], q["region"], q["instance_type"], q["py_version"])
+        ours = _account_repository_domain(uri)
+        theirs = None if "error" in ref else _account_repository_domain(ref["uri"])
         if ours != theirs:
             mismatches.append((q, ours, ref))
         # full tag too, wherever the SDK knows it: an OS in its tag (container_version) or our moving tag
-        if "error" not in ref and ("ubuntu" in ref["uri"] or "os" not in entry):
-            if q["scope"] == "training":
-                uri = support.training_image_uri(q["framework"], q["ours"], q["py_version"], q["region"], q["instance_type"])
-            else:
-                uri = support.inference_image_uri(q["framework"], q["ours"], q["region"], q["instance_type"], q["py_version"])
-            if uri != ref["uri"]:
-                mismatches.append((q, uri, ref))
+        if "error" not in ref and ("ubuntu" in ref["uri"] or "os" not in entry) and uri != ref["uri"]:
+            mismatches.append((q, uri, ref))
     assert mismatches == [], mismatches[:5]
+
+
+def _account_repository_domain(uri: str) -> tuple[str, str, str]:
+    registry, _, rest = uri.partition("/")
+    return registry.split(".", 1)[0], rest.split(":", 1)[0], registry.split(".ecr.")[1].split(".", 1)[1]

@@ -83,18 +83,14 @@ def test_cpu_images_and_registry_accounts():
 def test_inference_images_for_deployment():
     assert support.inference_image_uri("pytorch", "2.0.0", "us-west-2", "ml.c7g.4xlarge") == (
         "763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-inference-graviton:2.0.0-cpu-py310-ubuntu20.04-sagemaker")
+    # serving images carry exactly SDK v2's tags (tests/parity_v2/test_images.py checks every version)
     assert support.inference_image_uri("pytorch", "2.0.1", "us-west-2", "ml.g4dn.xlarge").endswith(
-        "pytorch-inference:2.0.1-gpu-py310-cu118-ubuntu20.04-sagemaker")
-    assert support.inference_image_uri("pytorch", "2.0.1", "us-west-2", "ml.m5.large").endswith(
-        "pytorch-inference:2.0.1-cpu-py310-ubuntu20.04-sagemaker")
-    # the DLC tables list the 2.1.0 / 2.2.0 GPU serving images with CUDA 11.8, not 12.1
-    assert support.inference_image_uri("pytorch", "2.2.0", "us-west-2", "ml.g4dn.xlarge").endswith(
-        "pytorch-inference:2.2.0-gpu-py310-cu118-ubuntu20.04-sagemaker")
-    # no first-party full tag for 2.0.0 serving: the SDK's moving tag, never a guessed one
-    assert support.inference_image_uri("pytorch", "2.0.0", "us-west-2", "ml.g4dn.xlarge").endswith(
-        "pytorch-inference:2.0.0-gpu-py310")
-    # a training-only version maps to the newest serving image of its line
-    assert ":2.6.0-cpu" in support.inference_image_uri("pytorch", "2.8.0", "us-west-2", "ml.m5.large")
+        "pytorch-inference:2.0.1-gpu-py310")
+    assert support.inference_image_uri("tensorflow", "2.11.0", "us-west-2", "ml.m5.large").endswith(
+        "tensorflow-inference:2.11.0-cpu")  # its own image, not 2.11.1's
+    # a training-only version has no serving image: refused as v2 refuses it, naming the nearest one
+    with pytest.raises(ValueError, match=r"framework_version='2.8.0' has no pytorch inference image.*'2.6.0'"):
+        support.inference_image_uri("pytorch", "2.8.0", "us-west-2", "ml.m5.large")
     assert support.is_graviton("ml.m6g.xlarge") and not support.is_graviton("ml.m5.xlarge")
 
 
@@ -120,6 +116,34 @@ def test_every_image_tag_names_its_source():
             for version, entry in block["versions"].items():
                 assert entry.get("tag_source"), (fw, scope, version)
                 assert any(key in entry["tag_source"] for key in sources), (fw, scope, version, entry["tag_source"])
+
+
+def test_versions_v2_accepts_are_accepted_with_v2s_images():
+    # the versions of issue 28's notebooks: v2's moving tags, old images in their own accounts, v2's aliases
+    assert support.training_image_uri("pytorch", "1.5.0", "py3", "us-east-1", "ml.m5.xlarge") == (
+        "763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-training:1.5.0-cpu-py3")
+    assert support.training_image_uri("pytorch", "1.10", "py38", "us-east-1", "ml.g5.xlarge").endswith(
+        "pytorch-training:1.10-gpu-py38")  # v2 tags an alias as written
+    assert support.resolve_framework_version("pytorch", "1.10") == "1.10.2"
+    assert support.training_image_uri("tensorflow", "2.3.1", "py37", "us-east-1", "ml.p4d.24xlarge").endswith(
+        "tensorflow-training:2.3.1-gpu-py37-cu110-ubuntu18.04")  # v2's p4d container version
+    assert support.training_image_uri("pytorch", "0.4.0", "py3", "us-east-1", "ml.m5.xlarge") == (
+        "520713654638.dkr.ecr.us-east-1.amazonaws.com/sagemaker-pytorch:0.4.0-cpu-py3")
+    assert support.training_image_uri("tensorflow", "1.13.1", "py2", "us-east-1", "ml.m5.xlarge").endswith(
+        "/sagemaker-tensorflow-scriptmode:1.13.1-cpu-py2")  # v2 keys this version's repository by Python
+    with pytest.raises(ValueError, match=r"framework_version='1.7.0' has no pytorch training image.*1\.7\.1"):
+        support.resolve_framework_version("pytorch", "1.7.0")
+
+
+def test_support_status_names_unpatched_versions():
+    from datetime import date
+
+    assert support.support_status("pytorch", "2.8.0", today=date(2026, 8, 6)) is None  # last day of patches
+    assert "end of patch was 2026-08-06" in support.support_status("pytorch", "2.8.0", today=date(2026, 8, 7))
+    assert "not in the DLC framework support policy" in support.support_status("pytorch", "1.5.0")
+    assert "TensorFlow 2.3 inference" in support.support_status("tensorflow", "2.3.1", "inference")
+    with pytest.warns(support.UnpatchedVersionWarning, match="PyTorch 1.5 training"):
+        support.warn_if_unpatched("pytorch", "1.5.0")
 
 
 def test_unverified_full_tags_fall_back_to_moving_tags():

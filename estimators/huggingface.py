@@ -1,0 +1,72 @@
+"""`HuggingFace(...)`: SDK v2's Hugging Face estimator — a PyTorch job on the Hugging Face DLC.
+
+`transformers_version` + `pytorch_version` + `py_version` choose the image exactly as v2 resolves it
+(jobspec.catalog.huggingface_image_uri); the job itself is a PyTorch job (locally: torchrun, as `PyTorch`).
+`tensorflow_version` (v2's TensorFlow flavour) is refused by name.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import model_validator
+
+from estimators.pytorch import PyTorch
+
+
+class HuggingFace(PyTorch):
+    # SDK v2's HuggingFace.__init__(py_version, entry_point, transformers_version, tensorflow_version,
+    # pytorch_version, source_dir, hyperparameters, image_uri, distribution, compiler_config, **kwargs)
+    POSITIONAL: ClassVar[tuple[str, ...]] = ("py_version", "entry_point", "transformers_version", "tensorflow_version",
+                                             "pytorch_version", "source_dir", "hyperparameters", "image_uri",
+                                             "distribution")
+
+    transformers_version: str | None = None
+    pytorch_version: str | None = None
+    tensorflow_version: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _framework_version_is_pytorchs(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        if data.get("tensorflow_version") is not None:
+            raise ValueError(f"tensorflow_version={data['tensorflow_version']!r}: the TensorFlow flavour of the Hugging "
+                             "Face estimator is not supported by sagelaunch; allowed: pytorch_version=... (or the "
+                             "TensorFlow estimator with the Hugging Face image as image_uri)")
+        if data.get("framework_version") not in (None, data.get("pytorch_version")):  # (assignments re-validate)
+            raise ValueError("framework_version is not a HuggingFace argument (v2 takes pytorch_version); "
+                             f"pass pytorch_version={data['framework_version']!r}")
+        if data.get("image_uri") is None and (data.get("transformers_version") is None
+                                              or data.get("pytorch_version") is None):
+            raise ValueError("HuggingFace needs transformers_version and pytorch_version (or image_uri), e.g. "
+                             "transformers_version='4.28.1', pytorch_version='2.0.0', py_version='py310'")
+        return {**data, "framework_version": data.get("pytorch_version")}
+
+    def catalog_image(self, version: str, py_version: str, region: str, instance_type: str) -> tuple[str, str, str]:
+        from jobspec.catalog import huggingface_image_uri
+
+        uri, py = huggingface_image_uri(self.transformers_version, self.pytorch_version, self.py_version, region,
+                                        instance_type)
+        return py, uri, uri.rsplit("/", 1)[1].split(":")[0]
+
+    def create_model(self, model_server_workers: int | None = None, role: str | None = None,
+                     vpc_config_override: Any = "VPC_CONFIG_DEFAULT", entry_point: str | None = None,
+                     source_dir: str | None = None, dependencies: list[str] | None = None, **kwargs: Any):
+        """v2's HuggingFace.create_model: a HuggingFaceModel of the trained model (the training code only when
+        entry_point is given, as in v2)."""
+        from estimators.framework_model import HuggingFaceModel
+        from estimators.trained_model import trained_job_of, vpc_config_of
+        from jobspec.names import job_name
+
+        job = trained_job_of(self)
+        kwargs.setdefault("image_uri", self.image_uri)
+        kwargs["name"] = kwargs.get("name") or job_name(self._default_base_job_name())
+        kwargs.setdefault("region", self.resolved.region)
+        return HuggingFaceModel(
+            role or self.role, job.model_data, entry_point, transformers_version=self.transformers_version,
+            pytorch_version=self.pytorch_version, py_version=self.resolved.py_version, source_dir=source_dir,
+            container_log_level=self.container_log_level, code_location=getattr(self, "code_location", None),
+            model_server_workers=model_server_workers, sagemaker_session=getattr(self, "sagemaker_session", None),
+            vpc_config=vpc_config_of(self, vpc_config_override),
+            dependencies=dependencies or getattr(self, "dependencies", None), **kwargs)

@@ -1,0 +1,28 @@
+"""SageMaker SDK v2's module tree, mirrored: a v2 notebook runs on sagelaunch after ONE textual rule —
+`sagemaker` → `sagelaunch.sagemaker` in its import lines (`import sagemaker` → `import sagelaunch.sagemaker as
+sagemaker`); scripts/sdk_v2_oracle.py `swap_imports` applies it, README states it.
+
+Each module re-exports sagelaunch's classes under v2's path; nothing is defined here. Importing this package
+is as light as `import estimators` (no torch, no boto3); v2's submodules load when first reached
+(`sagemaker.pytorch.PyTorch` after `import sagemaker`, as v2's own __init__ makes them reachable).
+"""
+
+import importlib
+
+from estimators import Model, TrainingInput
+from estimators.session import Session, get_execution_role
+from profiler_config import Profiler, ProfilerConfig
+
+__version__ = "2.257.7"  # the SDK v2 release whose requests sagelaunch matches (tests/parity_v2)
+
+_SUBMODULES = ("debugger", "deserializers", "estimator", "huggingface", "image_uris", "inputs", "instance_group", "model",
+               "pytorch", "s3", "serializers", "session", "tensorflow")
+
+
+def __getattr__(name: str):
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["Session", "get_execution_role", "TrainingInput", "Model", "ProfilerConfig", "Profiler", "__version__"]

@@ -1,0 +1,6 @@
+"""v2's sagemaker.deserializers."""
+from estimators.serializers import (BaseDeserializer, BytesDeserializer, CSVDeserializer, JSONDeserializer,
+                                    NumpyDeserializer, SimpleBaseDeserializer, StringDeserializer)
+
+__all__ = ["BaseDeserializer", "SimpleBaseDeserializer", "BytesDeserializer", "StringDeserializer",
+           "JSONDeserializer", "CSVDeserializer", "NumpyDeserializer"]

@@ -1,0 +1,4 @@
+"""v2's sagemaker.estimator: its framework base class (sagelaunch has no image-first generic Estimator)."""
+from estimators.base import FrameworkEstimator as Framework
+
+__all__ = ["Framework"]

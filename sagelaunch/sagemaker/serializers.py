@@ -1,0 +1,6 @@
+"""v2's sagemaker.serializers."""
+from estimators.serializers import (BaseSerializer, CSVSerializer, IdentitySerializer, JSONSerializer,
+                                    NumpySerializer, SimpleBaseSerializer)
+
+__all__ = ["BaseSerializer", "SimpleBaseSerializer", "JSONSerializer", "CSVSerializer", "NumpySerializer",
+           "IdentitySerializer"]

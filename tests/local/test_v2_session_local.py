@@ -1,0 +1,43 @@
+"""The v2 calls a notebook makes on a local endpoint: `sagemaker_session.delete_endpoint(name)` stops it (the
+process is gone, the port answers no more), `predictor.delete_model()` leaves it serving, and local serving
+accepts exactly the framework versions SageMaker deploy accepts (one catalog)."""
+
+from __future__ import annotations
+
+import urllib.error
+import urllib.request
+
+import pytest
+
+from estimators import PyTorchModel, Session
+from estimators.serializers import JSONDeserializer, JSONSerializer
+from launcher.deploy.local_endpoint import running_endpoint
+from tests.sentiment.test_v2_serving import echo_files  # noqa: F401  (the torch-free echo model, a fixture)
+
+
+def _echo_model(files, version: str, py_version: str) -> PyTorchModel:
+    return PyTorchModel(str(files / "model.tar.gz"), None, "serve.py", version, py_version,
+                        source_dir=str(files / "src"), dependencies=[str(files / "util")])
+
+
+@pytest.mark.slow
+def test_session_delete_endpoint_stops_a_local_endpoint(echo_files, sagemaker_env):  # noqa: F811
+    model = _echo_model(echo_files, "1.8.1", "py3")
+    predictor = model.deploy(1, "local", JSONSerializer(), JSONDeserializer(), endpoint_name="nb-local-endpoint")
+    endpoint = running_endpoint("nb-local-endpoint")
+    assert endpoint is not None and endpoint.ping()
+    url, process = endpoint.url, endpoint.process
+    assert predictor.predict({"x": 1}) == {"x": 1}
+    predictor.delete_model()  # nothing to delete locally: it keeps serving
+    assert endpoint.ping()
+    Session().delete_endpoint("nb-local-endpoint")
+    assert running_endpoint("nb-local-endpoint") is None
+    assert process.poll() is not None  # the server process ended
+    with pytest.raises((urllib.error.URLError, ConnectionError)):
+        urllib.request.urlopen(f"{url}/ping", timeout=5)
+
+
+def test_local_serving_refuses_what_sagemaker_deploy_refuses(echo_files):  # noqa: F811
+    model = _echo_model(echo_files, "2.7.1", "py312")
+    with pytest.raises(ValueError, match=r"framework_version='2.7.1' has no pytorch inference image.*'2.6.0'"):
+        model.deploy(1, "local")

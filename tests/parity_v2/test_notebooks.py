@@ -1,0 +1,76 @@
+"""Notebooks written the SageMaker SDK v2 way (tests/data/v2_notebooks/), run cell by cell — once by the real
+SDK v2, once by sagelaunch after the one swap rule — against one moto server: every cell's outcome is the same
+(all succeed) and every request the notebook makes matches, generated names and timestamps aside.
+
+The harness runs a notebook's code cells in order in one namespace (scripts/sdk_v2_oracle.py, "cells"), IPython
+magics left out; a first harness cell, not part of the notebook, makes the caller an assumed role (a notebook's
+`get_execution_role()` needs one) and opens the notebook's folder.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import tarfile
+
+import pytest
+
+from tests.fixtures.sdk_v2 import ROOT, requests, without_documented_differences
+
+NOTEBOOKS = ROOT / "tests" / "data" / "v2_notebooks"
+HARNESS = """
+import os, boto3
+os.chdir(WORKDIR)
+boto3.client("iam").create_role(RoleName=JOB, Path="/service-role/", AssumeRolePolicyDocument="{}")
+c = boto3.client("sts").assume_role(RoleArn="arn:aws:iam::123456789012:role/service-role/" + JOB,
+                                    RoleSessionName="notebook")["Credentials"]
+os.environ.update(AWS_ACCESS_KEY_ID=c["AccessKeyId"], AWS_SECRET_ACCESS_KEY=c["SecretAccessKey"],
+                  AWS_SESSION_TOKEN=c["SessionToken"])
+boto3.DEFAULT_SESSION = None  # the notebook's sessions start from the role's credentials
+"""
+REQUESTS = ("CreateTrainingJob", "CreateModel", "CreateEndpointConfig", "CreateEndpoint", "InvokeEndpoint",
+            "DescribeEndpoint", "DescribeEndpointConfig", "DeleteModel", "DeleteEndpointConfig", "DeleteEndpoint")
+
+
+def notebook_cells(path) -> list[str]:
+    """A notebook's code cells; IPython magics (%…, !…) become comments."""
+    cells = json.loads(path.read_text())["cells"]
+    return ["\n".join(f"# IPython: {line}" if line.lstrip().startswith(("%", "!")) else line
+                      for line in "".join(c["source"]).splitlines())
+            for c in cells if c["cell_type"] == "code"]
+
+
+@pytest.fixture(scope="module")
+def side(sdk_v2, sagemaker_endpoints, tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("v2_notebooks") / "nb"
+    shutil.copytree(NOTEBOOKS, workdir)
+    with tarfile.open(workdir / "model.tar.gz", "w:gz") as tar:  # what a training job leaves
+        info = tarfile.TarInfo("model.json")
+        info.size = 2
+        tar.addfile(info, io.BytesIO(b"{}"))
+    cases = [{"id": nb.stem, "cells": [HARNESS, *notebook_cells(nb)], "names": {"WORKDIR": str(workdir)}}
+             for nb in sorted(NOTEBOOKS.glob("*.ipynb"))]
+    assert cases
+    return sdk_v2(cases)
+
+
+def test_every_cell_has_v2s_outcome(side):
+    for name, v2 in side.v2.items():
+        ours = side.ours[name]
+        assert v2["cells"] == ["ok"] * len(v2["cells"]), (name, v2["cells"])
+        assert ours["cells"] == v2["cells"], (name, ours["cells"])
+        assert len(v2["cells"]) == 1 + len(notebook_cells(NOTEBOOKS / f"{name}.ipynb"))
+
+
+def test_every_request_is_v2s(side):
+    for name, v2 in side.v2.items():
+        ours = side.ours[name]
+        for operation in REQUESTS:
+            v2_calls, our_calls = requests(v2, operation), requests(ours, operation)
+            assert len(our_calls) == len(v2_calls), (name, operation)
+            for our_call, v2_call in zip(our_calls, v2_calls):
+                our_call, v2_call = without_documented_differences(our_call, v2_call)
+                assert our_call == v2_call, (name, operation)
+        assert requests(ours, "CreateTrainingJob"), name
+    assert requests(side.ours["pytorch_train_deploy"], "InvokeEndpoint")  # a notebook really predicts

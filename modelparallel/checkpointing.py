@@ -18,6 +18,7 @@ import torch.distributed as dist
 
 from modelparallel.core import _require_init, state
 from modelparallel.errors import SMPValidationError
+from modelparallel.tensor_parallel import full_value, own_part
 
 PARTIAL_KEY = "_smp_is_partial"
 
@@ -39,12 +40,10 @@ def full_model_state(model) -> dict[str, Any]:
     tp_size = len(st.layout.groups["tp"])
     out: dict[str, Any] = {}
     for name, value in model.module.state_dict().items():
-        local = _local_tensor(value).detach()
-        dim = model.tp_shard_dims.get(name)
-        if dim is not None and tp_size > 1:
-            parts = [torch.empty_like(local) for _ in range(tp_size)]
-            dist.all_gather(parts, local.contiguous(), group=st.groups["tp"])
-            local = torch.cat(parts, dim=dim)
+        if model.tp_shard_dims.get(name) is not None and tp_size > 1:
+            local = full_value(value.detach())
+        else:
+            local = _local_tensor(value).detach()
         out[name] = local.cpu().clone()
     if len(st.layout.groups["pp"]) > 1:
         stages: list[Any] = [None] * len(st.layout.groups["pp"])
@@ -65,15 +64,14 @@ def load_model_state(model, state_dict: dict[str, Any], strict: bool = True):
             f"load_state_dict: missing keys {missing[:5]}{'…' if len(missing) > 5 else ''}, unexpected keys "
             f"{unexpected[:5]}; was the checkpoint saved with the same model and parallel layout?"
         )
-    tp_size, tp_rank = len(st.layout.groups["tp"]), st.layout.tp_rank
+    tp_size = len(st.layout.groups["tp"])
     with torch.no_grad():
         for name, target in own.items():
             if name not in sd:
                 continue
             value = sd[name]
-            dim = model.tp_shard_dims.get(name)
-            if not partial and dim is not None and tp_size > 1:
-                value = value.chunk(tp_size, dim=dim)[tp_rank]
+            if not partial and model.tp_shard_dims.get(name) is not None and tp_size > 1:
+                value = own_part(value, target)
             _local_tensor(target).copy_(value)
 
 
@@ -98,13 +96,9 @@ def full_optimizer_state(optimizer) -> dict[str, Any]:
         entry = {}
         for key, value in local[p].items():
             if isinstance(value, torch.Tensor):
-                value = _local_tensor(value).detach()
-                dim = model.tp_shard_dims.get(name)
-                if dim is not None and tp_size > 1 and value.dim() > 0:
-                    parts = [torch.empty_like(value) for _ in range(tp_size)]
-                    dist.all_gather(parts, value.contiguous(), group=st.groups["tp"])
-                    value = torch.cat(parts, dim=dim)
-                value = value.cpu().clone()
+                if model.tp_shard_dims.get(name) is not None and tp_size > 1 and value.dim() > 0:
+                    value = full_value(value.detach())
+                value = _local_tensor(value).detach().cpu().clone()
             entry[key] = value
         mine[name] = entry
     names = _param_names(optimizer)
@@ -131,7 +125,7 @@ def load_full_optimizer_state(optimizer, full: dict[str, Any]) -> None:
     st = _require_init()
     model = optimizer.model
     names = _param_names(optimizer)
-    tp_size, tp_rank = len(st.layout.groups["tp"]), st.layout.tp_rank
+    tp_size = len(st.layout.groups["tp"])
     ordered = [p for g in optimizer.optimizer.param_groups for p in g["params"]]
     missing = [names[id(p)] for p in ordered if names[id(p)] not in full["state"]]
     state: dict[int, dict[str, Any]] = {}
@@ -142,9 +136,8 @@ def load_full_optimizer_state(optimizer, full: dict[str, Any]) -> None:
         entry = {}
         for key, value in full["state"][name].items():
             if isinstance(value, torch.Tensor) and value.dim() > 0:
-                dim = model.tp_shard_dims.get(name)
-                if dim is not None and tp_size > 1:
-                    value = value.chunk(tp_size, dim=dim)[tp_rank]
+                if model.tp_shard_dims.get(name) is not None and tp_size > 1:
+                    value = own_part(value, p)
                 value = value.to(st.device)
                 if hasattr(p, "device_mesh"):  # a DTensor parameter needs DTensor state
                     from torch.distributed.tensor import DTensor

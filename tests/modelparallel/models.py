@@ -29,13 +29,48 @@ def build_roberta(seed: int = 0):
     return RobertaForSequenceClassification(cfg)
 
 
-BUILDERS = {"mlp": build_mlp, "roberta": build_roberta}
+def _causal_lm(config_class: str, model_class: str, seed: int, **config):
+    import transformers
+
+    torch.manual_seed(seed)
+    cfg = getattr(transformers, config_class)(vocab_size=VOCAB, **config)
+    cfg._attn_implementation = "eager"
+    return getattr(transformers, model_class)(cfg)
+
+
+def build_gpt2(seed: int = 0):
+    return _causal_lm("GPT2Config", "GPT2LMHeadModel", seed, n_positions=SEQ, n_embd=16, n_layer=2, n_head=4,
+                      bos_token_id=0, eos_token_id=0,
+                      resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
+
+
+def build_llama(seed: int = 0):
+    return _causal_lm("LlamaConfig", "LlamaForCausalLM", seed, hidden_size=16, intermediate_size=32,
+                      num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=SEQ)
+
+
+def build_neox(seed: int = 0):
+    return _causal_lm("GPTNeoXConfig", "GPTNeoXForCausalLM", seed, hidden_size=16, intermediate_size=32,
+                      num_hidden_layers=2, num_attention_heads=4, max_position_embeddings=SEQ, rotary_pct=0.5)
+
+
+def build_gptj(seed: int = 0):
+    return _causal_lm("GPTJConfig", "GPTJForCausalLM", seed, n_embd=16, n_layer=2, n_head=4, rotary_dim=2,
+                      bos_token_id=0, eos_token_id=0,
+                      n_positions=SEQ, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
+
+
+BUILDERS = {"mlp": build_mlp, "roberta": build_roberta, "gpt2": build_gpt2, "llama": build_llama,
+            "neox": build_neox, "gptj": build_gptj}
+CAUSAL_LMS = ("gpt2", "llama", "neox", "gptj")
 
 
 def global_batch(model: str, step: int, n: int) -> dict[str, torch.Tensor]:
     g = torch.Generator().manual_seed(1000 + step)
     if model == "mlp":
         return {"x": torch.randn(n, IN, generator=g), "y": torch.randint(0, CLASSES, (n,), generator=g)}
+    if model in CAUSAL_LMS:
+        return {"x": torch.randint(0, VOCAB, (n, SEQ), generator=g)}
     ids = torch.randint(3, VOCAB, (n, SEQ), generator=g)
     mask = torch.ones(n, SEQ, dtype=torch.long)
     mask[::2, -2:] = 0  # some padding so the attention mask matters
@@ -49,12 +84,21 @@ def shard(batch: dict[str, torch.Tensor], index: int, count: int) -> dict[str, t
 def make_optimizer(name: str, params):
     if name == "adam":
         return torch.optim.Adam(params, lr=1e-2)
+    if name == "adam_eps":  # attention's key bias has a zero gradient (rounding noise): plain Adam's update of
+        return torch.optim.Adam(params, lr=1e-2, eps=1e-4)  # it is ±lr, whatever the noise; eps damps that
     return torch.optim.SGD(params, lr=0.1)
+
+
+def lm_loss(logits: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
+    """Next-token cross entropy (every sequence has the same length: microbatch means average exactly)."""
+    return F.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1))
 
 
 def forward_loss(model_name: str, model, batch: dict[str, torch.Tensor]) -> torch.Tensor:
     if model_name == "mlp":
         return F.cross_entropy(model(batch["x"]), batch["y"])
+    if model_name in CAUSAL_LMS:
+        return lm_loss(model(batch["x"]).logits, batch["x"])
     return F.cross_entropy(model(batch["x"], attention_mask=batch["mask"]).logits, batch["y"])
 
 

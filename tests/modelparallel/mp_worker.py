@@ -20,7 +20,7 @@ import torch.distributed as dist  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 import modelparallel as smp  # noqa: E402
-from models import BUILDERS, global_batch, make_optimizer, shard  # noqa: E402
+from models import BUILDERS, CAUSAL_LMS, global_batch, lm_loss, make_optimizer, shard  # noqa: E402
 
 
 @smp.step
@@ -38,9 +38,18 @@ def hf_step(model, x, mask, y):
     return loss
 
 
+@smp.step
+def lm_step(model, x):
+    loss = lm_loss(model(x).logits, x)
+    model.backward(loss)
+    return loss
+
+
 def run_step(name: str, model, batch):
     if name == "mlp":
         return mlp_step(model, batch["x"], batch["y"])
+    if name in CAUSAL_LMS:
+        return lm_step(model, batch["x"])
     return hf_step(model, batch["x"], batch["mask"], batch["y"])
 
 
@@ -51,12 +60,10 @@ def full_grads(dmodel) -> dict[str, list]:
     for name, p in dmodel.local_named_parameters():
         if p.grad is None:
             continue
-        g = p.grad.to_local() if isinstance(p.grad, DTensor) else p.grad
-        dim = dmodel.tp_shard_dims.get(name)
-        if dim is not None and smp.tp_size() > 1:
-            parts = [torch.empty_like(g) for _ in range(smp.tp_size())]
-            dist.all_gather(parts, g.contiguous(), group=smp.get_tp_process_group())
-            g = torch.cat(parts, dim=dim)
+        if dmodel.tp_shard_dims.get(name) is not None and smp.tp_size() > 1:
+            g = p.grad.full_tensor()  # strided shards (GPT-2's fused q|k|v) come back in the original order
+        else:
+            g = p.grad.to_local() if isinstance(p.grad, DTensor) else p.grad
         out[name] = g.detach().cpu().tolist()
     return out
 
@@ -153,6 +160,9 @@ def case_train(case: dict) -> dict:
     full = model.state_dict()  # gathered over tp and pp: the original model's names and shapes
     result["full_state"] = {k: v.tolist() for k, v in full.items()} if smp.rank() == 0 else None
     result["local_params"] = [n for n, _ in model.local_named_parameters()]
+    local = {n: getattr(p, "_local_tensor", p) for n, p in model.local_named_parameters()}
+    result["local_shapes"] = {n: list(t.shape) for n, t in local.items()}
+    result["local_numel"] = sum(t.numel() for t in {id(t): t for t in local.values()}.values())
     result["offload_stats"] = model.offload_stats
     result["wrap_warnings"] = model.wrap_warnings
     full_opt = opt.state_dict()  # gathered over tp, pp and the ZeRO shards: keyed by parameter name
@@ -284,6 +294,8 @@ def case_error(case: dict) -> dict:
         opt = make_optimizer("sgd", module.parameters())
         model = smp.DistributedModel(module)
         smp.DistributedOptimizer(opt)
+    elif kind == "bad_model":  # refused while wrapping
+        wrap(case)
     elif kind == "bad_batch":
         model, opt = wrap(case)
         n = case["local_batch"] * smp.dp_size()

@@ -66,11 +66,11 @@ def test_tensor_parallel_plans_and_divisibility():
 
     mlp = build_mlp()
     set_tensor_parallelism(mlp)
-    plan = build_plan(mlp, 2)
+    plan = build_plan(mlp, 2).styles
     assert [type(plan[k]).__name__ for k in ("0", "2", "4", "6")] == ["ColwiseParallel", "RowwiseParallel"] * 2
     roberta = build_roberta()
     set_tensor_parallelism(roberta)
-    plan = build_plan(roberta, 2)
+    plan = build_plan(roberta, 2).styles
     layer0 = {k.split("layer.0.")[1]: type(v).__name__ for k, v in plan.items() if ".layer.0." in k}
     assert layer0 == {"attention.self.query": "ColwiseParallel", "attention.self.key": "ColwiseParallel",
                       "attention.self.value": "ColwiseParallel", "attention.output.dense": "RowwiseParallel",

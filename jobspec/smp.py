@@ -258,9 +258,6 @@ def check_world(params: SMPParameters, world_size: int, gpus_per_host: int | Non
 # Parameters sagelaunch's SMP implementation cannot honour and whose silent omission would change what the user
 # gets (numerics, memory, or an API the script then calls): refused. (name, predicate, what to do)
 NOT_IMPLEMENTED = (
-    ("sharded_data_parallel_degree", lambda v: v > 1,
-     "supported: 1 (sharded data parallelism is not implemented); fix: drop it and use shard_optimizer_state=True "
-     "with ddp=True to shard the optimizer state over the data-parallel ranks"),
     ("fp16", bool, "supported: False (fp32 training; no FP16_Module / loss scaling); fix: drop fp16"),
     ("bf16", bool, "supported: False (fp32 training); fix: drop bf16"),
     ("delayed_parameter_initialization", bool,
@@ -277,12 +274,13 @@ IGNORED = {
     "ddp_dist_backend": "the backend is chosen by device: NCCL on CUDA, gloo on CPU",
     "tensor_parallel_seed": "RNG streams are not offset per tp rank (no effect without dropout)",
     "predefined_hooks": "built-in tensor-parallel plans need no translation hooks",
-    "sdp_reduce_bucket_size": "only used with sharded_data_parallel_degree > 1",
-    "sdp_param_persistence_threshold": "only used with sharded_data_parallel_degree > 1",
-    "sdp_max_live_parameters": "only used with sharded_data_parallel_degree > 1",
-    "sdp_hierarchical_allgather": "only used with sharded_data_parallel_degree > 1",
-    "sdp_gradient_clipping": "only used with sharded_data_parallel_degree > 1",
+    "sdp_reduce_bucket_size": "tunes SMP's MiCS kernels; FSDP2 reduce-scatters per sharded block",
+    "sdp_param_persistence_threshold": "tunes SMP's MiCS kernels; FSDP2 shards every parameter",
+    "sdp_max_live_parameters": "tunes SMP's MiCS kernels; FSDP2 gathers one sharded block at a time",
+    "sdp_hierarchical_allgather": "tunes SMP's MiCS kernels; FSDP2's all-gather is flat",
 }
+# sdp_gradient_clipping is honoured: with sharded_data_parallel_degree > 1 the gradients' global L2 norm is clipped
+# to it at the end of each smp.step (SMP v1 turns clipping on with sharded data parallelism, default 1.0)
 # honoured trivially: skip_tracing (nothing is traced), deterministic_server (the schedules are deterministic);
 # contiguous/horovod (TensorFlow only) are refused by SMPParameters.check_framework("pytorch").
 

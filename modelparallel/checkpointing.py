@@ -37,13 +37,9 @@ def local_model_state(model) -> dict[str, Any]:
 def full_model_state(model) -> dict[str, Any]:
     """Gather tensor-parallel shards (tp group) and pipeline stages (pp group) into the original model's dict."""
     st = _require_init()
-    tp_size = len(st.layout.groups["tp"])
     out: dict[str, Any] = {}
     for name, value in model.module.state_dict().items():
-        if model.tp_shard_dims.get(name) is not None and tp_size > 1:
-            local = full_value(value.detach())
-        else:
-            local = _local_tensor(value).detach()
+        local = full_value(value.detach())  # tensor-parallel and FSDP shards gathered
         out[name] = local.cpu().clone()
     if len(st.layout.groups["pp"]) > 1:
         stages: list[Any] = [None] * len(st.layout.groups["pp"])
@@ -53,7 +49,7 @@ def full_model_state(model) -> dict[str, Any]:
 
 
 def load_model_state(model, state_dict: dict[str, Any], strict: bool = True):
-    st = _require_init()
+    _require_init()
     sd = dict(state_dict)
     partial = bool(sd.pop(PARTIAL_KEY, False))
     own = model.module.state_dict()
@@ -64,13 +60,12 @@ def load_model_state(model, state_dict: dict[str, Any], strict: bool = True):
             f"load_state_dict: missing keys {missing[:5]}{'…' if len(missing) > 5 else ''}, unexpected keys "
             f"{unexpected[:5]}; was the checkpoint saved with the same model and parallel layout?"
         )
-    tp_size = len(st.layout.groups["tp"])
     with torch.no_grad():
         for name, target in own.items():
             if name not in sd:
                 continue
             value = sd[name]
-            if not partial and model.tp_shard_dims.get(name) is not None and tp_size > 1:
+            if not partial:
                 value = own_part(value, target)
             _local_tensor(target).copy_(value)
 
@@ -87,7 +82,6 @@ def full_optimizer_state(optimizer) -> dict[str, Any]:
     st = _require_init()
     model = optimizer.model
     local = optimizer.local_optimizer().state
-    tp_size = len(st.layout.groups["tp"])
     mine: dict[str, dict[str, Any]] = {}
     # same parameter order on every tp peer, so the tp all_gathers below pair up
     for name, p in model.local_named_parameters():
@@ -96,7 +90,7 @@ def full_optimizer_state(optimizer) -> dict[str, Any]:
         entry = {}
         for key, value in local[p].items():
             if isinstance(value, torch.Tensor):
-                if model.tp_shard_dims.get(name) is not None and tp_size > 1 and value.dim() > 0:
+                if value.dim() > 0:
                     value = full_value(value.detach())
                 value = _local_tensor(value).detach().cpu().clone()
             entry[key] = value
@@ -125,7 +119,6 @@ def load_full_optimizer_state(optimizer, full: dict[str, Any]) -> None:
     st = _require_init()
     model = optimizer.model
     names = _param_names(optimizer)
-    tp_size = len(st.layout.groups["tp"])
     ordered = [p for g in optimizer.optimizer.param_groups for p in g["params"]]
     missing = [names[id(p)] for p in ordered if names[id(p)] not in full["state"]]
     state: dict[int, dict[str, Any]] = {}
@@ -136,8 +129,7 @@ def load_full_optimizer_state(optimizer, full: dict[str, Any]) -> None:
         entry = {}
         for key, value in full["state"][name].items():
             if isinstance(value, torch.Tensor) and value.dim() > 0:
-                if model.tp_shard_dims.get(name) is not None and tp_size > 1:
-                    value = own_part(value, p)
+                value = own_part(value, p)
                 value = value.to(st.device)
                 if hasattr(p, "device_mesh"):  # a DTensor parameter needs DTensor state
                     from torch.distributed.tensor import DTensor

@@ -102,8 +102,9 @@ def forward_loss(model_name: str, model, batch: dict[str, torch.Tensor]) -> torc
     return F.cross_entropy(model(batch["x"], attention_mask=batch["mask"]).logits, batch["y"])
 
 
-def reference_run(model_name: str, steps: int, n: int, optimizer: str = "sgd") -> dict:
-    """Single process, whole global batch: the loss and every gradient of each step."""
+def reference_run(model_name: str, steps: int, n: int, optimizer: str = "sgd", clip: float | None = None) -> dict:
+    """Single process, whole global batch: the loss and every gradient of each step (clipped to a global L2
+    norm of `clip`, as sharded data parallelism does)."""
     model = BUILDERS[model_name]()
     opt = make_optimizer(optimizer, model.parameters())
     losses, grads = [], []
@@ -111,6 +112,8 @@ def reference_run(model_name: str, steps: int, n: int, optimizer: str = "sgd") -
         opt.zero_grad()
         loss = forward_loss(model_name, model, global_batch(model_name, s, n))
         loss.backward()
+        if clip:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
         losses.append(loss.item())
         grads.append({k: p.grad.detach().clone() for k, p in model.named_parameters() if p.grad is not None})
         opt.step()

@@ -60,10 +60,8 @@ def full_grads(dmodel) -> dict[str, list]:
     for name, p in dmodel.local_named_parameters():
         if p.grad is None:
             continue
-        if dmodel.tp_shard_dims.get(name) is not None and smp.tp_size() > 1:
-            g = p.grad.full_tensor()  # strided shards (GPT-2's fused q|k|v) come back in the original order
-        else:
-            g = p.grad.to_local() if isinstance(p.grad, DTensor) else p.grad
+        # tensor-parallel or FSDP shards; strided ones (GPT-2's fused q|k|v) come back in the original order
+        g = p.grad.full_tensor() if isinstance(p.grad, DTensor) else p.grad
         out[name] = g.detach().cpu().tolist()
     return out
 

@@ -105,7 +105,6 @@ def test_error_names_mp_parameters_once(monkeypatch):
 
 
 @pytest.mark.parametrize("config,field", [
-    ({"sharded_data_parallel_degree": 2, "ddp": True}, "sharded_data_parallel_degree=2"),
     ({"bf16": True}, "bf16=True"), ({"fp16_params": True}, "fp16=True"),
     ({"delayed_parameter_initialization": True}, "delayed_parameter_initialization=True"),
 ])
@@ -117,5 +116,5 @@ def test_parameters_that_cannot_be_honoured_are_refused(monkeypatch, config, fie
         cfg = load_parameters(config)
     with pytest.raises(SMPValidationError, match=rf"mp_parameters\.{field} is not supported .*supported: .*fix: "):
         check_supported(cfg)
-    assert check_supported(load_parameters({"sdp_gradient_clipping": 0.5})) == [
-        "sdp_gradient_clipping=0.5 (only used with sharded_data_parallel_degree > 1)"]
+    assert check_supported(load_parameters({"sdp_reduce_bucket_size": 5})) == [
+        "sdp_reduce_bucket_size=5 (tunes SMP's MiCS kernels; FSDP2 reduce-scatters per sharded block)"]

@@ -28,6 +28,7 @@ _LAZY = {
     "tensor_parallelism": "modelparallel.tensor_parallel",
     "set_tensor_parallelism": "modelparallel.tensor_parallel",
     "partition": "modelparallel.partitioning",
+    "set_partition": "modelparallel.partitioning",
     "set_activation_checkpointing": "modelparallel.activation",
     "save": "modelparallel.checkpointing",
     "load": "modelparallel.checkpointing",

@@ -53,11 +53,21 @@ def run_step(name: str, model, batch):
     return hf_step(model, batch["x"], batch["mask"], batch["y"])
 
 
-def full_grads(dmodel) -> dict[str, list]:
+def tied_aliases(model_name: str) -> dict[str, str]:
+    """{other name: first name} of parameters the model ties (GPT-2's lm_head.weight is transformer.wte.weight):
+    a pipeline stage may hold a tied parameter under its other name."""
+    names: dict[int, list[str]] = {}
+    for name, p in BUILDERS[model_name]().named_parameters(remove_duplicate=False):
+        names.setdefault(id(p), []).append(name)
+    return {alias: group[0] for group in names.values() for alias in group[1:]}
+
+
+def full_grads(dmodel, aliases: dict[str, str]) -> dict[str, list]:
     from torch.distributed.tensor import DTensor
 
     out = {}
     for name, p in dmodel.local_named_parameters():
+        name = aliases.get(name, name)
         if p.grad is None:
             continue
         # tensor-parallel or FSDP shards; strided ones (GPT-2's fused q|k|v) come back in the original order
@@ -121,6 +131,7 @@ def wrap(case: dict, seed: int = 0):
 
 def train(case: dict, model, opt, steps: range) -> dict:
     losses, grads, saved_bytes, model_bytes, packed_bytes = [], [], [], [], []
+    aliases = tied_aliases(case["model"])
     saved = {}
     # what the model itself saves, apart from the step function's loss (which SMP neither checkpoints nor offloads)
     hooks = [model.register_forward_pre_hook(lambda *_: saved.__setitem__("in_model", True)),
@@ -140,7 +151,7 @@ def train(case: dict, model, opt, steps: range) -> dict:
         model_bytes.append(saved["model_bytes"])
         packed_bytes.append((model.offload_stats or {}).get("packed_bytes", 0) - packed_before)
         losses.append(dp_mean(out.reduce_mean().item()))
-        grads.append(full_grads(model))
+        grads.append(full_grads(model, aliases))
         opt.step()
     for h in hooks:
         h.remove()
@@ -153,6 +164,7 @@ def case_train(case: dict) -> dict:
     model, opt = wrap(case)
     result = train(case, model, opt, range(case.get("steps", 3)))
     result["layout"] = {"pp": smp.pp_size(), "tp": smp.tp_size(), "dp": smp.dp_size(), "rdp": smp.rdp_size()}
+    result["pp_rank"] = smp.pp_rank()
     result["opt_state_bytes"] = opt.local_state_bytes()
     result["distributed_params"] = sorted(n for n, d in model.tp_shard_dims.items() if d is not None)
     full = model.state_dict()  # gathered over tp and pp: the original model's names and shapes

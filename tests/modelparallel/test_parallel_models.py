@@ -1,5 +1,7 @@
 """Real Hugging Face models really sharded: tensor parallelism of GPT-2 (Conv1D, fused q|k|v), Llama (GQA),
-GPT-NeoX and GPT-J, alone and with data parallelism; sharded data parallelism (FSDP2). Each case trains 3 steps under torchrun and must match one
+GPT-NeoX and GPT-J, alone and with data parallelism; pipeline parallelism of Hugging Face causal LMs (their module
+tree: embeddings, the layer stack, the head; GPT-2's tied wte/lm_head on both ends), with tensor parallelism;
+sharded data parallelism (FSDP2). Each case trains 3 steps under torchrun and must match one
 process on the whole batch (loss, every gradient, the gathered state_dict within 1e-5) AND hold only its shard:
 the local shape of each projection and the number of parameter elements per rank."""
 
@@ -15,6 +17,7 @@ pytestmark = pytest.mark.slow  # real torchrun processes
 
 TP2 = {"tensor_parallel_degree": 2, "ddp": True}
 SDP2 = {"sharded_data_parallel_degree": 2, "ddp": True}
+PP2 = {"pipeline_parallel_degree": 2, "microbatches": 2, "pipeline": "simple"}
 
 
 def _train(name, model, config, **extra):
@@ -26,6 +29,8 @@ WORLD2 = [
     _train("llama_tp2", "llama", TP2, tensor_parallel=True),
     _train("neox_tp2", "neox", TP2, tensor_parallel="context"),
     _train("gptj_tp2", "gptj", TP2, tensor_parallel=True),
+    _train("gpt2_pp2", "gpt2", PP2, optimizer="adam_eps", roundtrip=True),
+    _train("llama_pp2_interleaved", "llama", {**PP2, "pipeline": "interleaved"}),
     _train("gpt2_sdp2", "gpt2", SDP2, optimizer="adam_eps", roundtrip=True),
     # SMP clips the gradients' global norm with sharded data parallelism (default 1.0): a clip that bites
     _train("gpt2_sdp2_mb2_clip", "gpt2", {**SDP2, "microbatches": 2, "sdp_gradient_clipping": 0.05}),
@@ -35,9 +40,16 @@ WORLD4 = [
     _train("gpt2_tp2_dp2", "gpt2", TP2, tensor_parallel="context", optimizer="adam_eps"),
     _train("llama_tp2_dp2", "llama", {**TP2, "microbatches": 2}, tensor_parallel=True),
     _train("gpt2_sdp2_hybrid", "gpt2", SDP2, optimizer="adam_eps"),  # 2 sharded copies, replicated (HSDP)
+    _train("gpt2_pp2_tp2", "gpt2", {**PP2, **TP2}, tensor_parallel="context", optimizer="adam_eps"),
 ]
 TRAIN2 = [c for c in WORLD2 if c["kind"] == "train"]
 TP_TRAIN2 = [c for c in TRAIN2 if "tensor_parallel" in c]
+PP_TRAIN2 = [c for c in TRAIN2 if "pipeline_parallel_degree" in c["config"]]
+# what each pipeline stage holds: parameter name prefixes (GPT-2: 2 blocks; Llama: 2 layers)
+STAGES = {"gpt2": [("transformer.wte.", "transformer.wpe.", "transformer.h.0."),
+                   ("transformer.h.1.", "transformer.ln_f.", "lm_head.")],
+          "llama": [("model.embed_tokens.", "model.layers.0."), ("model.layers.1.", "model.norm.", "lm_head.")]}
+STAGES["gpt2"][1] += ("transformer.wte.",)  # the last stage's tied lm_head, under the model's first name
 SDP_TRAIN = [c for c in TRAIN2 + WORLD4 if "sharded_data_parallel_degree" in c["config"]]
 
 # the local shape (tp=2) of one layer's distributed parameters; from the tiny configs of models.py
@@ -97,6 +109,30 @@ def test_two_ranks_shard_and_match_single_process(case, world2):
     _check_sharded(case, world2)
 
 
+def _check_stages(case: dict, per_rank: list[dict]) -> None:
+    """Each pipeline rank holds only its stage's parameters (no replica of the whole model)."""
+    for results in per_rank:
+        res = results[case["name"]]
+        stage = STAGES[case["model"]][res["pp_rank"]]
+        assert res["local_params"] and all(n.startswith(stage) for n in res["local_params"]), res["local_params"]
+        layers = {n.split(".")[2] for n in res["local_params"] if n.startswith(("transformer.h.", "model.layers."))}
+        assert layers == {str(res["pp_rank"])}, res["local_params"]
+
+
+@pytest.mark.parametrize("case", PP_TRAIN2, ids=[c["name"] for c in PP_TRAIN2])
+def test_pipeline_stages_hold_their_layers_and_match_single_process(case, world2):
+    _check_case(case, world2)
+    _check_stages(case, world2)
+
+
+def test_pipelined_gpt2_ties_wte_and_lm_head_across_stages(world2):
+    # both ends hold the tied matrix; their summed gradients keep the copies equal through Adam steps
+    first, last = (r["gpt2_pp2"] for r in world2)
+    assert "transformer.wte.weight" in first["local_params"] and "transformer.wte.weight" in last["local_params"]
+    assert first["grads"][2]["transformer.wte.weight"] == last["grads"][2]["transformer.wte.weight"]
+    assert first["roundtrip"] == {"losses_equal": True, "params_equal": True}
+
+
 @pytest.mark.parametrize("case", SDP_TRAIN, ids=[c["name"] for c in SDP_TRAIN])
 def test_sharded_data_parallel_holds_half_of_every_parameter(case, world2, world4):
     per_rank = world2 if case in WORLD2 else world4
@@ -129,3 +165,13 @@ def test_tp_that_shards_nothing_is_refused_naming_the_module_types(world2):
 def test_four_ranks_shard_and_match_single_process(case, world4):
     _check_case(case, world4)
     _check_sharded(case, world4)
+
+
+def test_pipeline_and_tensor_parallel_together(world4):
+    case = WORLD4[3]
+    _check_case(case, world4)
+    _check_stages(case, world4)
+    for results in world4:  # the stage's blocks are tp-sharded too: c_attn is [16, 48] whole
+        res = results[case["name"]]
+        block = f"transformer.h.{res['pp_rank']}.attn.c_attn.weight"
+        assert res["local_shapes"][block] == [16, 24], res["local_shapes"]

@@ -260,8 +260,15 @@ def check_world(params: SMPParameters, world_size: int, gpus_per_host: int | Non
 NOT_IMPLEMENTED = (
     ("fp16", bool, "supported: False (fp32 training; no FP16_Module / loss scaling); fix: drop fp16"),
     ("bf16", bool, "supported: False (fp32 training); fix: drop bf16"),
-    ("delayed_parameter_initialization", bool,
-     "supported: False (every rank builds the whole model, then shards it); fix: drop it"),
+)
+# Combinations it cannot honour: (name, predicate on all parameters, what to do)
+NOT_IMPLEMENTED_WITH = (
+    ("delayed_parameter_initialization",
+     lambda p: p.delayed_parameter_initialization and (p.pipeline_parallel_degree > 1
+                                                       or p.sharded_data_parallel_degree > 1),
+     "supported: with tensor parallelism and (unsharded) data parallelism, where each rank materialises only its "
+     "shards; with pipeline_parallel_degree > 1 or sharded_data_parallel_degree > 1 a rank would materialise the "
+     "whole model first; fix: drop delayed_parameter_initialization, or use tensor_parallel_degree instead"),
 )
 
 # Parameters that are accepted but have no effect here; ignoring them changes neither the numbers nor the API,
@@ -291,6 +298,10 @@ def check_local_support(params: SMPParameters) -> list[str]:
     params.check_framework("pytorch")
     errors = [f"mp_parameters.{name}={getattr(params, name)!r} is not supported by sagelaunch's modelparallel; {fix}"
               for name, unsupported, fix in NOT_IMPLEMENTED if unsupported(getattr(params, name))]
+    errors += [f"mp_parameters.{name}={getattr(params, name)!r} with pipeline_parallel_degree="
+               f"{params.pipeline_parallel_degree}, sharded_data_parallel_degree={params.sharded_data_parallel_degree} "
+               f"is not supported by sagelaunch's modelparallel; {fix}"
+               for name, unsupported, fix in NOT_IMPLEMENTED_WITH if unsupported(params)]
     if errors:
         raise ValueError("; ".join(errors))
     defaults = type(params).model_fields

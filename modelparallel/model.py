@@ -34,15 +34,21 @@ class DistributedModel(nn.Module):
         if isinstance(module, DistributedModel):
             raise SMPValidationError("the module is already an smp.DistributedModel; wrap the plain nn.Module once")
         self.average_grads_across_microbatches = average_grads_across_microbatches
-        module.to(st.device)
-        self.module = module
         tp, pp = cfg.tensor_parallel_degree, cfg.pipeline_parallel_degree
+        from modelparallel.delayed_init import check_delayed, is_delayed, materialize
+
+        check_delayed(module, cfg)
+        if is_delayed(module) and tp == 1:  # with tp > 1, tensor parallelism materialises layer by layer
+            materialize(module, st.device)
+        if not is_delayed(module):
+            module.to(st.device)
+        self.module = module
         # 1. tensor parallel: DTensor plans over the tp sub-mesh
         self.tp_shard_dims: dict[str, int | None] = {}
         if tp > 1:
             from modelparallel.tensor_parallel import apply_tensor_parallel
 
-            self.tp_shard_dims = apply_tensor_parallel(module, st.mesh["T"], tp)
+            self.tp_shard_dims = apply_tensor_parallel(module, st.mesh["T"], tp, st.device)
         # with distributed modules, tp ranks share one (scaled) batch; otherwise tp ranks are plain replicas
         # sharded data parallelism (FSDP2) replaces DDP over the data-parallel ranks (jobspec: tp = pp = 1)
         self.sharded_data_parallel = cfg.sharded_data_parallel_degree > 1

@@ -66,17 +66,30 @@ def _nothing_to_distribute(module, tp: int) -> SMPValidationError:
     )
 
 
-def apply_tensor_parallel(module, tp_mesh, tp: int) -> dict[str, int | None]:
-    """Distribute `module` in place; returns {parameter name: shard dim, or None if replicated DTensor}.
+def apply_tensor_parallel(module, tp_mesh, tp: int, device) -> dict[str, int | None]:
+    """Distribute `module` in place (materialising it first, layer by layer, when it was built on the meta device
+    by smp.delay_param_initialization); returns {parameter name: shard dim, or None if replicated DTensor}.
     Raises SMPValidationError when nothing in `module` can be distributed."""
     from torch.distributed.tensor import DTensor, Shard
     from torch.distributed.tensor.parallel import parallelize_module
     from torch.distributed.tensor.placement_types import _StridedShard
 
+    from modelparallel.delayed_init import is_delayed, materialize, shard_points
+
     plan = build_plan(module, tp)
     if not plan.styles:
         raise _nothing_to_distribute(module, tp)
-    parallelize_module(module, tp_mesh, plan.styles)
+    if is_delayed(module):
+        points = shard_points(plan.styles, module)
+
+        def shard(name, m):
+            if name in points:
+                styles = points[name]
+                parallelize_module(m, tp_mesh, styles.get("") or styles)
+
+        materialize(module, device, shard)
+    else:
+        parallelize_module(module, tp_mesh, plan.styles)
     plan.localize_heads(tp)
     specs: dict[str, int | None] = {}
     for name, p in module.named_parameters():

@@ -102,10 +102,21 @@ def forward_loss(model_name: str, model, batch: dict[str, torch.Tensor]) -> torc
     return F.cross_entropy(model(batch["x"], attention_mask=batch["mask"]).logits, batch["y"])
 
 
-def reference_run(model_name: str, steps: int, n: int, optimizer: str = "sgd", clip: float | None = None) -> dict:
+def build_delayed(model_name: str, seed: int = 0):
+    """The model built on the meta device and materialised as smp.DistributedModel does at degree 1."""
+    from modelparallel.delayed_init import delay_param_initialization, materialize
+
+    with delay_param_initialization():
+        model = BUILDERS[model_name](seed)
+    materialize(model, "cpu")
+    return model
+
+
+def reference_run(model_name: str, steps: int, n: int, optimizer: str = "sgd", clip: float | None = None,
+                  delayed: bool = False) -> dict:
     """Single process, whole global batch: the loss and every gradient of each step (clipped to a global L2
-    norm of `clip`, as sharded data parallelism does)."""
-    model = BUILDERS[model_name]()
+    norm of `clip`, as sharded data parallelism does; built with delayed initialization if `delayed`)."""
+    model = build_delayed(model_name) if delayed else BUILDERS[model_name]()
     opt = make_optimizer(optimizer, model.parameters())
     losses, grads = [], []
     for s in range(steps):

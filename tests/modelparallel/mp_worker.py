@@ -83,6 +83,9 @@ def dp_mean(value: float) -> float:
 
 
 def build(case: dict, seed: int):
+    if case["config"].get("delayed_parameter_initialization") and not case.get("materialised"):
+        with smp.delay_param_initialization():
+            return build({**case, "config": {}}, seed)
     if case.get("manual_partition"):  # smp.partition contexts around each layer (auto_partition=False)
         reference = BUILDERS[case["model"]](seed)
         module = torch.nn.Sequential()

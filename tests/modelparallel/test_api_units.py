@@ -106,7 +106,8 @@ def test_error_names_mp_parameters_once(monkeypatch):
 
 @pytest.mark.parametrize("config,field", [
     ({"bf16": True}, "bf16=True"), ({"fp16_params": True}, "fp16=True"),
-    ({"delayed_parameter_initialization": True}, "delayed_parameter_initialization=True"),
+    ({"delayed_parameter_initialization": True, "pipeline_parallel_degree": 2},
+     "delayed_parameter_initialization=True with pipeline_parallel_degree=2, sharded_data_parallel_degree=1"),
 ])
 def test_parameters_that_cannot_be_honoured_are_refused(monkeypatch, config, field):
     from modelparallel.config import check_supported

@@ -1,7 +1,8 @@
 """Real Hugging Face models really sharded: tensor parallelism of GPT-2 (Conv1D, fused q|k|v), Llama (GQA),
 GPT-NeoX and GPT-J, alone and with data parallelism; pipeline parallelism of Hugging Face causal LMs (their module
 tree: embeddings, the layer stack, the head; GPT-2's tied wte/lm_head on both ends), with tensor parallelism;
-sharded data parallelism (FSDP2). Each case trains 3 steps under torchrun and must match one
+sharded data parallelism (FSDP2); delayed parameter initialization (meta device, each rank materialises its
+shards). Each case trains 3 steps under torchrun and must match one
 process on the whole batch (loss, every gradient, the gathered state_dict within 1e-5) AND hold only its shard:
 the local shape of each projection and the number of parameter elements per rank."""
 
@@ -34,7 +35,12 @@ WORLD2 = [
     _train("gpt2_sdp2", "gpt2", SDP2, optimizer="adam_eps", roundtrip=True),
     # SMP clips the gradients' global norm with sharded data parallelism (default 1.0): a clip that bites
     _train("gpt2_sdp2_mb2_clip", "gpt2", {**SDP2, "microbatches": 2, "sdp_gradient_clipping": 0.05}),
+    _train("gpt2_tp2_delayed", "gpt2", {**TP2, "delayed_parameter_initialization": True}, tensor_parallel="context"),
+    _train("llama_tp2_delayed", "llama", {**TP2, "delayed_parameter_initialization": True}, tensor_parallel=True),
+    _train("gpt2_dp2_delayed", "gpt2", {"ddp": True, "delayed_parameter_initialization": True}),
     {"name": "bad_gpt2_tp2_unmarked", "kind": "bad_model", "model": "gpt2", "config": TP2},
+    {"name": "bad_delayed_but_materialised", "kind": "bad_model", "model": "gpt2",
+     "config": {"ddp": True, "delayed_parameter_initialization": True}, "materialised": True},
 ]
 WORLD4 = [
     _train("gpt2_tp2_dp2", "gpt2", TP2, tensor_parallel="context", optimizer="adam_eps"),
@@ -151,6 +157,17 @@ def test_gpt2_full_state_dict_and_optimizer_roundtrip(name, world2):
     # fresh model, which then takes the same next step
     for rank in world2:
         assert rank[name]["roundtrip"] == {"losses_equal": True, "params_equal": True}
+
+
+def test_delayed_initialization_matches_degree_one(world2):
+    # the same delayed-init model on one process is the reference (_check_case); the ranks hold only shards
+    case = next(c for c in WORLD2 if c["name"] == "gpt2_dp2_delayed")
+    _check_case(case, world2)
+    for rank in world2:
+        assert rank["gpt2_tp2_delayed"]["local_shapes"]["transformer.h.1.attn.c_attn.weight"] == [16, 24]
+        assert "error" in rank["bad_delayed_but_materialised"]
+        assert "already materialised; create it inside `with smp.delay_param_initialization():`" in \
+            rank["bad_delayed_but_materialised"]["error"]
 
 
 def test_tp_that_shards_nothing_is_refused_naming_the_module_types(world2):

@@ -48,7 +48,7 @@ class DistributedModel(nn.Module):
         if tp > 1:
             from modelparallel.tensor_parallel import apply_tensor_parallel
 
-            self.tp_shard_dims = apply_tensor_parallel(module, st.mesh["T"], tp, st.device)
+            self.tp_shard_dims = apply_tensor_parallel(module, st.mesh["T"], tp, st.device, vocab_parallel=pp == 1)
         # with distributed modules, tp ranks share one (scaled) batch; otherwise tp ranks are plain replicas
         # sharded data parallelism (FSDP2) replaces DDP over the data-parallel ranks (jobspec: tp = pp = 1)
         self.sharded_data_parallel = cfg.sharded_data_parallel_degree > 1
@@ -81,7 +81,7 @@ class DistributedModel(nn.Module):
         wrapped = []
         for m in stage_modules:
             if cfg.ddp and self.replica_size > 1 and pp == 1 and not self.sharded_data_parallel:
-                ignore = [n for n, p in m.named_parameters() if _is_dtensor(p)]
+                ignore = [n for n, p in m.named_parameters(remove_duplicate=False) if _is_dtensor(p)]  # tied too
                 if ignore:
                     nn.parallel.DistributedDataParallel._set_params_and_buffers_to_ignore_for_model(m, ignore)
                 if len(ignore) < len(list(m.parameters())):

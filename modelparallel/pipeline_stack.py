@@ -132,7 +132,8 @@ class LayerStackStages:
             by_id.setdefault(id(p), []).append(name)
         self.tied = [names_ for names_ in by_id.values() if len(names_) > 1]
         params = dict(root.named_parameters(remove_duplicate=False))
-        self._tied_like = {tuple(n): torch.empty_like(params[n[0]], device="meta") for n in self.tied}
+        local = {n: getattr(p, "_local_tensor", p) for n, p in params.items()}  # a tp shard: its own rows
+        self._tied_like = {tuple(n): torch.empty_like(local[n[0]], device="meta") for n in self.tied}
         self._device = next(root.parameters()).device
 
     def make_stage(self, unit_range: range, first: bool, last: bool):
@@ -217,6 +218,6 @@ class LayerStackStages:
             grad = held.grad if held is not None and held.grad is not None else None
             like = self._tied_like[tuple(names)]
             buf = grad if grad is not None else torch.zeros(like.shape, dtype=like.dtype, device=self._device)
-            dist.all_reduce(buf, group=group)
+            dist.all_reduce(getattr(buf, "_local_tensor", buf), group=group)  # a vocab-parallel shard: its rows
             if held is not None and grad is None:
                 held.grad = buf

@@ -9,8 +9,7 @@ from collections import Counter
 from typing import Any
 
 from modelparallel.errors import SMPValidationError
-
-MARK = "_smp_tensor_parallel"
+from modelparallel.tp_marks import MARK, is_marked  # noqa: F401  (is_marked: part of this module's API)
 
 
 @contextlib.contextmanager
@@ -35,19 +34,10 @@ def set_tensor_parallelism(module, enabled: bool = True, **tensor_parallel_confi
         setattr(m, MARK, enabled)
 
 
-def is_marked(module) -> bool:
-    """Marked itself, or (the top-level module of a tensor_parallelism() block, which no parent registered)
-    all of its children are."""
-    if MARK in vars(module):
-        return bool(vars(module)[MARK])
-    children = list(module.children())
-    return bool(children) and all(getattr(c, MARK, False) for c in children)
-
-
-def build_plan(module, tp: int):
+def build_plan(module, tp: int, vocab_parallel: bool = True):
     from modelparallel.tp_plans import build_plan as plan_of
 
-    return plan_of(module, tp)
+    return plan_of(module, tp, vocab_parallel)
 
 
 def _nothing_to_distribute(module, tp: int) -> SMPValidationError:
@@ -66,7 +56,7 @@ def _nothing_to_distribute(module, tp: int) -> SMPValidationError:
     )
 
 
-def apply_tensor_parallel(module, tp_mesh, tp: int, device) -> dict[str, int | None]:
+def apply_tensor_parallel(module, tp_mesh, tp: int, device, vocab_parallel: bool = True) -> dict[str, int | None]:
     """Distribute `module` in place (materialising it first, layer by layer, when it was built on the meta device
     by smp.delay_param_initialization); returns {parameter name: shard dim, or None if replicated DTensor}.
     Raises SMPValidationError when nothing in `module` can be distributed."""
@@ -76,7 +66,7 @@ def apply_tensor_parallel(module, tp_mesh, tp: int, device) -> dict[str, int | N
 
     from modelparallel.delayed_init import is_delayed, materialize, shard_points
 
-    plan = build_plan(module, tp)
+    plan = build_plan(module, tp, vocab_parallel)
     if not plan.styles:
         raise _nothing_to_distribute(module, tp)
     if is_delayed(module):
@@ -90,6 +80,7 @@ def apply_tensor_parallel(module, tp_mesh, tp: int, device) -> dict[str, int | N
         materialize(module, device, shard)
     else:
         parallelize_module(module, tp_mesh, plan.styles)
+    plan.retie()
     plan.localize_heads(tp)
     specs: dict[str, int | None] = {}
     for name, p in module.named_parameters():

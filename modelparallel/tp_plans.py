@@ -6,7 +6,10 @@ knows, and the attention attributes each rank's share of the heads needs afterwa
 - Hugging Face GPT-2 (`Conv1D` layers): attn.c_attn (fused q|k|v, strided) and mlp.c_fc column-wise,
   attn.c_proj and mlp.c_proj row-wise; each rank runs num_heads / tp heads.
 - Hugging Face models whose config has a `base_model_tp_plan` (Llama, Mistral, Qwen, GPT-NeoX, GPT-J, ...):
-  that plan's "colwise"/"rowwise" Linear entries. Embeddings stay replicated (so does a tied lm_head).
+  that plan's "colwise"/"rowwise" Linear entries.
+- Hugging Face LMs' input embedding and lm_head (tied or not): vocab-parallel (rows of the vocabulary sharded,
+  embedding output all-reduced, logits all-gathered) when tensor_parallel_degree divides the vocabulary and
+  pipeline parallelism is off; otherwise they stay replicated, as other embeddings (positions, token types) do.
 - nn.Sequential stacks of nn.Linear: consecutive Linear pairs (only parameter-free modules such as activations
   or dropout between them) become column-wise + row-wise.
 Everything else is replicated over the tensor-parallel ranks.
@@ -21,7 +24,7 @@ from typing import Any, Callable
 import torch.nn as nn
 
 from modelparallel.errors import SMPValidationError
-from modelparallel.tensor_parallel import is_marked
+from modelparallel.tp_marks import is_marked
 
 # attention attributes that count heads (or their columns): each rank keeps 1/tp of them
 HEAD_ATTRIBUTES = ("num_heads", "num_attention_heads", "num_key_value_heads", "split_size", "all_head_size")
@@ -32,11 +35,19 @@ class Plan:
     styles: dict[str, Any] = field(default_factory=dict)  # module path → ParallelStyle
     attention: list[Any] = field(default_factory=list)  # modules whose HEAD_ATTRIBUTES become per-rank
     covered: list[str] = field(default_factory=list)  # module paths whose subtree is planned
+    ties: list[tuple[Any, Any]] = field(default_factory=list)  # (embedding, head) sharing one weight
 
     def add(self, other: "Plan") -> None:
         self.styles.update(other.styles)
         self.attention.extend(other.attention)
         self.covered.extend(other.covered)
+        self.ties.extend(other.ties)
+
+    def retie(self) -> None:
+        """parallelize_module gives each module its own DTensor: tie them again (the head's, which Hugging Face
+        initialises last, as the model's eager construction leaves it)."""
+        for embedding, head in self.ties:
+            embedding.weight = head.weight
 
     def localize_heads(self, tp: int) -> None:
         for module in self.attention:
@@ -174,6 +185,24 @@ def linear_stack_plan(name: str, seq, tp: int) -> Plan:
 
 
 # (recognise, plan builder) in the order they are tried on each marked module
+# ----- vocabulary-parallel input embedding and LM head
+def vocab_parallel_plan(root, tp: int) -> Plan:
+    from torch.distributed.tensor import Replicate
+    from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel
+
+    get_in, get_out = getattr(root, "get_input_embeddings", None), getattr(root, "get_output_embeddings", None)
+    if not (callable(get_in) and callable(get_out)):
+        return Plan()
+    embedding, head = get_in(), get_out()
+    if (not isinstance(embedding, nn.Embedding) or not isinstance(head, nn.Linear) or not is_marked(embedding)
+            or not is_marked(head) or embedding.num_embeddings % tp or head.out_features % tp):
+        return Plan()
+    names = {id(m): n for n, m in root.named_modules()}
+    styles = {names[id(embedding)]: RowwiseParallel(input_layouts=Replicate(), output_layouts=Replicate()),
+              names[id(head)]: ColwiseParallel(output_layouts=Replicate())}
+    return Plan(styles, ties=[(embedding, head)] if head.weight is embedding.weight else [])
+
+
 # (Hugging Face base models: the plan's target modules must be marked, not the base itself)
 FAMILIES: list[tuple[Callable[[Any], bool], Callable[[str, Any, int], Plan]]] = [
     (lambda m: is_bert_layer(m) and is_marked(m), bert_layer_plan),
@@ -187,8 +216,9 @@ def _inside(name: str, covered: list[str]) -> bool:
     return any(c == "" or name == c or name.startswith(c + ".") for c in covered)
 
 
-def build_plan(module, tp: int) -> Plan:
-    """The plan for every marked module we know how to distribute."""
+def build_plan(module, tp: int, vocab_parallel: bool = True) -> Plan:
+    """The plan for every marked module we know how to distribute (embeddings and LM head too when
+    `vocab_parallel`; pipeline parallelism keeps them whole: its stages run them on one end each)."""
     plan = Plan()
     for name, m in module.named_modules():
         if _inside(name, plan.covered):
@@ -197,4 +227,6 @@ def build_plan(module, tp: int) -> Plan:
             if recognise(m):
                 plan.add(make(name, m, tp))
                 break
+    if plan.styles and vocab_parallel:  # layers are distributed: the vocabulary too, where it divides
+        plan.add(vocab_parallel_plan(module, tp))
     return plan

@@ -60,17 +60,20 @@ SDP_TRAIN = [c for c in TRAIN2 + WORLD4 if "sharded_data_parallel_degree" in c["
 
 # the local shape (tp=2) of one layer's distributed parameters; from the tiny configs of models.py
 SHARDS = {
-    "gpt2": {"transformer.h.0.attn.c_attn.weight": [16, 24], "transformer.h.0.attn.c_attn.bias": [24],
+    "gpt2": {"transformer.wte.weight": [32, 16], "transformer.h.0.attn.c_attn.weight": [16, 24], "transformer.h.0.attn.c_attn.bias": [24],
              "transformer.h.0.attn.c_proj.weight": [8, 16], "transformer.h.0.mlp.c_fc.weight": [16, 32],
              "transformer.h.0.mlp.c_proj.weight": [32, 16]},
-    "llama": {"model.layers.0.self_attn.q_proj.weight": [8, 16], "model.layers.0.self_attn.k_proj.weight": [4, 16],
+    "llama": {"model.embed_tokens.weight": [32, 16], "lm_head.weight": [32, 16],
+              "model.layers.0.self_attn.q_proj.weight": [8, 16], "model.layers.0.self_attn.k_proj.weight": [4, 16],
               "model.layers.0.self_attn.v_proj.weight": [4, 16], "model.layers.0.self_attn.o_proj.weight": [16, 8],
               "model.layers.0.mlp.gate_proj.weight": [16, 16], "model.layers.0.mlp.down_proj.weight": [16, 16]},
-    "neox": {"gpt_neox.layers.0.attention.query_key_value.weight": [24, 16],
+    "neox": {"gpt_neox.embed_in.weight": [32, 16], "lm_head.weight": [32, 16],
+             "gpt_neox.layers.0.attention.query_key_value.weight": [24, 16],
              "gpt_neox.layers.0.attention.dense.weight": [16, 8],
              "gpt_neox.layers.0.mlp.dense_h_to_4h.weight": [16, 16],
              "gpt_neox.layers.0.mlp.dense_4h_to_h.weight": [16, 16]},
-    "gptj": {"transformer.h.0.attn.q_proj.weight": [8, 16], "transformer.h.0.attn.out_proj.weight": [16, 8],
+    "gptj": {"transformer.wte.weight": [32, 16], "lm_head.weight": [32, 16], "lm_head.bias": [32],
+             "transformer.h.0.attn.q_proj.weight": [8, 16], "transformer.h.0.attn.out_proj.weight": [16, 8],
              "transformer.h.0.mlp.fc_in.weight": [32, 16], "transformer.h.0.mlp.fc_out.weight": [16, 32]},
 }
 
@@ -103,7 +106,8 @@ def _check_sharded(case: dict, per_rank: list[dict], tp: int = 2) -> None:
         for name, shape in SHARDS[case["model"]].items():
             assert shapes[name] == shape, f"rank {rank}: {name} is {shapes[name]}, expected the shard {shape}"
             assert name in res["distributed_params"]
-        assert all(".0." in n or ".1." in n for n in res["distributed_params"])  # only the blocks' projections
+        replicated = set(full) - set(res["distributed_params"])  # norms, positions, row-wise biases
+        assert all(shapes[n] == list(full[n].shape) for n in replicated), replicated
         sharded = sum(full[n].numel() for n in res["distributed_params"])
         total = sum(p.numel() for p in full.values())
         assert res["local_numel"] == total - sharded + sharded // tp, f"rank {rank} holds {res['local_numel']}"
@@ -188,7 +192,8 @@ def test_pipeline_and_tensor_parallel_together(world4):
     case = WORLD4[3]
     _check_case(case, world4)
     _check_stages(case, world4)
-    for results in world4:  # the stage's blocks are tp-sharded too: c_attn is [16, 48] whole
+    for results in world4:  # the stage's blocks are tp-sharded too (the vocabulary stays whole with pp)
         res = results[case["name"]]
         block = f"transformer.h.{res['pp_rank']}.attn.c_attn.weight"
         assert res["local_shapes"][block] == [16, 24], res["local_shapes"]
+        assert res["local_shapes"]["transformer.wte.weight"] == [64, 16]

@@ -10,6 +10,8 @@ knows, and the attention attributes each rank's share of the heads needs afterwa
 - Hugging Face LMs' input embedding and lm_head (tied or not): vocab-parallel (rows of the vocabulary sharded,
   embedding output all-reduced, logits all-gathered) when tensor_parallel_degree divides the vocabulary and
   pipeline parallelism is off; otherwise they stay replicated, as other embeddings (positions, token types) do.
+- smp.nn.DistributedAttentionLayer (query/key/value column-wise, dense row-wise) and
+  DistributedTransformerOutputLayer (dense1 column-wise, dense2 row-wise), marked or not.
 - nn.Sequential stacks of nn.Linear: consecutive Linear pairs (only parameter-free modules such as activations
   or dropout between them) become column-wise + row-wise.
 Everything else is replicated over the tensor-parallel ranks.
@@ -27,7 +29,8 @@ from modelparallel.errors import SMPValidationError
 from modelparallel.tp_marks import is_marked
 
 # attention attributes that count heads (or their columns): each rank keeps 1/tp of them
-HEAD_ATTRIBUTES = ("num_heads", "num_attention_heads", "num_key_value_heads", "split_size", "all_head_size")
+HEAD_ATTRIBUTES = ("num_heads", "num_attention_heads", "num_key_value_heads", "split_size", "all_head_size",
+                   "local_attention_size")
 
 
 @dataclass
@@ -161,6 +164,31 @@ def hf_base_plan(name: str, base, tp: int) -> Plan:
     return plan
 
 
+# ----- smp.nn.DistributedAttentionLayer / DistributedTransformerOutputLayer (always distributed, as SMP's are)
+def is_smp_attention(m) -> bool:
+    return type(m).__name__ == "DistributedAttentionLayer" and type(m).__module__ == "modelparallel.nn.transformer"
+
+
+def is_smp_output(m) -> bool:
+    return type(m).__name__ == "DistributedTransformerOutputLayer" and type(m).__module__ == "modelparallel.nn.transformer"
+
+
+def smp_attention_plan(name: str, layer, tp: int) -> Plan:
+    from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel
+
+    check_divides(tp, "num_attention_heads", layer.num_attention_heads, name)
+    styles = {"query": ColwiseParallel(), "key": ColwiseParallel(), "value": ColwiseParallel(),
+              "dense": RowwiseParallel()}
+    return Plan({_join(name, k): v for k, v in styles.items()}, [layer], [name])
+
+
+def smp_output_plan(name: str, layer, tp: int) -> Plan:
+    from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel
+
+    check_divides(tp, "intermediate_size", layer.dense1.out_features, name)
+    return Plan({_join(name, "dense1"): ColwiseParallel(), _join(name, "dense2"): RowwiseParallel()}, [], [name])
+
+
 # ----- nn.Sequential of Linear pairs
 def linear_stack_plan(name: str, seq, tp: int) -> Plan:
     from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel
@@ -194,8 +222,10 @@ def vocab_parallel_plan(root, tp: int) -> Plan:
     if not (callable(get_in) and callable(get_out)):
         return Plan()
     embedding, head = get_in(), get_out()
-    if (not isinstance(embedding, nn.Embedding) or not isinstance(head, nn.Linear) or not is_marked(embedding)
-            or not is_marked(head) or embedding.num_embeddings % tp or head.out_features % tp):
+    smp_lm = type(root).__module__ == "modelparallel.nn.transformer"  # smp.nn layers: distributed unmarked
+    if (not isinstance(embedding, nn.Embedding) or not isinstance(head, nn.Linear)
+            or not (smp_lm or is_marked(embedding) and is_marked(head))
+            or embedding.num_embeddings % tp or head.out_features % tp):
         return Plan()
     names = {id(m): n for n, m in root.named_modules()}
     styles = {names[id(embedding)]: RowwiseParallel(input_layouts=Replicate(), output_layouts=Replicate()),
@@ -205,6 +235,8 @@ def vocab_parallel_plan(root, tp: int) -> Plan:
 
 # (Hugging Face base models: the plan's target modules must be marked, not the base itself)
 FAMILIES: list[tuple[Callable[[Any], bool], Callable[[str, Any, int], Plan]]] = [
+    (is_smp_attention, smp_attention_plan),
+    (is_smp_output, smp_output_plan),
     (lambda m: is_bert_layer(m) and is_marked(m), bert_layer_plan),
     (lambda m: is_gpt2_block(m) and is_marked(m), gpt2_block_plan),
     (lambda m: hf_tp_plan_of(m) is not None, hf_base_plan),

@@ -328,7 +328,8 @@ def main() -> None:
             total = sum(m.values())
             print(f"   {name:<13} {rank:>4} {m['params']:>11,} {m['grads']:>11,} {m['optimizer']:>11,} {total:>11,} "
                   f"{total / base_total:>6.3f} {res['step_time'] * 1e3:>8.1f} {res['step_time'] / base['step_time']:>6.2f}")
-    print("   (target: ratio ≤ 0.55 at tp=2 and sharded DP 2; embeddings and the tied lm_head stay replicated under tp)")
+    print("   (target: ratio ≤ 0.55 at tp=2 and sharded DP 2; tp=2 shards the tied vocabulary matrix too, "
+          "position embeddings and norms stay replicated)")
 
 
 if __name__ == "__main__":

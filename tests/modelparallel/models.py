@@ -60,9 +60,20 @@ def build_gptj(seed: int = 0):
                       n_positions=SEQ, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
 
 
+def build_smp_lm(seed: int = 0):
+    """SMP's own smp.nn.DistributedTransformerLMHead (GPT-2-like: causal, tied LM head)."""
+    from modelparallel.nn.transformer import DistributedTransformerLMHead
+
+    torch.manual_seed(seed)
+    return DistributedTransformerLMHead(
+        num_layers=2, num_attention_heads=4, attention_head_size=4, hidden_size=16, intermediate_size=32,
+        vocab_size=VOCAB, num_positions=SEQ, attention_dropout_prob=0.0, hidden_dropout_prob=0.0,
+        causal_mask_size=SEQ, use_normal_initialization=True, pre_layernorm=True, post_layernorm=False)
+
+
 BUILDERS = {"mlp": build_mlp, "roberta": build_roberta, "gpt2": build_gpt2, "llama": build_llama,
-            "neox": build_neox, "gptj": build_gptj}
-CAUSAL_LMS = ("gpt2", "llama", "neox", "gptj")
+            "neox": build_neox, "gptj": build_gptj, "smp_lm": build_smp_lm}
+CAUSAL_LMS = ("gpt2", "llama", "neox", "gptj", "smp_lm")
 
 
 def global_batch(model: str, step: int, n: int) -> dict[str, torch.Tensor]:
@@ -97,6 +108,8 @@ def lm_loss(logits: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
 def forward_loss(model_name: str, model, batch: dict[str, torch.Tensor]) -> torch.Tensor:
     if model_name == "mlp":
         return F.cross_entropy(model(batch["x"]), batch["y"])
+    if model_name == "smp_lm":  # SMP's tuple input: (input_ids, attention_mask, token_type_ids, position_ids, labels)
+        return lm_loss(model((batch["x"], None, None, None, None)), batch["x"])
     if model_name in CAUSAL_LMS:
         return lm_loss(model(batch["x"]).logits, batch["x"])
     return F.cross_entropy(model(batch["x"], attention_mask=batch["mask"]).logits, batch["y"])

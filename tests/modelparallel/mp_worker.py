@@ -45,9 +45,18 @@ def lm_step(model, x):
     return loss
 
 
+@smp.step
+def smp_lm_step(model, x):
+    loss = lm_loss(model((x, None, None, None, None)), x)
+    model.backward(loss)
+    return loss
+
+
 def run_step(name: str, model, batch):
     if name == "mlp":
         return mlp_step(model, batch["x"], batch["y"])
+    if name == "smp_lm":
+        return smp_lm_step(model, batch["x"])
     if name in CAUSAL_LMS:
         return lm_step(model, batch["x"])
     return hf_step(model, batch["x"], batch["mask"], batch["y"])

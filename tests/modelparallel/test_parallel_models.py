@@ -35,6 +35,7 @@ WORLD2 = [
     _train("gpt2_sdp2", "gpt2", SDP2, optimizer="adam_eps", roundtrip=True),
     # SMP clips the gradients' global norm with sharded data parallelism (default 1.0): a clip that bites
     _train("gpt2_sdp2_mb2_clip", "gpt2", {**SDP2, "microbatches": 2, "sdp_gradient_clipping": 0.05}),
+    _train("smp_lm_tp2", "smp_lm", TP2),  # smp.nn layers are distributed without being marked, as SMP's are
     _train("gpt2_tp2_delayed", "gpt2", {**TP2, "delayed_parameter_initialization": True}, tensor_parallel="context"),
     _train("llama_tp2_delayed", "llama", {**TP2, "delayed_parameter_initialization": True}, tensor_parallel=True),
     _train("gpt2_dp2_delayed", "gpt2", {"ddp": True, "delayed_parameter_initialization": True}),
@@ -49,7 +50,7 @@ WORLD4 = [
     _train("gpt2_pp2_tp2", "gpt2", {**PP2, **TP2}, tensor_parallel="context", optimizer="adam_eps"),
 ]
 TRAIN2 = [c for c in WORLD2 if c["kind"] == "train"]
-TP_TRAIN2 = [c for c in TRAIN2 if "tensor_parallel" in c]
+TP_TRAIN2 = [c for c in TRAIN2 if "tensor_parallel" in c or c["model"] == "smp_lm"]
 PP_TRAIN2 = [c for c in TRAIN2 if "pipeline_parallel_degree" in c["config"]]
 # what each pipeline stage holds: parameter name prefixes (GPT-2: 2 blocks; Llama: 2 layers)
 STAGES = {"gpt2": [("transformer.wte.", "transformer.wpe.", "transformer.h.0."),
@@ -72,6 +73,9 @@ SHARDS = {
              "gpt_neox.layers.0.attention.dense.weight": [16, 8],
              "gpt_neox.layers.0.mlp.dense_h_to_4h.weight": [16, 16],
              "gpt_neox.layers.0.mlp.dense_4h_to_h.weight": [16, 16]},
+    "smp_lm": {"word_embedding.weight": [32, 16], "transformer.layers.0.attention.query.weight": [8, 16],
+               "transformer.layers.0.attention.dense.weight": [16, 8],
+               "transformer.layers.1.output.dense1.weight": [16, 16], "transformer.layers.1.output.dense2.weight": [16, 16]},
     "gptj": {"transformer.wte.weight": [32, 16], "lm_head.weight": [32, 16], "lm_head.bias": [32],
              "transformer.h.0.attn.q_proj.weight": [8, 16], "transformer.h.0.attn.out_proj.weight": [16, 8],
              "transformer.h.0.mlp.fc_in.weight": [32, 16], "transformer.h.0.mlp.fc_out.weight": [16, 32]},

@@ -170,7 +170,8 @@ def is_smp_attention(m) -> bool:
 
 
 def is_smp_output(m) -> bool:
-    return type(m).__name__ == "DistributedTransformerOutputLayer" and type(m).__module__ == "modelparallel.nn.transformer"
+    return (type(m).__name__ == "DistributedTransformerOutputLayer"
+            and type(m).__module__ == "modelparallel.nn.transformer")
 
 
 def smp_attention_plan(name: str, layer, tp: int) -> Plan:

@@ -326,8 +326,9 @@ def main() -> None:
         for rank, res in enumerate(ranks):
             m = res["memory"]
             total = sum(m.values())
+            ratio, ms, slower = total / base_total, res["step_time"] * 1e3, res["step_time"] / base["step_time"]
             print(f"   {name:<13} {rank:>4} {m['params']:>11,} {m['grads']:>11,} {m['optimizer']:>11,} {total:>11,} "
-                  f"{total / base_total:>6.3f} {res['step_time'] * 1e3:>8.1f} {res['step_time'] / base['step_time']:>6.2f}")
+                  f"{ratio:>6.3f} {ms:>8.1f} {slower:>6.2f}")
     print("   (target: ratio ≤ 0.55 at tp=2 and sharded DP 2; tp=2 shards the tied vocabulary matrix too, "
           "position embeddings and norms stay replicated)")
 

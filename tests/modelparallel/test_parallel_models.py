@@ -61,7 +61,8 @@ SDP_TRAIN = [c for c in TRAIN2 + WORLD4 if "sharded_data_parallel_degree" in c["
 
 # the local shape (tp=2) of one layer's distributed parameters; from the tiny configs of models.py
 SHARDS = {
-    "gpt2": {"transformer.wte.weight": [32, 16], "transformer.h.0.attn.c_attn.weight": [16, 24], "transformer.h.0.attn.c_attn.bias": [24],
+    "gpt2": {"transformer.wte.weight": [32, 16], "transformer.h.0.attn.c_attn.weight": [16, 24],
+             "transformer.h.0.attn.c_attn.bias": [24],
              "transformer.h.0.attn.c_proj.weight": [8, 16], "transformer.h.0.mlp.c_fc.weight": [16, 32],
              "transformer.h.0.mlp.c_proj.weight": [32, 16]},
     "llama": {"model.embed_tokens.weight": [32, 16], "lm_head.weight": [32, 16],
@@ -75,7 +76,8 @@ SHARDS = {
              "gpt_neox.layers.0.mlp.dense_4h_to_h.weight": [16, 16]},
     "smp_lm": {"word_embedding.weight": [32, 16], "transformer.layers.0.attention.query.weight": [8, 16],
                "transformer.layers.0.attention.dense.weight": [16, 8],
-               "transformer.layers.1.output.dense1.weight": [16, 16], "transformer.layers.1.output.dense2.weight": [16, 16]},
+               "transformer.layers.1.output.dense1.weight": [16, 16],
+               "transformer.layers.1.output.dense2.weight": [16, 16]},
     "gptj": {"transformer.wte.weight": [32, 16], "lm_head.weight": [32, 16], "lm_head.bias": [32],
              "transformer.h.0.attn.q_proj.weight": [8, 16], "transformer.h.0.attn.out_proj.weight": [16, 8],
              "transformer.h.0.mlp.fc_in.weight": [32, 16], "transformer.h.0.mlp.fc_out.weight": [16, 32]},

@@ -153,9 +153,14 @@ def load_full_optimizer_state(optimizer, full: dict[str, Any]) -> None:
 
 
 # ----- files
+def _holds_own_shards() -> bool:
+    """Sharded data parallelism: every data-parallel rank holds a different shard of the model and optimizer."""
+    return bool(getattr(state.model, "sharded_data_parallel", False))
+
+
 def _rank_suffix(v3: bool = False) -> str:
     lay = _require_init().layout
-    return f"_{lay.pp_rank}_{lay.tp_rank}" + (f"_{lay.rdp_rank}" if v3 else "")
+    return f"_{lay.pp_rank}_{lay.tp_rank}" + (f"_{lay.rdp_rank}" if v3 or _holds_own_shards() else "")
 
 
 def save(obj: Any, f: str, partial: bool = True, v3: bool = False, **kwargs: Any) -> None:
@@ -203,14 +208,14 @@ def save_checkpoint(path: str, tag: str, partial: bool = True, model=None, optim
     barrier()
     if model is not None:
         if partial:
-            if lay.rdp_rank == 0:
+            if lay.rdp_rank == 0 or _holds_own_shards():
                 save(model.local_state_dict(), os.path.join(folder, "model"), partial=True)
         elif lay.rdp_rank == 0:
             full = model.state_dict()
             full[PARTIAL_KEY] = False
             save(full, os.path.join(path, tag), partial=False)
     if optimizer is not None and partial:
-        if optimizer.sharded or lay.rdp_rank == 0:
+        if optimizer.sharded or lay.rdp_rank == 0 or _holds_own_shards():
             save(optimizer.local_state_dict(), os.path.join(folder, "optimizer_states"), partial=True,
                  v3=optimizer.sharded)
     if user_content is not None:
@@ -261,7 +266,9 @@ def resume_from_checkpoint(path: str, tag: str | None = None, partial: bool = Tr
     return load(uc, partial=False) if os.path.isfile(uc) else None
 
 
-LAYOUT_KEYS = ("pipeline_parallel_degree", "tensor_parallel_degree", "shard_optimizer_state")
+# what the model files depend on, then what the optimizer files also depend on
+LAYOUT_KEYS = ("pipeline_parallel_degree", "tensor_parallel_degree", "sharded_data_parallel_degree",
+               "shard_optimizer_state")
 
 
 def _verify_layout(config_file: str, cfg, load_optimizer: bool) -> None:
@@ -269,7 +276,7 @@ def _verify_layout(config_file: str, cfg, load_optimizer: bool) -> None:
     if not os.path.isfile(config_file):
         return
     saved = torch.load(config_file, weights_only=False)
-    keys = LAYOUT_KEYS if load_optimizer else LAYOUT_KEYS[:2]
+    keys = LAYOUT_KEYS if load_optimizer else LAYOUT_KEYS[:3]
     changed = [f"{k}: saved {saved.get(k)!r}, now {getattr(cfg, k)!r}" for k in keys if saved.get(k) != getattr(cfg, k)]
     if changed:
         raise SMPValidationError(

@@ -39,6 +39,8 @@ WORLD2 = [
     _train("gpt2_tp2_delayed", "gpt2", {**TP2, "delayed_parameter_initialization": True}, tensor_parallel="context"),
     _train("llama_tp2_delayed", "llama", {**TP2, "delayed_parameter_initialization": True}, tensor_parallel=True),
     _train("gpt2_dp2_delayed", "gpt2", {"ddp": True, "delayed_parameter_initialization": True}),
+    {"name": "resume_gpt2_sdp2", "kind": "resume", "model": "gpt2", "config": SDP2, "local_batch": 2,
+     "optimizer": "adam_eps"},
     {"name": "bad_gpt2_tp2_unmarked", "kind": "bad_model", "model": "gpt2", "config": TP2},
     {"name": "bad_delayed_but_materialised", "kind": "bad_model", "model": "gpt2",
      "config": {"ddp": True, "delayed_parameter_initialization": True}, "materialised": True},
@@ -178,6 +180,18 @@ def test_delayed_initialization_matches_degree_one(world2):
         assert "error" in rank["bad_delayed_but_materialised"]
         assert "already materialised; create it inside `with smp.delay_param_initialization():`" in \
             rank["bad_delayed_but_materialised"]["error"]
+
+
+def test_sharded_data_parallel_checkpoint_resumes_exactly(world2):
+    # each rank saves its own FSDP shard (model and optimizer, file names end in _{rdp_rank}) and gets it back
+    for rank in world2:
+        res = rank["resume_gpt2_sdp2"]
+        assert "error" not in res, res.get("traceback")
+        assert res["first"] == res["second"] and res["params_equal"]
+        assert {"model_0_0_0.pt", "model_0_0_1.pt", "optimizer_states_0_0_0.pt", "optimizer_states_0_0_1.pt"} <= \
+            set(res["files"]), res["files"]
+        assert res["save_load"]["partial_params_equal"] and res["save_load"]["next_step_equal"]
+        assert "sharded_data_parallel_degree: saved 2, now 1" in res["other_layout_error"]  # shards: same layout only
 
 
 def test_tp_that_shards_nothing_is_refused_naming_the_module_types(world2):

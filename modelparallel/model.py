@@ -48,7 +48,7 @@ class DistributedModel(nn.Module):
         if tp > 1:
             from modelparallel.tensor_parallel import apply_tensor_parallel
 
-            self.tp_shard_dims = apply_tensor_parallel(module, st.mesh["T"], tp, st.device, vocab_parallel=pp == 1)
+            self.tp_shard_dims = apply_tensor_parallel(module, st.mesh["T"], tp, st.device)
         # with distributed modules, tp ranks share one (scaled) batch; otherwise tp ranks are plain replicas
         # sharded data parallelism (FSDP2) replaces DDP over the data-parallel ranks (jobspec: tp = pp = 1)
         self.sharded_data_parallel = cfg.sharded_data_parallel_degree > 1

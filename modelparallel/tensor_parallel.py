@@ -34,10 +34,10 @@ def set_tensor_parallelism(module, enabled: bool = True, **tensor_parallel_confi
         setattr(m, MARK, enabled)
 
 
-def build_plan(module, tp: int, vocab_parallel: bool = True):
+def build_plan(module, tp: int):
     from modelparallel.tp_plans import build_plan as plan_of
 
-    return plan_of(module, tp, vocab_parallel)
+    return plan_of(module, tp)
 
 
 def _nothing_to_distribute(module, tp: int) -> SMPValidationError:
@@ -56,7 +56,7 @@ def _nothing_to_distribute(module, tp: int) -> SMPValidationError:
     )
 
 
-def apply_tensor_parallel(module, tp_mesh, tp: int, device, vocab_parallel: bool = True) -> dict[str, int | None]:
+def apply_tensor_parallel(module, tp_mesh, tp: int, device) -> dict[str, int | None]:
     """Distribute `module` in place (materialising it first, layer by layer, when it was built on the meta device
     by smp.delay_param_initialization); returns {parameter name: shard dim, or None if replicated DTensor}.
     Raises SMPValidationError when nothing in `module` can be distributed."""
@@ -66,7 +66,7 @@ def apply_tensor_parallel(module, tp_mesh, tp: int, device, vocab_parallel: bool
 
     from modelparallel.delayed_init import is_delayed, materialize, shard_points
 
-    plan = build_plan(module, tp, vocab_parallel)
+    plan = build_plan(module, tp)
     if not plan.styles:
         raise _nothing_to_distribute(module, tp)
     if is_delayed(module):

@@ -8,8 +8,8 @@ knows, and the attention attributes each rank's share of the heads needs afterwa
 - Hugging Face models whose config has a `base_model_tp_plan` (Llama, Mistral, Qwen, GPT-NeoX, GPT-J, ...):
   that plan's "colwise"/"rowwise" Linear entries.
 - Hugging Face LMs' input embedding and lm_head (tied or not): vocab-parallel (rows of the vocabulary sharded,
-  embedding output all-reduced, logits all-gathered) when tensor_parallel_degree divides the vocabulary and
-  pipeline parallelism is off; otherwise they stay replicated, as other embeddings (positions, token types) do.
+  embedding output all-reduced, logits all-gathered) when tensor_parallel_degree divides the vocabulary;
+  otherwise they stay replicated, as other embeddings (positions, token types) do.
 - smp.nn.DistributedAttentionLayer (query/key/value column-wise, dense row-wise) and
   DistributedTransformerOutputLayer (dense1 column-wise, dense2 row-wise), marked or not.
 - nn.Sequential stacks of nn.Linear: consecutive Linear pairs (only parameter-free modules such as activations
@@ -249,9 +249,8 @@ def _inside(name: str, covered: list[str]) -> bool:
     return any(c == "" or name == c or name.startswith(c + ".") for c in covered)
 
 
-def build_plan(module, tp: int, vocab_parallel: bool = True) -> Plan:
-    """The plan for every marked module we know how to distribute (embeddings and LM head too when
-    `vocab_parallel`; pipeline parallelism keeps them whole: its stages run them on one end each)."""
+def build_plan(module, tp: int) -> Plan:
+    """The plan for every marked module we know how to distribute."""
     plan = Plan()
     for name, m in module.named_modules():
         if _inside(name, plan.covered):
@@ -260,6 +259,6 @@ def build_plan(module, tp: int, vocab_parallel: bool = True) -> Plan:
             if recognise(m):
                 plan.add(make(name, m, tp))
                 break
-    if plan.styles and vocab_parallel:  # layers are distributed: the vocabulary too, where it divides
+    if plan.styles:  # layers are distributed: the vocabulary too, where it divides
         plan.add(vocab_parallel_plan(module, tp))
     return plan

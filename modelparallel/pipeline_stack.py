@@ -216,9 +216,6 @@ class LayerStackStages:
         for names in self.tied:
             held = next((own[n] for n in names if n in own), None)
             grad = held.grad if held is not None and held.grad is not None else None
-            if grad is not None and hasattr(grad, "placements") and grad.placements != held.placements:
-                # a vocab-parallel embedding's gradient may arrive replicated: bring it to the shard's layout
-                grad = held.grad = grad.redistribute(held.device_mesh, held.placements)
             like = self._tied_like[tuple(names)]
             buf = grad if grad is not None else torch.zeros(like.shape, dtype=like.dtype, device=self._device)
             dist.all_reduce(getattr(buf, "_local_tensor", buf), group=group)  # a vocab-parallel shard: its rows

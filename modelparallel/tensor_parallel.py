@@ -87,7 +87,16 @@ def apply_tensor_parallel(module, tp_mesh, tp: int, device) -> dict[str, int | N
         if isinstance(p, DTensor):
             placement = p.placements[0]
             specs[name] = placement.dim if isinstance(placement, (Shard, _StridedShard)) else None
+            if specs[name] is not None:
+                p.register_post_accumulate_grad_hook(_shard_gradient)
     return specs
+
+
+def _shard_gradient(param) -> None:
+    """A vocab-parallel embedding's gradient arrives replicated (the whole matrix on every rank): keep only this
+    rank's rows, as the parameter (a local slice, no communication)."""
+    if param.grad.placements != param.placements:
+        param.grad = param.grad.redistribute(param.device_mesh, param.placements)
 
 
 def full_value(value):

@@ -185,6 +185,9 @@ def case_train(case: dict) -> dict:
     local = {n: getattr(p, "_local_tensor", p) for n, p in model.local_named_parameters()}
     result["local_shapes"] = {n: list(t.shape) for n, t in local.items()}
     result["local_numel"] = sum(t.numel() for t in {id(t): t for t in local.values()}.values())
+    grads = {id(p): getattr(p.grad, "_local_tensor", p.grad) for _, p in model.local_named_parameters()
+             if p.grad is not None}
+    result["local_grad_numel"] = sum(g.numel() for g in grads.values())  # the last step's, before zero_grad
     result["offload_stats"] = model.offload_stats
     result["wrap_warnings"] = model.wrap_warnings
     full_opt = opt.state_dict()  # gathered over tp, pp and the ZeRO shards: keyed by parameter name

@@ -119,6 +119,7 @@ def _check_sharded(case: dict, per_rank: list[dict], tp: int = 2) -> None:
         sharded = sum(full[n].numel() for n in res["distributed_params"])
         total = sum(p.numel() for p in full.values())
         assert res["local_numel"] == total - sharded + sharded // tp, f"rank {rank} holds {res['local_numel']}"
+        assert res["local_grad_numel"] == res["local_numel"]  # gradients as sharded as their parameters
 
 
 @pytest.mark.parametrize("case", TP_TRAIN2, ids=[c["name"] for c in TP_TRAIN2])

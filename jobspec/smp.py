@@ -258,13 +258,17 @@ def check_world(params: SMPParameters, world_size: int, gpus_per_host: int | Non
 # Parameters sagelaunch's SMP implementation cannot honour and whose silent omission would change what the user
 # gets (numerics, memory, or an API the script then calls): refused. (name, predicate, what to do)
 NOT_IMPLEMENTED = (
-    ("sharded_data_parallel_degree", lambda v: v > 1,
-     "supported: 1 (sharded data parallelism is not implemented); fix: drop it and use shard_optimizer_state=True "
-     "with ddp=True to shard the optimizer state over the data-parallel ranks"),
     ("fp16", bool, "supported: False (fp32 training; no FP16_Module / loss scaling); fix: drop fp16"),
     ("bf16", bool, "supported: False (fp32 training); fix: drop bf16"),
-    ("delayed_parameter_initialization", bool,
-     "supported: False (every rank builds the whole model, then shards it); fix: drop it"),
+)
+# Combinations it cannot honour: (name, predicate on all parameters, what to do)
+NOT_IMPLEMENTED_WITH = (
+    ("delayed_parameter_initialization",
+     lambda p: p.delayed_parameter_initialization and (p.pipeline_parallel_degree > 1
+                                                       or p.sharded_data_parallel_degree > 1),
+     "supported: with tensor parallelism and (unsharded) data parallelism, where each rank materialises only its "
+     "shards; with pipeline_parallel_degree > 1 or sharded_data_parallel_degree > 1 a rank would materialise the "
+     "whole model first; fix: drop delayed_parameter_initialization, or use tensor_parallel_degree instead"),
 )
 
 # Parameters that are accepted but have no effect here; ignoring them changes neither the numbers nor the API,
@@ -277,12 +281,13 @@ IGNORED = {
     "ddp_dist_backend": "the backend is chosen by device: NCCL on CUDA, gloo on CPU",
     "tensor_parallel_seed": "RNG streams are not offset per tp rank (no effect without dropout)",
     "predefined_hooks": "built-in tensor-parallel plans need no translation hooks",
-    "sdp_reduce_bucket_size": "only used with sharded_data_parallel_degree > 1",
-    "sdp_param_persistence_threshold": "only used with sharded_data_parallel_degree > 1",
-    "sdp_max_live_parameters": "only used with sharded_data_parallel_degree > 1",
-    "sdp_hierarchical_allgather": "only used with sharded_data_parallel_degree > 1",
-    "sdp_gradient_clipping": "only used with sharded_data_parallel_degree > 1",
+    "sdp_reduce_bucket_size": "tunes SMP's MiCS kernels; FSDP2 reduce-scatters per sharded block",
+    "sdp_param_persistence_threshold": "tunes SMP's MiCS kernels; FSDP2 shards every parameter",
+    "sdp_max_live_parameters": "tunes SMP's MiCS kernels; FSDP2 gathers one sharded block at a time",
+    "sdp_hierarchical_allgather": "tunes SMP's MiCS kernels; FSDP2's all-gather is flat",
 }
+# sdp_gradient_clipping is honoured: with sharded_data_parallel_degree > 1 the gradients' global L2 norm is clipped
+# to it at the end of each smp.step (SMP v1 turns clipping on with sharded data parallelism, default 1.0)
 # honoured trivially: skip_tracing (nothing is traced), deterministic_server (the schedules are deterministic);
 # contiguous/horovod (TensorFlow only) are refused by SMPParameters.check_framework("pytorch").
 
@@ -293,6 +298,10 @@ def check_local_support(params: SMPParameters) -> list[str]:
     params.check_framework("pytorch")
     errors = [f"mp_parameters.{name}={getattr(params, name)!r} is not supported by sagelaunch's modelparallel; {fix}"
               for name, unsupported, fix in NOT_IMPLEMENTED if unsupported(getattr(params, name))]
+    errors += [f"mp_parameters.{name}={getattr(params, name)!r} with pipeline_parallel_degree="
+               f"{params.pipeline_parallel_degree}, sharded_data_parallel_degree={params.sharded_data_parallel_degree} "
+               f"is not supported by sagelaunch's modelparallel; {fix}"
+               for name, unsupported, fix in NOT_IMPLEMENTED_WITH if unsupported(params)]
     if errors:
         raise ValueError("; ".join(errors))
     defaults = type(params).model_fields

@@ -18,6 +18,7 @@ import torch.distributed as dist
 
 from modelparallel.core import _require_init, state
 from modelparallel.errors import SMPValidationError
+from modelparallel.tensor_parallel import full_value, own_part
 
 PARTIAL_KEY = "_smp_is_partial"
 
@@ -36,15 +37,9 @@ def local_model_state(model) -> dict[str, Any]:
 def full_model_state(model) -> dict[str, Any]:
     """Gather tensor-parallel shards (tp group) and pipeline stages (pp group) into the original model's dict."""
     st = _require_init()
-    tp_size = len(st.layout.groups["tp"])
     out: dict[str, Any] = {}
     for name, value in model.module.state_dict().items():
-        local = _local_tensor(value).detach()
-        dim = model.tp_shard_dims.get(name)
-        if dim is not None and tp_size > 1:
-            parts = [torch.empty_like(local) for _ in range(tp_size)]
-            dist.all_gather(parts, local.contiguous(), group=st.groups["tp"])
-            local = torch.cat(parts, dim=dim)
+        local = full_value(value.detach())  # tensor-parallel and FSDP shards gathered
         out[name] = local.cpu().clone()
     if len(st.layout.groups["pp"]) > 1:
         stages: list[Any] = [None] * len(st.layout.groups["pp"])
@@ -54,7 +49,7 @@ def full_model_state(model) -> dict[str, Any]:
 
 
 def load_model_state(model, state_dict: dict[str, Any], strict: bool = True):
-    st = _require_init()
+    _require_init()
     sd = dict(state_dict)
     partial = bool(sd.pop(PARTIAL_KEY, False))
     own = model.module.state_dict()
@@ -65,15 +60,13 @@ def load_model_state(model, state_dict: dict[str, Any], strict: bool = True):
             f"load_state_dict: missing keys {missing[:5]}{'…' if len(missing) > 5 else ''}, unexpected keys "
             f"{unexpected[:5]}; was the checkpoint saved with the same model and parallel layout?"
         )
-    tp_size, tp_rank = len(st.layout.groups["tp"]), st.layout.tp_rank
     with torch.no_grad():
         for name, target in own.items():
             if name not in sd:
                 continue
             value = sd[name]
-            dim = model.tp_shard_dims.get(name)
-            if not partial and dim is not None and tp_size > 1:
-                value = value.chunk(tp_size, dim=dim)[tp_rank]
+            if not partial:
+                value = own_part(value, target)
             _local_tensor(target).copy_(value)
 
 
@@ -89,7 +82,6 @@ def full_optimizer_state(optimizer) -> dict[str, Any]:
     st = _require_init()
     model = optimizer.model
     local = optimizer.local_optimizer().state
-    tp_size = len(st.layout.groups["tp"])
     mine: dict[str, dict[str, Any]] = {}
     # same parameter order on every tp peer, so the tp all_gathers below pair up
     for name, p in model.local_named_parameters():
@@ -98,13 +90,9 @@ def full_optimizer_state(optimizer) -> dict[str, Any]:
         entry = {}
         for key, value in local[p].items():
             if isinstance(value, torch.Tensor):
-                value = _local_tensor(value).detach()
-                dim = model.tp_shard_dims.get(name)
-                if dim is not None and tp_size > 1 and value.dim() > 0:
-                    parts = [torch.empty_like(value) for _ in range(tp_size)]
-                    dist.all_gather(parts, value.contiguous(), group=st.groups["tp"])
-                    value = torch.cat(parts, dim=dim)
-                value = value.cpu().clone()
+                if value.dim() > 0:
+                    value = full_value(value.detach())
+                value = _local_tensor(value).detach().cpu().clone()
             entry[key] = value
         mine[name] = entry
     names = _param_names(optimizer)
@@ -131,7 +119,6 @@ def load_full_optimizer_state(optimizer, full: dict[str, Any]) -> None:
     st = _require_init()
     model = optimizer.model
     names = _param_names(optimizer)
-    tp_size, tp_rank = len(st.layout.groups["tp"]), st.layout.tp_rank
     ordered = [p for g in optimizer.optimizer.param_groups for p in g["params"]]
     missing = [names[id(p)] for p in ordered if names[id(p)] not in full["state"]]
     state: dict[int, dict[str, Any]] = {}
@@ -142,9 +129,7 @@ def load_full_optimizer_state(optimizer, full: dict[str, Any]) -> None:
         entry = {}
         for key, value in full["state"][name].items():
             if isinstance(value, torch.Tensor) and value.dim() > 0:
-                dim = model.tp_shard_dims.get(name)
-                if dim is not None and tp_size > 1:
-                    value = value.chunk(tp_size, dim=dim)[tp_rank]
+                value = own_part(value, p)
                 value = value.to(st.device)
                 if hasattr(p, "device_mesh"):  # a DTensor parameter needs DTensor state
                     from torch.distributed.tensor import DTensor
@@ -168,9 +153,14 @@ def load_full_optimizer_state(optimizer, full: dict[str, Any]) -> None:
 
 
 # ----- files
+def _holds_own_shards() -> bool:
+    """Sharded data parallelism: every data-parallel rank holds a different shard of the model and optimizer."""
+    return bool(getattr(state.model, "sharded_data_parallel", False))
+
+
 def _rank_suffix(v3: bool = False) -> str:
     lay = _require_init().layout
-    return f"_{lay.pp_rank}_{lay.tp_rank}" + (f"_{lay.rdp_rank}" if v3 else "")
+    return f"_{lay.pp_rank}_{lay.tp_rank}" + (f"_{lay.rdp_rank}" if v3 or _holds_own_shards() else "")
 
 
 def save(obj: Any, f: str, partial: bool = True, v3: bool = False, **kwargs: Any) -> None:
@@ -218,14 +208,14 @@ def save_checkpoint(path: str, tag: str, partial: bool = True, model=None, optim
     barrier()
     if model is not None:
         if partial:
-            if lay.rdp_rank == 0:
+            if lay.rdp_rank == 0 or _holds_own_shards():
                 save(model.local_state_dict(), os.path.join(folder, "model"), partial=True)
         elif lay.rdp_rank == 0:
             full = model.state_dict()
             full[PARTIAL_KEY] = False
             save(full, os.path.join(path, tag), partial=False)
     if optimizer is not None and partial:
-        if optimizer.sharded or lay.rdp_rank == 0:
+        if optimizer.sharded or lay.rdp_rank == 0 or _holds_own_shards():
             save(optimizer.local_state_dict(), os.path.join(folder, "optimizer_states"), partial=True,
                  v3=optimizer.sharded)
     if user_content is not None:
@@ -276,7 +266,9 @@ def resume_from_checkpoint(path: str, tag: str | None = None, partial: bool = Tr
     return load(uc, partial=False) if os.path.isfile(uc) else None
 
 
-LAYOUT_KEYS = ("pipeline_parallel_degree", "tensor_parallel_degree", "shard_optimizer_state")
+# what the model files depend on, then what the optimizer files also depend on
+LAYOUT_KEYS = ("pipeline_parallel_degree", "tensor_parallel_degree", "sharded_data_parallel_degree",
+               "shard_optimizer_state")
 
 
 def _verify_layout(config_file: str, cfg, load_optimizer: bool) -> None:
@@ -284,7 +276,7 @@ def _verify_layout(config_file: str, cfg, load_optimizer: bool) -> None:
     if not os.path.isfile(config_file):
         return
     saved = torch.load(config_file, weights_only=False)
-    keys = LAYOUT_KEYS if load_optimizer else LAYOUT_KEYS[:2]
+    keys = LAYOUT_KEYS if load_optimizer else LAYOUT_KEYS[:3]
     changed = [f"{k}: saved {saved.get(k)!r}, now {getattr(cfg, k)!r}" for k in keys if saved.get(k) != getattr(cfg, k)]
     if changed:
         raise SMPValidationError(

@@ -34,16 +34,29 @@ class DistributedModel(nn.Module):
         if isinstance(module, DistributedModel):
             raise SMPValidationError("the module is already an smp.DistributedModel; wrap the plain nn.Module once")
         self.average_grads_across_microbatches = average_grads_across_microbatches
-        module.to(st.device)
-        self.module = module
         tp, pp = cfg.tensor_parallel_degree, cfg.pipeline_parallel_degree
+        from modelparallel.delayed_init import check_delayed, is_delayed, materialize
+
+        check_delayed(module, cfg)
+        if is_delayed(module) and tp == 1:  # with tp > 1, tensor parallelism materialises layer by layer
+            materialize(module, st.device)
+        if not is_delayed(module):
+            module.to(st.device)
+        self.module = module
         # 1. tensor parallel: DTensor plans over the tp sub-mesh
         self.tp_shard_dims: dict[str, int | None] = {}
         if tp > 1:
             from modelparallel.tensor_parallel import apply_tensor_parallel
 
-            self.tp_shard_dims = apply_tensor_parallel(module, st.mesh["T"], tp)
+            self.tp_shard_dims = apply_tensor_parallel(module, st.mesh["T"], tp, st.device)
         # with distributed modules, tp ranks share one (scaled) batch; otherwise tp ranks are plain replicas
+        # sharded data parallelism (FSDP2) replaces DDP over the data-parallel ranks (jobspec: tp = pp = 1)
+        self.sharded_data_parallel = cfg.sharded_data_parallel_degree > 1
+        if self.sharded_data_parallel:
+            from modelparallel.sharded_data_parallel import shard_model, sharding_mesh
+
+            mesh = sharding_mesh(st.device.type, dist.get_world_size(), cfg.sharded_data_parallel_degree)
+            shard_model(module, mesh, st.groups["dp"])
         self.scaled_batch = bool(self.tp_shard_dims) and not cfg.prescaled_batch
         self.replica_group_name = "rdp" if self.tp_shard_dims else "dp"
         replica_pg = st.groups[self.replica_group_name]
@@ -67,8 +80,8 @@ class DistributedModel(nn.Module):
         self.manual_sync = bool(cfg.ddp and self.replica_size > 1 and (pp > 1 or self.tp_shard_dims))
         wrapped = []
         for m in stage_modules:
-            if cfg.ddp and self.replica_size > 1 and pp == 1:
-                ignore = [n for n, p in m.named_parameters() if _is_dtensor(p)]
+            if cfg.ddp and self.replica_size > 1 and pp == 1 and not self.sharded_data_parallel:
+                ignore = [n for n, p in m.named_parameters(remove_duplicate=False) if _is_dtensor(p)]  # tied too
                 if ignore:
                     nn.parallel.DistributedDataParallel._set_params_and_buffers_to_ignore_for_model(m, ignore)
                 if len(ignore) < len(list(m.parameters())):
@@ -152,7 +165,12 @@ class DistributedModel(nn.Module):
             torch.autograd.backward(tensors, [g * scale for g in grads] if scale != 1.0 else grad_tensors)
 
     def sync_context(self, last_microbatch: bool):
-        """DDP reduces only after the last microbatch's backward."""
+        """DDP (or FSDP) reduces only after the last microbatch's backward."""
+        if self.sharded_data_parallel:
+            from modelparallel.sharded_data_parallel import gradient_sync
+
+            gradient_sync(self.module, last_microbatch)
+            return contextlib.nullcontext()
         if last_microbatch or not self.ddp_modules or self.pipeline is not None:
             return contextlib.nullcontext()
         stack = contextlib.ExitStack()
@@ -161,7 +179,12 @@ class DistributedModel(nn.Module):
         return stack
 
     def finish_step(self) -> None:
-        """Average over the replica group the gradients DDP did not reduce (DTensor ones; all when pipelined)."""
+        """Average over the replica group the gradients DDP did not reduce (DTensor ones; all when pipelined).
+        With sharded data parallelism, clip the gradients' global norm to sdp_gradient_clipping as SMP does."""
+        if self.pipeline is not None and hasattr(self.stage_plan.builder, "sync_tied_gradients"):
+            self.stage_plan.builder.sync_tied_gradients(state.groups["pp"])
+        if self.sharded_data_parallel and state.cfg.sdp_gradient_clipping > 0:
+            torch.nn.utils.clip_grad_norm_(self.module.parameters(), state.cfg.sdp_gradient_clipping)
         if not self.manual_sync:
             return
         grads = [p.grad.to_local() if _is_dtensor(p.grad) else p.grad for p in self.module.parameters()

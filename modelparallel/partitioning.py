@@ -41,6 +41,20 @@ def partition(index: int):
         _stack.pop()
 
 
+def set_partition(module, index: int) -> None:
+    """SMP's smp.set_partition: place `module` (a layer of the model's layer stack, or an nn.Sequential child)
+    on pipeline partition `index` (honoured when auto_partition is False)."""
+    from modelparallel.core import state
+
+    if state.initialized and not 0 <= index < state.cfg.pipeline_parallel_degree:
+        raise SMPValidationError(
+            f"smp.set_partition(..., {index}): index must be in 0..{state.cfg.pipeline_parallel_degree - 1} "
+            f"(pipeline_parallel_degree={state.cfg.pipeline_parallel_degree})"
+        )
+    for m in module.modules():
+        setattr(m, MARK, index)
+
+
 def split_evenly(n_units: int, n_chunks: int) -> list[range]:
     if n_units < n_chunks:
         raise SMPValidationError(
@@ -182,16 +196,21 @@ class _BertStages:
 def stage_builder(module):
     import torch.nn as nn
 
+    from modelparallel.pipeline_stack import LayerStackStages, find_layer_stack
+
     if isinstance(module, nn.Sequential):
         return _SequentialStage(module)
     prefix = getattr(module, "base_model_prefix", None)
     base = getattr(module, prefix, None) if prefix else None
     if base is not None and hasattr(getattr(base, "encoder", None), "layer") and hasattr(module, "classifier"):
         return _BertStages(module)
+    stack = find_layer_stack(module)
+    if stack is not None:
+        return LayerStackStages(module, *stack)
     raise SMPValidationError(
-        f"pipeline_parallel_degree > 1 needs a model whose layers run in order: an nn.Sequential or a Hugging Face "
-        f"BERT/RoBERTa sequence classifier; got {type(module).__name__}. Wrap your layers in nn.Sequential or "
-        "set pipeline_parallel_degree=1"
+        f"pipeline_parallel_degree > 1 needs a model whose layers run in order: an nn.Sequential, or a module tree "
+        f"with a layer stack (an nn.ModuleList of two or more layers, as in Hugging Face models); got "
+        f"{type(module).__name__} with none. Put the layers in an nn.ModuleList or set pipeline_parallel_degree=1"
     )
 
 

@@ -1,21 +1,15 @@
-"""Tensor parallelism: which modules to distribute (smp.tensor_parallelism / set_tensor_parallelism marks) and the
-DTensor plans that distribute them (`parallelize_module` with ColwiseParallel / RowwiseParallel).
-
-Built-in plans:
-- Hugging Face BERT/RoBERTa layers: attention.self.{query,key,value} and intermediate.dense column-wise,
-  attention.output.dense and output.dense row-wise (Megatron layout: one all-reduce per block).
-- nn.Sequential stacks of nn.Linear: consecutive Linear pairs (only parameter-free modules such as activations
-  or dropout between them) become column-wise + row-wise.
-"""
+"""Tensor parallelism: which modules to distribute (smp.tensor_parallelism / set_tensor_parallelism marks),
+distributing them with DTensor (`parallelize_module` with the plans of tp_plans.py), and refusing a
+tensor_parallel_degree > 1 that would distribute nothing (the ranks would silently run as replicas)."""
 
 from __future__ import annotations
 
 import contextlib
+from collections import Counter
 from typing import Any
 
 from modelparallel.errors import SMPValidationError
-
-MARK = "_smp_tensor_parallel"
+from modelparallel.tp_marks import MARK, is_marked  # noqa: F401  (is_marked: part of this module's API)
 
 
 @contextlib.contextmanager
@@ -40,114 +34,83 @@ def set_tensor_parallelism(module, enabled: bool = True, **tensor_parallel_confi
         setattr(m, MARK, enabled)
 
 
-def _is_marked(module) -> bool:
-    """Marked itself, or (the top-level module of a tensor_parallelism() block, which no parent registered)
-    all of its children are."""
-    if MARK in vars(module):
-        return bool(vars(module)[MARK])
-    children = list(module.children())
-    return bool(children) and all(getattr(c, MARK, False) for c in children)
+def build_plan(module, tp: int):
+    from modelparallel.tp_plans import build_plan as plan_of
+
+    return plan_of(module, tp)
 
 
-def _is_bert_layer(m) -> bool:
-    att = getattr(m, "attention", None)
-    return (att is not None and hasattr(getattr(att, "self", None), "query") and hasattr(m, "intermediate")
-            and hasattr(getattr(m, "output", None), "dense"))
+def _nothing_to_distribute(module, tp: int) -> SMPValidationError:
+    counts = Counter(type(m).__name__ for m in module.modules()
+                     if any(True for _ in m.parameters(recurse=False)))
+    found = ", ".join(f"{name} x{n}" for name, n in counts.most_common()) or "none"
+    marked = any(getattr(m, MARK, False) for m in module.modules())
+    return SMPValidationError(
+        f"tensor_parallel_degree={tp}, but smp.DistributedModel found nothing to distribute in "
+        f"{type(module).__name__} (modules with parameters: {found}; "
+        f"{'some are' if marked else 'none is'} marked for tensor parallelism). The ranks would run as "
+        "replicas. Distributable: Hugging Face BERT/RoBERTa layers, GPT-2 blocks (Conv1D), Hugging Face models "
+        "with a base_model_tp_plan (Llama, GPT-NeoX, GPT-J, ...), smp.nn.DistributedTransformer* layers and "
+        "nn.Sequential stacks of nn.Linear pairs, created inside smp.tensor_parallelism() or marked with "
+        "smp.set_tensor_parallelism(module); or set tensor_parallel_degree=1"
+    )
 
 
-def _divisors(n: int) -> str:
-    return ", ".join(str(d) for d in range(1, n + 1) if n % d == 0)
-
-
-def _bert_layer_plan(name: str, layer, tp: int) -> dict[str, Any]:
-    from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel
-
-    heads = layer.attention.self.num_attention_heads
-    inter = layer.intermediate.dense.out_features
-    if heads % tp:
-        raise SMPValidationError(
-            f"tensor_parallel_degree={tp} does not divide num_attention_heads={heads} of {name or 'the layer'}; "
-            f"allowed degrees: {_divisors(heads)}; change tensor_parallel_degree or the model's heads"
-        )
-    if inter % tp:
-        raise SMPValidationError(
-            f"tensor_parallel_degree={tp} does not divide intermediate_size={inter} of {name or 'the layer'}; "
-            f"allowed degrees: {_divisors(inter)}"
-        )
-    p = f"{name}." if name else ""
-    return {
-        f"{p}attention.self.query": ColwiseParallel(),
-        f"{p}attention.self.key": ColwiseParallel(),
-        f"{p}attention.self.value": ColwiseParallel(),
-        f"{p}attention.output.dense": RowwiseParallel(),
-        f"{p}intermediate.dense": ColwiseParallel(),
-        f"{p}output.dense": RowwiseParallel(),
-    }
-
-
-def _linear_stack_plan(name: str, seq, tp: int) -> dict[str, Any]:
-    import torch.nn as nn
-    from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel
-
-    plan: dict[str, Any] = {}
-    pending = None  # a Linear waiting for its row-wise partner
-    for child_name, child in seq.named_children():
-        full = f"{name}.{child_name}" if name else child_name
-        if isinstance(child, nn.Linear):
-            if pending is None:
-                pending = (full, child)
-                continue
-            col_name, col = pending
-            if col.out_features % tp:
-                raise SMPValidationError(
-                    f"tensor_parallel_degree={tp} does not divide out_features={col.out_features} of {col_name}; "
-                    f"allowed degrees: {_divisors(col.out_features)}"
-                )
-            plan[col_name], plan[full] = ColwiseParallel(), RowwiseParallel()
-            pending = None
-        elif any(True for _ in child.parameters()):
-            pending = None  # a module with parameters (e.g. LayerNorm) needs the full feature dim
-    return plan
-
-
-def build_plan(module, tp: int) -> dict[str, Any]:
-    """The parallelize_module plan for every marked module we know how to distribute."""
-    import torch.nn as nn
-
-    plan: dict[str, Any] = {}
-    covered: list[str] = []
-    for name, m in module.named_modules():
-        if not _is_marked(m) or any(name == c or name.startswith(c + ".") for c in covered):
-            continue
-        if _is_bert_layer(m):
-            plan.update(_bert_layer_plan(name, m, tp))
-            covered.append(name)
-        elif isinstance(m, nn.Sequential):
-            sub = _linear_stack_plan(name, m, tp)
-            if sub:
-                plan.update(sub)
-                covered.append(name)
-    return plan
-
-
-def apply_tensor_parallel(module, tp_mesh, tp: int) -> dict[str, int | None]:
-    """Distribute `module` in place; returns {parameter name: shard dim, or None if replicated DTensor}."""
+def apply_tensor_parallel(module, tp_mesh, tp: int, device) -> dict[str, int | None]:
+    """Distribute `module` in place (materialising it first, layer by layer, when it was built on the meta device
+    by smp.delay_param_initialization); returns {parameter name: shard dim, or None if replicated DTensor}.
+    Raises SMPValidationError when nothing in `module` can be distributed."""
     from torch.distributed.tensor import DTensor, Shard
     from torch.distributed.tensor.parallel import parallelize_module
+    from torch.distributed.tensor.placement_types import _StridedShard
+
+    from modelparallel.delayed_init import is_delayed, materialize, shard_points
 
     plan = build_plan(module, tp)
-    if not plan:
-        return {}
-    parallelize_module(module, tp_mesh, plan)
-    for name, m in module.named_modules():
-        if _is_bert_layer(m) and (f"{name}.attention.self.query" if name else "attention.self.query") in plan:
-            att = m.attention.self
-            att.num_attention_heads //= tp  # the local heads; HF reshapes with -1 but keep attributes truthful
-            if hasattr(att, "all_head_size"):
-                att.all_head_size //= tp
+    if not plan.styles:
+        raise _nothing_to_distribute(module, tp)
+    if is_delayed(module):
+        points = shard_points(plan.styles, module)
+
+        def shard(name, m):
+            if name in points:
+                styles = points[name]
+                parallelize_module(m, tp_mesh, styles.get("") or styles)
+
+        materialize(module, device, shard)
+    else:
+        parallelize_module(module, tp_mesh, plan.styles)
+    plan.retie()
+    plan.localize_heads(tp)
     specs: dict[str, int | None] = {}
     for name, p in module.named_parameters():
         if isinstance(p, DTensor):
             placement = p.placements[0]
-            specs[name] = placement.dim if isinstance(placement, Shard) else None
+            specs[name] = placement.dim if isinstance(placement, (Shard, _StridedShard)) else None
+            if specs[name] is not None:
+                p.register_post_accumulate_grad_hook(_shard_gradient)
     return specs
+
+
+def _shard_gradient(param) -> None:
+    """A vocab-parallel embedding's gradient arrives replicated (the whole matrix on every rank): keep only this
+    rank's rows, as the parameter (a local slice, no communication)."""
+    if param.grad.placements != param.placements:
+        param.grad = param.grad.redistribute(param.device_mesh, param.placements)
+
+
+def full_value(value):
+    """The whole tensor of a tensor-parallel DTensor (collective over the tp group; strided shards such as
+    GPT-2's fused q|k|v come back in the original order); anything else as it is."""
+    from torch.distributed.tensor import DTensor
+
+    return value.full_tensor() if isinstance(value, DTensor) else value
+
+
+def own_part(full, like):
+    """This rank's local shard of the whole tensor `full`, sharded like the DTensor `like` (no communication)."""
+    from torch.distributed.tensor import DTensor, distribute_tensor
+
+    if not isinstance(like, DTensor):
+        return full
+    return distribute_tensor(full.to(like.device), like.device_mesh, like.placements, src_data_rank=None).to_local()

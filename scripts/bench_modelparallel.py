@@ -5,6 +5,9 @@
    measured with autograd saved_tensors_hooks (plus the inputs the checkpointed layers keep, and the one layer
    that is recomputed at a time during backward).
 3. Step time of tp=2 and pp=2 (2 torchrun ranks on this machine) relative to one process on the same batch.
+4. A small Hugging Face GPT-2 (LM head, tied embeddings): per-rank model-state memory (parameters + gradients +
+   Adam state, local shards only) and step time at degree 1 vs tp=2, pp=2 and sharded data parallelism 2
+   (target: ≤ 0.55× the degree-1 memory at tp=2 and sharded DP 2).
 
 usage: python scripts/bench_modelparallel.py [--steps 8] [--hidden 128] [--layers 4] [--seq 32] [--batch 16] [--quick]
 (--quick: a tiny model and one timed step, to check the benchmark still runs; its figures mean nothing)
@@ -34,6 +37,69 @@ def build_roberta(hidden: int, layers: int, seq: int, seed: int = 0):
                         num_labels=3, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, pad_token_id=1)
     cfg._attn_implementation = "eager"
     return RobertaForSequenceClassification(cfg)
+
+
+def build_gpt2(hidden: int, layers: int, seq: int, vocab: int, seed: int = 0):
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(seed)
+    cfg = GPT2Config(vocab_size=vocab, n_positions=seq, n_embd=hidden, n_layer=layers, n_head=4, bos_token_id=0,
+                     eos_token_id=0, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
+    cfg._attn_implementation = "eager"
+    return GPT2LMHeadModel(cfg)
+
+
+GPT2_LAYOUTS = {  # name → (mp_parameters, built inside smp.tensor_parallelism())
+    "degree 1": ({}, False),
+    "tp=2": ({"tensor_parallel_degree": 2, "ddp": True}, True),
+    "pp=2": ({"pipeline_parallel_degree": 2, "microbatches": 2, "pipeline": "simple"}, False),
+    "sharded DP 2": ({"sharded_data_parallel_degree": 2, "ddp": True}, False),
+}
+
+
+def model_state_bytes(model, opt) -> dict[str, int]:
+    """Bytes this rank holds: parameters, gradients (local shards; tied tensors once) and optimizer state."""
+    def local(t):
+        return getattr(t, "_local_tensor", t)
+
+    params = {id(p): local(p) for p in model.parameters()}
+    grads = {id(p): local(p.grad) for p in model.parameters() if p.grad is not None}
+    size = lambda ts: sum(t.numel() * t.element_size() for t in ts.values())  # noqa: E731
+    return {"params": size(params), "grads": size(grads), "optimizer": opt.local_state_bytes()}
+
+
+def gpt2_run(args, name: str) -> dict:
+    """One layout on this world: memory after a step (gradients kept) and the median step time."""
+    import torch
+
+    import modelparallel as smp
+
+    from tests.modelparallel.models import lm_loss
+
+    config, tensor_parallel = GPT2_LAYOUTS[name]
+    smp.init(config)
+    with smp.tensor_parallelism(enabled=tensor_parallel):
+        module = build_gpt2(args.hidden, args.layers, args.seq, args.vocab)
+    model = smp.DistributedModel(module)
+    opt = smp.DistributedOptimizer(torch.optim.Adam(model.parameters(), lr=1e-4))
+
+    @smp.step
+    def train_step(model, ids):
+        loss = lm_loss(model(ids).logits, ids)
+        model.backward(loss)
+        return loss
+
+    g = torch.Generator().manual_seed(0)
+    ids = torch.randint(0, args.vocab, (args.batch, args.seq), generator=g)
+    if smp.dp_size() > 1:  # each data-parallel rank (tp ranks included: scaled batch) brings its share
+        ids = ids.chunk(smp.dp_size())[smp.dp_rank()]
+    opt.zero_grad()
+    train_step(model, ids)
+    opt.step()
+    memory = model_state_bytes(model, opt)
+    step = time_steps(model, opt, lambda m, i, *_: train_step(m, i), ids, None, None, args.steps)
+    return {"memory": memory, "step_time": step}
 
 
 def batch(n: int, seq: int, step: int = 0):
@@ -157,8 +223,9 @@ def single_process(args) -> dict:
     model = smp.DistributedModel(build_roberta(args.hidden, args.layers, args.seq))
     opt = smp.DistributedOptimizer(torch.optim.Adam(model.parameters(), lr=1e-3))
     step_time = time_steps(model, opt, make_step(), *batch(args.batch, args.seq), args.steps)
+    gpt2 = gpt2_run(args, "degree 1")
     return {"saved_no_ckpt": no_ckpt, "saved_ckpt": ckpt, "recompute_layer": recompute, "step_time": step_time,
-            "threads": torch.get_num_threads()}
+            "threads": torch.get_num_threads(), "gpt2": gpt2}
 
 
 # ----- 1 and 3: two torchrun ranks
@@ -191,6 +258,7 @@ def worker(args) -> None:
         if name == "tp2":  # each tp rank brings half of the batch; the scaled batch is the whole one
             ids, mask, y = (t.chunk(2)[smp.tp_rank()] for t in (ids, mask, y))
         out[name] = time_steps(model, opt, make_step(), ids, mask, y, args.steps)
+    out["gpt2"] = {name: smp.allgather(gpt2_run(args, name)) for name in GPT2_LAYOUTS if name != "degree 1"}
     if dist.get_rank() == 0:
         with open(args.out, "w") as fd:
             json.dump(out, fd)
@@ -204,7 +272,8 @@ def launch_workers(args) -> dict:
     out = os.path.join(tempfile.mkdtemp(prefix="bench_mp_"), "ranks.json")
     cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--master-port", str(port),
            os.path.abspath(__file__), "--worker", "--out", out, "--steps", str(args.steps), "--hidden",
-           str(args.hidden), "--layers", str(args.layers), "--seq", str(args.seq), "--batch", str(args.batch)]
+           str(args.hidden), "--layers", str(args.layers), "--seq", str(args.seq), "--batch", str(args.batch),
+           "--vocab", str(args.vocab)]
     env = {**os.environ, "PYTHONPATH": REPO, "SMP_TIMEOUT_SECONDS": "120"}
     subprocess.run(cmd, check=True, env=env, timeout=900, stdout=subprocess.DEVNULL)
     return json.load(open(out))
@@ -217,12 +286,13 @@ def main() -> None:
     parser.add_argument("--layers", type=int, default=4)
     parser.add_argument("--seq", type=int, default=32)
     parser.add_argument("--batch", type=int, default=16)
+    parser.add_argument("--vocab", type=int, default=512, help="GPT-2 vocabulary (section 4)")
     parser.add_argument("--quick", action="store_true", help="tiny sizes and 1 step: checks the script runs")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.quick:
-        args.steps, args.hidden, args.layers, args.seq, args.batch = 1, 16, 2, 8, 4
+        args.steps, args.hidden, args.layers, args.seq, args.batch, args.vocab = 1, 16, 2, 8, 4, 64
     if args.worker:
         return worker(args)
     multi = launch_workers(args)
@@ -245,6 +315,22 @@ def main() -> None:
     for name in ("tp2", "pp2"):
         print(f"   {name}: {multi[name] * 1e3:8.1f} ms   ×{multi[name] / single['step_time']:.2f} of single process "
               "(2 ranks × 1 thread each, gloo)")
+    base = single["gpt2"]
+    base_total = sum(base["memory"].values())
+    print(f"4. GPT-2 LM head hidden={args.hidden} layers={args.layers} vocab={args.vocab} seq={args.seq} "
+          f"batch={args.batch}: model state per rank (params + grads + Adam) and step time")
+    print(f"   {'layout':<13} {'rank':>4} {'params':>11} {'grads':>11} {'optimizer':>11} {'total':>11} {'ratio':>6} "
+          f"{'step ms':>8} {'× time':>6}")
+    rows = [("degree 1", [base])] + [(name, multi["gpt2"][name]) for name in GPT2_LAYOUTS if name != "degree 1"]
+    for name, ranks in rows:
+        for rank, res in enumerate(ranks):
+            m = res["memory"]
+            total = sum(m.values())
+            ratio, ms, slower = total / base_total, res["step_time"] * 1e3, res["step_time"] / base["step_time"]
+            print(f"   {name:<13} {rank:>4} {m['params']:>11,} {m['grads']:>11,} {m['optimizer']:>11,} {total:>11,} "
+                  f"{ratio:>6.3f} {ms:>8.1f} {slower:>6.2f}")
+    print("   (target: ratio ≤ 0.55 at tp=2 and sharded DP 2; tp=2 shards the tied vocabulary matrix too, "
+          "position embeddings and norms stay replicated)")
 
 
 if __name__ == "__main__":

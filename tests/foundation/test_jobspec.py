@@ -41,13 +41,10 @@ def _mp(**parameters):
 
 
 @pytest.mark.parametrize("parameters", [
-    {"fp16": True}, {"bf16": True}, {"delayed_parameter_initialization": True},
-    {"sharded_data_parallel_degree": 2, "ddp": True},
+    {"fp16": True}, {"bf16": True},
 ])
 def test_a_local_job_refuses_at_construction_what_smp_init_refuses(parameters):
     mp = _mp(**parameters)
-    if parameters.get("sharded_data_parallel_degree"):
-        mp["mpi"]["processes_per_host"] = 2
     with pytest.raises(ValidationError) as err:
         PyTorch(entry_point="train.py", framework_version="2.0.0", instance_type="local", distribution=mp)
     name = next(iter(parameters))

@@ -20,7 +20,7 @@ import torch.distributed as dist  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 import modelparallel as smp  # noqa: E402
-from models import BUILDERS, global_batch, make_optimizer, shard  # noqa: E402
+from models import BUILDERS, CAUSAL_LMS, global_batch, lm_loss, make_optimizer, shard  # noqa: E402
 
 
 @smp.step
@@ -38,25 +38,49 @@ def hf_step(model, x, mask, y):
     return loss
 
 
+@smp.step
+def lm_step(model, x):
+    loss = lm_loss(model(x).logits, x)
+    model.backward(loss)
+    return loss
+
+
+@smp.step
+def smp_lm_step(model, x):
+    loss = lm_loss(model((x, None, None, None, None)), x)
+    model.backward(loss)
+    return loss
+
+
 def run_step(name: str, model, batch):
     if name == "mlp":
         return mlp_step(model, batch["x"], batch["y"])
+    if name == "smp_lm":
+        return smp_lm_step(model, batch["x"])
+    if name in CAUSAL_LMS:
+        return lm_step(model, batch["x"])
     return hf_step(model, batch["x"], batch["mask"], batch["y"])
 
 
-def full_grads(dmodel) -> dict[str, list]:
+def tied_aliases(model_name: str) -> dict[str, str]:
+    """{other name: first name} of parameters the model ties (GPT-2's lm_head.weight is transformer.wte.weight):
+    a pipeline stage may hold a tied parameter under its other name."""
+    names: dict[int, list[str]] = {}
+    for name, p in BUILDERS[model_name]().named_parameters(remove_duplicate=False):
+        names.setdefault(id(p), []).append(name)
+    return {alias: group[0] for group in names.values() for alias in group[1:]}
+
+
+def full_grads(dmodel, aliases: dict[str, str]) -> dict[str, list]:
     from torch.distributed.tensor import DTensor
 
     out = {}
     for name, p in dmodel.local_named_parameters():
+        name = aliases.get(name, name)
         if p.grad is None:
             continue
-        g = p.grad.to_local() if isinstance(p.grad, DTensor) else p.grad
-        dim = dmodel.tp_shard_dims.get(name)
-        if dim is not None and smp.tp_size() > 1:
-            parts = [torch.empty_like(g) for _ in range(smp.tp_size())]
-            dist.all_gather(parts, g.contiguous(), group=smp.get_tp_process_group())
-            g = torch.cat(parts, dim=dim)
+        # tensor-parallel or FSDP shards; strided ones (GPT-2's fused q|k|v) come back in the original order
+        g = p.grad.full_tensor() if isinstance(p.grad, DTensor) else p.grad
         out[name] = g.detach().cpu().tolist()
     return out
 
@@ -68,6 +92,9 @@ def dp_mean(value: float) -> float:
 
 
 def build(case: dict, seed: int):
+    if case["config"].get("delayed_parameter_initialization") and not case.get("materialised"):
+        with smp.delay_param_initialization():
+            return build({**case, "config": {}}, seed)
     if case.get("manual_partition"):  # smp.partition contexts around each layer (auto_partition=False)
         reference = BUILDERS[case["model"]](seed)
         module = torch.nn.Sequential()
@@ -116,6 +143,7 @@ def wrap(case: dict, seed: int = 0):
 
 def train(case: dict, model, opt, steps: range) -> dict:
     losses, grads, saved_bytes, model_bytes, packed_bytes = [], [], [], [], []
+    aliases = tied_aliases(case["model"])
     saved = {}
     # what the model itself saves, apart from the step function's loss (which SMP neither checkpoints nor offloads)
     hooks = [model.register_forward_pre_hook(lambda *_: saved.__setitem__("in_model", True)),
@@ -135,7 +163,7 @@ def train(case: dict, model, opt, steps: range) -> dict:
         model_bytes.append(saved["model_bytes"])
         packed_bytes.append((model.offload_stats or {}).get("packed_bytes", 0) - packed_before)
         losses.append(dp_mean(out.reduce_mean().item()))
-        grads.append(full_grads(model))
+        grads.append(full_grads(model, aliases))
         opt.step()
     for h in hooks:
         h.remove()
@@ -148,11 +176,18 @@ def case_train(case: dict) -> dict:
     model, opt = wrap(case)
     result = train(case, model, opt, range(case.get("steps", 3)))
     result["layout"] = {"pp": smp.pp_size(), "tp": smp.tp_size(), "dp": smp.dp_size(), "rdp": smp.rdp_size()}
+    result["pp_rank"] = smp.pp_rank()
     result["opt_state_bytes"] = opt.local_state_bytes()
     result["distributed_params"] = sorted(n for n, d in model.tp_shard_dims.items() if d is not None)
     full = model.state_dict()  # gathered over tp and pp: the original model's names and shapes
     result["full_state"] = {k: v.tolist() for k, v in full.items()} if smp.rank() == 0 else None
     result["local_params"] = [n for n, _ in model.local_named_parameters()]
+    local = {n: getattr(p, "_local_tensor", p) for n, p in model.local_named_parameters()}
+    result["local_shapes"] = {n: list(t.shape) for n, t in local.items()}
+    result["local_numel"] = sum(t.numel() for t in {id(t): t for t in local.values()}.values())
+    grads = {id(p): getattr(p.grad, "_local_tensor", p.grad) for _, p in model.local_named_parameters()
+             if p.grad is not None}
+    result["local_grad_numel"] = sum(g.numel() for g in grads.values())  # the last step's, before zero_grad
     result["offload_stats"] = model.offload_stats
     result["wrap_warnings"] = model.wrap_warnings
     full_opt = opt.state_dict()  # gathered over tp, pp and the ZeRO shards: keyed by parameter name
@@ -284,6 +319,8 @@ def case_error(case: dict) -> dict:
         opt = make_optimizer("sgd", module.parameters())
         model = smp.DistributedModel(module)
         smp.DistributedOptimizer(opt)
+    elif kind == "bad_model":  # refused while wrapping
+        wrap(case)
     elif kind == "bad_batch":
         model, opt = wrap(case)
         n = case["local_batch"] * smp.dp_size()

@@ -66,11 +66,11 @@ def test_tensor_parallel_plans_and_divisibility():
 
     mlp = build_mlp()
     set_tensor_parallelism(mlp)
-    plan = build_plan(mlp, 2)
+    plan = build_plan(mlp, 2).styles
     assert [type(plan[k]).__name__ for k in ("0", "2", "4", "6")] == ["ColwiseParallel", "RowwiseParallel"] * 2
     roberta = build_roberta()
     set_tensor_parallelism(roberta)
-    plan = build_plan(roberta, 2)
+    plan = build_plan(roberta, 2).styles
     layer0 = {k.split("layer.0.")[1]: type(v).__name__ for k, v in plan.items() if ".layer.0." in k}
     assert layer0 == {"attention.self.query": "ColwiseParallel", "attention.self.key": "ColwiseParallel",
                       "attention.self.value": "ColwiseParallel", "attention.output.dense": "RowwiseParallel",
@@ -105,9 +105,9 @@ def test_error_names_mp_parameters_once(monkeypatch):
 
 
 @pytest.mark.parametrize("config,field", [
-    ({"sharded_data_parallel_degree": 2, "ddp": True}, "sharded_data_parallel_degree=2"),
     ({"bf16": True}, "bf16=True"), ({"fp16_params": True}, "fp16=True"),
-    ({"delayed_parameter_initialization": True}, "delayed_parameter_initialization=True"),
+    ({"delayed_parameter_initialization": True, "pipeline_parallel_degree": 2},
+     "delayed_parameter_initialization=True with pipeline_parallel_degree=2, sharded_data_parallel_degree=1"),
 ])
 def test_parameters_that_cannot_be_honoured_are_refused(monkeypatch, config, field):
     from modelparallel.config import check_supported
@@ -117,5 +117,31 @@ def test_parameters_that_cannot_be_honoured_are_refused(monkeypatch, config, fie
         cfg = load_parameters(config)
     with pytest.raises(SMPValidationError, match=rf"mp_parameters\.{field} is not supported .*supported: .*fix: "):
         check_supported(cfg)
-    assert check_supported(load_parameters({"sdp_gradient_clipping": 0.5})) == [
-        "sdp_gradient_clipping=0.5 (only used with sharded_data_parallel_degree > 1)"]
+    assert check_supported(load_parameters({"sdp_reduce_bucket_size": 5})) == [
+        "sdp_reduce_bucket_size=5 (tunes SMP's MiCS kernels; FSDP2 reduce-scatters per sharded block)"]
+
+
+def test_set_partition_places_a_layer_and_checks_the_index(monkeypatch):
+    import torch.nn as nn
+
+    from modelparallel.core import state
+    from modelparallel.partitioning import manual_chunks, set_partition
+
+    units = [(str(i), nn.Sequential(nn.Linear(2, 2), nn.ReLU())) for i in range(4)]
+    for (_, m), p in zip(units, [0, 1, 1, 1]):
+        set_partition(m, p)
+    assert manual_chunks(units, 2, 0) == [range(0, 1), range(1, 4)]
+    assert units[1][1][0]._smp_partition == 1  # its submodules follow it
+    monkeypatch.setattr(state, "initialized", True)
+    monkeypatch.setattr(state, "cfg", load_parameters({"pipeline_parallel_degree": 2}))
+    with pytest.raises(SMPValidationError, match=r"smp.set_partition\(\.\.\., 2\): index must be in 0..1"):
+        set_partition(units[0][1], 2)
+
+
+def test_sharded_data_parallel_and_delayed_init_with_tp_are_accepted(monkeypatch):
+    from modelparallel.config import check_supported
+
+    monkeypatch.delenv("SM_HP_MP_PARAMETERS", raising=False)
+    assert check_supported(load_parameters({"sharded_data_parallel_degree": 2, "ddp": True})) == []
+    assert check_supported(load_parameters({"delayed_parameter_initialization": True, "tensor_parallel_degree": 2,
+                                            "ddp": True})) == []

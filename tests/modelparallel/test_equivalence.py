@@ -19,8 +19,8 @@ TRAIN4 = [c for c in cases.WORLD4 if c["kind"] == "train"]
 
 
 @functools.lru_cache(maxsize=None)
-def _reference(model: str, n: int, optimizer: str):
-    return reference_run(model, 3, n, optimizer)
+def _reference(model: str, n: int, optimizer: str, clip: float | None = None, delayed: bool = False):
+    return reference_run(model, 3, n, optimizer, clip, delayed)
 
 
 def _check_case(case: dict, per_rank: list[dict]) -> None:
@@ -29,7 +29,10 @@ def _check_case(case: dict, per_rank: list[dict]) -> None:
         assert "error" not in res, f"rank {rank}: {res.get('error')}\n{res.get('traceback')}"
     layout = results[0]["layout"]
     replicas = layout["rdp"] if case["config"].get("prescaled_batch") else layout["dp"]  # tp ranks share a batch
-    ref = _reference(case["model"], case["local_batch"] * replicas, case.get("optimizer", "sgd"))
+    config = case["config"]
+    clip = config.get("sdp_gradient_clipping", 1.0) if config.get("sharded_data_parallel_degree", 1) > 1 else None
+    ref = _reference(case["model"], case["local_batch"] * replicas, case.get("optimizer", "sgd"), clip,
+                     config.get("delayed_parameter_initialization", False))
     covered: set[str] = set()
     for rank, res in enumerate(results):
         assert len(res["losses"]) == 3

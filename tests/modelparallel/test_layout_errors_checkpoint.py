@@ -60,12 +60,11 @@ def test_live_ranks_and_process_groups_follow_the_layout(world4):
     ("bad_batch_not_divisible", 2, "batch size 6 along axis 0, which is not divisible by microbatches=4"),
     ("optimizer_before_wrap", 2, "optimizer was created before smp.DistributedModel"),
     ("bad_pp_tp_not_dividing", 4, "= 3 must divide the world size 4"),
-    ("bad_sharded_data_parallel", 2, "mp_parameters.sharded_data_parallel_degree=2 is not supported by sagelaunch's "
-                                     "modelparallel; supported: 1"),
     ("bad_bf16", 2, "mp_parameters.bf16=True is not supported by sagelaunch's modelparallel; supported: False"),
     ("bad_fp16", 2, "mp_parameters.fp16=True is not supported by sagelaunch's modelparallel; supported: False"),
-    ("bad_delayed_parameter_initialization", 2, "mp_parameters.delayed_parameter_initialization=True is not "
-                                                "supported by sagelaunch's modelparallel; supported: False"),
+    ("bad_delayed_parameter_initialization", 2, "mp_parameters.delayed_parameter_initialization=True with "
+                                                "pipeline_parallel_degree=2, sharded_data_parallel_degree=1 is not "
+                                                "supported by sagelaunch's modelparallel; supported: with tensor"),
     ("bad_horovod", 2, "horovod not supported by SMP v1 for pytorch; use ddp instead of horovod"),
 ])
 def test_bad_configuration_fails_on_every_rank_with_one_message(case, world, phrase, world2, world4):

@@ -1,0 +1,47 @@
+"""sharded_data_parallel_degree > 1: parameters, gradients and optimizer state sharded over the data-parallel
+ranks with FSDP2 (`fully_shard`), as SMP v1's sharded data parallelism does (ZeRO-3 style).
+
+Groups of `sharded_data_parallel_degree` consecutive ranks each shard one copy of the model; with fewer of them
+than data-parallel ranks the copies are replicated across groups (HSDP: a 2-D mesh replicate × shard). Each
+transformer block (every child of an nn.ModuleList, e.g. GPT-2's `h`, Llama's `layers`) is its own FSDP unit, so
+only one block's parameters are gathered at a time; the root takes the rest (embeddings, tied heads, norms).
+(jobspec.smp already refuses it with tensor/pipeline parallelism and with shard_optimizer_state.)
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+
+
+def sharding_mesh(device_type: str, world: int, sdp: int):
+    """The FSDP mesh: 1-D over groups of `sdp` ranks, or 2-D (replicate, shard) when sdp < world."""
+    from torch.distributed.device_mesh import DeviceMesh
+
+    ranks = torch.arange(world).reshape(world // sdp, sdp)
+    mesh = DeviceMesh(device_type, ranks, mesh_dim_names=("sdp_replicate", "sdp_shard"))
+    return mesh if world > sdp else mesh["sdp_shard"]
+
+
+def _units(module: nn.Module) -> list[nn.Module]:
+    return [child for m in module.modules() if isinstance(m, nn.ModuleList) for child in m.children()
+            if any(True for _ in child.parameters())]
+
+
+def shard_model(module: nn.Module, mesh, group) -> None:
+    """Start every rank from rank 0's weights (FSDP2 does not broadcast), then shard block by block."""
+    from torch.distributed.fsdp import fully_shard
+
+    with torch.no_grad():
+        src = dist.get_global_rank(group, 0)
+        for p in module.parameters():
+            dist.broadcast(p.data, src=src, group=group)
+    for unit in _units(module):
+        fully_shard(unit, mesh=mesh)
+    fully_shard(module, mesh=mesh)
+
+
+def gradient_sync(module: nn.Module, enabled: bool) -> None:
+    """Accumulate microbatch gradients unreduced; reduce-scatter with the last microbatch's backward."""
+    module.set_requires_gradient_sync(enabled)

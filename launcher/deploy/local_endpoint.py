@@ -45,9 +45,11 @@ class LocalEndpoint:
     """Start with `LocalEndpoint(model_data).start()`; `url`, `invoke(...)`, `stop()`."""
 
     def __init__(self, model_data: str | Path, name: str = "local-endpoint", *, region: str | None = None,
-                 max_body_bytes: int | None = None, startup_timeout: float = 180.0, program: str | None = None):
+                 max_body_bytes: int | None = None, startup_timeout: float = 180.0, program: str | None = None,
+                 framework: str = "pytorch"):
         self.model_data, self.name, self.region = model_data, name, region
         self.program = program  # code/<program> is the handler (SAGEMAKER_PROGRAM); None: code/inference.py
+        self.framework = framework  # whose serving container the server imitates: "pytorch" or "tensorflow"
         self.max_body_bytes, self.startup_timeout = max_body_bytes, startup_timeout
         self.url: str | None = None
         self.workdir: Path | None = None
@@ -63,7 +65,7 @@ class LocalEndpoint:
             model_dir = fetch_model(self.model_data, self.workdir, self.region)
             ready = self.workdir / "ready.json"
             cmd = [sys.executable, "-m", "launcher.deploy.local_server", "--model-dir", str(model_dir),
-                   "--port", "0", "--ready-file", str(ready)]
+                   "--port", "0", "--ready-file", str(ready), "--framework", self.framework]
             if self.max_body_bytes:
                 cmd += ["--max-body-bytes", str(self.max_body_bytes)]
             if self.program:

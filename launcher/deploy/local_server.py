@@ -18,6 +18,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from launcher.deploy.handler import InvocationFailed, ModelHandler
+from launcher.deploy.tf_serving import TensorFlowServingHandler
+
+HANDLERS = {"pytorch": ModelHandler, "tensorflow": TensorFlowServingHandler}  # the serving container imitated
 
 MAX_BODY_BYTES = 6 * 1024 * 1024  # InvokeEndpoint's payload limit
 DRAIN_LIMIT = 64 * 1024 * 1024  # read (and drop) an oversized body up to this, so the client sees the 413
@@ -93,7 +96,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
 class InferenceServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, handler: ModelHandler, host: str = "127.0.0.1", port: int = 0,
+    def __init__(self, handler: ModelHandler | TensorFlowServingHandler, host: str = "127.0.0.1", port: int = 0,
                  max_body_bytes: int = MAX_BODY_BYTES):
         self.handler, self.max_body_bytes = handler, max_body_bytes
         super().__init__((host, port), _RequestHandler)
@@ -111,9 +114,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=8080, help="0 picks a free port")
     parser.add_argument("--max-body-bytes", type=int, default=MAX_BODY_BYTES)
     parser.add_argument("--program", help="the handler script in code/ (SAGEMAKER_PROGRAM); default inference.py")
+    parser.add_argument("--framework", choices=sorted(HANDLERS), default="pytorch",
+                        help="whose serving container to imitate: PyTorch's toolkit or TensorFlow Serving's")
     parser.add_argument("--ready-file", help="written with {'url': ...} once the model is loaded and serving")
     args = parser.parse_args(argv)
-    server = InferenceServer(ModelHandler(args.model_dir, args.program), args.host, args.port, args.max_body_bytes)
+    handler = HANDLERS[args.framework](args.model_dir, args.program)
+    server = InferenceServer(handler, args.host, args.port, args.max_body_bytes)
     # SIGTERM (LocalEndpoint.stop) → leave serve_forever cleanly
     signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.shutdown, daemon=True).start())
     if args.ready_file:

@@ -116,7 +116,7 @@ def test_a_program_without_model_fn_gets_the_toolkits_default_which_names_what_i
 
 
 def test_what_cannot_be_served_here_is_refused_by_name(echo_files):
-    with pytest.raises(ValueError, match="TensorFlow Serving has no local server"):
+    with pytest.raises(RuntimeError, match="no saved_model.pb"):  # TF models are served locally: SavedModels only
         TensorFlowModel(str(echo_files / "model.tar.gz"), framework_version="2.13.0").deploy(1, "local")
     with pytest.raises(ValueError, match="needs framework_version"):
         TensorFlowModel(str(echo_files / "model.tar.gz"))

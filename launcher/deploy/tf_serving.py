@@ -1,0 +1,181 @@
+"""A TensorFlow SavedModel answering /invocations as SageMaker's TensorFlow Serving container does, without TFS.
+
+The container (aws/sagemaker-tensorflow-serving-container, tensorflow-serving.js) turns each request into a TF
+Serving REST predict call: a JSON body with "instances" or "inputs" goes as it is; any other JSON becomes
+{"instances": [...]} (one row wrapped in a list), JSON lines one instance per line, CSV one instance per line;
+other content types get 415. Here TF Serving's REST predict is computed in process with `tf.saved_model.load`
+and the signature's concrete function (serving_default unless the body names "signature_name"):
+the row format answers {"predictions": [...]}, the columnar format {"outputs": ...}, as TFS does.
+
+Refused by name: several models in one archive (the container's multi-model mode), "examples" bodies (TFS's
+classify/regress APIs) and a code/inference.py (the container's Python pre/post-processing), which this server
+does not run.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from pathlib import Path
+
+from launcher.deploy.handler import InvocationFailed
+from launcher.deploy.toolkit_defaults import media_type
+
+JSON_TYPES = ("application/json", "application/jsonlines", "application/jsons")
+CSV_TYPE = "text/csv"
+DEFAULT_SIGNATURE = "serving_default"
+_JSON_LINES = re.compile(r"[}\]]\s*[\[{]")  # the container's test: objects separated only by whitespace
+
+
+class RequestError(ValueError):
+    status = 400
+
+
+class UnsupportedMediaType(RequestError):
+    status = 415
+
+
+def find_saved_model(model_dir: str | Path) -> Path:
+    """The SavedModel folder to serve: <model>/<version>/saved_model.pb (the highest version), as TFS picks."""
+    model_dir = Path(model_dir)
+    if (model_dir / "code" / "inference.py").is_file():
+        raise ValueError("the model has code/inference.py: SageMaker's TensorFlow container runs it around TF "
+                         "Serving (input_handler/output_handler), which sagelaunch's local TensorFlow server does not; "
+                         "deploy to an ml.* instance type, or serve the SavedModel without an entry_point")
+    found = [p.parent for p in model_dir.rglob("saved_model.pb") if "code" not in p.relative_to(model_dir).parts]
+    if not found:
+        raise ValueError(f"the model has no saved_model.pb; TensorFlow Serving needs a SavedModel under a version "
+                         f"folder (model.tar.gz: 1/saved_model.pb, 1/variables/…); save it with "
+                         "tf.saved_model.save(model, os.path.join(model_dir, '1'))")
+    bases = sorted({str(folder.parent.relative_to(model_dir)) for folder in found})
+    if len(bases) > 1:
+        raise ValueError(f"the model holds several SavedModels ({', '.join(bases)}): the container's multi-model "
+                         "serving (tfs-model-name) is not available locally; package one model per archive")
+    numbered = [folder for folder in found if folder.name.isdigit()]
+    return max(numbered, key=lambda folder: int(folder.name)) if numbered else found[0]
+
+
+def tfs_request(body: bytes, content_type: str | None) -> dict:
+    """The TF Serving REST body the container would send for this request."""
+    media = media_type(content_type)
+    if media not in (*JSON_TYPES, CSV_TYPE):
+        raise UnsupportedMediaType(f"content type {content_type!r} is not supported by TensorFlow Serving's "
+                                   "container; send application/json (or JSON lines) or text/csv")
+    try:
+        text = body.decode("utf-8").strip()
+    except UnicodeDecodeError as exc:
+        raise RequestError(f"the {content_type} body is not UTF-8 text: {exc}") from exc
+    if not text:
+        raise RequestError("the request body is empty; send JSON such as {\"instances\": [[1.0, 2.0]]} or CSV rows")
+    try:
+        if media in JSON_TYPES:
+            if re.search(r'"(instances|inputs|examples)"\s*:', text):
+                return json.loads(text)
+            if _JSON_LINES.search(text):
+                return {"instances": [json.loads(line) for line in text.splitlines() if line.strip()]}
+            data = json.loads(text)
+            return {"instances": data if re.match(r"\s*\[\s*\[", text) else [data]}
+    except json.JSONDecodeError as exc:
+        raise RequestError(f"the body is not valid JSON ({exc}); send {{\"instances\": [...]}}") from exc
+    return {"instances": [_csv_row(line) for line in text.splitlines() if line.strip()]}
+
+
+def _csv_row(line: str):
+    values = [json.loads(v) if re.fullmatch(r"\s*[-+]?[\d.]+([eE][-+]?\d+)?\s*", v) else v.strip().strip('"')
+              for v in line.split(",")]
+    return values if len(values) > 1 else values[0]
+
+
+def _to_json(value):
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    if isinstance(value, list):
+        return [_to_json(v) for v in value]
+    return value
+
+
+class TensorFlowServingHandler:
+    """One loaded SavedModel; invoke() has ModelHandler's shape, so the local server serves either."""
+
+    def __init__(self, model_dir: str | Path, program: str | None = None):
+        if program:
+            raise ValueError(f"SAGEMAKER_PROGRAM={program!r}: a TensorFlow model's entry_point runs in SageMaker's "
+                             "TensorFlow container around TF Serving, which the local TensorFlow server does not do; "
+                             "deploy without entry_point or to an ml.* instance type")
+        import tensorflow as tf
+
+        self.tf = tf
+        self.saved_model_dir = find_saved_model(model_dir)
+        self.model = tf.saved_model.load(str(self.saved_model_dir))
+        self._lock = threading.Lock()
+
+    def _signature(self, name: str):
+        signatures = self.model.signatures
+        if name not in signatures:
+            raise RequestError(f"signature_name={name!r} is not in the model; it has {sorted(signatures)}")
+        function = signatures[name]
+        return function, function.structured_input_signature[1]
+
+    def _tensor(self, value, spec):
+        try:
+            return self.tf.constant(value, dtype=spec.dtype)
+        except (ValueError, TypeError, self.tf.errors.InvalidArgumentError) as exc:
+            raise RequestError(f"input {spec.name!r} ({spec.dtype.name}, shape {spec.shape}) cannot take "
+                               f"{json.dumps(value)[:200]}: {exc}") from exc
+
+    def predict(self, request: dict) -> dict:
+        if "examples" in request:
+            raise RequestError('"examples" bodies are for TF Serving\'s classify/regress APIs, which the local '
+                               'TensorFlow server does not offer; send {"instances": [...]} for predict')
+        function, specs = self._signature(request.get("signature_name", DEFAULT_SIGNATURE))
+        names = sorted(specs)
+        if "instances" in request:
+            instances = request["instances"]
+            if not isinstance(instances, list) or not instances:
+                raise RequestError('"instances" must be a non-empty list, one entry per instance')
+            if len(names) == 1 and not (isinstance(instances[0], dict) and names[0] in instances[0]):
+                columns = {names[0]: instances}
+            else:
+                if not all(isinstance(i, dict) for i in instances):
+                    raise RequestError(f"the model takes several inputs ({', '.join(names)}): each instance must be "
+                                       "an object with one value per input name")
+                columns = {name: [i.get(name) for i in instances] for name in names}
+            row_format = True
+        elif "inputs" in request:
+            inputs = request["inputs"]
+            if isinstance(inputs, dict) and inputs and set(inputs) <= set(names):
+                columns = inputs
+            elif len(names) == 1:
+                columns = {names[0]: inputs}
+            else:
+                raise RequestError(f'the model takes several inputs ({", ".join(names)}): "inputs" must be an '
+                                   "object with one batch per input name")
+            row_format = False
+        else:
+            raise RequestError('the body needs "instances" (row format) or "inputs" (columnar format)')
+        missing = [name for name in names if columns.get(name) is None]
+        if missing:
+            raise RequestError(f"the request has no value for the model's input(s) {missing}; it takes {names}")
+        tensors = {name: self._tensor(columns[name], specs[name]) for name in names}
+        try:
+            with self._lock:
+                outputs = {k: v.numpy().tolist() for k, v in function(**tensors).items()}
+        except self.tf.errors.InvalidArgumentError as exc:
+            raise RequestError(f"the model refused the input: {exc.message}") from exc
+        outputs = {k: _to_json(v) for k, v in outputs.items()}
+        if not row_format:
+            return {"outputs": next(iter(outputs.values())) if len(outputs) == 1 else outputs}
+        if len(outputs) == 1:
+            return {"predictions": next(iter(outputs.values()))}
+        count = len(next(iter(outputs.values())))
+        return {"predictions": [{k: v[i] for k, v in outputs.items()} for i in range(count)]}
+
+    def invoke(self, body: bytes, content_type: str | None, accept: str | None) -> tuple[bytes, str]:
+        try:
+            answer = self.predict(tfs_request(body, content_type or "application/json"))
+        except RequestError as exc:
+            raise InvocationFailed(exc.status, str(exc)) from exc
+        except Exception as exc:
+            raise InvocationFailed(500, f"the model failed on this request: {type(exc).__name__}: {exc}") from exc
+        return json.dumps(answer).encode("utf-8"), "application/json"

@@ -325,9 +325,8 @@ class TensorFlowModel(FrameworkModel):
         return JSONSerializer(), JSONDeserializer()  # v2's TensorFlowPredictor
 
     def _deploy_local(self, endpoint_name, serializer, deserializer, max_body_bytes):
-        if self.entry_point:  # refused before anything starts: the local server would not run it
-            raise ValueError(f"entry_point={self.entry_point!r} with instance_type='local' for a TensorFlowModel: "
-                             "SageMaker's TensorFlow container runs it around TF Serving (input_handler/"
-                             "output_handler), which sagelaunch's local TensorFlow server does not; deploy without "
-                             "entry_point (the SavedModel alone) or to an ml.* instance type")
+        if self.entry_point and os.path.basename(self.entry_point) != "inference.py":  # before anything starts
+            raise ValueError(f"entry_point={self.entry_point!r} for a TensorFlowModel: SageMaker's TensorFlow "
+                             "container only runs code/inference.py (its input_handler/output_handler), so this "
+                             "script would never run; name it inference.py")
         return super()._deploy_local(endpoint_name, serializer, deserializer, max_body_bytes)

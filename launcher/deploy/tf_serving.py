@@ -7,24 +7,32 @@ other content types get 415. Here TF Serving's REST predict is computed in proce
 and the signature's concrete function (serving_default unless the body names "signature_name"):
 the row format answers {"predictions": [...]}, the columnar format {"outputs": ...}, as TFS does.
 
+A code/inference.py runs as the container's Python service runs it: input_handler(data, context) makes the TF
+Serving request, output_handler(response, context) turns TF Serving's answer (status_code, content, text, json())
+into (body, content type); here the request goes to the in-process predict instead of TFS's REST port.
+
 Refused by name: several models in one archive (the container's multi-model mode), "examples" bodies (TFS's
-classify/regress APIs) and a code/inference.py (the container's Python pre/post-processing), which this server
-does not run.
+classify/regress APIs), an inference.py `handler` (it posts to TF Serving's REST port itself, which does not exist
+here) and an entry point not named inference.py (the container only ever runs code/inference.py).
 """
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import threading
+from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
-from launcher.deploy.handler import InvocationFailed
+from launcher.deploy.handler import InvocationFailed, load_handler_module
 from launcher.deploy.toolkit_defaults import media_type
 
 JSON_TYPES = ("application/json", "application/jsonlines", "application/jsons")
 CSV_TYPE = "text/csv"
 DEFAULT_SIGNATURE = "serving_default"
+CONTAINER_SCRIPT = "inference.py"  # the only script the TF container runs (/opt/ml/model/code/inference.py)
 _JSON_LINES = re.compile(r"[}\]]\s*[\[{]")  # the container's test: objects separated only by whitespace
 
 
@@ -39,10 +47,6 @@ class UnsupportedMediaType(RequestError):
 def find_saved_model(model_dir: str | Path) -> Path:
     """The SavedModel folder to serve: <model>/<version>/saved_model.pb (the highest version), as TFS picks."""
     model_dir = Path(model_dir)
-    if (model_dir / "code" / "inference.py").is_file():
-        raise ValueError("the model has code/inference.py: SageMaker's TensorFlow container runs it around TF "
-                         "Serving (input_handler/output_handler), which sagelaunch's local TensorFlow server does not; "
-                         "deploy to an ml.* instance type, or serve the SavedModel without an entry_point")
     found = [p.parent for p in model_dir.rglob("saved_model.pb") if "code" not in p.relative_to(model_dir).parts]
     if not found:
         raise ValueError(f"the model has no saved_model.pb; TensorFlow Serving needs a SavedModel under a version "
@@ -99,15 +103,15 @@ class TensorFlowServingHandler:
     """One loaded SavedModel; invoke() has ModelHandler's shape, so the local server serves either."""
 
     def __init__(self, model_dir: str | Path, program: str | None = None):
-        if program:
-            raise ValueError(f"SAGEMAKER_PROGRAM={program!r}: a TensorFlow model's entry_point runs in SageMaker's "
-                             "TensorFlow container around TF Serving, which the local TensorFlow server does not do; "
-                             "deploy without entry_point or to an ml.* instance type")
+        if program and program != CONTAINER_SCRIPT:
+            raise ValueError(f"SAGEMAKER_PROGRAM={program!r}: SageMaker's TensorFlow container only runs "
+                             f"code/{CONTAINER_SCRIPT}; name your entry_point {CONTAINER_SCRIPT}")
         import tensorflow as tf
 
         self.tf = tf
         self.saved_model_dir = find_saved_model(model_dir)
         self.model = tf.saved_model.load(str(self.saved_model_dir))
+        self.handlers = container_handlers(model_dir)
         self._lock = threading.Lock()
 
     def _signature(self, name: str):
@@ -125,6 +129,8 @@ class TensorFlowServingHandler:
                                f"{json.dumps(value)[:200]}: {exc}") from exc
 
     def predict(self, request: dict) -> dict:
+        if not isinstance(request, dict):
+            raise RequestError('the TF Serving request must be a JSON object: {"instances": [...]} or {"inputs": ...}')
         if "examples" in request:
             raise RequestError('"examples" bodies are for TF Serving\'s classify/regress APIs, which the local '
                                'TensorFlow server does not offer; send {"instances": [...]} for predict')
@@ -171,7 +177,18 @@ class TensorFlowServingHandler:
         count = len(next(iter(outputs.values())))
         return {"predictions": [{k: v[i] for k, v in outputs.items()} for i in range(count)]}
 
+    def tfs_response(self, request_body) -> "TFServingResponse":
+        """What TF Serving's REST predict answers to a request body: 200 with the result, 400 with {"error": …}."""
+        try:
+            text = request_body.decode("utf-8") if isinstance(request_body, bytes) else request_body
+            answer, status = self.predict(json.loads(text)), 200
+        except (RequestError, ValueError, TypeError) as exc:  # JSONDecodeError is a ValueError
+            answer, status = {"error": str(exc)}, 400
+        return TFServingResponse(status, json.dumps(answer).encode("utf-8"))
+
     def invoke(self, body: bytes, content_type: str | None, accept: str | None) -> tuple[bytes, str]:
+        if self.handlers:
+            return self._invoke_handlers(body, content_type, accept)
         try:
             answer = self.predict(tfs_request(body, content_type or "application/json"))
         except RequestError as exc:
@@ -179,3 +196,61 @@ class TensorFlowServingHandler:
         except Exception as exc:
             raise InvocationFailed(500, f"the model failed on this request: {type(exc).__name__}: {exc}") from exc
         return json.dumps(answer).encode("utf-8"), "application/json"
+
+    def _invoke_handlers(self, body: bytes, content_type: str | None, accept: str | None) -> tuple[bytes, str]:
+        input_handler, output_handler = self.handlers
+        context = Context(request_content_type=content_type or "application/json",
+                          accept_header=accept or "application/json", content_length=len(body))
+        try:
+            response = self.tfs_response(input_handler(io.BytesIO(body), context))
+            result, result_type = output_handler(response, context)
+        except Exception as exc:  # the container answers 500 with the handler's message for anything it raises
+            raise InvocationFailed(500, f"inference.py failed on this request: {type(exc).__name__}: {exc}") from exc
+        return (result.encode("utf-8") if isinstance(result, str) else result), result_type
+
+
+@dataclass(frozen=True)
+class Context:
+    """The container's request context (tfs_utils.Context); there is no TF Serving REST or gRPC port here."""
+
+    request_content_type: str
+    accept_header: str
+    content_length: int
+    model_name: str = "model"
+    model_version: str | None = None
+    method: str = "predict"
+    rest_uri: str | None = None
+    grpc_uri: str | None = None
+    custom_attributes: str | None = None
+
+
+@dataclass(frozen=True)
+class TFServingResponse:
+    """The part of requests.Response an output_handler reads."""
+
+    status_code: int
+    content: bytes
+
+    @property
+    def text(self) -> str:
+        return self.content.decode("utf-8")
+
+    def json(self):
+        return json.loads(self.content)
+
+
+def container_handlers(model_dir: str | Path) -> tuple | None:
+    """(input_handler, output_handler) of the model's code/inference.py, None without one; as the container does,
+    a script with neither pair nor handler is refused, and `handler` is refused here (it needs TF Serving's port)."""
+    if not Path(model_dir, "code", CONTAINER_SCRIPT).is_file():
+        return None
+    module: ModuleType = load_handler_module(model_dir, CONTAINER_SCRIPT)
+    if hasattr(module, "handler"):
+        raise ValueError(f"code/{CONTAINER_SCRIPT} defines handler(data, context), which posts to TF Serving's REST "
+                         "port (context.rest_uri) itself; the local TensorFlow server has no TF Serving process — "
+                         "define input_handler and output_handler instead, or deploy to an ml.* instance type")
+    if not (hasattr(module, "input_handler") and hasattr(module, "output_handler")):
+        raise ValueError(f"code/{CONTAINER_SCRIPT} defines neither handler nor input_handler + output_handler; the "
+                         "TensorFlow container needs input_handler(data, context) and output_handler(response, "
+                         "context)")
+    return module.input_handler, module.output_handler

@@ -13,7 +13,7 @@ import pytest
 from estimators import TensorFlowModel
 from estimators.serializers import CSVSerializer, JSONDeserializer, JSONSerializer
 from launcher.deploy.predictors import PredictionError
-from launcher.deploy.tf_serving import UnsupportedMediaType, find_saved_model, tfs_request
+from launcher.deploy.tf_serving import UnsupportedMediaType, container_handlers, find_saved_model, tfs_request
 
 W = np.array([[1.0, -2.0], [0.5, 3.0], [-1.5, 0.25]], dtype=np.float32)
 B = np.array([0.1, -0.2], dtype=np.float32)
@@ -120,17 +120,58 @@ def test_the_served_version_and_what_cannot_be_served_here(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(ValueError, match="no saved_model.pb.*tf.saved_model.save"):
         find_saved_model(tmp_path / "empty")
-    (tmp_path / "m" / "code").mkdir()
-    (tmp_path / "m" / "code" / "inference.py").write_text("def input_handler(data, context): ...\n")
-    with pytest.raises(ValueError, match="code/inference.py.*input_handler/output_handler.*does not"):
-        find_saved_model(tmp_path / "m")
+    (tmp_path / "m" / "code" / "1").mkdir(parents=True)  # code/ never holds the model
+    (tmp_path / "m" / "code" / "1" / "saved_model.pb").write_bytes(b"")
+    (tmp_path / "m" / "other" / "1" / "saved_model.pb").unlink()
+    assert find_saved_model(tmp_path / "m").name == "10"
 
 
-def test_an_entry_point_for_a_tensorflow_model_is_refused_by_name_before_launch(tmp_path):
+# input_handler / output_handler as the TF Serving container's README shows them (CSV rows → instances)
+HANDLERS = '''
+import json
+
+def input_handler(data, context):
+    if context.request_content_type == "text/csv":
+        rows = data.read().decode("utf-8").strip().splitlines()
+        return json.dumps({"instances": [[float(v) for v in row.split(",")] for row in rows]})
+    if context.request_content_type == "application/json":
+        return data.read().decode("utf-8")
+    raise ValueError("unsupported content type " + context.request_content_type)
+
+def output_handler(data, context):
+    if data.status_code != 200:
+        raise ValueError(data.content.decode("utf-8"))
+    return json.dumps({"scores": data.json()["predictions"], "accept": context.accept_header}), "application/json"
+'''
+
+
+@pytest.mark.slow
+def test_an_inference_py_runs_around_the_model_as_in_the_container(tf_archive, tmp_path):
+    (tmp_path / "inference.py").write_text(HANDLERS)
+    predictor = TensorFlowModel(str(tf_archive), entry_point=str(tmp_path / "inference.py"),
+                                framework_version="2.13.0").deploy(1, "local", CSVSerializer(), JSONDeserializer())
+    try:
+        answer = predictor.predict(ROWS)
+        np.testing.assert_allclose(answer["scores"], _expected(ROWS), rtol=1e-6)
+        assert answer["accept"] == "application/json"
+        predictor.serializer = JSONSerializer()  # TF Serving's 400 reaches output_handler, which raises: a 500
+        with pytest.raises(PredictionError, match="500.*inference.py failed.*signature_name='nope'"):
+            predictor.predict({"instances": ROWS, "signature_name": "nope"})
+    finally:
+        predictor.delete_endpoint()
+
+
+def test_tensorflow_entry_points_the_container_would_not_run_are_refused_by_name(tmp_path):
     with tarfile.open(tmp_path / "model.tar.gz", "w:gz"):
         pass
-    tf_archive = tmp_path / "model.tar.gz"
-    (tmp_path / "inference.py").write_text("def input_handler(data, context):\n    return data.read()\n")
-    with pytest.raises(ValueError, match="entry_point=.*TensorFlowModel.*input_handler/output_handler.*does not"):
-        TensorFlowModel(str(tf_archive), entry_point=str(tmp_path / "inference.py"),
-                        framework_version="2.13.0").deploy(1, "local", JSONSerializer(), JSONDeserializer())
+    (tmp_path / "serve.py").write_text(HANDLERS)
+    with pytest.raises(ValueError, match="entry_point=.*serve.py.*only runs code/inference.py.*name it inference.py"):
+        TensorFlowModel(str(tmp_path / "model.tar.gz"), entry_point=str(tmp_path / "serve.py"),
+                        framework_version="2.13.0").deploy(1, "local")
+    (tmp_path / "code").mkdir()
+    (tmp_path / "code" / "inference.py").write_text("def handler(data, context):\n    return b'', 'x'\n")
+    with pytest.raises(ValueError, match="defines handler.*TF Serving's REST port.*input_handler and output_handler"):
+        container_handlers(tmp_path)
+    (tmp_path / "code" / "inference.py").write_text("def input_handler(data, context):\n    return ''\n")
+    with pytest.raises(ValueError, match="neither handler nor input_handler \\+ output_handler"):
+        container_handlers(tmp_path)

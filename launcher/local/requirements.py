@@ -32,9 +32,27 @@ def _site_packages(python: str) -> list[str]:
     return list(dict.fromkeys(out.stdout.split()))
 
 
+def _local_sources(requirements: Path) -> bytes:
+    """The content of what the file names by path inside the code folder (wheels, --find-links folders, source
+    trees): a rebuilt wheel with an unchanged requirements.txt must not reuse the old install."""
+    code_dir = requirements.parent.resolve()
+    digest = hashlib.sha256()
+    for token in sorted(set(re.split(r"[\s=]+", requirements.read_text(errors="replace")))):
+        path = (code_dir / token).resolve() if token else None
+        if path is None or path == code_dir / REQUIREMENTS_FILE or not path.is_relative_to(code_dir) \
+                or not path.exists():
+            continue
+        for file in sorted([path] if path.is_file() else path.rglob("*")):
+            if file.is_file():
+                digest.update(str(file.relative_to(code_dir)).encode() + b"\0" + file.read_bytes())
+    return digest.digest()
+
+
 def cache_folder(requirements: Path, python: str, root: Path) -> Path:
-    """One folder per requirements text and job Python: the same file reuses the same install."""
-    key = hashlib.sha256(requirements.read_bytes() + b"\0" + str(Path(python).resolve()).encode()).hexdigest()
+    """One folder per requirements text, the local files it names and the job Python: the same inputs reuse the
+    same install."""
+    key = hashlib.sha256(requirements.read_bytes() + b"\0" + _local_sources(requirements) + b"\0"
+                         + str(Path(python).resolve()).encode()).hexdigest()
     return root / "requirements" / key[:16]
 
 

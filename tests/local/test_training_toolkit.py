@@ -127,6 +127,10 @@ def test_requirements_install_into_a_cache_folder_reused_for_the_same_file(wheel
     again, notes = requirements.install(code, sys.executable, tmp_path / "home")
     assert again == paths and notes[0].startswith("requirements.txt: reusing the packages installed in ")
     assert requirements.install(tmp_path, sys.executable, tmp_path / "home") == ([], [])  # no file, nothing to do
+    wheel = next((code / "wheels").iterdir())
+    wheel.write_bytes(wheel.read_bytes() + b"\0")  # a rebuilt wheel, the same requirements.txt: not the old install
+    assert requirements.cache_folder(code / "requirements.txt", sys.executable, tmp_path / "home") != \
+        Path(paths[0]).parents[2]
 
 
 def test_a_requirement_that_cannot_be_installed_is_named(wheels, tmp_path):

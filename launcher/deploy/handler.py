@@ -120,4 +120,7 @@ class ModelHandler:
             result, accept = result
         if isinstance(result, str):
             result = result.encode("utf-8")
-        return result, accept if "*" not in accept else JSON_TYPE
+        if not isinstance(result, (bytes, bytearray)):  # the model server could not send it either
+            raise InvocationFailed(500, f"the handler returned {type(result).__name__}, not a response body; "
+                                        "output_fn/transform_fn must return bytes or str (or (body, content_type))")
+        return bytes(result), accept if "*" not in accept else JSON_TYPE

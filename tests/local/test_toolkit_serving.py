@@ -189,6 +189,13 @@ def test_transform_fn_replaces_the_pipeline_and_may_not_be_mixed_with_it(torchsc
         ModelHandler(torchscript_folder)
 
 
+def test_a_result_that_is_not_a_body_is_a_500_naming_the_type(torchscript_folder):
+    _with_code(torchscript_folder, "def output_fn(prediction, accept):\n    return prediction\n")
+    with pytest.raises(InvocationFailed) as failed:
+        ModelHandler(torchscript_folder).invoke(b"[[1, 2, 3]]", "application/json", None)
+    assert failed.value.status == 500 and "returned Tensor, not a response body" in failed.value.message
+
+
 def test_the_default_model_fn_names_what_it_looked_for(tmp_path):
     (tmp_path / "weights.bin").write_bytes(b"x")
     with pytest.raises(ValueError, match=r"defines no model_fn.*TorchScript model.pt.*has none; define model_fn"):

@@ -33,12 +33,18 @@ HYPERPARAMETERS = {
 
 
 @pytest.fixture(scope="module")
-def to_cmd_args():
+def toolkit():
+    """The training toolkit's own mapping.py (vendored, unchanged)."""
     collections.Mapping = collections.abc.Mapping  # the toolkit's module predates Python 3.10's removal
     spec = importlib.util.spec_from_file_location("toolkit_mapping", TOOLKIT_MAPPING)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.to_cmd_args
+    return module
+
+
+@pytest.fixture(scope="module")
+def to_cmd_args(toolkit):
+    return toolkit.to_cmd_args
 
 
 def _decoded(values: dict) -> dict:
@@ -57,6 +63,16 @@ def _through_the_shell(args: list[str], tmp_path: Path) -> list[str]:
 def test_user_args_are_the_toolkits_to_cmd_args_for_every_type(to_cmd_args):
     decoded = _decoded(HYPERPARAMETERS)
     assert contract.user_args(decoded) == to_cmd_args(decoded)  # SM_USER_ARGS
+
+
+def test_sm_hp_variables_are_the_toolkits_to_env_vars_for_every_type(toolkit, tmp_path):
+    job = make_spec(hyperparameters=HYPERPARAMETERS)
+    hosts = contract.host_names(1)
+    layout = contract.HostLayout(tmp_path / hosts[0])
+    env = contract.environment(layout, job, hosts[0], hosts, contract.job_hyperparameters(job, str(layout.code_dir)),
+                               num_gpus=0, num_cpus=2)
+    expected = toolkit.to_env_vars({f"hp_{k}": v for k, v in _decoded(HYPERPARAMETERS).items()})
+    assert {k: env[k] for k in expected} == expected
 
 
 def test_the_command_line_is_what_the_toolkits_shell_makes_of_it(to_cmd_args, tmp_path):

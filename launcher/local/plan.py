@@ -121,6 +121,10 @@ def build(spec: TrainingJobSpec, *, job_dir: Path, files: list[tuple[Path, str]]
           resolved_channels: list[channel_io.ResolvedChannel], python: str, master_port: int,
           tf_ports: list[int], stop_grace: float, base_env: dict[str, str]) -> dict[str, Any]:
     """Create the job folder's contents and return the plan (also written to plan.json)."""
+    # the script's arguments (SM_USER_ARGS keeps to_cmd_args' list; the command line is what the toolkit's shell
+    # makes of it), checked before anything is laid out, downloaded or installed
+    args = contract.command_line_args(contract.split_hyperparameters(
+        contract.decode_hyperparameters(contract.job_hyperparameters(spec, "")))[0])
     hosts = contract.host_names(spec.instance_count)
     layouts = {host: contract.HostLayout(job_dir / host) for host in hosts}
     for layout in layouts.values():
@@ -157,9 +161,6 @@ def build(spec: TrainingJobSpec, *, job_dir: Path, files: list[tuple[Path, str]]
             if "OMP_NUM_THREADS" not in {**base_env, **spec.environment}:
                 # share this machine's cores between the ranks (torchrun would pick 1 and say so)
                 env["OMP_NUM_THREADS"] = str(max(1, cpus // (spec.processes_per_host * spec.instance_count)))
-        # SM_USER_ARGS keeps to_cmd_args' list; the command line is what the toolkit's shell makes of it
-        args = contract.command_line_args(contract.split_hyperparameters(
-            contract.decode_hyperparameters(hyperparameters))[0])
         command = _command(spec, python, layout.code_dir / spec.entry_point, args, host_index=index,
                            hosts=len(hosts), master_port=master_port, log_dir=job_dir / "logs" / "torchrun" / host)
         monitor = None

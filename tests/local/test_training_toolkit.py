@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from launcher import contract
-from launcher.backends import submit
+from launcher import registry
+from launcher.backends import attach, submit
 from launcher.local import requirements
 from tests.local.conftest import make_spec
 
@@ -93,6 +94,15 @@ def test_the_command_line_is_what_the_toolkits_shell_makes_of_it(to_cmd_args, tm
 def test_values_the_shell_would_act_on_are_refused_by_name(value, named, tmp_path):
     with pytest.raises(ValueError, match=rf"hyperparameter note=.*/bin/sh, which would act on '{'[$]' if named == '$' else '[' + named + ']'}'"):
         contract.command_line_args({"note": value})
+
+
+def test_a_local_job_is_refused_before_launch(tmp_path):
+    spec = make_spec(hyperparameters={"note": "a | b"}, output_path=str(tmp_path / "out"))
+    with pytest.raises(ValueError, match=r"hyperparameter note='a \| b'.*/bin/sh"):
+        submit(spec, wait=False)
+    record = attach(spec.job_name).describe()  # recorded as a client error; no supervisor was started
+    assert record["TrainingJobStatus"] == "Failed" and record["FailureReason"].startswith("ClientError: hyperparameter")
+    assert registry.supervisor(spec.job_name) is None
 
 
 def test_an_unclosed_quote_is_refused_as_the_shell_fails_on_it(tmp_path):

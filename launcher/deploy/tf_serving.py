@@ -98,6 +98,47 @@ def _to_json(value):
         return [_to_json(v) for v in value]
     return value
 
+def _columns(request: dict, names: list[str]) -> tuple[dict, bool]:
+    """({input name: batch}, whether the request used the row format), as TF Serving reads either format."""
+    if "instances" in request:
+        instances = request["instances"]
+        if not isinstance(instances, list) or not instances:
+            raise RequestError('"instances" must be a non-empty list, one entry per instance')
+        if len(names) == 1 and not (isinstance(instances[0], dict) and names[0] in instances[0]):
+            columns = {names[0]: instances}
+        elif all(isinstance(i, dict) for i in instances):
+            columns = {name: [i.get(name) for i in instances] for name in names}
+        else:
+            raise RequestError(f"the model takes several inputs ({', '.join(names)}): each instance must be an "
+                               "object with one value per input name")
+        row_format = True
+    elif "inputs" in request:
+        inputs = request["inputs"]
+        if isinstance(inputs, dict) and inputs and set(inputs) <= set(names):
+            columns = inputs
+        elif len(names) == 1:
+            columns = {names[0]: inputs}
+        else:
+            raise RequestError(f'the model takes several inputs ({", ".join(names)}): "inputs" must be an object '
+                               "with one batch per input name")
+        row_format = False
+    else:
+        raise RequestError('the body needs "instances" (row format) or "inputs" (columnar format)')
+    missing = [name for name in names if columns.get(name) is None]
+    if missing:
+        raise RequestError(f"the request has no value for the model's input(s) {missing}; it takes {names}")
+    return columns, row_format
+
+
+def _answer(outputs: dict, row_format: bool) -> dict:
+    """TF Serving's answer: one output bare, several by name (per instance in the row format)."""
+    if not row_format:
+        return {"outputs": next(iter(outputs.values())) if len(outputs) == 1 else outputs}
+    if len(outputs) == 1:
+        return {"predictions": next(iter(outputs.values()))}
+    count = len(next(iter(outputs.values())))
+    return {"predictions": [{k: v[i] for k, v in outputs.items()} for i in range(count)]}
+
 
 class TensorFlowServingHandler:
     """One loaded SavedModel; invoke() has ModelHandler's shape, so the local server serves either."""
@@ -129,53 +170,21 @@ class TensorFlowServingHandler:
                                f"{json.dumps(value)[:200]}: {exc}") from exc
 
     def predict(self, request: dict) -> dict:
+        """TF Serving's REST predict: {"instances": …} → {"predictions": …}, {"inputs": …} → {"outputs": …}."""
         if not isinstance(request, dict):
             raise RequestError('the TF Serving request must be a JSON object: {"instances": [...]} or {"inputs": ...}')
         if "examples" in request:
             raise RequestError('"examples" bodies are for TF Serving\'s classify/regress APIs, which the local '
                                'TensorFlow server does not offer; send {"instances": [...]} for predict')
         function, specs = self._signature(request.get("signature_name", DEFAULT_SIGNATURE))
-        names = sorted(specs)
-        if "instances" in request:
-            instances = request["instances"]
-            if not isinstance(instances, list) or not instances:
-                raise RequestError('"instances" must be a non-empty list, one entry per instance')
-            if len(names) == 1 and not (isinstance(instances[0], dict) and names[0] in instances[0]):
-                columns = {names[0]: instances}
-            else:
-                if not all(isinstance(i, dict) for i in instances):
-                    raise RequestError(f"the model takes several inputs ({', '.join(names)}): each instance must be "
-                                       "an object with one value per input name")
-                columns = {name: [i.get(name) for i in instances] for name in names}
-            row_format = True
-        elif "inputs" in request:
-            inputs = request["inputs"]
-            if isinstance(inputs, dict) and inputs and set(inputs) <= set(names):
-                columns = inputs
-            elif len(names) == 1:
-                columns = {names[0]: inputs}
-            else:
-                raise RequestError(f'the model takes several inputs ({", ".join(names)}): "inputs" must be an '
-                                   "object with one batch per input name")
-            row_format = False
-        else:
-            raise RequestError('the body needs "instances" (row format) or "inputs" (columnar format)')
-        missing = [name for name in names if columns.get(name) is None]
-        if missing:
-            raise RequestError(f"the request has no value for the model's input(s) {missing}; it takes {names}")
-        tensors = {name: self._tensor(columns[name], specs[name]) for name in names}
+        columns, row_format = _columns(request, sorted(specs))
+        tensors = {name: self._tensor(columns[name], specs[name]) for name in sorted(specs)}
         try:
             with self._lock:
-                outputs = {k: v.numpy().tolist() for k, v in function(**tensors).items()}
+                outputs = {k: _to_json(v.numpy().tolist()) for k, v in function(**tensors).items()}
         except self.tf.errors.InvalidArgumentError as exc:
             raise RequestError(f"the model refused the input: {exc.message}") from exc
-        outputs = {k: _to_json(v) for k, v in outputs.items()}
-        if not row_format:
-            return {"outputs": next(iter(outputs.values())) if len(outputs) == 1 else outputs}
-        if len(outputs) == 1:
-            return {"predictions": next(iter(outputs.values()))}
-        count = len(next(iter(outputs.values())))
-        return {"predictions": [{k: v[i] for k, v in outputs.items()} for i in range(count)]}
+        return _answer(outputs, row_format)
 
     def tfs_response(self, request_body) -> "TFServingResponse":
         """What TF Serving's REST predict answers to a request body: 200 with the result, 400 with {"error": …}."""

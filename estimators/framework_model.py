@@ -8,8 +8,8 @@ after its serving image (`pytorch-inference-<timestamp>`) unless `name=` says ot
 entry_point the archive is repacked (the model's files plus entry_point / source_dir / dependencies
 under code/) into the default bucket, and PyTorch's SAGEMAKER_PROGRAM / SAGEMAKER_SUBMIT_DIRECTORY /
 SAGEMAKER_CONTAINER_LOG_LEVEL / SAGEMAKER_REGION are set; TensorFlow Serving gets SAGEMAKER_TFS_NGINX_LOGLEVEL.
-instance_type="local" serves a PyTorch model on 127.0.0.1 (launcher.deploy); TensorFlow Serving has no
-local server here (it needs TF Serving's binary). Arguments v2 has and sagelaunch cannot honour are
+instance_type="local" serves on 127.0.0.1 (launcher.deploy): PyTorch as SageMaker's PyTorch serving toolkit does,
+TensorFlow as its TF Serving container answers, from the SavedModel loaded in process. Arguments v2 has and sagelaunch cannot honour are
 refused by name, never dropped.
 """
 
@@ -246,7 +246,7 @@ class FrameworkModel:
                                               dependencies=self.dependencies))
                 program = os.path.basename(self.entry_point)
             endpoint = LocalEndpoint(model_data, name, region=self.region, max_body_bytes=max_body_bytes,
-                                     program=program).start()
+                                     program=program, framework=self.framework).start()
         finally:  # the endpoint unpacked its own copy
             if scratch:
                 shutil.rmtree(scratch, ignore_errors=True)
@@ -332,9 +332,11 @@ class TensorFlowModel(FrameworkModel):
         return JSONSerializer(), JSONDeserializer()  # v2's TensorFlowPredictor
 
     def _deploy_local(self, endpoint_name, serializer, deserializer, max_body_bytes):
-        raise ValueError("instance_type='local' for a TensorFlowModel: TensorFlow Serving has no local server in "
-                         "sagelaunch (it needs the TF Serving binary, which the tensorflow-inference image brings); "
-                         "deploy to an ml.* instance type such as ml.m5.xlarge, or serve a PyTorch model locally")
+        if self.entry_point and os.path.basename(self.entry_point) != "inference.py":  # before anything starts
+            raise ValueError(f"entry_point={self.entry_point!r} for a TensorFlowModel: SageMaker's TensorFlow "
+                             "container only runs code/inference.py (its input_handler/output_handler), so this "
+                             "script would never run; name it inference.py")
+        return super()._deploy_local(endpoint_name, serializer, deserializer, max_body_bytes)
 
 
 class HuggingFaceModel(PyTorchModel):

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -165,6 +167,33 @@ def user_args(hyperparameters: dict[str, Any]) -> list[str]:
         else:
             args.append("" if value is None else str(value))
     return args
+
+
+# What /bin/sh would run, redirect, substitute or cut as a comment (the toolkit hands it the joined command line)
+_SHELL_ACTIONS = re.compile(r"[;&|<>`$()\n]|(^|\s)#")
+
+
+def command_line_args(hyperparameters: dict[str, Any]) -> list[str]:
+    """The script's arguments as SageMaker's training toolkit gives them: to_cmd_args joined with spaces and run
+    through /bin/sh (process.run_async → create_subprocess_shell). So an empty value disappears — {"do_train": ""} is
+    a bare `--do_train` — and a value with spaces is several words. The split is the shell's word splitting and quote
+    removal (shlex), never its expansions: a value the shell would run, redirect or cut is refused by name."""
+    words = user_args(hyperparameters)
+    for name, value in zip(words[::2], words[1::2]):
+        for text in (name, value):
+            action = _SHELL_ACTIONS.search(text)
+            if action:
+                raise ValueError(
+                    f"hyperparameter {name.lstrip('-')}={value!r}: SageMaker's training toolkit passes hyperparameters "
+                    f"to the script through /bin/sh, which would act on {action.group().strip()!r} instead of passing "
+                    "it; remove it from the value (or pass such text in a file of a channel)")
+            try:
+                shlex.split(text)
+            except ValueError as exc:  # the shell fails the same way: "Unterminated quoted string"
+                raise ValueError(f"hyperparameter {name.lstrip('-')}={value!r}: the command line the toolkit runs "
+                                 f"through /bin/sh would have an unclosed quote ({exc}); balance or remove the "
+                                 "quote") from exc
+    return shlex.split(" ".join(words))
 
 
 def resource_config(current_host: str, hosts: list[str], instance_type: str) -> dict[str, Any]:

@@ -63,6 +63,8 @@ class Config:
     host: str | None = None
     rank: int | None = None
     extra: dict = field(default_factory=dict)
+    # SageMaker Profiler's native options, as its scripts set them: config.profiler = {"EnableCuda": "1", ...}
+    profiler: dict | None = None
 
     def __post_init__(self) -> None:
         for name in ("cpu_ops_steps", "cpu_ops_every_steps"):
@@ -102,10 +104,26 @@ class Config:
             out.cpu_ops_every_steps = out.cpu_ops_steps
         if out.disabled is None:
             out.disabled = bool(file_cfg.get("DisableProfiler", False))
+        _apply_native_options(out)
         out.host = out.host or current_host()
         if out.rank is None:
             out.rank = int(os.environ.get("RANK", "0") or 0)
         return out
+
+
+NATIVE_OFF = ("0", "false", "no", "off")
+
+
+def _apply_native_options(config: Config) -> None:
+    """smppy's Config.profiler: EnableCuda is our device_activity; its buffer, compression and raw-file options
+    (BucketCount, RecordFile, …) have no counterpart here, and the job log says so rather than dropping them."""
+    options = dict(config.profiler or {})
+    if "EnableCuda" in options:
+        config.device_activity = str(options.pop("EnableCuda")).strip().lower() not in NATIVE_OFF
+    if options:
+        log.warning("profiler: Config.profiler options %s are SageMaker Profiler's native settings with no "
+                    "counterpart in sagelaunch's profiler; they have no effect (it writes Parquet under "
+                    "SM_PROFILER_OUTPUT_DIR, read by `sagelaunch profile analyze`)", ", ".join(sorted(options)))
 
 
 def config_path() -> Path:

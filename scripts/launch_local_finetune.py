@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import shlex
 import sys
 import tarfile
 from pathlib import Path
@@ -63,6 +65,28 @@ def read_job_metrics(output_data: str | None) -> dict:
     return {}
 
 
+def _shell_path(path: str | Path) -> str:
+    """A path a fresh shell in this folder can use: relative when it lies below, else absolute; quoted."""
+    path = os.path.abspath(path)  # not resolve(): .venv/bin/python is a link, and the venv is the point
+    below = os.path.relpath(path)
+    return shlex.quote(below if not below.startswith("..") else path)
+
+
+def next_commands(model: str | None, profile: str | None) -> list[tuple[str, str]]:
+    """(command, what it does) to run next, each through this Python by its path (the venv's .venv/bin/python
+    under scripts/main_job.sh), so they work from a fresh shell where the venv is not activated."""
+    python = _shell_path(sys.executable)
+    sagelaunch = f"{python} -m sagelaunch"
+    model, profile = shlex.quote(str(model)), shlex.quote(str(profile))
+    return [
+        (f"{python} {_shell_path(SCRIPTS / 'test_trained_model.py')} {model}", "classify a few tweets"),
+        (f"{sagelaunch} profile analyze {profile}", "findings: what to change"),
+        (f"{sagelaunch} profile report {profile} -o report.html", "dashboard + timeline, one offline file"),
+        (f"{sagelaunch} profile timeline {profile} -o timeline.html", "the timeline alone"),
+        (f"{sagelaunch} profile ui {profile}", "dashboard + timeline in the browser"),
+    ]
+
+
 def main(argv: list[str] | None = None) -> dict:
     sys.path.insert(0, str(REPO_ROOT))
     from jobspec.contract import LOCAL_INSTANCE_TYPES
@@ -100,11 +124,11 @@ def main(argv: list[str] | None = None) -> dict:
         print(f"test macro recall {metrics.get('test_recall', float('nan')):.3f}   "
               f"accuracy {metrics.get('test_accuracy', float('nan')):.3f}   "
               f"train time {metrics.get('train_runtime', float('nan')):.1f}s")
-    print(f"\nnext: python scripts/test_trained_model.py {artifacts['model']}")
-    print(f"      sagelaunch profile analyze {artifacts['profile']}        # findings: what to change")
-    print(f"      sagelaunch profile report {artifacts['profile']} -o report.html   # dashboard + timeline, one offline file")
-    print(f"      sagelaunch profile timeline {artifacts['profile']} -o timeline.html")
-    print(f"      sagelaunch profile ui {artifacts['profile']}             # dashboard + timeline in the browser")
+    commands = next_commands(artifacts["model"], artifacts["profile"])
+    width = max(len(command) for command, _ in commands)
+    print("\nnext (or `source .venv/bin/activate` first, then plain `python` and `sagelaunch`):")
+    for command, purpose in commands:
+        print(f"  {command.ljust(width)}   # {purpose}")
     return {**artifacts, "metrics": metrics}
 
 

@@ -1,24 +1,31 @@
-"""Run a model's inference.py the way the SageMaker PyTorch serving toolkit does.
+"""Run a model's inference script the way the SageMaker PyTorch serving toolkit does.
 
-`ModelHandler` imports `code/<program>` from the model folder — the program is SAGEMAKER_PROGRAM,
-inference.py when unset — (or the default sentiment handler when the folder has no code/inference.py),
-with code/ and code/lib on sys.path as in the container, calls model_fn once, then input_fn → predict_fn → output_fn
-per request. The local server and the tests' InvokeEndpoint fake both serve through it.
+`ModelHandler` imports `code/<program>` from the model folder — the program is SAGEMAKER_PROGRAM, inference.py when
+unset — with code/ and code/lib on sys.path as in the container. What the script leaves out the toolkit's defaults
+supply (launcher/deploy/toolkit_defaults.py): model_fn, input_fn, predict_fn, output_fn; or the script defines
+transform_fn instead of the last three. A model without code/inference.py is served by the defaults alone, except a
+transformers folder (config.json), which gets sagelaunch's sentiment handler. model_fn runs once; each request runs
+transform_fn, or input_fn → predict_fn → output_fn. The local server and the tests' InvokeEndpoint fake both serve
+through it.
 """
 
 from __future__ import annotations
 
 import csv
 import importlib.util
+import inspect
 import itertools
+import sys
 import threading
 from pathlib import Path
 from types import ModuleType
+from typing import Callable
 
 from launcher.deploy.package import HANDLER_PATH, default_inference_script
+from launcher.deploy.toolkit_defaults import DEFAULTS, JSON_TYPE, UTF8_TYPES, media_type
 
-JSON_TYPE = "application/json"
 _module_ids = itertools.count()
+PIPELINE_FUNCTIONS = ("input_fn", "predict_fn", "output_fn")
 
 
 class InvocationFailed(Exception):
@@ -29,18 +36,24 @@ class InvocationFailed(Exception):
         self.status, self.message = status, message
 
 
-def load_handler_module(model_dir: str | Path, program: str | None = None) -> ModuleType:
-    import sys
+def handler_script(model_dir: str | Path, program: str | None = None) -> Path | None:
+    """The script to import: code/<program>, code/inference.py, the sentiment handler, or None (defaults only)."""
+    if program:
+        script = Path(model_dir, "code", program)
+        if not script.is_file():
+            raise ValueError(f"SAGEMAKER_PROGRAM={program!r}: the model has no code/{program}; pass the inference "
+                             "script as entry_point when you deploy")
+        return script
+    script = Path(model_dir, HANDLER_PATH)
+    if script.is_file():
+        return script
+    return default_inference_script() if Path(model_dir, "config.json").is_file() else None
 
-    script = Path(model_dir, "code", program) if program else Path(model_dir, HANDLER_PATH)
-    if program and not script.is_file():
-        raise ValueError(f"SAGEMAKER_PROGRAM={program!r}: the model has no code/{program}; pass the inference "
-                         "script as entry_point when you deploy")
-    if not script.is_file():
-        if not Path(model_dir, "config.json").is_file():  # never a silent fallback that downloads another model
-            raise ValueError(f"model folder {str(model_dir)!r} has neither {HANDLER_PATH} nor a transformers "
-                             "config.json for the default sentiment handler; deploy with entry_point='inference.py'")
-        script = default_inference_script()
+
+def load_handler_module(model_dir: str | Path, program: str | None = None) -> ModuleType | None:
+    script = handler_script(model_dir, program)
+    if script is None:
+        return None
     for folder in (Path(model_dir, "code", "lib"), script.parent):  # the container's import path
         if folder.is_dir() and str(folder) not in sys.path:
             sys.path.insert(0, str(folder))
@@ -48,11 +61,27 @@ def load_handler_module(model_dir: str | Path, program: str | None = None) -> Mo
     spec = importlib.util.spec_from_file_location(f"sagelaunch_inference_{next(_module_ids)}", script)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    missing = [fn for fn in ("model_fn",) if not hasattr(module, fn)]
-    if missing:
-        raise ValueError(f"{script.name} defines no {', '.join(missing)}; an inference handler needs model_fn — "
-                         "deploy with entry_point='<your inference script>' (v2 serves the training script otherwise)")
     return module
+
+
+def handler_functions(module: ModuleType | None) -> dict[str, Callable | None]:
+    """model_fn, input_fn, predict_fn, output_fn (the script's, else the toolkit's) and transform_fn (or None)."""
+    own = {name: getattr(module, name, None) for name in (*DEFAULTS, "transform_fn")}
+    if own["transform_fn"] and any(own[name] for name in PIPELINE_FUNCTIONS):
+        defined = ", ".join(name for name in PIPELINE_FUNCTIONS if own[name])
+        raise ValueError(f"{module.__file__} defines transform_fn and {defined}: the SageMaker toolkit refuses "
+                         "both; keep transform_fn alone or input_fn/predict_fn/output_fn without it")
+    return {name: own[name] or default for name, default in DEFAULTS.items()} | {"transform_fn": own["transform_fn"]}
+
+
+def call_handler(function: Callable, *args):
+    """As the toolkit: a function that takes one more parameter than the call gets the request context (None here,
+    where there is no model server context)."""
+    try:
+        takes_context = len(inspect.signature(function).parameters) == len(args) + 1
+    except (TypeError, ValueError):  # builtins without a signature
+        takes_context = False
+    return function(*args, None) if takes_context else function(*args)
 
 
 class ModelHandler:
@@ -61,17 +90,29 @@ class ModelHandler:
     def __init__(self, model_dir: str | Path, program: str | None = None):
         self.model_dir = str(model_dir)
         self.module = load_handler_module(model_dir, program)
-        self.model = self.module.model_fn(self.model_dir)
+        self.functions = handler_functions(self.module)
+        self.model = call_handler(self.functions["model_fn"], self.model_dir)
         self._lock = threading.Lock()  # pipelines are not thread-safe; one request at a time
+
+    def _transform(self, data, content_type: str, accept: str):
+        if self.functions["transform_fn"]:
+            return call_handler(self.functions["transform_fn"], self.model, data, content_type, accept)
+        data = call_handler(self.functions["input_fn"], data, content_type)
+        prediction = call_handler(self.functions["predict_fn"], data, self.model)
+        return call_handler(self.functions["output_fn"], prediction, accept)
 
     def invoke(self, body: bytes, content_type: str | None, accept: str | None) -> tuple[bytes, str]:
         """(response body, response content type), or InvocationFailed with a 4xx/5xx status."""
-        accept = accept or JSON_TYPE
+        accept = JSON_TYPE if not accept or accept.strip() == "*/*" else accept  # the toolkit's default accept
+        content_type = content_type or JSON_TYPE
+        if media_type(content_type) in UTF8_TYPES:  # the toolkit hands JSON and CSV bodies over as text
+            try:
+                body = body.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InvocationFailed(400, f"the {content_type} body is not UTF-8 text: {exc}") from exc
         try:
             with self._lock:
-                data = self.module.input_fn(body, content_type or JSON_TYPE)
-                prediction = self.module.predict_fn(data, self.model)
-                result = self.module.output_fn(prediction, accept)
+                result = self._transform(body, content_type, accept)
         except ValueError as exc:  # the handler's way to reject a request; RequestError carries a status
             raise InvocationFailed(int(getattr(exc, "status", 400)), str(exc)) from exc
         except (RecursionError, csv.Error) as exc:  # the body is too deep / a CSV field too long: the client's error
@@ -82,4 +123,7 @@ class ModelHandler:
             result, accept = result
         if isinstance(result, str):
             result = result.encode("utf-8")
-        return result, accept if "*" not in accept else JSON_TYPE
+        if not isinstance(result, (bytes, bytearray)):  # the model server could not send it either
+            raise InvocationFailed(500, f"the handler returned {type(result).__name__}, not a response body; "
+                                        "output_fn/transform_fn must return bytes or str (or (body, content_type))")
+        return bytes(result), accept if "*" not in accept else JSON_TYPE

@@ -76,11 +76,12 @@ class LocalEndpoint:
 
     def __init__(self, model_data: str | Path, name: str = "local-endpoint", *, region: str | None = None,
                  max_body_bytes: int | None = None, startup_timeout: float = 180.0, program: str | None = None,
-                 detach: bool | None = None, limits: ServerLimits | None = None):
+                 detach: bool | None = None, limits: ServerLimits | None = None, framework: str = "pytorch"):
         self.model_data, self.name, self.region = model_data, name, region
         self.detach = detach_requested() if detach is None else detach
         self.limits = limits  # None: the server's defaults (ServerLimits())
         self.program = program  # code/<program> is the handler (SAGEMAKER_PROGRAM); None: code/inference.py
+        self.framework = framework  # whose serving container the server imitates: "pytorch" or "tensorflow"
         self.max_body_bytes, self.startup_timeout = max_body_bytes, startup_timeout
         self.url: str | None = None
         self.workdir: Path | None = None
@@ -103,7 +104,7 @@ class LocalEndpoint:
             ready = self.workdir / "ready.json"
             cmd = [sys.executable, "-m", "launcher.deploy.local_server", "--model-dir", str(model_dir),
                    "--port", "0", "--ready-file", str(ready), "--workdir", str(self.workdir), "--name", self.name,
-                   "--model-data", str(self.model_data)]
+                   "--model-data", str(self.model_data), "--framework", self.framework]
             if self.limits:
                 cmd += ["--max-body-bytes", str(self.limits.max_body_bytes), "--header-timeout",
                         str(self.limits.header_timeout), "--body-timeout", str(self.limits.body_timeout),

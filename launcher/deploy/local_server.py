@@ -34,6 +34,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+# whose serving container the server imitates → its handler class (imported when the server starts)
+HANDLERS = {"pytorch": ("launcher.deploy.handler", "ModelHandler"),
+            "tensorflow": ("launcher.deploy.tf_serving", "TensorFlowServingHandler")}
 MAX_BODY_BYTES = 6 * 1024 * 1024  # InvokeEndpoint's payload limit
 DRAIN_LIMIT = 64 * 1024 * 1024  # read (and drop) an oversized body up to this, so the client sees the 413
 SPOOL_BYTES = 256 * 1024  # a waiting body above this goes to disk (the server's temporary folder)
@@ -248,11 +251,13 @@ async def serve(args: argparse.Namespace, limits: ServerLimits) -> None:
     from tornado.netutil import bind_sockets
 
     from launcher.deploy import endpoint_registry
-    from launcher.deploy.handler import ModelHandler
+    import importlib
 
+    module, name = HANDLERS[args.framework]
+    handler_class = getattr(importlib.import_module(module), name)
     if not Path(args.model_dir).is_dir():
         raise ValueError("no such folder; pass the folder (or unpacked model.tar.gz) the training job saved")
-    service = InferenceService(ModelHandler(args.model_dir, args.program), limits, args.workdir)
+    service = InferenceService(handler_class(args.model_dir, args.program), limits, args.workdir)
     sockets = bind_sockets(args.port, address=args.host, backlog=BACKLOG)
     service.listen_on(args.host, sockets[0].getsockname()[1])
     server = make_server(service)
@@ -284,6 +289,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--body-timeout", type=float, default=defaults.body_timeout)
     parser.add_argument("--max-connections", type=int, default=defaults.max_connections)
     parser.add_argument("--program", help="the handler script in code/ (SAGEMAKER_PROGRAM); default inference.py")
+    parser.add_argument("--framework", choices=sorted(HANDLERS), default="pytorch",
+                        help="whose serving container to imitate: PyTorch's toolkit or TensorFlow Serving's")
     parser.add_argument("--ready-file", help="written with {'url': ...} once the model is loaded and serving")
     parser.add_argument("--owner-fd", type=int, help="end when this pipe closes (the deploying process is gone)")
     parser.add_argument("--workdir", help="this endpoint's temporary folder: removed when the server ends")

@@ -32,6 +32,9 @@ class JobModule:
 JOB_MODULES: tuple[JobModule, ...] = (
     JobModule("smdistributed", "smdistributed.modelparallel", "sagelaunch's modelparallel",
               lambda spec: spec.mp_parameters is not None),
+    # SageMaker Profiler's package: smppy in the TF 2.11 / PT 1.13 images, smprof after; any script may import it
+    JobModule("smppy", "smppy", "sagelaunch's profiler", lambda spec: True),
+    JobModule("smprof", "smprof", "sagelaunch's profiler", lambda spec: True),
 )
 
 

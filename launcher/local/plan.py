@@ -13,11 +13,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from launcher import contract
+from launcher import contract, registry
 from launcher.archive import unpack
 from launcher.local import channels as channel_io
 from jobspec.s3uri import parse_s3_uri
-from launcher.local import s3
+from launcher.local import requirements, s3
 from launcher.local.artifacts import artifact_prefix
 from launcher.local.job_modules import job_module_paths
 from launcher.local.logs import rank_prefix_template
@@ -41,10 +41,11 @@ def gpu_slices(gpus: list[str], hosts: int) -> list[list[str]]:
     return [gpus[i * per_host:(i + 1) * per_host] for i in range(hosts)]
 
 
-def _python_path(code_dir: Path, base_env: dict[str, str], job_module_dirs: list[str]) -> str:
-    # the job imports its own code first, then sagelaunch's packages (modelparallel, profiler), then the
-    # stand-ins for SageMaker's module names (launcher.local.job_modules)
-    parts = [str(code_dir)]
+def _python_path(code_dir: Path, base_env: dict[str, str], job_module_dirs: list[str],
+                 requirement_dirs: list[str]) -> str:
+    # the job imports its own code first, then what its requirements.txt installed, then sagelaunch's packages
+    # (modelparallel, profiler), then the stand-ins for SageMaker's module names (launcher.local.job_modules)
+    parts = [str(code_dir), *requirement_dirs]
     if "site-packages" not in _LAUNCHER_ROOT.parts and "dist-packages" not in _LAUNCHER_ROOT.parts:
         parts.append(str(_LAUNCHER_ROOT))
     parts.extend(job_module_dirs)
@@ -119,6 +120,10 @@ def build(spec: TrainingJobSpec, *, job_dir: Path, files: list[tuple[Path, str]]
           resolved_channels: list[channel_io.ResolvedChannel], python: str, master_port: int,
           tf_ports: list[int], stop_grace: float, base_env: dict[str, str]) -> dict[str, Any]:
     """Create the job folder's contents and return the plan (also written to plan.json)."""
+    # the script's arguments (SM_USER_ARGS keeps to_cmd_args' list; the command line is what the toolkit's shell
+    # makes of it), checked before anything is laid out, downloaded or installed
+    args = contract.command_line_args(contract.split_hyperparameters(
+        contract.decode_hyperparameters(contract.job_hyperparameters(spec, "")))[0])
     hosts = contract.host_names(spec.instance_count)
     layouts = {host: contract.HostLayout(job_dir / host) for host in hosts}
     for layout in layouts.values():
@@ -129,6 +134,7 @@ def build(spec: TrainingJobSpec, *, job_dir: Path, files: list[tuple[Path, str]]
     for resolved in resolved_channels:
         channel_io.materialize(resolved, job_dir, [l.channel_dir(resolved.channel.name) for l in layouts.values()],
                                spec.region)
+    requirement_dirs, requirement_notes = requirements.install(layouts[hosts[0]].code_dir, python, registry.home())
     job_module_dirs, job_module_notes = job_module_paths(spec, python)
     gpu_sets, cpus = gpu_slices(visible_gpus(spec.instance_type, base_env), len(hosts)), contract.num_cpus()
     host_plans = []
@@ -142,7 +148,8 @@ def build(spec: TrainingJobSpec, *, job_dir: Path, files: list[tuple[Path, str]]
         if spec.instance_type == "local_gpu":
             env["CUDA_VISIBLE_DEVICES"] = ",".join(gpu_sets[index])
         env["PYTHONUNBUFFERED"] = "1"  # lines reach the log as they are printed
-        env["PYTHONPATH"] = _python_path(layout.code_dir, {**base_env, **spec.environment}, job_module_dirs)
+        env["PYTHONPATH"] = _python_path(layout.code_dir, {**base_env, **spec.environment}, job_module_dirs,
+                                         requirement_dirs)
         if spec.framework == "tensorflow":
             env["TF_CONFIG"] = contract.tf_config(hosts, host, tf_ports)
         else:
@@ -153,7 +160,6 @@ def build(spec: TrainingJobSpec, *, job_dir: Path, files: list[tuple[Path, str]]
             if "OMP_NUM_THREADS" not in {**base_env, **spec.environment}:
                 # share this machine's cores between the ranks (torchrun would pick 1 and say so)
                 env["OMP_NUM_THREADS"] = str(max(1, cpus // (spec.processes_per_host * spec.instance_count)))
-        args = json.loads(env["SM_USER_ARGS"])
         command = _command(spec, python, layout.code_dir / spec.entry_point, args, host_index=index,
                            hosts=len(hosts), master_port=master_port, log_dir=job_dir / "logs" / "torchrun" / host)
         monitor = None
@@ -171,7 +177,7 @@ def build(spec: TrainingJobSpec, *, job_dir: Path, files: list[tuple[Path, str]]
         "hosts": host_plans, "max_run": spec.max_run, "stop_grace": stop_grace, "region": spec.region,
         "artifact_prefix": artifact_prefix(spec.output_path, spec.job_name, job_dir),
         "checkpoint_s3_uri": spec.checkpoint_s3_uri,
-        "notes": job_module_notes,  # written to the job log when it starts
+        "notes": requirement_notes + job_module_notes,  # written to the job log when it starts
         # what the job writes after this moment goes back to checkpoint_s3_uri (restored files do not)
         "checkpoints_restored_at": time.time(),
     }

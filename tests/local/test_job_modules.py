@@ -11,10 +11,16 @@ ROOT = JOB_MODULES_ROOT.parent
 MP_JOB = SimpleNamespace(mp_parameters={"partitions": 1})
 
 
+PROFILER_PATHS = [str(JOB_MODULES_ROOT / "smppy"), str(JOB_MODULES_ROOT / "smprof")]
+PROFILER_NOTES = ["smppy: sagelaunch's profiler (the real library is not installed)",
+                  "smprof: sagelaunch's profiler (the real library is not installed)"]
+
+
 def test_an_smp_job_gets_smdistributed_as_sagelaunchs_modelparallel():
     paths, notes = job_module_paths(MP_JOB, sys.executable)
-    assert paths == [str(JOB_MODULES_ROOT / "smdistributed")]
-    assert notes == ["smdistributed.modelparallel: sagelaunch's modelparallel (the real library is not installed)"]
+    assert paths == [str(JOB_MODULES_ROOT / "smdistributed"), *PROFILER_PATHS]
+    assert notes == ["smdistributed.modelparallel: sagelaunch's modelparallel (the real library is not installed)",
+                     *PROFILER_NOTES]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), *paths])}
     out = subprocess.run([sys.executable, "-c", "import smdistributed.modelparallel.torch as smp, modelparallel; "
                           "print(smp is modelparallel)"], env=env, capture_output=True, text=True, check=True)
@@ -22,7 +28,17 @@ def test_an_smp_job_gets_smdistributed_as_sagelaunchs_modelparallel():
 
 
 def test_a_job_without_model_parallelism_gets_no_smdistributed():
-    assert job_module_paths(SimpleNamespace(mp_parameters=None), sys.executable) == ([], [])
+    assert job_module_paths(SimpleNamespace(mp_parameters=None), sys.executable) == (PROFILER_PATHS, PROFILER_NOTES)
+
+
+def test_every_job_gets_sagemaker_profilers_names_as_sagelaunchs_profiler():
+    paths, _ = job_module_paths(SimpleNamespace(mp_parameters=None), sys.executable)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), *paths])}
+    out = subprocess.run([sys.executable, "-c", "import smppy, smprof; from profiler import smprof as ours; "
+                          "print(smppy is smprof is ours, smppy.SMProfiler.instance() is ours.SMProfiler.instance(), "
+                          "callable(smppy.annotate), smppy.Config.__module__)"],
+                         env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "True", "True", "profiler.settings"]
 
 
 def test_a_real_installed_library_is_never_shadowed(tmp_path, monkeypatch):
@@ -30,7 +46,10 @@ def test_a_real_installed_library_is_never_shadowed(tmp_path, monkeypatch):
     real.mkdir(parents=True)
     (real.parent / "__init__.py").write_text("")
     (real / "__init__.py").write_text("")
+    (tmp_path / "smprof").mkdir()  # SageMaker Profiler's package, as the current DLCs install it
+    (tmp_path / "smprof" / "__init__.py").write_text("")
     monkeypatch.syspath_prepend(str(tmp_path))
     paths, notes = job_module_paths(MP_JOB, sys.executable)
-    assert paths == []
-    assert notes == ["smdistributed.modelparallel: the installed library"]
+    assert paths == [str(JOB_MODULES_ROOT / "smppy")]
+    assert notes == ["smdistributed.modelparallel: the installed library", PROFILER_NOTES[0],
+                     "smprof: the installed library"]

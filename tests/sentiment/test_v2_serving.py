@@ -108,14 +108,15 @@ def test_a_foreign_serializer_is_used_through_its_attributes(echo):
         echo.predict("x", target_model="other.tar.gz")
 
 
-def test_the_program_must_define_model_fn(echo_files):
-    with pytest.raises(RuntimeError, match="helpers.py defines no model_fn.*entry_point="):
+def test_a_program_without_model_fn_gets_the_toolkits_default_which_names_what_it_needs(echo_files):
+    # as SageMaker's PyTorch toolkit: no model_fn → the default loads a TorchScript model.pt, which this model lacks
+    with pytest.raises(RuntimeError, match="defines no model_fn.*TorchScript model.pt.*define model_fn.*entry_point"):
         PyTorchModel(str(echo_files / "model.tar.gz"), entry_point="helpers.py", framework_version="2.0.0",
                      source_dir=str(echo_files / "src")).deploy(1, "local")
 
 
 def test_what_cannot_be_served_here_is_refused_by_name(echo_files):
-    with pytest.raises(ValueError, match="TensorFlow Serving has no local server"):
+    with pytest.raises(RuntimeError, match="no saved_model.pb"):  # TF models are served locally: SavedModels only
         TensorFlowModel(str(echo_files / "model.tar.gz"), framework_version="2.13.0").deploy(1, "local")
     with pytest.raises(ValueError, match="needs framework_version"):
         TensorFlowModel(str(echo_files / "model.tar.gz"))

@@ -36,10 +36,20 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'sagelaunch.cli' has no attribute {name!r}")
 
 
+def _one_line_warnings() -> None:
+    """Warnings reach the terminal as `warning: <message>`, one line each, without Python's source-line echo."""
+    import sys
+    import warnings
+
+    warnings.showwarning = lambda message, category, *_args, **_kw: print(f"warning: {message}", file=sys.stderr)
+
+
 def main() -> None:
     import sys
 
     from profiler.cli import fast_analyze
+
+    _one_line_warnings()
 
     fast_analyze(sys.argv[1:])  # `profile analyze PATH --json` without Typer's parsing; exits when it ran
     _app()()

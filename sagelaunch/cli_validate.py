@@ -165,14 +165,14 @@ def error_lines(err: Exception) -> list[str]:
     """One line per problem: `field: message (value=…)` (pydantic errors carry their field in loc)."""
     from pydantic import ValidationError
 
-    from jobspec.errors import shown
+    from jobspec.errors import masked, shown
 
     if not isinstance(err, ValidationError):
         return [str(err)]
     lines = []
     for e in err.errors():
         loc = ".".join(str(p) for p in e["loc"])
-        value = f" (value={shown(e['input'])})" if e["type"] not in VALUE_IN_MESSAGE and loc else ""
+        value = f" (value={shown(masked(tuple(e['loc']), e['input']))})" if e["type"] not in VALUE_IN_MESSAGE and loc else ""
         for msg in e["msg"].removeprefix("Value error, ").splitlines():  # cross-field checks: one per line
             line = f"{loc}: {msg}" if loc and not msg.startswith(loc.split(".")[0]) else msg
             lines.append(line + value)

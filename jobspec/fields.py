@@ -49,7 +49,7 @@ def local_path(field: str, v: str | None) -> str | None:
     if v is None:
         return v
     if "\x00" in v:
-        raise ValueError(f"{field}={cut(v)!r} contains a NUL character (\\x00), which no path can hold; {NUL_FIX}")
+        raise ValueError(f"{field}={v!r} contains a NUL character (\\x00), which no path can hold; {NUL_FIX}")
     if len(v) > MAX_PATH_CHARS:
         raise ValueError(f"{field}={cut(v)!r} has {len(v)} characters; allowed: at most {MAX_PATH_CHARS} "
                          "— use a shorter path")

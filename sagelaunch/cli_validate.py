@@ -27,13 +27,15 @@ class JobFileRefused(ValueError):
 
 
 def _job_file_loader():
-    """yaml.SafeLoader without aliases and with bounded nesting.
+    """yaml.SafeLoader without aliases or duplicate keys, and with bounded nesting.
 
     An alias (*name) repeats a node by reference: nine levels of nine aliases are 491 bytes of YAML and a
     billion values once anything walks or serialises them. Job files have no use for them, so they are refused
     while composing, before any Python object exists.
     """
     import yaml
+
+    from jobspec.errors import shown
 
     class JobFileLoader(yaml.SafeLoader):
         depth = 0
@@ -52,6 +54,22 @@ def _job_file_loader():
                 return super().compose_node(parent, index)
             finally:
                 self.depth -= 1
+
+        def construct_mapping(self, node, deep=False):
+            first_line: dict[Any, int] = {}  # YAML itself keeps the last of two equal keys, silently
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                line = key_node.start_mark.line + 1
+                try:
+                    if key in first_line:
+                        raise JobFileRefused(
+                            f"line {line}, column {key_node.start_mark.column + 1}: key {shown(key)} is given twice "
+                            f"in the same mapping (first on line {first_line[key]}); YAML would silently keep the "
+                            "last one — keep only the value you mean")
+                    first_line[key] = line
+                except TypeError:  # an unhashable key: the constructor refuses it with its own message
+                    pass
+            return super().construct_mapping(node, deep)
 
     return JobFileLoader
 

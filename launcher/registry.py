@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from jobspec.contract import TERMINAL_STATUSES
+from launcher.safe_write import private_file, private_folder
+
 # Fields holding times: stored as ISO strings, returned as aware datetimes (boto3's shape).
 _TIME_FIELDS = ("CreationTime", "TrainingStartTime", "TrainingEndTime", "LastModifiedTime")
 
@@ -71,7 +73,10 @@ def _connect() -> Iterator[sqlite3.Connection]:
     key = (os.getpid(), str(path))
     conn = getattr(_local, "connections", {}).get(key)
     if conn is None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_folder(path.parent)  # records hold hyperparameters and environment: the owner's only
+        for file in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+            if file == path or file.exists():  # SQLite gives the files it adds the database's mode
+                private_file(file)
         # autocommit mode: transactions are explicit (BEGIN IMMEDIATE) where they matter
         conn = sqlite3.connect(path, timeout=60, isolation_level=None)
         conn.execute("PRAGMA busy_timeout=60000")

@@ -46,6 +46,7 @@ def submit(spec: TrainingJobSpec, *, wait: bool = True, logs: bool = True, **opt
     from launcher.local import channels, plan, preflight, watchdog
     from launcher.local.artifacts import artifact_prefix
     from launcher.local.record import first_record
+    from launcher.safe_write import PRIVATE_FOLDER, private_folder
 
     _check_options(options)
     python = str(options.get("python") or sys.executable)
@@ -85,7 +86,8 @@ def submit(spec: TrainingJobSpec, *, wait: bool = True, logs: bool = True, **opt
     hyperparameters = contract.job_hyperparameters(spec, spec.submit_directory or str(first_code_dir))
     registry.create(first_record(spec, job_dir, prefix, hyperparameters))
     try:
-        job_dir.mkdir(parents=True)
+        private_folder(job_dir.parent)
+        job_dir.mkdir(mode=PRIVATE_FOLDER)  # plan.json and the config files hold the job's secrets
         if spec.inputs or (spec.source_dir or "").startswith("s3://"):
             registry.transition(spec.job_name, "Downloading", "Downloading input data")
         base_env = dict(os.environ)

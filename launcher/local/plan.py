@@ -21,6 +21,7 @@ from launcher.local import s3
 from launcher.local.artifacts import artifact_prefix
 from launcher.local.job_modules import job_module_paths
 from launcher.local.logs import rank_prefix_template
+from launcher.safe_write import write_private_text
 from jobspec.spec import TrainingJobSpec
 
 _LAUNCHER_ROOT = Path(__file__).resolve().parents[2]  # the folder holding launcher/, profiler/, modelparallel/
@@ -176,7 +177,7 @@ def build(spec: TrainingJobSpec, *, job_dir: Path, files: list[tuple[Path, str]]
         # what the job writes after this moment goes back to checkpoint_s3_uri (restored files do not)
         "checkpoints_restored_at": time.time(),
     }
-    (job_dir / "plan.json").write_text(json.dumps(plan, indent=2))
+    write_private_text(job_dir / "plan.json", json.dumps(plan, indent=2))  # every host's environment
     return plan
 
 

@@ -1,0 +1,45 @@
+"""A file error of a local job → one line naming the path, the setting that chose it, and a fix.
+
+`repr(PermissionError)` drops the file name (`PermissionError(1, 'Operation not permitted')`), and a write to an
+already open file raises one without any: every place that reports such an error goes through here instead.
+"""
+
+from __future__ import annotations
+
+import errno
+from pathlib import Path
+
+WHY = {
+    errno.EACCES: ("is not writable", "make it writable"),
+    errno.EPERM: ("refuses the change (read-only or immutable)", "make it writable (chattr -i, chmod u+w)"),
+    errno.EROFS: ("is on a read-only filesystem", "remount it read-write or choose another folder"),
+    errno.ENOSPC: ("has no space left", "free space there or choose another folder"),
+    errno.EDQUOT: ("is over its disk quota", "free space there or choose another folder"),
+}
+
+
+def with_path(error: OSError, path: str | Path) -> OSError:
+    """The same error, carrying `path` when it had none (a write to an open file)."""
+    if error.filename is not None:
+        return error
+    return type(error)(error.errno, error.strerror, str(path))
+
+
+def path_error_text(error: BaseException, places: list[tuple[str, Path]]) -> str:
+    """`field: cannot write 'path': why (strerror); fix` — `places` are (setting, folder), most specific first."""
+    if not isinstance(error, OSError) or error.filename is None:
+        return f"{type(error).__name__}: {error}"
+    path = Path(str(error.filename))
+    field, folder = next(((f, p) for f, p in places if path == p or p in path.parents), ("path", path.parent))
+    what, fix = WHY.get(error.errno or 0, ("cannot be written", "check the folder"))
+    return (f"{field}: cannot write {str(path)!r}: {folder} {what} ({error.strerror}, errno {error.errno}); "
+            f"{fix}, then run the job again")
+
+
+def job_places(job_dir: Path, artifact_prefix: str) -> list[tuple[str, Path]]:
+    """Where a local job writes, and the setting that decides each place."""
+    places = []
+    if not artifact_prefix.startswith("s3://") and Path(artifact_prefix) != job_dir / "artifacts":
+        places.append(("output_path", Path(artifact_prefix)))
+    places.append(("job folder (under SAGELAUNCH_HOME)", job_dir))
+    return places

@@ -73,25 +73,37 @@ def _connect() -> Iterator[sqlite3.Connection]:
     key = (os.getpid(), str(path))
     conn = getattr(_local, "connections", {}).get(key)
     if conn is None:
-        private_folder(path.parent)  # records hold hyperparameters and environment: the owner's only
-        for file in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
-            if file == path or file.exists():  # SQLite gives the files it adds the database's mode
-                private_file(file)
-        # autocommit mode: transactions are explicit (BEGIN IMMEDIATE) where they matter
-        conn = sqlite3.connect(path, timeout=60, isolation_level=None)
-        conn.execute("PRAGMA busy_timeout=60000")
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        conn.execute(_SCHEMA)
-        have = {row[1] for row in conn.execute("PRAGMA table_info(jobs)")}
-        for column, kind in _ADDED_COLUMNS.items():
-            if column not in have:
-                try:
-                    conn.execute(f"ALTER TABLE jobs ADD COLUMN {column} {kind}")
-                except sqlite3.OperationalError:  # another process added it meanwhile
-                    pass
+        with _path_named(path):
+            private_folder(path.parent)  # records hold hyperparameters and environment: the owner's only
+            for file in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+                if file == path or file.exists():  # SQLite gives the files it adds the database's mode
+                    private_file(file)
+            # autocommit mode: transactions are explicit (BEGIN IMMEDIATE) where they matter
+            conn = sqlite3.connect(path, timeout=60, isolation_level=None)
+            conn.execute("PRAGMA busy_timeout=60000")
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(_SCHEMA)
+            have = {row[1] for row in conn.execute("PRAGMA table_info(jobs)")}
+            for column, kind in _ADDED_COLUMNS.items():
+                if column not in have:
+                    try:
+                        conn.execute(f"ALTER TABLE jobs ADD COLUMN {column} {kind}")
+                    except sqlite3.OperationalError:  # another process added it meanwhile
+                        pass
         _local.connections = {**getattr(_local, "connections", {}), key: conn}
     yield conn
+
+
+@contextmanager
+def _path_named(path: Path) -> Iterator[None]:
+    """The registry's file errors name the database and the setting that places it (a read-only or full home)."""
+    try:
+        yield
+    except (OSError, sqlite3.OperationalError) as error:
+        raise ValueError(f"SAGELAUNCH_HOME: the local job registry {str(path)!r} cannot be opened or written "
+                         f"({error}); make {str(path.parent)!r} writable, or set SAGELAUNCH_HOME to a folder you "
+                         "can write to") from error
 
 
 def _encode(record: dict[str, Any]) -> str:
@@ -134,7 +146,7 @@ def check_new_name(name: str) -> None:
 def create(record: dict[str, Any]) -> None:
     """Add a new job; a name already in the registry is rejected."""
     name = record["TrainingJobName"]
-    with _connect() as conn:
+    with _connect() as conn, _path_named(db_path()):
         try:
             conn.execute(
                 "INSERT INTO jobs (name, status, created, record) VALUES (?, ?, ?, ?)",

@@ -45,6 +45,7 @@ def submit(spec: TrainingJobSpec, *, wait: bool = True, logs: bool = True, **opt
     from launcher import contract
     from launcher.local import channels, plan, preflight, watchdog
     from launcher.local.artifacts import artifact_prefix
+    from launcher.local.path_errors import job_places, path_error_text
     from launcher.local.record import first_record
     from launcher.safe_write import PRIVATE_FOLDER, private_folder
 
@@ -102,8 +103,11 @@ def submit(spec: TrainingJobSpec, *, wait: bool = True, logs: bool = True, **opt
                                     start_new_session=True)
         registry.set_watchdog(spec.job_name, proc.pid, _create_time(proc.pid))
     except BaseException as error:
+        named = path_error_text(error, job_places(job_dir, prefix)) if isinstance(error, OSError) else None
         registry.transition(spec.job_name, "Failed", "Training job failed", TrainingJobStatus="Failed",
-                            FailureReason=f"ClientError: {error}", TrainingEndTime=registry.now())
+                            FailureReason=f"ClientError: {named or error}", TrainingEndTime=registry.now())
+        if named:  # one line naming the path and its setting, not a traceback
+            raise ValueError(f"job {spec.job_name}: {named}") from error
         raise
     job = LocalTrainingJob(spec.job_name, _process=proc, sent_hyperparameters=hyperparameters)
     if wait:

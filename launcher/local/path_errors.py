@@ -9,12 +9,12 @@ from __future__ import annotations
 import errno
 from pathlib import Path
 
-WHY = {
-    errno.EACCES: ("is not writable", "make it writable"),
-    errno.EPERM: ("refuses the change (read-only or immutable)", "make it writable (chattr -i, chmod u+w)"),
-    errno.EROFS: ("is on a read-only filesystem", "remount it read-write or choose another folder"),
-    errno.ENOSPC: ("has no space left", "free space there or choose another folder"),
-    errno.EDQUOT: ("is over its disk quota", "free space there or choose another folder"),
+FIXES = {
+    errno.EACCES: "make it writable for you",
+    errno.EPERM: "make it writable (chmod u+w; chattr -i where a file or folder is immutable)",
+    errno.EROFS: "the filesystem is read-only: remount it read-write or choose another folder",
+    errno.ENOSPC: "the disk is full: free space there or choose another folder",
+    errno.EDQUOT: "the disk quota is used up: free space there or choose another folder",
 }
 
 
@@ -26,20 +26,21 @@ def with_path(error: OSError, path: str | Path) -> OSError:
 
 
 def path_error_text(error: BaseException, places: list[tuple[str, Path]]) -> str:
-    """`field: cannot write 'path': why (strerror); fix` — `places` are (setting, folder), most specific first."""
+    """`field 'folder': cannot write 'path': strerror (errno) — fix`; `places` are (setting, folder), most specific
+    first."""
     if not isinstance(error, OSError) or error.filename is None:
         return f"{type(error).__name__}: {error}"
     path = Path(str(error.filename))
     field, folder = next(((f, p) for f, p in places if path == p or p in path.parents), ("path", path.parent))
-    what, fix = WHY.get(error.errno or 0, ("cannot be written", "check the folder"))
-    return (f"{field}: cannot write {str(path)!r}: {folder} {what} ({error.strerror}, errno {error.errno}); "
-            f"{fix}, then run the job again")
+    fix = FIXES.get(error.errno or 0, "check that folder")
+    return (f"{field} {str(folder)!r}: cannot write {str(path)!r}: {error.strerror} (errno {error.errno}) — {fix}, "
+            "then run the job again")
 
 
 def job_places(job_dir: Path, artifact_prefix: str) -> list[tuple[str, Path]]:
     """Where a local job writes, and the setting that decides each place."""
     places = []
     if not artifact_prefix.startswith("s3://") and Path(artifact_prefix) != job_dir / "artifacts":
-        places.append(("output_path", Path(artifact_prefix)))
+        places.append(("output_path", Path(artifact_prefix).parent))  # the prefix is <output_path>/<job name>
     places.append(("job folder (under SAGELAUNCH_HOME)", job_dir))
     return places

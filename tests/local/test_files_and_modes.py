@@ -1,0 +1,169 @@
+"""A local job's files: its settings private (0600 files in 0700 folders), its archives complete or absent, and a
+file error naming the path and the setting that chose it (issue 24). Full and read-only filesystems are real
+mounts (tests/local/mounts.py)."""
+
+from __future__ import annotations
+
+import errno
+import os
+import sqlite3
+import stat
+import tarfile
+import time
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+
+from launcher import registry
+from launcher.backends import submit
+from launcher.contract import HostLayout
+from launcher.jobs import JobFailedError
+from launcher.local import artifacts
+from tests.local.conftest import make_spec
+from tests.local.mounts import immutable, read_only, small_filesystem
+
+SECRET = "s3cr3t-Value-42"
+LOADED_MACHINE_S = 180
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def partials(folder: Path) -> list[Path]:
+    return sorted(folder.rglob("*.partial"))
+
+
+def test_an_existing_registry_is_made_private(tmp_path, monkeypatch):
+    """A registry made before (0755 folder, 0644 database) is tightened the first time it is opened."""
+    home = tmp_path / "old-home"
+    home.mkdir(mode=0o755)
+    with closing(sqlite3.connect(home / "registry.db")) as db:
+        db.execute("CREATE TABLE t (x)")
+    (home / "registry.db").chmod(0o644)
+    monkeypatch.setenv("SAGELAUNCH_HOME", str(home))
+    assert registry.list_jobs() == []
+    assert mode(home) == 0o700 and mode(home / "registry.db") == 0o600
+    for extra in ("registry.db-wal", "registry.db-shm"):  # SQLite gives them the database's mode
+        if (home / extra).exists():
+            assert mode(home / extra) == 0o600, extra
+
+
+def _layout_with_model(root: Path, size: int) -> dict[str, HostLayout]:
+    layout = HostLayout(root / "algo-1")
+    layout.model_dir.mkdir(parents=True)
+    layout.output_data_dir.mkdir(parents=True)
+    (layout.model_dir / "weights.bin").write_bytes(os.urandom(size))
+    return {"algo-1": layout}
+
+
+def test_a_full_disk_leaves_no_truncated_archive_under_its_name(tmp_path):
+    with small_filesystem(tmp_path / "small", "1m") as small:
+        fits = artifacts.publish(_layout_with_model(tmp_path / "a", 64 * 1024), str(small / "fits"),
+                                 tmp_path / "staging", None)
+        with tarfile.open(fits["model"]) as archive:  # complete: every member reads back
+            assert [m.name for m in archive.getmembers()] == ["weights.bin"]
+        with pytest.raises(OSError) as full:
+            artifacts.publish(_layout_with_model(tmp_path / "b", 3 * 1024 * 1024), str(small / "full"),
+                              tmp_path / "staging", None)
+        assert full.value.errno == errno.ENOSPC
+        assert full.value.filename == str(small / "full" / "output" / "model.tar.gz")  # named, though never written
+        assert not (small / "full" / "output" / "model.tar.gz").exists()
+        assert partials(small) == []  # the temporary file is gone too: the space is free again
+
+
+def _final(name: str) -> dict:
+    deadline = time.monotonic() + LOADED_MACHINE_S
+    while (record := registry.get(name))["TrainingJobStatus"] not in registry.TERMINAL_STATUSES:
+        assert time.monotonic() < deadline, f"{name} still {record['TrainingJobStatus']}"
+        time.sleep(0.1)
+    return record
+
+
+def _wait_started(marks: Path) -> None:
+    deadline = time.monotonic() + LOADED_MACHINE_S
+    while not (marks / "started").exists():  # the rank runs: its folders and log files are open
+        assert time.monotonic() < deadline, "the job's rank never started"
+        time.sleep(0.05)
+
+
+def _until_go(marks: Path, **overrides):
+    marks.mkdir(exist_ok=True)
+    hyperparameters = {"marks": str(marks), **overrides.pop("hyperparameters", {})}
+    return make_spec("until_go.py", hyperparameters=hyperparameters, **overrides)
+
+
+@pytest.mark.slow
+def test_a_local_jobs_secrets_are_stored_for_its_owner_only(tmp_path, sagelaunch_home):
+    marks = tmp_path / "marks"
+    spec = _until_go(marks, environment={"DB_PASSWORD": SECRET}, hyperparameters={"api_token": SECRET})
+    (marks / "go").touch()
+    record = submit(spec, wait=True, logs=False).describe()
+    assert record["TrainingJobStatus"] == "Completed"
+    job_dir = Path(record["JobDir"])
+    config = job_dir / "algo-1" / "input" / "config"
+    assert SECRET in (job_dir / "plan.json").read_text() and SECRET in (config / "hyperparameters.json").read_text()
+    for folder in (sagelaunch_home, sagelaunch_home / "jobs", job_dir):
+        assert mode(folder) == 0o700, folder
+    private = [sagelaunch_home / "registry.db", job_dir / "plan.json", *sorted(config.glob("*.json"))]
+    assert len(private) >= 5
+    for file in private:
+        assert mode(file) == 0o600, file
+
+
+@pytest.mark.slow
+def test_a_full_output_disk_fails_the_job_naming_output_path(tmp_path):
+    marks = tmp_path / "marks"
+    with small_filesystem(tmp_path / "small", "1m") as small:
+        spec = _until_go(marks, output_path=str(small), hyperparameters={"model_bytes": 3 * 1024 * 1024})
+        (marks / "go").touch()
+        with pytest.raises(JobFailedError):
+            submit(spec, wait=True, logs=False)
+        reason = _final(spec.job_name)["FailureReason"]
+        model = small / spec.job_name / "output" / "model.tar.gz"
+        assert reason == (f"ClientError: could not publish artifacts: output_path {str(small)!r}: cannot write "
+                          f"{str(model)!r}: No space left on device (errno 28) — the disk is full: free space there "
+                          "or choose another folder, then run the job again")
+        assert not model.exists() and partials(small) == []
+
+
+@pytest.mark.slow
+def test_a_job_folder_turned_read_only_fails_naming_its_path(tmp_path):
+    marks = tmp_path / "marks"
+    spec = _until_go(marks, hyperparameters={"model_bytes": 0})
+    job = submit(spec, wait=False, logs=False)
+    _wait_started(marks)
+    job_dir = registry.job_dir(spec.job_name)
+    with read_only(job_dir):
+        (marks / "go").touch()
+        record = _final(spec.job_name)
+    assert record["TrainingJobStatus"] == "Failed"
+    reason = record["FailureReason"]
+    assert "PermissionError(" not in reason and "OSError(" not in reason
+    assert reason == (f"ClientError: could not publish artifacts: job folder (under SAGELAUNCH_HOME) {str(job_dir)!r}: "
+                      f"cannot write {str(job_dir / 'artifacts')!r}: Read-only file system (errno 30) — the filesystem "
+                      "is read-only: remount it read-write or choose another folder, then run the job again")
+    with pytest.raises(JobFailedError, match="Read-only file system"):
+        job.wait(logs=False)
+
+
+@pytest.mark.slow
+def test_a_log_file_turned_immutable_fails_the_job_naming_it(tmp_path):
+    """Writes to an open job.log fail with no file name (the supervisor died of `PermissionError(1, 'Operation not
+    permitted')` with an empty log): the ranks' pipes keep draining and the job fails naming the file."""
+    marks = tmp_path / "marks"
+    spec = _until_go(marks, hyperparameters={"model_bytes": 0})
+    job = submit(spec, wait=False, logs=False)
+    _wait_started(marks)
+    log = registry.job_dir(spec.job_name) / "logs" / "job.log"
+    with immutable(log):
+        (marks / "go").touch()
+        record = _final(spec.job_name)
+    assert record["TrainingJobStatus"] == "Failed"  # the script succeeded, but its output was lost
+    assert record["FailureReason"] == (
+        f"ClientError: the job's log could not be written: job folder (under SAGELAUNCH_HOME) {str(log.parents[1])!r}: "
+        f"cannot write {str(log)!r}: Operation not permitted (errno 1) — make it writable (chmod u+w; chattr -i where "
+        "a file or folder is immutable), then run the job again")
+    with pytest.raises(JobFailedError, match="job.log"):
+        job.wait(logs=False)

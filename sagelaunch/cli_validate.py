@@ -229,6 +229,8 @@ def validate(
         if framework is not None:
             cls = {"pytorch": estimators.PyTorch, "tensorflow": estimators.TensorFlow}[framework]
             est = cls(**kwargs)
+            if est.git_config is None:  # the code fit() would ship exists (with git_config, fit clones it first)
+                est.check_files()
             spec = est.to_spec(fit_kwargs.get("job_name"), fit_kwargs.get("inputs"))
             check_local_inputs(spec)
     except (ValidationError, ValueError, TypeError) as err:

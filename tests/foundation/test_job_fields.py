@@ -37,6 +37,7 @@ REFUSED = {
                                 "hold; allowed: text without \\x00 — remove it",
     "dependencies: [\"li\\0b\"]\n": "dependencies entry='li\\x00b' contains a NUL character (\\x00), which no path "
                                    "can hold; allowed: text without \\x00 — remove it",
+    "entry_point: missing.py\n": "entry_point='missing.py': no such file in source_dir='{dir}/code'",
     "environment: {'A-B': x}\n": "environment key 'A-B' is not a variable name; allowed: [A-Za-z_][A-Za-z0-9_]* (at "
                                  "most 512 characters), e.g. 'MY_SETTING'",
 }

@@ -190,7 +190,7 @@ def list_jobs(status: str | None = None, limit: int | None = None) -> list[dict[
 
 def update(name: str, change: Callable[[dict[str, Any]], None] | None = None, **fields: Any) -> dict[str, Any]:
     """Atomically apply `fields` (and `change(record)`) to a job's record; return the new record."""
-    with _connect() as conn:
+    with _connect() as conn, _path_named(db_path()):
         conn.execute("BEGIN IMMEDIATE")
         try:
             row = conn.execute("SELECT record FROM jobs WHERE name = ?", (name,)).fetchone()
@@ -207,7 +207,8 @@ def update(name: str, change: Callable[[dict[str, Any]], None] | None = None, **
             )
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # a failed COMMIT (a full disk) has already rolled back
+                conn.execute("ROLLBACK")
             raise
     return record
 

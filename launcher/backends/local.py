@@ -104,8 +104,11 @@ def submit(spec: TrainingJobSpec, *, wait: bool = True, logs: bool = True, **opt
         registry.set_watchdog(spec.job_name, proc.pid, _create_time(proc.pid))
     except BaseException as error:
         named = path_error_text(error, job_places(job_dir, prefix)) if isinstance(error, OSError) else None
-        registry.transition(spec.job_name, "Failed", "Training job failed", TrainingJobStatus="Failed",
-                            FailureReason=f"ClientError: {named or error}", TrainingEndTime=registry.now())
+        try:
+            registry.transition(spec.job_name, "Failed", "Training job failed", TrainingJobStatus="Failed",
+                                FailureReason=f"ClientError: {named or error}", TrainingEndTime=registry.now())
+        except ValueError:  # the registry cannot be written either (a full home): the error below says why
+            pass
         if named:  # one line naming the path and its setting, not a traceback
             raise ValueError(f"job {spec.job_name}: {named}") from error
         raise

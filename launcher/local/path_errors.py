@@ -17,6 +17,8 @@ FIXES = {
     errno.EDQUOT: "the disk quota is used up: free space there or choose another folder",
 }
 
+WRITE_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS)
+
 
 def with_path(error: OSError, path: str | Path) -> OSError:
     """The same error, carrying `path` when it had none (a write to an open file)."""
@@ -30,7 +32,10 @@ def path_error_text(error: BaseException, places: list[tuple[str, Path]]) -> str
     first."""
     if not isinstance(error, OSError) or error.filename is None:
         return f"{type(error).__name__}: {error}"
-    path = Path(str(error.filename))
+    # a copy's error names source and destination (shutil: filename, filename2); a full or read-only disk is the
+    # destination's
+    written = error.filename2 if error.filename2 is not None and error.errno in WRITE_ERRORS else error.filename
+    path = Path(str(written))
     field, folder = next(((f, p) for f, p in places if path == p or p in path.parents), ("path", path.parent))
     fix = FIXES.get(error.errno or 0, "check that folder")
     return (f"{field} {str(folder)!r}: cannot write {str(path)!r}: {error.strerror} (errno {error.errno}) — {fix}, "

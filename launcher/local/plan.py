@@ -21,6 +21,7 @@ from launcher.local import s3
 from launcher.local.artifacts import artifact_prefix
 from launcher.local.job_modules import job_module_paths
 from launcher.local.logs import rank_prefix_template
+from launcher.local.path_errors import with_path
 from launcher.safe_write import write_private_text
 from jobspec.spec import TrainingJobSpec
 
@@ -70,7 +71,10 @@ def copy_code(spec: TrainingJobSpec, files: list[tuple[Path, str]], code_dirs: l
         for path, name in files:
             target = code_dir / name
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(path, target)
+            try:
+                shutil.copy2(path, target)
+            except OSError as error:  # a full disk fails in sendfile, which names no file
+                raise with_path(error, target) from error
 
 
 def _link_checkpoints(spec: TrainingJobSpec, layout: contract.HostLayout) -> None:

@@ -50,6 +50,39 @@ def test_an_existing_registry_is_made_private(tmp_path, monkeypatch):
             assert mode(home / extra) == 0o600, extra
 
 
+def test_a_read_only_home_is_one_line_naming_sagelaunch_home(tmp_path, monkeypatch):
+    home = tmp_path / "frozen-home"
+    home.mkdir()
+    monkeypatch.setenv("SAGELAUNCH_HOME", str(home))
+    with immutable(home), pytest.raises(ValueError) as refused:
+        registry.list_jobs()
+    assert str(refused.value).startswith(f"SAGELAUNCH_HOME: the local job registry {str(home / 'registry.db')!r} "
+                                         "cannot be opened or written ([Errno 1] Operation not permitted")
+    assert str(refused.value).endswith(f"make {str(home)!r} writable, or set SAGELAUNCH_HOME to a folder you can "
+                                       "write to")
+
+
+def test_a_full_home_refuses_the_job_in_one_line_naming_the_file(tmp_path, monkeypatch):
+    """Laying out the job folder fills its disk: the error names the file (sendfile names none) and the job is
+    recorded Failed with the same words."""
+    code = tmp_path / "code"
+    code.mkdir()
+    (code / "train.py").write_text("print('never runs')\n")
+    (code / "big.bin").write_bytes(os.urandom(3 * 1024 * 1024))
+    home = tmp_path / "home"
+    monkeypatch.setenv("SAGELAUNCH_HOME", str(home))
+    with small_filesystem(home / "jobs", "1m") as jobs:  # the registry beside it has room to record the failure
+        spec = make_spec("train.py", source_dir=str(code))
+        with pytest.raises(ValueError) as refused:
+            submit(spec, wait=False, logs=False)
+        job_dir = jobs / spec.job_name
+        expected = (f"job folder (under SAGELAUNCH_HOME) {str(job_dir)!r}: cannot write "
+                    f"{str(job_dir / 'algo-1' / 'code' / 'big.bin')!r}: No space left on device (errno 28) — the disk "
+                    "is full: free space there or choose another folder, then run the job again")
+        assert str(refused.value) == f"job {spec.job_name}: {expected}"
+        assert registry.get(spec.job_name)["FailureReason"] == f"ClientError: {expected}"
+
+
 def _layout_with_model(root: Path, size: int) -> dict[str, HostLayout]:
     layout = HostLayout(root / "algo-1")
     layout.model_dir.mkdir(parents=True)

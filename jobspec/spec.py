@@ -97,6 +97,10 @@ class TensorBoardSettings(_Frozen):
 
 
 class TrainingJobSpec(_Frozen):
+    # its environment and hyperparameters may hold secrets: pydantic's messages never repeat the input (errors()
+    # still has it; sagelaunch's own messages mask secret-looking values)
+    model_config = ConfigDict(**_Frozen.model_config, hide_input_in_errors=True)
+
     job_name: str
     framework: Literal["pytorch", "tensorflow"]
     framework_version: str

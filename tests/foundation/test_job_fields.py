@@ -95,6 +95,9 @@ def test_a_spec_made_directly_is_checked_the_same_way():
             TrainingJobSpec(**{**fields, **change})
     with pytest.raises(ValidationError, match=re.escape("channel uri='/da\\x00ta' contains a NUL")):
         InputChannel(name="train", uri="/da\x00ta")
+    with pytest.raises(ValidationError) as caught:  # pydantic's own text would repeat the whole environment
+        TrainingJobSpec(**fields, environment={"DB_PASSWORD": SECRET + "\x00"})
+    assert SECRET not in str(caught.value) and "environment['DB_PASSWORD']=<hidden>" in str(caught.value)
 
 
 SECRET_FIELDS = [

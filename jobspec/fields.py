@@ -17,6 +17,7 @@ from typing import Any
 from jobspec.errors import cut, secret_shown, shown
 
 CHANNEL_NAME = re.compile(r"^[A-Za-z0-9.\-_]{1,64}$")  # ChannelName: [A-Za-z0-9\.\-_]+, 1-64
+MAX_CHANNELS = 20  # InputDataConfig
 ENV_KEY = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]{0,511}$")  # TrainingEnvironmentKey, at most 512
 MAX_ENVIRONMENT = 100  # TrainingEnvironmentMap
 MAX_ENV_VALUE_CHARS = 512  # TrainingEnvironmentValue
@@ -42,6 +43,12 @@ def channel_name(field: str, v: Any) -> str:
                          f"and {v!r} would be that folder or its parent; allowed: a name with a letter or digit, "
                          "e.g. 'train'")
     return v
+
+
+def channel_count(count: int) -> None:
+    if count > MAX_CHANNELS:
+        raise ValueError(f"inputs has {count} channels; allowed: at most {MAX_CHANNELS} (SageMaker's InputDataConfig) "
+                         "— put related data under one channel's prefix")
 
 
 def local_path(field: str, v: str | None) -> str | None:

@@ -180,6 +180,12 @@ class TrainingJobSpec(_Frozen):
     def _path(cls, v: str | None, info: Any) -> str | None:
         return fields.local_path(info.field_name, v)
 
+    @field_validator("inputs")
+    @classmethod
+    def _inputs(cls, v: tuple[InputChannel, ...]) -> tuple[InputChannel, ...]:
+        fields.channel_count(len(v))
+        return v
+
     @field_validator("dependencies")
     @classmethod
     def _dependencies(cls, v: tuple[str, ...]) -> tuple[str, ...]:

@@ -38,6 +38,9 @@ REFUSED = {
     "dependencies: [\"li\\0b\"]\n": "dependencies entry='li\\x00b' contains a NUL character (\\x00), which no path "
                                    "can hold; allowed: text without \\x00 — remove it",
     "entry_point: missing.py\n": "entry_point='missing.py': no such file in source_dir='{dir}/code'",
+    "inputs: {" + ", ".join(f"c{i}: data.txt" for i in range(21)) + "}\n":
+        "inputs has 21 channels; allowed: at most 20 (SageMaker's InputDataConfig) — put related data under one "
+        "channel's prefix",
     "environment: {'A-B': x}\n": "environment key 'A-B' is not a variable name; allowed: [A-Za-z_][A-Za-z0-9_]* (at "
                                  "most 512 characters), e.g. 'MY_SETTING'",
 }

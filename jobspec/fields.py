@@ -74,7 +74,8 @@ def environment(v: dict[str, Any] | None, field: str = "environment") -> dict[st
             raise ValueError(f"{field} key {shown(key)} is not a variable name; allowed: [A-Za-z_][A-Za-z0-9_]* "
                              "(at most 512 characters), e.g. 'MY_SETTING'")
         if not isinstance(value, str):
-            continue  # the field's type reports it (naming the key, the value masked where secret)
+            raise ValueError(f"{field}[{key!r}]={secret_shown(key, value)} is {type(value).__name__}; allowed: text "
+                             f"— quote it, e.g. {field}: {{{key}: '1'}}")
         if len(value) > MAX_ENV_VALUE_CHARS:
             raise ValueError(f"{field}[{key!r}] is {len(value)} characters; allowed: at most {MAX_ENV_VALUE_CHARS} "
                              "— pass large settings as an input channel or a file in source_dir")

@@ -134,6 +134,13 @@ def test_the_python_api_never_echoes_a_secret_either():
         PyTorch(entry_point="train.py", framework_version="2.0.0", instance_type="local",
                 hyperparameters={"auth_token": {"nested": SECRET + "\x00"}})
     assert SECRET not in str(caught.value) and "hyperparameters['auth_token']" in str(caught.value)
+    from estimators import PyTorchModel
+
+    with pytest.raises(ValueError) as caught:  # a model's env: text only, as CreateModel takes it
+        PyTorchModel(model_data="s3://bucket/model.tar.gz", role="arn:aws:iam::123456789012:role/R",
+                     entry_point="inference.py", framework_version="2.0.0", py_version="py310",
+                     env={"API_TOKEN": 4242424242})
+    assert str(caught.value) == "env['API_TOKEN']=<hidden> is int; allowed: text — quote it, e.g. env: {API_TOKEN: '1'}"
 
 
 @pytest.mark.parametrize("body, line, first, key", [

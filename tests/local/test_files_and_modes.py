@@ -106,6 +106,24 @@ def test_a_full_disk_leaves_no_truncated_archive_under_its_name(tmp_path):
         assert partials(small) == []  # the temporary file is gone too: the space is free again
 
 
+def test_an_upload_staged_on_a_full_disk_puts_nothing_in_s3(tmp_path, moto_server):
+    import boto3
+
+    s3 = boto3.client("s3", region_name="us-west-2")
+    bucket = "files-staged-on-a-full-disk"
+    s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
+    with small_filesystem(tmp_path / "staging", "1m") as staging:
+        placed = artifacts.publish(_layout_with_model(tmp_path / "a", 64 * 1024), f"s3://{bucket}/fits", staging,
+                                   "us-west-2")
+        assert placed["model"] == f"s3://{bucket}/fits/output/model.tar.gz"
+        with pytest.raises(OSError) as full:
+            artifacts.publish(_layout_with_model(tmp_path / "b", 3 * 1024 * 1024), f"s3://{bucket}/full", staging,
+                              "us-west-2")
+        assert full.value.errno == errno.ENOSPC and partials(staging) == []
+    keys = [o["Key"] for o in s3.list_objects_v2(Bucket=bucket)["Contents"]]
+    assert "fits/output/model.tar.gz" in keys and not [k for k in keys if k.startswith("full/")], keys
+
+
 def _final(name: str) -> dict:
     deadline = time.monotonic() + LOADED_MACHINE_S
     while (record := registry.get(name))["TrainingJobStatus"] not in registry.TERMINAL_STATUSES:

@@ -27,8 +27,14 @@ def private_folder(path: Path) -> Path:
 
 
 def private_file(path: Path) -> Path:
-    """`path` exists, readable by its owner only (created empty when missing, as SQLite's files inherit its mode)."""
-    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, PRIVATE_FILE))
+    """`path` exists, readable by its owner only (created empty when missing, as SQLite's files inherit its mode).
+
+    An existing file is only chmod-ed, never opened: closing any descriptor of a file drops every POSIX lock this
+    process holds on it, and SQLite's locks on an open database are such locks."""
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, PRIVATE_FILE))
+    except FileExistsError:
+        pass
     if stat.S_IMODE(path.stat().st_mode) != PRIVATE_FILE:
         path.chmod(PRIVATE_FILE)
     return path

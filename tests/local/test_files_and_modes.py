@@ -50,6 +50,28 @@ def test_an_existing_registry_is_made_private(tmp_path, monkeypatch):
             assert mode(home / extra) == 0o600, extra
 
 
+def test_making_a_file_private_keeps_this_processs_locks_on_it(tmp_path):
+    """SQLite locks its files with POSIX locks, which closing any descriptor of the file drops: tightening the mode
+    of an open registry must not open it (a second thread's connection once broke the first one's locks)."""
+    import fcntl
+    import subprocess
+    import sys
+
+    from launcher.safe_write import private_file
+
+    path = tmp_path / "locked.db"
+    path.write_bytes(b"x")
+    path.chmod(0o644)
+    with open(path, "r+b") as held:
+        fcntl.lockf(held, fcntl.LOCK_EX)
+        private_file(path)
+        probe = ("import fcntl, sys; f = open(sys.argv[1], 'r+b')\n"
+                 "try: fcntl.lockf(f, fcntl.LOCK_EX | fcntl.LOCK_NB); print('free')\n"
+                 "except OSError: print('held')")
+        other = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True, timeout=60)
+    assert other.stdout.strip() == "held" and mode(path) == 0o600
+
+
 def test_a_read_only_home_is_one_line_naming_sagelaunch_home(tmp_path, monkeypatch):
     home = tmp_path / "frozen-home"
     home.mkdir()

@@ -167,16 +167,16 @@ class FrameworkEstimator(BaseModel):
     def _output_path(cls, v: str | None) -> str | None:
         if v is None or v.lower().startswith("s3:") or v.startswith("s3/"):  # s3:/b, S3://b: meant as S3
             return check.s3_uri("output_path", v)
-        if not v or "\x00" in v:
+        if not v:
             raise ValueError(f"output_path={v!r} must be s3://<bucket>[/prefix] or a local folder")
-        return v
+        return check.local_path("output_path", v)
 
     @field_validator("checkpoint_local_path")
     @classmethod
     def _ckpt_local(cls, v: str | None) -> str | None:
-        if v is not None and not check.LOCAL_PATH.match(v):
+        if v is not None and not v.startswith("/"):
             raise ValueError(f"checkpoint_local_path={v!r} must be an absolute path such as /opt/ml/checkpoints")
-        return v
+        return check.local_path("checkpoint_local_path", v)
 
     @model_validator(mode="wrap")
     @classmethod

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from jobspec.errors import masked
 from jobspec.suggest import did_you_mean
 
 if TYPE_CHECKING:
@@ -68,9 +69,7 @@ def _details(error: dict[str, Any], cls: type) -> dict[str, Any]:
     if error["type"] == "extra_forbidden" and len(error["loc"]) == 1:
         kind = unknown_argument_error(str(error["loc"][0]), cls.argument_names(), cls.__name__)
         return {"type": kind, "loc": error["loc"], "input": _input(error["input"])}
-    value = error["input"]
-    if error["loc"][:1] == ("git_config",) and isinstance(value, dict):  # never print a token or password
-        value = {k: "<hidden>" if k in ("token", "password") else v for k, v in value.items()}
+    value = masked(tuple(error["loc"]), error["input"])  # never print a token, password or secret variable
     details = {"type": error["type"], "loc": error["loc"], "input": _input(value)}
     if error.get("ctx"):
         details["ctx"] = error["ctx"]

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
-from jobspec.errors import cut, shown
+from jobspec.errors import shown
+from jobspec.fields import (  # noqa: F401 - the shared checks of names, keys and paths, used here by name
+    RESERVED_HYPERPARAMETERS, channel_name, environment, hyperparameters, local_path,
+)
 from jobspec.names import NAME_PATTERN
 from jobspec.s3uri import S3_URI
 from jobspec.suggest import did_you_mean
@@ -16,18 +18,9 @@ IMAGE_URI = re.compile(r"^[a-z0-9][a-z0-9.\-]*(:\d+)?(/[a-z0-9._\-]+)+(:[A-Za-z0
 KMS_KEY = re.compile(r"^[a-zA-Z0-9:/_\-]{1,2048}$")
 SUBNET = re.compile(r"^subnet-[0-9a-z]{1,32}$")
 SECURITY_GROUP = re.compile(r"^sg-[0-9a-z]{1,32}$")
-ENV_KEY = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]{0,511}$")
 REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d$")
 PY_VERSION = re.compile(r"^py3\d{0,2}$")
 VERSION = re.compile(r"^\d+(\.\d+){0,2}$")
-LOCAL_PATH = re.compile(r"^/[^\x00]{0,4095}$")
-RESERVED_HYPERPARAMETERS = (
-    "sagemaker_program", "sagemaker_submit_directory", "sagemaker_region", "sagemaker_job_name",
-    "sagemaker_container_log_level",
-)
-MAX_HYPERPARAMETERS = 100  # SageMaker's limit on HyperParameters entries
-MAX_HYPERPARAMETER_CHARS = 2500  # SageMaker's limit on one HyperParameters value
-MAX_NESTING = 32  # lists/dicts inside a hyperparameter value: deeper is refused before anything recurses over it
 
 
 ROLE_NAME = re.compile(r"^[\w+=,.@\-]{1,64}$")
@@ -106,6 +99,7 @@ def source_dir(v: str | None) -> str | None:
         return v
     if not v:
         raise ValueError("source_dir='' is empty; give a folder, an s3://…/sourcedir.tar.gz, or omit it")
+    local_path("source_dir", v)
     if v.startswith("s3://") and (not S3_URI.match(v) or not v.endswith(".tar.gz")):
         raise ValueError(f"source_dir={v!r}: an S3 source_dir must be a .tar.gz, e.g. s3://bucket/code/sourcedir.tar.gz")
     return v
@@ -114,7 +108,7 @@ def source_dir(v: str | None) -> str | None:
 def entry_point(v: str) -> str:
     if not v or v.startswith("s3://") or v.endswith("/"):
         raise ValueError(f"entry_point={v!r} must be a script path such as 'train.py' (relative to source_dir)")
-    return v
+    return local_path("entry_point", v)
 
 
 def kms_key(field: str, v: str | None) -> str | None:
@@ -134,56 +128,6 @@ def id_list(field: str, v: list[str] | None, pattern: re.Pattern[str], max_len: 
     return v
 
 
-def environment(v: dict[str, str] | None) -> dict[str, str] | None:
-    if v is None:
-        return v
-    if len(v) > 100:
-        raise ValueError(f"environment has {len(v)} variables; allowed: at most 100")
-    for key, value in v.items():
-        if not ENV_KEY.match(key):
-            raise ValueError(f"environment key {key!r} is not a variable name; allowed: [A-Za-z_][A-Za-z0-9_]*")
-        if len(value) > 512:
-            raise ValueError(f"environment[{key!r}] is {len(value)} characters; allowed: at most 512")
-        if "\x00" in value:
-            raise ValueError(f"environment[{key!r}]={cut(value)!r} contains a NUL character (\\x00), which no "
-                             "process environment can hold; allowed: text without \\x00 — remove it")
-    return v
-
-
-def _check_encoded_size(key: str, value: Any) -> None:
-    """Bound the work before json.dumps runs: walk the value without recursion and stop as soon as it cannot fit in
-    MAX_HYPERPARAMETER_CHARS, nests deeper than MAX_NESTING, or holds a NUL character.
-
-    Each item walked adds at least one character to the count, so the walk ends after a few thousand steps
-    whatever the input (a list repeated by reference a billion times, a cycle, 10,000 levels of nesting).
-    """
-    field = f"hyperparameters[{key!r}]"
-    size, stack = 0, [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if depth > MAX_NESTING:
-            raise ValueError(f"{field} nests lists/dicts more than {MAX_NESTING} levels deep; allowed: at most "
-                             f"{MAX_NESTING} levels — flatten it, or pass it as a JSON string the script decodes")
-        if isinstance(item, dict):
-            size += 2 + 2 * len(item)
-            children = [*item.keys(), *item.values()] if size <= MAX_HYPERPARAMETER_CHARS else []
-        elif isinstance(item, (list, tuple)):
-            size += 2 + len(item)
-            children = list(item) if size <= MAX_HYPERPARAMETER_CHARS else []
-        else:
-            if isinstance(item, str) and "\x00" in item:
-                raise ValueError(f"{field} contains a NUL character (\\x00) in {cut(item)!r}; jobs receive "
-                                 "hyperparameters as arguments and environment variables, which cannot hold one; "
-                                 "allowed: text without \\x00 — remove it")
-            size += len(item) if isinstance(item, str) else 1
-            children = []
-        if size > MAX_HYPERPARAMETER_CHARS:
-            raise ValueError(f"{field} encodes to more than {MAX_HYPERPARAMETER_CHARS} characters; allowed: at most "
-                             f"{MAX_HYPERPARAMETER_CHARS} (SageMaker's limit) — pass large settings as an input "
-                             "channel or a file in source_dir")
-        stack.extend((child, depth + 1) for child in children)
-
-
 def tags(v: Any) -> list[dict[str, str]] | None:
     if v is None:
         return None
@@ -200,34 +144,6 @@ def tags(v: Any) -> list[dict[str, str]] | None:
     if len(out) > 50:
         raise ValueError(f"tags has {len(out)} entries; allowed: at most 50")
     return out
-
-
-def hyperparameters(v: dict[str, Any] | None) -> dict[str, Any] | None:
-    if v is None:
-        return v
-    if len(v) > MAX_HYPERPARAMETERS - 15:  # room for sagemaker_* and distribution entries
-        raise ValueError(f"hyperparameters has {len(v)} entries; allowed: at most {MAX_HYPERPARAMETERS - 15}")
-    for key, value in v.items():
-        if not isinstance(key, str) or not 1 <= len(key) <= 256:
-            raise ValueError(f"hyperparameters key {key!r} must be a string of 1-256 characters")
-        if key in RESERVED_HYPERPARAMETERS or key == "mp_parameters":
-            raise ValueError(f"hyperparameters[{key!r}] is set by sagelaunch; use a different name")
-        if "\x00" in key:
-            raise ValueError(f"hyperparameters key {cut(key)!r} contains a NUL character (\\x00); allowed: text "
-                             "without \\x00 — remove it")
-        _check_encoded_size(key, value)  # before json.dumps: its work is bounded from here on
-        try:
-            encoded = json.dumps(value)
-        except (TypeError, ValueError):
-            raise ValueError(
-                f"hyperparameters[{key!r}]={shown(value)} is not JSON-serialisable; allowed: str, int, float, "
-                "bool, list, dict"
-            ) from None
-        if len(encoded) > MAX_HYPERPARAMETER_CHARS:
-            raise ValueError(f"hyperparameters[{key!r}] encodes to {len(encoded)} characters; allowed: at most "
-                             f"{MAX_HYPERPARAMETER_CHARS} (SageMaker's limit) — pass large settings as an input "
-                             "channel or a file in source_dir")
-    return v
 
 
 def base_job_name(v: str | None) -> str | None:
@@ -285,18 +201,10 @@ def dependencies(v: list[str] | None) -> list[str] | None:
     if v is None:
         return v
     for item in v:
-        if not isinstance(item, str) or not item or "\x00" in item or item.startswith("s3://"):
+        if not isinstance(item, str) or not item or item.startswith("s3://"):
             raise ValueError(f"dependencies entry {shown(item)} is not valid; allowed: local files or folders, "
                              "shipped at the code's root under their own names, e.g. ['lib/my_utils']")
-    return v
-
-
-CHANNEL_NAME = re.compile(r"^[A-Za-z0-9.\-_]{1,64}$")
-
-
-def channel_name(field: str, v: str) -> str:
-    if not CHANNEL_NAME.match(v):
-        raise ValueError(f"{field}={v!r} is not a channel name; allowed: 1-64 of A-Z a-z 0-9 . - _, e.g. 'model'")
+        local_path("dependencies entry", item)
     return v
 
 
@@ -306,7 +214,7 @@ def model_uri(v: str | None) -> str | None:
         return v
     if v.lower().startswith("s3:") or v.startswith("s3/"):
         return s3_uri("model_uri", v)
-    if not v or "\x00" in v:
+    if not v:
         raise ValueError(f"model_uri={shown(v)} must be s3://<bucket>/<key> (e.g. …/model.tar.gz) or, for local "
                          "jobs, a local file or folder")
-    return v
+    return local_path("model_uri", v)

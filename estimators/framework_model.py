@@ -83,7 +83,7 @@ class FrameworkModel:
         self.image_uri = check.image_uri(options.get("image_uri"))
         self.framework_version = options.get("framework_version")
         self.py_version = check.py_version(options.get("py_version"))
-        self.env = dict(check.environment(options.get("env")) or {})
+        self.env = dict(check.environment(options.get("env"), "env") or {})
         self.name = options.get("name")
         self.vpc_config = options.get("vpc_config")
         self.sagemaker_session = options.get("sagemaker_session")

@@ -3,7 +3,6 @@ conversion of `fit(inputs)` to InputChannels."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator
@@ -14,7 +13,6 @@ from jobspec.s3uri import S3_URI
 from jobspec.spec import InputChannel
 from jobspec.positional import bind_positional
 
-CHANNEL_NAME = re.compile(r"^[A-Za-z0-9.\-_]{1,64}$")
 INPUT_MODES = ("File", "Pipe", "FastFile")
 DISTRIBUTIONS = ("FullyReplicated", "ShardedByS3Key")
 S3_DATA_TYPES = ("S3Prefix", "ManifestFile", "AugmentedManifestFile")
@@ -129,15 +127,12 @@ def to_channels(inputs: Any, *, local: bool, input_mode: str = "File") -> tuple[
         )
     channels = []
     for name, value in inputs.items():
-        if not isinstance(name, str) or not CHANNEL_NAME.match(name):
-            raise ValueError(f"inputs: channel name {name!r} is not valid; allowed: 1-64 of A-Z a-z 0-9 . - _")
+        check.channel_name("inputs channel", name)
         ti = value if isinstance(value, TrainingInput) else TrainingInput(s3_data=value) if isinstance(value, str) else None
         if ti is None:
             raise ValueError(f"inputs[{name!r}]={value!r} must be a URI string or a TrainingInput")
         uri = ti.s3_data
-        if "\x00" in uri:
-            raise ValueError(f"inputs[{name!r}]={uri!r} contains a NUL character (\\x00), which no path or URI can "
-                             "hold; remove it")
+        check.local_path(f"inputs[{name!r}]", uri)
         if uri.startswith("s3://"):
             if not S3_URI.match(uri):
                 raise ValueError(f"inputs[{name!r}]={uri!r} is not a valid S3 URI; allowed: s3://<bucket>/<prefix>")

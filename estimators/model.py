@@ -45,7 +45,7 @@ class Model(BaseModel):
     _py = field_validator("py_version")(classmethod(lambda cls, v: check.py_version(v)))
     _image = field_validator("image_uri")(classmethod(lambda cls, v: check.image_uri(v)))
     _region = field_validator("region")(classmethod(lambda cls, v: check.region(v)))
-    _env = field_validator("env")(classmethod(lambda cls, v: check.environment(v) or {}))
+    _env = field_validator("env")(classmethod(lambda cls, v: check.environment(v, "env") or {}))
 
     @field_validator("model_data")
     @classmethod

@@ -121,7 +121,7 @@ def init_params(cls: type["FrameworkEstimator"], description: dict[str, Any],
     """v2's `_prepare_init_params_from_job_description` (EstimatorBase, Framework, PyTorch/TensorFlow): the
     constructor arguments of a job's estimator. The `distribution=` dict is not rebuilt (v2 does not either);
     its hyperparameters stay in what the job was sent, which hyperparameters() returns."""
-    from estimators.field_checks import RESERVED_HYPERPARAMETERS
+    from jobspec.fields import RESERVED_HYPERPARAMETERS
     from jobspec.names import base_from_name
     from launcher.contract import SAGEMAKER_PREFIX, decode_hyperparameters
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from jobspec import fields
 from jobspec.contract import DEFAULT_CPU_PROFILING_DURATION_S, DEFAULT_FILE_ROTATION_S, is_local_instance_type
 
 
@@ -39,6 +40,9 @@ class InputChannel(_Frozen):
     hub_access_config: dict[str, Any] | None = None
     model_access_config: dict[str, Any] | None = None
     mode_given: bool = False  # True when the user set input_mode on this channel (sent as InputMode)
+
+    _name = field_validator("name")(classmethod(lambda cls, v: fields.channel_name("channel name", v)))
+    _uri = field_validator("uri")(classmethod(lambda cls, v: fields.local_path("channel uri", v)))
 
 
 class InstanceGroupSpec(_Frozen):
@@ -93,6 +97,10 @@ class TensorBoardSettings(_Frozen):
 
 
 class TrainingJobSpec(_Frozen):
+    # its environment and hyperparameters may hold secrets: pydantic's messages never repeat the input (errors()
+    # still has it; sagelaunch's own messages mask secret-looking values)
+    model_config = ConfigDict(**_Frozen.model_config, hide_input_in_errors=True)
+
     job_name: str
     framework: Literal["pytorch", "tensorflow"]
     framework_version: str
@@ -162,6 +170,28 @@ class TrainingJobSpec(_Frozen):
     disable_output_compression: bool = False
     dependencies: tuple[str, ...] = ()  # local files/folders packed at the code archive's root
     code_location: str | None = None  # s3://bucket[/prefix] for the code archive
+
+    # the shared checks of names, keys and paths (jobspec.fields): a spec made any way is checked as estimators check
+    _hyperparameters = field_validator("hyperparameters")(classmethod(lambda cls, v: fields.hyperparameters(v)))
+    _environment = field_validator("environment")(classmethod(lambda cls, v: fields.environment(v)))
+
+    @field_validator("source_dir", "entry_point", "entry_point_path", "output_path", "checkpoint_local_path")
+    @classmethod
+    def _path(cls, v: str | None, info: Any) -> str | None:
+        return fields.local_path(info.field_name, v)
+
+    @field_validator("inputs")
+    @classmethod
+    def _inputs(cls, v: tuple[InputChannel, ...]) -> tuple[InputChannel, ...]:
+        fields.channel_count(len(v))
+        return v
+
+    @field_validator("dependencies")
+    @classmethod
+    def _dependencies(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        for item in v:
+            fields.local_path("dependencies entry", item)
+        return v
 
     @property
     def is_local(self) -> bool:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from jobspec.contract import (PROFILER_CONFIG_FILE, PROFILER_OUTPUT_SUBDIR, SAGELAUNCH_PROFILER_CONFIG,
                               SM_HP_MP_PARAMETERS, SM_PROFILER_OUTPUT_DIR)
 from jobspec.profiling import profiler_config_file
+from launcher.safe_write import write_private_text
 
 if TYPE_CHECKING:
     from jobspec.spec import TrainingJobSpec
@@ -233,7 +234,7 @@ def write_config_files(layout: HostLayout, spec: "TrainingJobSpec", current_host
         files[PROFILER_CONFIG_FILE] = profiler_config_file(spec.profiler)
     layout.config_dir.mkdir(parents=True, exist_ok=True)
     for name, content in files.items():
-        (layout.config_dir / name).write_text(json.dumps(content, indent=2, sort_keys=True))
+        write_private_text(layout.config_dir / name, json.dumps(content, indent=2, sort_keys=True))
 
 
 def _env_value(value: Any) -> str:

@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from jobspec.contract import TERMINAL_STATUSES
+from launcher.safe_write import private_file, private_folder
+
 # Fields holding times: stored as ISO strings, returned as aware datetimes (boto3's shape).
 _TIME_FIELDS = ("CreationTime", "TrainingStartTime", "TrainingEndTime", "LastModifiedTime")
 
@@ -71,22 +73,37 @@ def _connect() -> Iterator[sqlite3.Connection]:
     key = (os.getpid(), str(path))
     conn = getattr(_local, "connections", {}).get(key)
     if conn is None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # autocommit mode: transactions are explicit (BEGIN IMMEDIATE) where they matter
-        conn = sqlite3.connect(path, timeout=60, isolation_level=None)
-        conn.execute("PRAGMA busy_timeout=60000")
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        conn.execute(_SCHEMA)
-        have = {row[1] for row in conn.execute("PRAGMA table_info(jobs)")}
-        for column, kind in _ADDED_COLUMNS.items():
-            if column not in have:
-                try:
-                    conn.execute(f"ALTER TABLE jobs ADD COLUMN {column} {kind}")
-                except sqlite3.OperationalError:  # another process added it meanwhile
-                    pass
+        with _path_named(path):
+            private_folder(path.parent)  # records hold hyperparameters and environment: the owner's only
+            for file in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+                if file == path or file.exists():  # SQLite gives the files it adds the database's mode
+                    private_file(file)
+            # autocommit mode: transactions are explicit (BEGIN IMMEDIATE) where they matter
+            conn = sqlite3.connect(path, timeout=60, isolation_level=None)
+            conn.execute("PRAGMA busy_timeout=60000")
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(_SCHEMA)
+            have = {row[1] for row in conn.execute("PRAGMA table_info(jobs)")}
+            for column, kind in _ADDED_COLUMNS.items():
+                if column not in have:
+                    try:
+                        conn.execute(f"ALTER TABLE jobs ADD COLUMN {column} {kind}")
+                    except sqlite3.OperationalError:  # another process added it meanwhile
+                        pass
         _local.connections = {**getattr(_local, "connections", {}), key: conn}
     yield conn
+
+
+@contextmanager
+def _path_named(path: Path) -> Iterator[None]:
+    """The registry's file errors name the database and the setting that places it (a read-only or full home)."""
+    try:
+        yield
+    except (OSError, sqlite3.OperationalError) as error:
+        raise ValueError(f"SAGELAUNCH_HOME: the local job registry {str(path)!r} cannot be opened or written "
+                         f"({error}); make {str(path.parent)!r} writable, or set SAGELAUNCH_HOME to a folder you "
+                         "can write to") from error
 
 
 def _encode(record: dict[str, Any]) -> str:
@@ -129,7 +146,7 @@ def check_new_name(name: str) -> None:
 def create(record: dict[str, Any]) -> None:
     """Add a new job; a name already in the registry is rejected."""
     name = record["TrainingJobName"]
-    with _connect() as conn:
+    with _connect() as conn, _path_named(db_path()):
         try:
             conn.execute(
                 "INSERT INTO jobs (name, status, created, record) VALUES (?, ?, ?, ?)",
@@ -173,7 +190,7 @@ def list_jobs(status: str | None = None, limit: int | None = None) -> list[dict[
 
 def update(name: str, change: Callable[[dict[str, Any]], None] | None = None, **fields: Any) -> dict[str, Any]:
     """Atomically apply `fields` (and `change(record)`) to a job's record; return the new record."""
-    with _connect() as conn:
+    with _connect() as conn, _path_named(db_path()):
         conn.execute("BEGIN IMMEDIATE")
         try:
             row = conn.execute("SELECT record FROM jobs WHERE name = ?", (name,)).fetchone()
@@ -190,7 +207,8 @@ def update(name: str, change: Callable[[dict[str, Any]], None] | None = None, **
             )
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # a failed COMMIT (a full disk) has already rolled back
+                conn.execute("ROLLBACK")
             raise
     return record
 

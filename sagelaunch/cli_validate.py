@@ -27,13 +27,15 @@ class JobFileRefused(ValueError):
 
 
 def _job_file_loader():
-    """yaml.SafeLoader without aliases and with bounded nesting.
+    """yaml.SafeLoader without aliases or duplicate keys, and with bounded nesting.
 
     An alias (*name) repeats a node by reference: nine levels of nine aliases are 491 bytes of YAML and a
     billion values once anything walks or serialises them. Job files have no use for them, so they are refused
     while composing, before any Python object exists.
     """
     import yaml
+
+    from jobspec.errors import shown
 
     class JobFileLoader(yaml.SafeLoader):
         depth = 0
@@ -52,6 +54,22 @@ def _job_file_loader():
                 return super().compose_node(parent, index)
             finally:
                 self.depth -= 1
+
+        def construct_mapping(self, node, deep=False):
+            first_line: dict[Any, int] = {}  # YAML itself keeps the last of two equal keys, silently
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                line = key_node.start_mark.line + 1
+                try:
+                    if key in first_line:
+                        raise JobFileRefused(
+                            f"line {line}, column {key_node.start_mark.column + 1}: key {shown(key)} is given twice "
+                            f"in the same mapping (first on line {first_line[key]}); YAML would silently keep the "
+                            "last one — keep only the value you mean")
+                    first_line[key] = line
+                except TypeError:  # an unhashable key: the constructor refuses it with its own message
+                    pass
+            return super().construct_mapping(node, deep)
 
     return JobFileLoader
 
@@ -165,14 +183,14 @@ def error_lines(err: Exception) -> list[str]:
     """One line per problem: `field: message (value=…)` (pydantic errors carry their field in loc)."""
     from pydantic import ValidationError
 
-    from jobspec.errors import shown
+    from jobspec.errors import masked, shown
 
     if not isinstance(err, ValidationError):
         return [str(err)]
     lines = []
     for e in err.errors():
         loc = ".".join(str(p) for p in e["loc"])
-        value = f" (value={shown(e['input'])})" if e["type"] not in VALUE_IN_MESSAGE and loc else ""
+        value = f" (value={shown(masked(tuple(e['loc']), e['input']))})" if e["type"] not in VALUE_IN_MESSAGE and loc else ""
         for msg in e["msg"].removeprefix("Value error, ").splitlines():  # cross-field checks: one per line
             line = f"{loc}: {msg}" if loc and not msg.startswith(loc.split(".")[0]) else msg
             lines.append(line + value)
@@ -211,6 +229,8 @@ def validate(
         if framework is not None:
             cls = {"pytorch": estimators.PyTorch, "tensorflow": estimators.TensorFlow}[framework]
             est = cls(**kwargs)
+            if est.git_config is None:  # the code fit() would ship exists (with git_config, fit clones it first)
+                est.check_files()
             spec = est.to_spec(fit_kwargs.get("job_name"), fit_kwargs.get("inputs"))
             check_local_inputs(spec)
     except (ValidationError, ValueError, TypeError) as err:

@@ -45,7 +45,9 @@ def submit(spec: TrainingJobSpec, *, wait: bool = True, logs: bool = True, **opt
     from launcher import contract
     from launcher.local import channels, plan, preflight, watchdog
     from launcher.local.artifacts import artifact_prefix
+    from launcher.local.path_errors import job_places, path_error_text
     from launcher.local.record import first_record
+    from launcher.safe_write import PRIVATE_FOLDER, private_folder
 
     _check_options(options)
     python = str(options.get("python") or sys.executable)
@@ -85,7 +87,8 @@ def submit(spec: TrainingJobSpec, *, wait: bool = True, logs: bool = True, **opt
     hyperparameters = contract.job_hyperparameters(spec, spec.submit_directory or str(first_code_dir))
     registry.create(first_record(spec, job_dir, prefix, hyperparameters))
     try:
-        job_dir.mkdir(parents=True)
+        private_folder(job_dir.parent)
+        job_dir.mkdir(mode=PRIVATE_FOLDER)  # plan.json and the config files hold the job's secrets
         if spec.inputs or (spec.source_dir or "").startswith("s3://"):
             registry.transition(spec.job_name, "Downloading", "Downloading input data")
         base_env = dict(os.environ)
@@ -100,8 +103,14 @@ def submit(spec: TrainingJobSpec, *, wait: bool = True, logs: bool = True, **opt
                                     start_new_session=True)
         registry.set_watchdog(spec.job_name, proc.pid, _create_time(proc.pid))
     except BaseException as error:
-        registry.transition(spec.job_name, "Failed", "Training job failed", TrainingJobStatus="Failed",
-                            FailureReason=f"ClientError: {error}", TrainingEndTime=registry.now())
+        named = path_error_text(error, job_places(job_dir, prefix)) if isinstance(error, OSError) else None
+        try:
+            registry.transition(spec.job_name, "Failed", "Training job failed", TrainingJobStatus="Failed",
+                                FailureReason=f"ClientError: {named or error}", TrainingEndTime=registry.now())
+        except ValueError:  # the registry cannot be written either (a full home): the error below says why
+            pass
+        if named:  # one line naming the path and its setting, not a traceback
+            raise ValueError(f"job {spec.job_name}: {named}") from error
         raise
     job = LocalTrainingJob(spec.job_name, _process=proc, sent_hyperparameters=hyperparameters)
     if wait:

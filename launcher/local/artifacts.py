@@ -14,6 +14,7 @@ from urllib.parse import unquote, urlparse
 from launcher.contract import HostLayout
 from launcher.aws import s3 as aws_s3
 from launcher.local import s3
+from launcher.safe_write import complete_file
 
 
 def artifact_prefix(output_path: str | None, job_name: str, job_dir: Path) -> str:
@@ -44,10 +45,16 @@ def _merged_files(folders: list[Path]) -> dict[str, Path]:
 
 
 def _write_tar(files: dict[str, Path], destination: Path) -> Path:
+    """The archive appears under its name only when complete (a full disk leaves no truncated model.tar.gz)."""
     destination.parent.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(destination, "w:gz", compresslevel=6) as archive:
-        for name in sorted(files):
-            archive.add(files[name], arcname=name, recursive=False)
+    try:
+        with complete_file(destination) as partial, tarfile.open(partial, "w:gz", compresslevel=6) as archive:
+            for name in sorted(files):
+                archive.add(files[name], arcname=name, recursive=False)
+    except OSError as error:  # a write to the open archive names no file, or its temporary one: name the archive
+        if error.filename is None or str(error.filename).endswith(".partial"):
+            raise OSError(error.errno, error.strerror, str(destination)) from error
+        raise
     return destination
 
 

@@ -23,6 +23,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
+from launcher.local.path_errors import with_path
+
 PREFIX = re.compile(r"^\[(?P<host>algo-\d+) rank(?P<rank>\d+)\] ?")
 # torchrun's default tee prefix, for torch versions that ignore TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE
 DEFAULT_TORCH_PREFIX = re.compile(r"^\[default(?P<local_rank>\d+)\]:")
@@ -48,6 +50,18 @@ class LogRouter:
         self.stderr_tails: dict[tuple[str, int | None], deque[str]] = defaultdict(lambda: deque(maxlen=TAIL_LINES))
         self.host_tails: dict[str, deque[str]] = defaultdict(lambda: deque(maxlen=TAIL_LINES))
         self.quiet: set[str] = set()  # hosts whose launcher lines go to <host>.log, not job.log
+        # the first failed write, with its file: pipes are still drained (a rank blocked on a full pipe would hang
+        # the job) and the supervisor fails the job naming the file
+        self.write_error: OSError | None = None
+
+    def _append(self, handle: IO[str] | None, text: str, path: Path) -> None:
+        try:
+            if handle is None:
+                handle = self._file(path.stem)
+            handle.write(text)
+        except OSError as error:
+            if self.write_error is None:
+                self.write_error = with_path(error, path)
 
     def _file(self, name: str) -> IO[str]:
         if name not in self._files:
@@ -70,9 +84,9 @@ class LogRouter:
         label = f"{host} rank{rank}" if rank is not None else host
         with self._lock:
             if rank is not None or host not in self.quiet:
-                self._combined.write(f"[{label}] {line}\n")
+                self._append(self._combined, f"[{label}] {line}\n", self.logs_dir / "job.log")
             else:
-                self._file(host).write(line + "\n")
+                self._append(None, line + "\n", self.logs_dir / f"{host}.log")
             if stream == "stderr":
                 self.stderr_tails[(host, rank)].append(line)
             if rank is None:
@@ -82,7 +96,7 @@ class LogRouter:
     def note(self, message: str) -> None:
         """A line from the supervisor itself."""
         with self._lock:
-            self._combined.write(f"[sagelaunch] {message}\n")
+            self._append(self._combined, f"[sagelaunch] {message}\n", self.logs_dir / "job.log")
 
     def pump(self, host: str, pipe: IO[bytes], *, stream: str, rank: int | None = None, rank_base: int = 0) -> None:
         """Read a pipe to its end (run in a thread per stream), MAX_LINE_BYTES at most at a time."""
@@ -98,7 +112,10 @@ class LogRouter:
     def close(self) -> None:
         with self._lock:
             for handle in [self._combined, *self._files.values()]:
-                handle.close()
+                try:
+                    handle.close()  # flushes: a write that failed before fails again here
+                except OSError as error:
+                    self.write_error = self.write_error or with_path(error, handle.name)
 
 
 class LogFollower:

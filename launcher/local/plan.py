@@ -21,6 +21,8 @@ from launcher.local import requirements, s3
 from launcher.local.artifacts import artifact_prefix
 from launcher.local.job_modules import job_module_paths
 from launcher.local.logs import rank_prefix_template
+from launcher.local.path_errors import with_path
+from launcher.safe_write import write_private_text
 from jobspec.spec import TrainingJobSpec
 
 _LAUNCHER_ROOT = Path(__file__).resolve().parents[2]  # the folder holding launcher/, profiler/, modelparallel/
@@ -69,7 +71,10 @@ def copy_code(spec: TrainingJobSpec, files: list[tuple[Path, str]], code_dirs: l
         for path, name in files:
             target = code_dir / name
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(path, target)
+            try:
+                shutil.copy2(path, target)
+            except OSError as error:  # a full disk fails in sendfile, which names no file
+                raise with_path(error, target) from error
 
 
 def _link_checkpoints(spec: TrainingJobSpec, layout: contract.HostLayout) -> None:
@@ -181,7 +186,7 @@ def build(spec: TrainingJobSpec, *, job_dir: Path, files: list[tuple[Path, str]]
         # what the job writes after this moment goes back to checkpoint_s3_uri (restored files do not)
         "checkpoints_restored_at": time.time(),
     }
-    (job_dir / "plan.json").write_text(json.dumps(plan, indent=2))
+    write_private_text(job_dir / "plan.json", json.dumps(plan, indent=2))  # every host's environment
     return plan
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from launcher.local.logs import LogRouter, drop_torchrun_copies
+from launcher.local.path_errors import job_places, path_error_text
 
 # Only what starting the hosts needs is imported up front; the rest loads while torchrun starts.
 registry = processes = artifacts = failure = HostLayout = None  # bound by _late_imports()
@@ -29,6 +30,10 @@ def _late_imports() -> None:
     from launcher import registry
     from launcher.contract import HostLayout
     from launcher.local import artifacts, failure, processes
+
+def places(plan: dict[str, Any]) -> list[tuple[str, Path]]:
+    return job_places(Path(plan["job_dir"]), plan["artifact_prefix"])
+
 
 POLL_SECONDS = 0.02
 # After a rank failed there is nothing to save: a short grace keeps "every process ended within 10 s"
@@ -190,9 +195,10 @@ class Supervisor:
                     s3.upload_tree(folder, self.plan["checkpoint_s3_uri"], self.plan["region"],
                                    newer_than=self.plan["checkpoints_restored_at"])
         except Exception as error:  # keep the job's own outcome; say why nothing was uploaded
-            self.router.note(f"could not publish artifacts: {error}")
+            why = path_error_text(error, places(self.plan)) if isinstance(error, OSError) else str(error)
+            self.router.note(f"could not publish artifacts: {why}")
             if kind == "completed":
-                kind, fields["FailureReason"] = "failed", f"ClientError: could not publish artifacts: {error}"
+                kind, fields["FailureReason"] = "failed", f"ClientError: could not publish artifacts: {why}"
         status, secondary, message = {
             "completed": ("Completed", "Completed", "Training job completed"),
             "failed": ("Failed", "Failed", "Training job failed"),
@@ -204,6 +210,12 @@ class Supervisor:
                       TrainingTimeInSeconds=max(1, round(time.monotonic() - started)))
         self.router.note(f"job {self.name} {status}" + (f" ({fields['FailureReason']})" if "FailureReason" in fields else ""))
         self.router.close()
+        if self.router.write_error is not None:  # the job's output is incomplete: never Completed
+            lost = f"ClientError: the job's log could not be written: {path_error_text(self.router.write_error, places(self.plan))}"
+            if status == "Completed":
+                status, secondary, message = "Failed", "Failed", "Training job failed"
+            fields.update(TrainingJobStatus=status,
+                          FailureReason="; ".join(r for r in (fields.get("FailureReason"), lost) if r))
         registry.transition(self.name, secondary, message, **fields)
 
     def _failure_reason(self, host: str, code: int) -> str:
@@ -232,7 +244,9 @@ def main(argv: list[str]) -> int:
             supervisor.tracker = processes.ProcessTracker()
         supervisor._end_everything()
         registry.transition(plan["job_name"], "Failed", "Training job failed", TrainingJobStatus="Failed",
-                            FailureReason=f"InternalServerError: the local supervisor failed: {error!r}",
+                            FailureReason="InternalServerError: the local supervisor failed: "
+                                          + (path_error_text(error, places(plan)) if isinstance(error, OSError)
+                                             else repr(error)),
                             TrainingEndTime=registry.now())
         raise
     return 0

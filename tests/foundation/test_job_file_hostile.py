@@ -186,7 +186,7 @@ def test_nul_in_environment_or_hyperparameters_is_refused_at_validation(sagelaun
     path = write(job_dir, HEAD + 'environment: {TOKEN: "ab\\0cd"}\nhyperparameters: {tag: ["ok", "x\\0y"]}\n')
     problems = sorted(refused(sagelaunch("validate", str(path), home=tmp_path / "home")))
     assert problems == [
-        "environment['TOKEN']='ab\\x00cd' contains a NUL character (\\x00), which no process environment can hold; "
+        "environment['TOKEN']=<hidden> contains a NUL character (\\x00), which no process environment can hold; "
         "allowed: text without \\x00 — remove it",
         "hyperparameters['tag'] contains a NUL character (\\x00) in 'x\\x00y'; jobs receive hyperparameters as "
         "arguments and environment variables, which cannot hold one; allowed: text without \\x00 — remove it",

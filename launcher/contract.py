@@ -14,6 +14,7 @@ import json
 import os
 import re
 import shlex
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -194,7 +195,16 @@ def command_line_args(hyperparameters: dict[str, Any]) -> list[str]:
                 raise ValueError(f"hyperparameter {name.lstrip('-')}={value!r}: the command line the toolkit runs "
                                  f"through /bin/sh would have an unclosed quote ({exc}); balance or remove the "
                                  "quote") from exc
+        if len(shlex.split(value)) > 1:  # as on SageMaker (sagemaker-training-toolkit#128), but never silently
+            warnings.warn(f"hyperparameter {name.lstrip('-')}={value!r} reaches the script as "
+                          f"{len(shlex.split(value))} separate arguments: SageMaker's training toolkit runs the command "
+                          "through /bin/sh, which splits it at spaces; quote it inside the value "
+                          f"({shlex.quote(value)!r}) to pass it whole", HyperparameterSplitWarning, stacklevel=2)
     return shlex.split(" ".join(words))
+
+
+class HyperparameterSplitWarning(UserWarning):
+    """A hyperparameter value the training toolkit's shell splits into several arguments (as SageMaker does)."""
 
 
 def resource_config(current_host: str, hosts: list[str], instance_type: str) -> dict[str, Any]:

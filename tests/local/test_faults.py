@@ -79,7 +79,7 @@ def test_ranks_ignoring_sigterm_are_killed_after_the_short_failure_grace(tmp_pat
 
 def test_failure_file_and_exit_code_make_the_reason(tmp_path):
     spec = _hold_spec(tmp_path, processes_per_host=2,
-                      hyperparameters={"fail_rank": 0, "exit_code": 3, "failure_file": "simulated out of memory"})
+                      hyperparameters={"fail_rank": 0, "exit_code": 3, "failure_file": "'simulated out of memory'"})  # quoted: the toolkit's shell splits at spaces
     with pytest.raises(JobFailedError, match="simulated out of memory"):
         submit(spec, wait=True, logs=False, stop_grace=5)
     reason = registry.get(spec.job_name)["FailureReason"]

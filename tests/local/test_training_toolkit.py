@@ -190,3 +190,13 @@ def test_a_local_job_gets_its_requirements_and_the_toolkits_arguments(wheels, tm
     assert report["value"] == 42
     assert json.loads(report["user_args"]) == ["--do_train", "", "--epochs", "2", "--title", "two words"]
     assert "requirements.txt: installed into" in (Path(record["JobDir"]) / "logs" / "job.log").read_text()
+
+
+def test_a_value_the_toolkit_splits_is_split_as_on_sagemaker_with_a_warning():
+    import pytest
+
+    from launcher.contract import HyperparameterSplitWarning, command_line_args
+
+    with pytest.warns(HyperparameterSplitWarning, match="3 separate arguments"):
+        assert command_line_args({"note": "a b c"}) == ["--note", "a", "b", "c"]
+    assert command_line_args({"note": "'a b c'"}) == ["--note", "a b c"]  # quoted inside the value: one argument

@@ -37,7 +37,8 @@ PYTORCH_ONLY = (
     "fp16_params", "shard_optimizer_state", "prescaled_batch", "skip_tracing", "sharded_data_parallel_degree",
     "sdp_reduce_bucket_size", "sdp_param_persistence_threshold", "sdp_max_live_parameters",
     "sdp_hierarchical_allgather", "sdp_gradient_clipping", "delayed_parameter_initialization",
-    "tensor_parallel_seed", "predefined_hooks",
+    "tensor_parallel_seed", "predefined_hooks", "overlapping_allreduce", "static_mode", "fast_mode",
+    "checkpoint_attentions",
 )
 TENSORFLOW_ONLY = ("horovod", "contiguous")
 
@@ -53,10 +54,13 @@ class SMPParameters(BaseModel):
         description="Number of pipeline stages (alias: partitions, the TensorFlow name).",
     )
     microbatches: int = Field(1, ge=1, description="Microbatches per batch; the batch must divide by it.")
-    pipeline: Literal["interleaved", "simple"] = "interleaved"
+    pipeline: Literal["interleaved", "simple", "_only_forward"] = "interleaved"
     optimize: Literal["memory", "speed"] = "memory"
     placement_strategy: str = Field("cluster", description="cluster, spread, or a permutation of D, P, T.")
     auto_partition: bool = True
+    load_partition: bool = False
+    partition_file: str | None = Field(None, description="Where SMP saves (or, with load_partition, reads) its "
+                                                        "auto-partition decision.")
     default_partition: int | None = Field(None, ge=0, description="Required when auto_partition is False.")
     # --- TensorFlow
     contiguous: bool = True
@@ -85,6 +89,11 @@ class SMPParameters(BaseModel):
     sdp_max_live_parameters: int = Field(1_000_000_000, ge=1)
     sdp_hierarchical_allgather: bool = True
     sdp_gradient_clipping: float = Field(1.0, ge=0.0)
+    # --- PyTorch keys that only tune SMP's own runtime and kernels (smp.init accepts them; SDK v2 passes them on)
+    overlapping_allreduce: bool = True
+    static_mode: bool = False
+    fast_mode: bool = False
+    checkpoint_attentions: bool = False
 
     @model_validator(mode="before")
     @classmethod
@@ -260,6 +269,9 @@ def check_world(params: SMPParameters, world_size: int, gpus_per_host: int | Non
 NOT_IMPLEMENTED = (
     ("fp16", bool, "supported: False (fp32 training; no FP16_Module / loss scaling); fix: drop fp16"),
     ("bf16", bool, "supported: False (fp32 training); fix: drop bf16"),
+    ("pipeline", lambda v: v == "_only_forward",
+     "supported: 'interleaved' or 'simple' (SMP's internal forward-only pipeline has no equivalent); "
+     "fix: drop it or use 'simple'"),
 )
 # Combinations it cannot honour: (name, predicate on all parameters, what to do)
 NOT_IMPLEMENTED_WITH = (
@@ -285,6 +297,14 @@ IGNORED = {
     "sdp_param_persistence_threshold": "tunes SMP's MiCS kernels; FSDP2 shards every parameter",
     "sdp_max_live_parameters": "tunes SMP's MiCS kernels; FSDP2 gathers one sharded block at a time",
     "sdp_hierarchical_allgather": "tunes SMP's MiCS kernels; FSDP2's all-gather is flat",
+    "load_partition": "SMP's saved auto-partition decision; stages here are split evenly or by smp.partition/"
+                      "smp.set_partition, the same split on every run",
+    "partition_file": "SMP's saved auto-partition decision; stages here are split evenly or by smp.partition/"
+                      "smp.set_partition, the same split on every run",
+    "overlapping_allreduce": "DDP always overlaps the gradient all-reduce with backward",
+    "static_mode": "tunes SMP's own pipeline runtime (assumes the same graph every step)",
+    "fast_mode": "tunes SMP's own pipeline communication",
+    "checkpoint_attentions": "tunes SMP's DistributedTransformer kernels; use smp.set_activation_checkpointing",
 }
 # sdp_gradient_clipping is honoured: with sharded_data_parallel_degree > 1 the gradients' global L2 norm is clipped
 # to it at the end of each smp.step (SMP v1 turns clipping on with sharded data parallelism, default 1.0)

@@ -9,10 +9,10 @@ import importlib
 from typing import Any
 
 from modelparallel.core import (  # noqa: F401  (no torch at import time)
-    dp_rank, dp_size, get_dp_group, get_dp_process_group, get_mp_group, get_mp_process_group, get_pp_process_group,
-    get_rdp_process_group, get_tp_process_group, get_world_process_group, init, is_initialized, is_tracing,
-    local_rank, local_size, mp_rank, mp_size, num_microbatches, pp_rank, pp_size, rank, rdp_rank, rdp_size,
-    shutdown, size, tp_rank, tp_size,
+    dp_rank, dp_size, get_dp_group, get_dp_process_group, get_mp_group, get_mp_process_group, get_pp_group,
+    get_pp_process_group, get_rdp_group, get_rdp_process_group, get_tp_group, get_tp_process_group, get_world_group,
+    get_world_process_group, init, is_initialized, is_tracing, local_rank, local_size, mp_rank, mp_size,
+    num_microbatches, pp_rank, pp_size, rank, rdp_rank, rdp_size, shutdown, size, state, tp_rank, tp_size,
 )
 from modelparallel.comm import (  # noqa: F401
     DP_GROUP, MP_GROUP, PP_GROUP, RDP_GROUP, TP_GROUP, WORLD, CommGroup, RankType, allgather, barrier, broadcast,
@@ -20,6 +20,10 @@ from modelparallel.comm import (  # noqa: F401
 )
 from modelparallel.errors import SMPRuntimeError, SMPValidationError  # noqa: F401
 from modelparallel.step_output import StepOutput  # noqa: F401
+
+# The SMP v1 API level this package implements (scripts and transformers compare it, e.g. ">= 1.10"); not the
+# version of sagelaunch itself.
+__version__ = "1.15.0"
 
 _LAZY = {
     "step": "modelparallel.step_runner",
@@ -35,14 +39,21 @@ _LAZY = {
     "load": "modelparallel.checkpointing",
     "save_checkpoint": "modelparallel.checkpointing",
     "resume_from_checkpoint": "modelparallel.checkpointing",
+    "model_creation": "modelparallel.model_setup",
+    "delay_param_initialization": "modelparallel.model_setup",
+    "set_partition": "modelparallel.model_setup",
 }
+# SMP's submodules, imported on first use (smp.nn.FusedLayerNorm, smp.amp.GradScaler, ...)
+_SUBMODULES = ("nn", "amp", "utils", "optimizers", "model")
 
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
+    if name in _SUBMODULES:
+        return importlib.import_module(f"modelparallel.{name}")
     raise AttributeError(f"module 'modelparallel' has no attribute {name!r}")
 
 
 __all__ = sorted([n for n in globals() if not n.startswith("_") and n not in ("annotations", "importlib", "Any")]
-                 + list(_LAZY))
+                 + list(_LAZY) + list(_SUBMODULES))

@@ -1,8 +1,10 @@
 """Saving and loading with SMP v1's file layout.
 
-smp.save(obj, f, partial=True) → f"{f}_{pp_rank}_{tp_rank}.pt" (with shard_optimizer_state the optimizer uses
-f"{f}_{pp_rank}_{tp_rank}_{rdp_rank}.pt"). smp.save_checkpoint(path, tag) writes
-    path/{tag}_partial/model_{pp}_{tp}.pt, optimizer_states_{pp}_{tp}[_{rdp}].pt, user_content.pt, smp_config.pt
+smp.save(obj, f, partial=True) → f"{f}_{pp_rank}_{tp_rank}", v3=True (a sharded optimizer state) →
+f"{f}_{pp_rank}_{tp_rank}_{rdp_rank}": the suffix goes after the whole name, as transformers' Trainer expects
+(it saves "optimizer.pt" and reads back "optimizer.pt" with partial=True). smp.save_checkpoint(path, tag) writes
+    path/{tag}_partial/model_{pp}_{tp}.pt, optimizer_{pp}_{tp}[_{rdp}].pt, user_content.pt, smp_config.pt
+      (the model_*/optimizer_*.pt names the example's sharded_data_parallel_checkpoint.py reads)
     path/newest                       (one tag per line, the last is the newest)
 and for partial=False the gathered model as path/{tag} and user content as path/user_content_{tag}.
 """
@@ -168,7 +170,7 @@ def save(obj: Any, f: str, partial: bool = True, v3: bool = False, **kwargs: Any
     if not isinstance(f, str):
         raise SMPValidationError(f"smp.save: f must be a str path, got {type(f).__name__}")
     if partial:
-        torch.save(obj, f"{f}{_rank_suffix(v3)}.pt", **kwargs)
+        torch.save(obj, f"{f}{_rank_suffix(v3)}", **kwargs)
     elif _require_init().layout.rank == 0:
         torch.save(obj, f, **kwargs)
 
@@ -176,10 +178,10 @@ def save(obj: Any, f: str, partial: bool = True, v3: bool = False, **kwargs: Any
 def load(f: str, partial: bool = True, **kwargs: Any) -> Any:
     if partial:
         lay = _require_init().layout
-        v3 = f"{f}{_rank_suffix(True)}.pt"
-        path = v3 if os.path.isfile(v3) else f"{f}{_rank_suffix()}.pt"
+        v3 = f"{f}{_rank_suffix(True)}"
+        path = v3 if os.path.isfile(v3) else f"{f}{_rank_suffix()}"
         if not os.path.isfile(path):
-            found = sorted(glob.glob(f"{f}_*.pt"))
+            found = sorted(glob.glob(f"{glob.escape(f)}_*"))
             raise SMPValidationError(
                 f"smp.load: no partial checkpoint {path} for pp_rank={lay.pp_rank}, tp_rank={lay.tp_rank}; found "
                 f"{found}; was it saved with the same pipeline/tensor parallel degrees?"
@@ -188,6 +190,23 @@ def load(f: str, partial: bool = True, **kwargs: Any) -> Any:
     kwargs.setdefault("weights_only", False)
     kwargs.setdefault("map_location", state.device)
     return torch.load(f, **kwargs)
+
+
+def _partial_file(folder: str, stem: str, v3: bool = False) -> str:
+    return os.path.join(folder, f"{stem}{_rank_suffix(v3)}.pt")
+
+
+def _load_partial_file(folder: str, stem: str) -> Any:
+    """This rank's model_/optimizer_ file of a save_checkpoint folder (the sharded optimizer's has the rdp rank)."""
+    path = next((p for p in (_partial_file(folder, stem, True), _partial_file(folder, stem)) if os.path.isfile(p)),
+                None)
+    if path is None:
+        lay = _require_init().layout
+        raise SMPValidationError(
+            f"smp.resume_from_checkpoint: no {_partial_file(folder, stem)} for pp_rank={lay.pp_rank}, "
+            f"tp_rank={lay.tp_rank}; found {sorted(os.listdir(folder))}; was it saved with the same pipeline/tensor "
+            "parallel degrees?")
+    return torch.load(path, weights_only=False, map_location=state.device)
 
 
 def save_checkpoint(path: str, tag: str, partial: bool = True, model=None, optimizer=None, user_content=None,
@@ -209,15 +228,14 @@ def save_checkpoint(path: str, tag: str, partial: bool = True, model=None, optim
     if model is not None:
         if partial:
             if lay.rdp_rank == 0 or _holds_own_shards():
-                save(model.local_state_dict(), os.path.join(folder, "model"), partial=True)
+                torch.save(model.local_state_dict(), _partial_file(folder, "model"))
         elif lay.rdp_rank == 0:
             full = model.state_dict()
             full[PARTIAL_KEY] = False
             save(full, os.path.join(path, tag), partial=False)
     if optimizer is not None and partial:
         if optimizer.sharded or lay.rdp_rank == 0 or _holds_own_shards():
-            save(optimizer.local_state_dict(), os.path.join(folder, "optimizer_states"), partial=True,
-                 v3=optimizer.sharded)
+            torch.save(optimizer.local_state_dict(), _partial_file(folder, "optimizer", v3=optimizer.sharded))
     if user_content is not None:
         target = os.path.join(folder, "user_content.pt") if partial else os.path.join(path, f"user_content_{tag}")
         save(user_content, target, partial=False)
@@ -289,7 +307,7 @@ def _load_pending_model(model) -> None:
     pending = state.pending_checkpoint
     if pending and pending["model"]:
         target = pending["target"]
-        sd = load(os.path.join(target, "model"), partial=True) if pending["partial"] else load(target, partial=False)
+        sd = _load_partial_file(target, "model") if pending["partial"] else load(target, partial=False)
         load_model_state(model, sd, pending["strict"])
         pending["model"] = False
     _clear_if_done()
@@ -298,7 +316,7 @@ def _load_pending_model(model) -> None:
 def _load_pending_optimizer(optimizer) -> None:
     pending = state.pending_checkpoint
     if pending and pending["optimizer"]:
-        optimizer.load_state_dict(load(os.path.join(pending["target"], "optimizer_states"), partial=True))
+        optimizer.load_state_dict(_load_partial_file(pending["target"], "optimizer"))
         pending["optimizer"] = False
     _clear_if_done()
 

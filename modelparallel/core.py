@@ -84,6 +84,10 @@ def init(config: dict | None = None) -> None:
 
     cfg = load_parameters(config)  # every rank sees the same parameters: errors here are the same everywhere
     ignored = check_supported(cfg)
+    if not torch.cuda.is_available():
+        from modelparallel.cpu_only import tolerate_cuda_device_calls
+
+        tolerate_cuda_device_calls()
     _init_process_group()
     if ignored and dist.get_rank() == 0:  # one line, once, not once per rank
         warnings.warn("smp.init: mp_parameters without effect here: " + "; ".join(ignored),
@@ -180,14 +184,13 @@ def get_mp_process_group(): return _require_init().groups["mp"]
 def get_rdp_process_group(): return _require_init().groups["rdp"]
 
 
-def get_dp_group() -> list[int]:
-    """Ranks that hold the same model partition (SMP: a list of ranks)."""
-    return list(_require_init().layout.groups["dp"])
-
-
-def get_mp_group() -> list[int]:
-    """Ranks over which the current model replica is partitioned."""
-    return list(_require_init().layout.groups["mp"])
+# SMP's rank-list getters: the global ranks in this rank's group (dp: same partition; mp: one model replica)
+def get_world_group() -> list[int]: return list(_require_init().layout.groups["world"])
+def get_pp_group() -> list[int]: return list(_require_init().layout.groups["pp"])
+def get_tp_group() -> list[int]: return list(_require_init().layout.groups["tp"])
+def get_dp_group() -> list[int]: return list(_require_init().layout.groups["dp"])
+def get_mp_group() -> list[int]: return list(_require_init().layout.groups["mp"])
+def get_rdp_group() -> list[int]: return list(_require_init().layout.groups["rdp"])
 
 
 def num_microbatches() -> int:

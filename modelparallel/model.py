@@ -243,6 +243,14 @@ class DistributedModel(nn.Module):
         hook(self, None)  # partitioning happens at wrap time here
         return None
 
+    def register_post_step_hook(self, hook):
+        """hook(model, optimizer) runs after every @smp.step call (SMP v1's post-step hook)."""
+        self.__dict__.setdefault("_post_step_hooks", []).append(hook)
+
+    def run_post_step_hooks(self) -> None:
+        for hook in self.__dict__.get("_post_step_hooks", ()):
+            hook(self, state.optimizer)
+
     # ----- state dicts (see checkpointing.py for the gathering)
     def local_state_dict(self, *args, **kwargs) -> dict[str, Any]:
         from modelparallel.checkpointing import local_model_state
@@ -254,7 +262,10 @@ class DistributedModel(nn.Module):
 
         return full_model_state(self)
 
-    def load_state_dict(self, state_dict, strict: bool = True):
+    def load_state_dict(self, state_dict, strict: bool = True, same_partition_load: bool = False):
+        """A full state dict (any layout) or this rank's partial one. same_partition_load (SMP: skip re-partitioning
+        a partial dict saved with this partition) needs no handling: partial dicts always load into their own
+        partition here, and a layout mismatch is refused by name."""
         from modelparallel.checkpointing import load_model_state
 
         return load_model_state(self, state_dict, strict)

@@ -18,7 +18,11 @@ from modelparallel.core import _require_init
 from modelparallel.errors import SMPValidationError
 
 
-class DistributedOptimizer:
+class DistributedOptimizer(torch.optim.Optimizer):
+    """A torch.optim.Optimizer (LR schedulers take it) whose parameter groups and state are the wrapped
+    optimizer's, or, with shard_optimizer_state, the ZeroRedundancyOptimizer's that holds this rank's shard.
+    Optimizer.__init__ is not called: it would build parameter groups of its own beside the wrapped ones."""
+
     def __init__(self, optimizer: torch.optim.Optimizer, static_loss_scale: float | None = 1.0,
                  dynamic_loss_scale: bool = False, **dynamic_loss_args: Any):
         st = _require_init()
@@ -40,11 +44,12 @@ class DistributedOptimizer:
         agree_on_error(error, CommGroup.WORLD)  # every rank raises the same message
         self.model = model
         self.sharded = bool(st.cfg.shard_optimizer_state) and model.replica_size > 1
-        if self.sharded:
-            params = [p for g in optimizer.param_groups for p in g["params"]]
-            defaults = {k: v for k, v in optimizer.defaults.items() if k not in ("params",)}
+        if self.sharded:  # every parameter group with its own options (weight decay, lr, ...)
+            groups = [{**{k: v for k, v in g.items() if k != "params"}, "params": list(g["params"])}
+                      for g in optimizer.param_groups]
+            defaults = _constructor_defaults(optimizer)
             self.optimizer = _zero_class()(
-                params, optimizer_class=type(optimizer), process_group=st.groups[model.replica_group_name],
+                groups, optimizer_class=type(optimizer), process_group=st.groups[model.replica_group_name],
                 **defaults)
         else:
             self.optimizer = optimizer
@@ -62,6 +67,13 @@ class DistributedOptimizer:
     @property
     def state(self):
         return self.optimizer.state
+
+    @property
+    def defaults(self):
+        return self.optimizer.defaults
+
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        self.optimizer.add_param_group(param_group)
 
     def step(self, closure=None):
         return self.optimizer.step(closure) if closure is not None else self.optimizer.step()
@@ -104,6 +116,15 @@ class DistributedOptimizer:
 
     def __getattr__(self, name):
         return getattr(self.__dict__["optimizer"], name)
+
+
+def _constructor_defaults(optimizer: torch.optim.Optimizer) -> dict[str, Any]:
+    """The optimizer's defaults its class's constructor takes again. Some defaults are not constructor arguments
+    (AdamW's decoupled_weight_decay is fixed by the class); every group carries them anyway."""
+    import inspect
+
+    accepted = inspect.signature(type(optimizer).__init__).parameters
+    return {k: v for k, v in optimizer.defaults.items() if k in accepted and k != "params"}
 
 
 def _zero_class():

@@ -58,4 +58,6 @@ def merge_microbatch_results(results: list[Any], detach: bool) -> Any:
             return type(first)(**merged)
         except TypeError:
             return merged
-    return results[-1]  # plain Python values: the last microbatch's
+    if all(r is None for r in results):
+        return None  # a step function that returns nothing
+    return list(results)  # plain Python values (numbers, strings): one per microbatch, as SMP returns them

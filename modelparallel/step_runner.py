@@ -34,6 +34,7 @@ def step(func: Callable | None = None, *, non_split_inputs=None, input_split_axe
             else:
                 results = _run_microbatches(fn, model, mbs)
             model.finish_step()
+            model.run_post_step_hooks()
             return merge_microbatch_results(results, detach_outputs)
 
         return run

@@ -20,6 +20,7 @@ from jobspec.s3uri import parse_s3_uri
 from launcher.local import requirements, s3
 from launcher.local.artifacts import artifact_prefix
 from launcher.local.job_modules import job_module_paths
+from launcher.local.mpi_options import exported_environment
 from launcher.local.logs import rank_prefix_template
 from launcher.local.path_errors import with_path
 from launcher.safe_write import write_private_text
@@ -141,6 +142,8 @@ def build(spec: TrainingJobSpec, *, job_dir: Path, files: list[tuple[Path, str]]
                                spec.region)
     requirement_dirs, requirement_notes = requirements.install(layouts[hosts[0]].code_dir, python, registry.home())
     job_module_dirs, job_module_notes = job_module_paths(spec, python)
+    mpi_variables, mpi_notes = exported_environment(
+        spec.distribution_hyperparameters.get("sagemaker_mpi_custom_mpi_options", ""), {**base_env, **spec.environment})
     gpu_sets, cpus = gpu_slices(visible_gpus(spec.instance_type, base_env), len(hosts)), contract.num_cpus()
     host_plans = []
     for index, host in enumerate(hosts):
@@ -148,7 +151,7 @@ def build(spec: TrainingJobSpec, *, job_dir: Path, files: list[tuple[Path, str]]
         submit_dir = spec.submit_directory or str(layout.code_dir)
         hyperparameters = contract.job_hyperparameters(spec, submit_dir)
         contract.write_config_files(layout, spec, host, hosts, hyperparameters)
-        env = dict(spec.environment)
+        env = {**spec.environment, **mpi_variables}
         env.update(contract.environment(layout, spec, host, hosts, hyperparameters, len(gpu_sets[index]), cpus))
         if spec.instance_type == "local_gpu":
             env["CUDA_VISIBLE_DEVICES"] = ",".join(gpu_sets[index])
@@ -182,7 +185,7 @@ def build(spec: TrainingJobSpec, *, job_dir: Path, files: list[tuple[Path, str]]
         "hosts": host_plans, "max_run": spec.max_run, "stop_grace": stop_grace, "region": spec.region,
         "artifact_prefix": artifact_prefix(spec.output_path, spec.job_name, job_dir),
         "checkpoint_s3_uri": spec.checkpoint_s3_uri,
-        "notes": requirement_notes + job_module_notes,  # written to the job log when it starts
+        "notes": requirement_notes + job_module_notes + mpi_notes,  # written to the job log when it starts
         # what the job writes after this moment goes back to checkpoint_s3_uri (restored files do not)
         "checkpoints_restored_at": time.time(),
     }

@@ -1,13 +1,16 @@
-"""smp.nn: SMP v1's distributed transformer layers (transformer.py); importing is cheap (torch on first use)."""
+"""smp.nn: SMP v1's layers, one file per family (layer_norm.py, transformer.py, huggingface/); importing is cheap
+(torch on first use of a layer)."""
 
 from __future__ import annotations
 
 import importlib
 from typing import Any
 
-_LAZY = {name: "modelparallel.nn.transformer" for name in (
+from modelparallel.nn import huggingface  # noqa: F401  (the translate_* functions; no torch at import)
+
+_LAZY = {"FusedLayerNorm": "modelparallel.nn.layer_norm", **{name: "modelparallel.nn.transformer" for name in (
     "DistributedAttentionLayer", "DistributedTransformerOutputLayer", "DistributedTransformerLayer",
-    "DistributedTransformer", "DistributedTransformerLMHead")}
+    "DistributedTransformer", "DistributedTransformerLMHead")}}
 
 
 def __getattr__(name: str) -> Any:

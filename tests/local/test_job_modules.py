@@ -53,3 +53,38 @@ def test_a_real_installed_library_is_never_shadowed(tmp_path, monkeypatch):
     assert paths == [str(JOB_MODULES_ROOT / "smppy")]
     assert notes == ["smdistributed.modelparallel: the installed library", PROFILER_NOTES[0],
                      "smprof: the installed library"]
+
+
+SURFACE_PROBE = """
+import importlib, sys
+import smdistributed.modelparallel, smdistributed.modelparallel.torch as smp, modelparallel
+import smdistributed.modelparallel.torch.nn
+import smdistributed.modelparallel.torch.nn.huggingface.gpt2 as alias_gpt2
+from smdistributed.modelparallel.torch.nn import FusedLayerNorm
+from smdistributed.modelparallel.torch.model import DistributedModel
+from smdistributed.modelparallel.torch.optimizers import FusedLAMB
+from smdistributed.modelparallel.torch.amp import GradScaler
+import modelparallel.nn, modelparallel.nn.huggingface.gpt2 as gpt2
+assert sys.modules["smdistributed.modelparallel.torch.nn"] is modelparallel.nn  # one module object, not a copy
+assert alias_gpt2 is gpt2 and FusedLayerNorm is modelparallel.nn.FusedLayerNorm
+assert modelparallel.nn.__spec__.name == "modelparallel.nn"  # the alias leaves the module's own spec alone
+assert DistributedModel is smp.DistributedModel and smp.model.DistributedModel is DistributedModel
+assert smp.optimizers.FusedLAMB is FusedLAMB and smp.amp.GradScaler is GradScaler
+assert smp.utils.rmsg("x") == "x"
+for name in ("get_tp_group", "get_pp_group", "get_dp_group", "get_mp_group", "get_rdp_group", "get_world_group",
+             "model_creation", "set_partition", "delay_param_initialization", "state", "step", "save", "load",
+             "save_checkpoint", "resume_from_checkpoint", "DistributedOptimizer", "set_activation_checkpointing"):
+    getattr(smp, name)
+print(smdistributed.modelparallel.__version__, smp.__version__)
+try:
+    import smdistributed.modelparallel.torch.no_such_module
+except ModuleNotFoundError as err:
+    print(err.name)
+"""
+
+
+def test_submodules_alias_and_the_v1_surface_imports_in_a_fresh_process():
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(JOB_MODULES_ROOT / "smdistributed")])}
+    out = subprocess.run([sys.executable, "-c", SURFACE_PROBE], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["1.15.0", "1.15.0", "smdistributed.modelparallel.torch.no_such_module"]

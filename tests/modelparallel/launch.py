@@ -15,7 +15,7 @@ WORKER = Path(__file__).with_name("mp_worker.py")
 REPO = Path(__file__).resolve().parents[2]
 
 
-def start_cases(cases: list[dict], world: int, out_dir: Path, timeout: float = 240):
+def start_cases(cases: list[dict], world: int, out_dir: Path, timeout: float = 240, worker: Path = WORKER):
     """Start the launch now; the returned function waits for it and reads the ranks' results."""
     out_dir.mkdir(parents=True, exist_ok=True)
     cases_file = out_dir / "cases.json"
@@ -23,7 +23,7 @@ def start_cases(cases: list[dict], world: int, out_dir: Path, timeout: float = 2
     env = {**os.environ, "SMP_TIMEOUT_SECONDS": "60", "OMP_NUM_THREADS": "1",
            "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
     cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(world),
-           "--master-addr", "127.0.0.1", "--master-port", str(free_port()), str(WORKER), str(cases_file), str(out_dir)]
+           "--master-addr", "127.0.0.1", "--master-port", str(free_port()), str(worker), str(cases_file), str(out_dir)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
                             start_new_session=True)
     deadline = time.monotonic() + timeout
@@ -49,5 +49,5 @@ def start_cases(cases: list[dict], world: int, out_dir: Path, timeout: float = 2
     return wait
 
 
-def run_cases(cases: list[dict], world: int, out_dir: Path, timeout: float = 240) -> list[dict]:
-    return start_cases(cases, world, out_dir, timeout)()
+def run_cases(cases: list[dict], world: int, out_dir: Path, timeout: float = 240, worker: Path = WORKER) -> list[dict]:
+    return start_cases(cases, world, out_dir, timeout, worker)()

@@ -57,7 +57,10 @@ def test_step_output_reductions_and_structure():
     merged = merge_microbatch_results([(torch.tensor(1.0), {"acc": torch.tensor(0.5)}, "tag"),
                                        (torch.tensor(3.0), {"acc": torch.tensor(1.0)}, "tag")], detach=True)
     assert merged[0].reduce_mean().item() == 2.0 and merged[1]["acc"].outputs[1].item() == 1.0
-    assert merged[2] == "tag"
+    assert merged[2] == ["tag", "tag"]
+    # Python numbers: one value per microbatch (SMP's shape), not the last microbatch's alone
+    assert merge_microbatch_results([{"n": 1.5}, {"n": 2.5}], detach=True) == {"n": [1.5, 2.5]}
+    assert merge_microbatch_results([None, None], detach=True) is None
 
 
 def test_tensor_parallel_plans_and_divisibility():

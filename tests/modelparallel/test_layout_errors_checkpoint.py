@@ -86,9 +86,9 @@ def test_resume_continues_bit_for_bit(case, world2):
         assert "loads only with the layout it was saved with" in res["other_layout_error"]
     files = world2[0][case]["files"]
     if case == "resume_pp2":
-        assert {"model_0_0.pt", "model_1_0.pt", "optimizer_states_0_0.pt", "optimizer_states_1_0.pt"} <= set(files)
+        assert {"model_0_0.pt", "model_1_0.pt", "optimizer_0_0.pt", "optimizer_1_0.pt"} <= set(files)
     else:
-        assert {"model_0_0.pt", "model_0_1.pt", "optimizer_states_0_0.pt", "optimizer_states_0_1.pt"} <= set(files)
+        assert {"model_0_0.pt", "model_0_1.pt", "optimizer_0_0.pt", "optimizer_0_1.pt"} <= set(files)
     assert {"user_content.pt", "smp_config.pt"} <= set(files)
 
 
@@ -100,8 +100,8 @@ def test_smp_save_and_load_round_trip_partial_and_full(case, world2):
         assert got["partial_params_equal"] and got["full_params_equal"] and got["full_file_equal"], (rank, got)
         assert got["next_step_equal"], (rank, got)  # the partial optimizer state continues training exactly
         assert "smp.load: no partial checkpoint" in got["missing_error"]
-    suffixes = ["0_0", "1_0"] if case == "resume_pp2" else ["0_0", "0_1"]  # f"{f}_{pp_rank}_{tp_rank}.pt"
-    want = [f"{case}_smp_full.pt"] + [f"{case}_smp_{kind}_{s}.pt" for kind in ("model", "optimizer")
+    suffixes = ["0_0", "1_0"] if case == "resume_pp2" else ["0_0", "0_1"]  # f"{f}_{pp_rank}_{tp_rank}", as SMP names them
+    want = [f"{case}_smp_full.pt"] + [f"{case}_smp_{kind}_{s}" for kind in ("model", "optimizer")
                                       for s in suffixes]
     assert world2[0][case]["save_load"]["files"] == sorted(want)  # partial=False: one file, written by rank 0
 

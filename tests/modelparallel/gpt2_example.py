@@ -1,0 +1,66 @@
+"""Run the vendored SMP v1 GPT-2 example (tests/data/smp_examples/gpt2, unchanged) in a local job: tiny synthetic
+data in the example's own input format (openwebtext JSON lines of input_ids/attention_mask), the notebook's
+hyperparameters scaled down to a 2-layer, 64-wide GPT-2."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from pathlib import Path
+
+from estimators import PyTorch
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "smp_examples" / "gpt2"
+CONTEXT, VOCAB = 16, 96
+
+# the notebook's hyperparameters (smp-train-gpt-simple.ipynb), scaled down; dropout 0 so that layouts compare
+NOTEBOOK_HYPERPARAMETERS = {
+    "max_steps": 4, "seed": 12345, "fp16": 0, "lr": 2.0e-3, "lr_decay_iters": 8, "min_lr": 0.00001,
+    "lr-decay-style": "linear", "warmup": 0.01, "num_kept_checkpoints": 5, "checkpoint_freq": 200,
+    "logging_freq": 1, "save_final_full_model": 0, "manual_partition": 1, "skip_full_optimizer": 1,
+    "shard_optimizer_state": 0, "activation_checkpointing": 1, "activation_strategy": "each", "optimize": "speed",
+    "zipped_data": 0, "validation_freq": 1, "validation_batches": 2, "use_wiki_data": 0,
+    "max_context_width": CONTEXT, "hidden_width": 64, "num_layers": 2, "num_heads": 2, "vocab_size": VOCAB,
+    "tensor_parallel_degree": 1, "pipeline_parallel_degree": 1, "train_batch_size": 4, "val_batch_size": 4,
+    "prescaled_batch": 0, "use_distributed_transformer": 0,
+    "resid_pdrop": 0.0, "embd_pdrop": 0.0, "attn_pdrop": 0.0, "summary_first_pdrop": 0.0,
+}
+
+
+def write_data(root: Path, rows: int = 32) -> dict[str, str]:
+    """train/ and test/ channels: JSON lines with input_ids and attention_mask, as data_pipeline.py reads them."""
+    rng = random.Random(0)
+    channels = {}
+    for name in ("train", "test"):
+        folder = root / name
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / f"{name}_000.json", "w") as f:
+            for _ in range(rows):
+                ids = [rng.randrange(VOCAB) for _ in range(CONTEXT)]
+                f.write(json.dumps({"input_ids": ids, "attention_mask": [1] * CONTEXT}) + "\n")
+        channels[name] = f"file://{folder}"
+    return channels
+
+
+def run_example(tmp_path: Path, processes: int, parameters: dict, hyperparameters: dict | None = None,
+                mpi_options: str = "", data: dict[str, str] | None = None, name: str = "run"):
+    """Launch train_gpt_simple.py; return (the job's describe() record, its log lines)."""
+    hp = {**NOTEBOOK_HYPERPARAMETERS, **(hyperparameters or {})}
+    hp.setdefault("checkpoint-dir", str(tmp_path / "checkpoints"))
+    estimator = PyTorch(
+        entry_point="train_gpt_simple.py", source_dir=str(EXAMPLE), framework_version="2.0.0", py_version="py310",
+        instance_type="local", output_path=str(tmp_path / name), hyperparameters=hp,
+        distribution={"smdistributed": {"modelparallel": {"enabled": True, "parameters": parameters}},
+                      "mpi": {"enabled": True, "processes_per_host": processes, "custom_mpi_options": mpi_options}},
+    )
+    job = estimator.fit(data or write_data(tmp_path / "data"), wait=True, logs=False)
+    return job.describe(), list(job.logs())
+
+
+VALIDATION = re.compile(r"Batch (\d+) Validation loss: ([-+0-9.eE]+)")
+
+
+def validation_losses(lines: list[str]) -> list[float]:
+    """The example's `Batch N Validation loss: X` lines (rank 0, after the all-reduce over the dp group)."""
+    return [float(m.group(2)) for line in lines if (m := VALIDATION.search(line))]

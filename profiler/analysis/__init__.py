@@ -4,7 +4,9 @@ Shape: ``{"ranks": {"<rank>": {...}}, "hosts": {...}, "warnings": [...], "source
 ``temporal`` {idle_us, compute_us, non_compute_us, span_us, *_pct} and ``kernel_types`` {label: us} use HTA 0.5's
 definitions (see gpu_breakdown.py); ``launch`` {count, mean_launch_delay_us, …} follows get_cuda_kernel_launch_stats;
 ``top_kernels`` [{name, total_us, count, mean_us}]; ``kernels``, ``gpu_activity``, ``memory_ops``, ``precision``,
-``steps``, ``annotations``, ``cpu``, ``gpu_utilization``, ``step_breakdown`` are the dashboard metrics (metrics.py). A section that does
+``steps``, ``annotations``, ``cpu``, ``gpu_utilization``, ``step_breakdown`` are the dashboard metrics (metrics.py);
+``loop`` (steps found with or without annotations, their cycles, input wait, phases) and ``memory`` (the process's
+RSS and CUDA allocator samples) are loop.py's. A section that does
 not apply to a rank (no GPU events, no steps…) is null and ``notes`` says why. ``hosts`` summarises the CPU/GPU
 utilisation counters of our artifacts (counters.py). ``figures``: the headline numbers with their labels, as
 every view prints them; ``findings``: what to change, with evidence (profiler/findings).
@@ -19,7 +21,7 @@ from profiler.schema import Profile, RankTrace
 
 def analyze_rank(rt: RankTrace, n_step_names: int, top_n: int = 10) -> dict:
     from profiler.analysis import gpu_breakdown as gb
-    from profiler.analysis import hta_view, metrics
+    from profiler.analysis import hta_view, loop, metrics
 
     notes: list[str] = []
     view = hta_view.build(rt, n_step_names)
@@ -54,6 +56,9 @@ def analyze_rank(rt: RankTrace, n_step_names: int, top_n: int = 10) -> dict:
         "precision": metrics.precision(rt),
         "steps": steps,
         "step_breakdown": metrics.step_breakdown(rt),
+        "loop": loop.loop(rt),
+        "compiled": metrics.compiled(rt),
+        "memory": loop.memory(rt),
         "cpu_ops_sampled": sampled,
         "annotations": metrics.annotations(rt),
         "cpu": metrics.cpu_activity(rt),

@@ -148,6 +148,7 @@ def launch_stats(view: HtaView, per_kernel_top: int = 10) -> dict:
         "runtime_outliers": int((view.dur[c] > 50).sum()),  # HTA's runtime_cutoff (µs)
         "delay_outliers": int((delay > 100).sum()),  # HTA's launch_delay_cutoff (µs)
         "per_kernel": [],
+        "queue": queue_length(view.ts[c], view.ts[g], view.stream[g]),
     }
     if len(delay):
         kid = view.name_id[g]
@@ -167,3 +168,22 @@ def launch_stats(view: HtaView, per_kernel_top: int = 10) -> dict:
             for i in order
         ]
     return out
+
+
+def queue_length(launch_ts: np.ndarray, kernel_ts: np.ndarray, stream: np.ndarray) -> dict | None:
+    """HTA's queue length (TraceCounters.get_queue_length_time_series): per stream, +1 at each runtime launch, -1 when
+    its kernel starts; the series' points summarised per stream and over all (mean, max, count of points)."""
+    if not len(launch_ts):
+        return None
+    streams: dict[str, dict] = {}
+    means, counts, top = [], [], 0
+    for st in distinct(stream).tolist():
+        m = stream == st
+        t = np.concatenate([launch_ts[m], kernel_ts[m]])
+        d = np.concatenate([np.ones(int(m.sum())), -np.ones(int(m.sum()))])
+        q = np.cumsum(d[np.argsort(t, kind="stable")])
+        streams[str(st)] = {"mean": float(q.mean()), "max": int(q.max()), "count": int(len(q))}
+        means.append(float(q.sum()))
+        counts.append(len(q))
+        top = max(top, int(q.max()))
+    return {"mean": sum(means) / sum(counts), "max": top, "streams": streams}

@@ -375,3 +375,11 @@ def gpu_timeline(rt: RankTrace) -> dict:
         s, e = merge_intervals(ts[m], end[m])
         out[str(d)] = _timeline(s, e, t0, t1)
     return out
+
+
+COMPILED = re.compile(r"^(?:CompiledFunction|Torch-Compiled Region|triton_)")
+
+
+def compiled(rt: RankTrace) -> bool:
+    """Whether the trace shows torch.compile at work (its regions, operators or Triton kernels)."""
+    return any(COMPILED.match(n) for n in rt.names)

@@ -32,6 +32,7 @@ def analyze_rank(rt: RankTrace, n_step_names: int, top_n: int = 10) -> dict:
         notes.append("no GPU activity in this trace (no kernels or memory copies): GPU time and kernel types do not apply")
     kernel_types = gb.kernel_type_breakdown(gpu, types) if temporal is not None else None
     launch = gb.launch_stats(view)
+    idle_breakdown = gb.idle_time_breakdown(view)
     if launch["count"] == 0 and temporal is not None:
         if (rt["correlation"] >= 0).any():
             notes.append("no kernel launch on the CPU could be matched to the kernel it started")
@@ -50,6 +51,7 @@ def analyze_rank(rt: RankTrace, n_step_names: int, top_n: int = 10) -> dict:
         "kernel_types": kernel_types,
         "top_kernels": top,
         "launch": launch,
+        "idle_breakdown": idle_breakdown,
         "kernels": kernels,
         "gpu_activity": metrics.gpu_activity(rt),
         "memory_ops": metrics.memory_ops(rt),

@@ -187,3 +187,38 @@ def queue_length(launch_ts: np.ndarray, kernel_ts: np.ndarray, stream: np.ndarra
         counts.append(len(q))
         top = max(top, int(q.max()))
     return {"mean": sum(means) / sum(counts), "max": top, "streams": streams}
+
+
+CONSECUTIVE_KERNEL_DELAY_US = 30  # HTA 0.5's default consecutive_kernel_delay
+
+
+def idle_time_breakdown(view: HtaView, consecutive_kernel_delay: float = CONSECUTIVE_KERNEL_DELAY_US) -> dict | None:
+    """HTA's get_idle_time_breakdown: per stream, the gap before each GPU event (its start minus the previous event's
+    end, in start order) is host wait when the runtime call that launched it began after that end (the host was late),
+    kernel wait when it is shorter than ``consecutive_kernel_delay`` (launch overhead between back-to-back kernels),
+    other otherwise (synchronisation, waits on other streams). µs; None without GPU events."""
+    gpu = view.stream != -1
+    if not gpu.any():
+        return None
+    cpu = np.flatnonzero(~gpu & (view.correlation >= 0))
+    first = cpu[np.unique(view.correlation[cpu], return_index=True)[1]]  # one runtime call per correlation
+    keys = view.correlation[first]
+    streams: dict[str, dict] = {}
+    totals = {"host_wait_us": 0.0, "kernel_wait_us": 0.0, "other_us": 0.0}
+    for st in distinct(view.stream[gpu]).tolist():
+        rows = np.flatnonzero(view.stream == st)
+        rows = rows[np.argsort(view.ts[rows], kind="quicksort")]  # pandas' sort_values, as HTA sorts
+        ts, end, corr = view.ts[rows], view.end[rows], view.correlation[rows]
+        gap, prev_end = ts[1:] - end[:-1], end[:-1]
+        pos = np.minimum(np.searchsorted(keys, corr[1:]), max(len(keys) - 1, 0))
+        linked = (keys[pos] == corr[1:]) if len(keys) else np.zeros(len(gap), dtype=bool)
+        runtime_ts = np.where(linked, view.ts[first[pos]] if len(keys) else 0.0, -np.inf)
+        host = runtime_ts > prev_end
+        kernel = ~host & (gap < consecutive_kernel_delay)
+        other = ~host & ~kernel
+        row = {"host_wait_us": float(gap[host].sum()), "kernel_wait_us": float(gap[kernel].sum()),
+               "other_us": float(gap[other].sum())}
+        streams[str(st)] = row
+        for k, v in row.items():
+            totals[k] += v
+    return {**totals, "streams": streams}

@@ -44,6 +44,14 @@ def low_gpu_utilization(a: dict) -> list[Finding]:
     return out
 
 
+def _launch_wait_share(waits: dict | None) -> float | None:
+    """The share of the GPU's gaps that HTA's idle breakdown blames on launches (host wait + kernel wait)."""
+    if not waits:
+        return None
+    total = waits["host_wait_us"] + waits["kernel_wait_us"] + waits["other_us"]
+    return (waits["host_wait_us"] + waits["kernel_wait_us"]) / total if total > 0 else None
+
+
 def launch_bound(a: dict) -> list[Finding]:
     out = []
     for rank, r in _ranks(a):
@@ -55,12 +63,18 @@ def launch_bound(a: dict) -> list[Finding]:
         queue = launch.get("queue")
         if queue is not None and queue["mean"] > T.LAUNCH_MAX_QUEUE:
             continue  # kernels wait in the queue: the host is ahead of the GPU, launches are not what it waits for
+        waits = r.get("idle_breakdown")
+        launch_wait = _launch_wait_share(waits)
+        if launch_wait is not None and launch_wait < T.LAUNCH_WAIT_SHARE:
+            continue  # the GPU's gaps are mostly synchronisation or other streams, not launches
         evidence = {"kernels": k["count"], "short_kernel_share": k["short_share"], "median_kernel_us": round(k["p50_us"], 2),
                     "gpu_idle_share": round(idle, 3)}
         if launch.get("mean_cpu_launch_us") is not None:
             evidence["mean_launch_call_us"] = round(launch["mean_cpu_launch_us"], 2)
         if queue is not None:
             evidence["mean_queue_length"] = round(queue["mean"], 2)
+        if launch_wait is not None:
+            evidence["idle_waiting_for_launches_share"] = round(launch_wait, 3)
         compiled = r.get("compiled")
         evidence["compiled"] = bool(compiled)
         out.append(finding(

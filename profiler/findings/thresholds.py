@@ -13,6 +13,7 @@ GPU_SAMPLED_UTIL_LOW = 50.0  # percent
 LAUNCH_MIN_KERNELS = 500
 LAUNCH_SHORT_SHARE = 0.5  # share of kernels shorter than metrics.SHORT_KERNEL_US
 LAUNCH_GPU_IDLE_SHARE = 0.10
+LAUNCH_WAIT_SHARE = 0.5  # of the GPU's idle gaps, HTA's host wait + kernel wait (not synchronisation, other streams)
 LAUNCH_MAX_QUEUE = 2.0  # mean kernels queued at a launch: more, and the host is ahead of the GPU, not behind it
 # low_overlap: communication not hidden behind compute
 OVERLAP_MIN_COMM_SHARE = 0.05  # communication time as a share of the GPU span

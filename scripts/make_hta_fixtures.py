@@ -7,7 +7,9 @@ Run with the separate HTA environment (it pins its own pandas/numpy):
 
 For each trace file (loaded alone, as one rank) and for the two sampled ranks loaded together, it records
 get_temporal_breakdown, get_gpu_kernel_breakdown(include_memory_kernels=True)'s kernel-type sums and
-get_cuda_kernel_launch_stats' count and mean launch delay. Traces HTA cannot analyse get {"error": "..."}.
+get_cuda_kernel_launch_stats' count and mean launch delay, get_idle_time_breakdown's idle time per stream and
+category (host_wait, kernel_wait, other) and get_queue_length_summary's count, mean and max per stream. Traces HTA
+cannot analyse get {"error": "..."}.
 """
 
 from __future__ import annotations
@@ -72,6 +74,25 @@ def analyse(files: list[Path]) -> dict:
                 }
         except Exception as exc:  # noqa: BLE001
             out["launch_error"] = f"{type(exc).__name__}: {exc}"
+        for rank in ranks:
+            try:
+                idle, _ = ta.get_idle_time_breakdown(ranks=[rank], visualize=False)
+                per_stream: dict = {}
+                for _, row in idle.iterrows():
+                    per_stream.setdefault(str(int(row["stream"])), {})[f"{row['idle_category']}_us"] = float(row["idle_time"])
+                out["ranks"].setdefault(str(rank), {})["idle_breakdown"] = per_stream
+            except Exception as exc:  # noqa: BLE001
+                out.setdefault("idle_breakdown_error", {})[str(rank)] = f"{type(exc).__name__}: {exc}"
+            try:
+                q = ta.get_queue_length_summary(ranks=[rank])
+                if q is not None:
+                    out["ranks"].setdefault(str(rank), {})["queue"] = {
+                        str(int(stream)): {"count": int(row[("queue_length", "count")]),
+                                           "mean": float(row[("queue_length", "mean")]),
+                                           "max": int(row[("queue_length", "max")])}
+                        for (_, stream), row in q.iterrows()}
+            except Exception as exc:  # noqa: BLE001
+                out.setdefault("queue_error", {})[str(rank)] = f"{type(exc).__name__}: {exc}"
         return out
 
 

@@ -33,6 +33,7 @@ def analyze_rank(rt: RankTrace, n_step_names: int, top_n: int = 10) -> dict:
     kernel_types = gb.kernel_type_breakdown(gpu, types) if temporal is not None else None
     launch = gb.launch_stats(view)
     idle_breakdown = gb.idle_time_breakdown(view)
+    launch["queue"] = gb.queue_length(view)
     if launch["count"] == 0 and temporal is not None:
         if (rt["correlation"] >= 0).any():
             notes.append("no kernel launch on the CPU could be matched to the kernel it started")

@@ -148,7 +148,6 @@ def launch_stats(view: HtaView, per_kernel_top: int = 10) -> dict:
         "runtime_outliers": int((view.dur[c] > 50).sum()),  # HTA's runtime_cutoff (µs)
         "delay_outliers": int((delay > 100).sum()),  # HTA's launch_delay_cutoff (µs)
         "per_kernel": [],
-        "queue": queue_length(view.ts[c], view.ts[g], view.stream[g]),
     }
     if len(delay):
         kid = view.name_id[g]
@@ -170,26 +169,41 @@ def launch_stats(view: HtaView, per_kernel_top: int = 10) -> dict:
     return out
 
 
-def queue_length(launch_ts: np.ndarray, kernel_ts: np.ndarray, stream: np.ndarray) -> dict | None:
-    """HTA's queue length (TraceCounters.get_queue_length_time_series): per stream, +1 at each runtime launch, -1 when
-    its kernel starts; the series' points summarised per stream and over all (mean, max, count of points)."""
-    if not len(launch_ts):
+# the runtime calls HTA's queue length counts (TraceSymbolTable.get_runtime_launch_events_query)
+QUEUE_LAUNCH = ("cudaMemsetAsync", "cudaMemcpyAsync", "cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel",
+                "runFunction - job_prep_and_submit_for_execution", "hipLaunchKernel", "hipExtModuleLaunchKernel",
+                "hipMemcpyAsync", "hipMemsetAsync", "hipMemcpyWithStream")
+
+
+def queue_length(view: HtaView) -> dict | None:
+    """HTA's queue length (TraceCounters.get_queue_length_time_series, …_summary): +1 at each runtime launch that has
+    a GPU event, -1 when that event starts, counted per stream in one time order of all of them (HTA's one sort);
+    the series' points summarised per stream and over all (mean, max, count of points). None without launches."""
+    is_launch = np.array([n in QUEUE_LAUNCH for n in view.names] or [False], dtype=bool)
+    gpu = view.stream != -1
+    launch = np.flatnonzero(~gpu & is_launch[view.name_id] & isin(view.correlation, view.correlation[gpu])
+                            & (view.correlation >= 0))
+    if not len(launch):
         return None
+    kernels = np.flatnonzero(gpu & isin(view.correlation, view.correlation[launch]))
+    by_corr = kernels[np.argsort(view.correlation[kernels], kind="stable")]
+    pos = np.minimum(np.searchsorted(view.correlation[by_corr], view.correlation[launch]), len(by_corr) - 1)
+    stream = np.concatenate([view.stream[by_corr[pos]], view.stream[kernels]])  # a launch counts on its kernel's stream
+    ts = np.concatenate([view.ts[launch], view.ts[kernels]])
+    step = np.concatenate([np.ones(len(launch)), -np.ones(len(kernels))])
+    order = np.argsort(ts, kind="quicksort")  # as pandas' sort_values, ties included
+    stream, step = stream[order], step[order]
     streams: dict[str, dict] = {}
-    means, counts, top = [], [], 0
+    total, points, top = 0.0, 0, 0
     for st in distinct(stream).tolist():
-        m = stream == st
-        t = np.concatenate([launch_ts[m], kernel_ts[m]])
-        d = np.concatenate([np.ones(int(m.sum())), -np.ones(int(m.sum()))])
-        q = np.cumsum(d[np.argsort(t, kind="stable")])
+        q = np.cumsum(step[stream == st])
         streams[str(st)] = {"mean": float(q.mean()), "max": int(q.max()), "count": int(len(q))}
-        means.append(float(q.sum()))
-        counts.append(len(q))
-        top = max(top, int(q.max()))
-    return {"mean": sum(means) / sum(counts), "max": top, "streams": streams}
+        total, points, top = total + float(q.sum()), points + len(q), max(top, int(q.max()))
+    return {"mean": total / points, "max": top, "streams": streams}
 
 
 CONSECUTIVE_KERNEL_DELAY_US = 30  # HTA 0.5's default consecutive_kernel_delay
+IDLE_KERNEL_CATS = ("kernel", "Kernel", "gpu_memset", "Memset", "gpu_memcpy", "Memcpy", "mtia_ccp_events")
 
 
 def idle_time_breakdown(view: HtaView, consecutive_kernel_delay: float = CONSECUTIVE_KERNEL_DELAY_US) -> dict | None:
@@ -197,16 +211,17 @@ def idle_time_breakdown(view: HtaView, consecutive_kernel_delay: float = CONSECU
     end, in start order) is host wait when the runtime call that launched it began after that end (the host was late),
     kernel wait when it is shorter than ``consecutive_kernel_delay`` (launch overhead between back-to-back kernels),
     other otherwise (synchronisation, waits on other streams). µs; None without GPU events."""
-    gpu = view.stream != -1
+    kernel_cats = np.array([c in IDLE_KERNEL_CATS for c in view.cats] or [False], dtype=bool)
+    gpu = (view.stream != -1) & kernel_cats[view.cat_id]  # kernels, memcpy, memset: not syncs, not annotations
     if not gpu.any():
         return None
-    cpu = np.flatnonzero(~gpu & (view.correlation >= 0))
+    cpu = np.flatnonzero((view.stream == -1) & (view.correlation >= 0))
     first = cpu[np.unique(view.correlation[cpu], return_index=True)[1]]  # one runtime call per correlation
     keys = view.correlation[first]
     streams: dict[str, dict] = {}
     totals = {"host_wait_us": 0.0, "kernel_wait_us": 0.0, "other_us": 0.0}
     for st in distinct(view.stream[gpu]).tolist():
-        rows = np.flatnonzero(view.stream == st)
+        rows = np.flatnonzero(gpu & (view.stream == st))
         rows = rows[np.argsort(view.ts[rows], kind="quicksort")]  # pandas' sort_values, as HTA sorts
         ts, end, corr = view.ts[rows], view.end[rows], view.correlation[rows]
         gap, prev_end = ts[1:] - end[:-1], end[:-1]

@@ -28,6 +28,7 @@
     el.innerHTML = '<button class="tl-step-prev" title="previous step ([)">◀</button>' +
       '<input class="tl-step-input" type="text" size="16" placeholder="step # or name" aria-label="go to step" list="tl-step-names">' +
       '<button class="tl-step-next" title="next step (])">▶</button>' +
+      '<button class="tl-step-slowest" title="go to the slowest step">slowest</button>' +
       '<input class="tl-step-slider" type="range" min="0" max="' + (n - 1) + '" value="0" aria-label="step">' +
       '<span class="tl-step-label">' + n.toLocaleString() + " steps</span>";
     if (n <= 2000) {  // a datalist helps with a few thousand names; beyond, the number box and slider do
@@ -38,6 +39,7 @@
     const input = el.querySelector(".tl-step-input"), slider = el.querySelector(".tl-step-slider");
     el.querySelector(".tl-step-prev").addEventListener("click", () => this.stepBy(-1));
     el.querySelector(".tl-step-next").addEventListener("click", () => this.stepBy(1));
+    el.querySelector(".tl-step-slowest").addEventListener("click", () => this.zoomToStep(this.slowestStep()));
     slider.addEventListener("input", () => this.zoomToStep(+slider.value));
     const go = () => { const i = this.findStep(input.value); if (i >= 0) this.zoomToStep(i); input.classList.toggle("tl-bad", i < 0 && input.value !== ""); };
     input.addEventListener("change", go);
@@ -51,6 +53,12 @@
     if (i < 0 && /^\d+$/.test(t)) i = this.steps.findIndex((s) => s.number === +t);
     if (i < 0) i = this.steps.findIndex((s) => s.name.toLowerCase().includes(t.toLowerCase()));
     return i;
+  };
+
+  Timeline.prototype.slowestStep = function () {
+    let best = -1, most = -Infinity;
+    this.steps.forEach((s, i) => { if (s.end - s.start > most) { most = s.end - s.start; best = i; } });
+    return best;
   };
 
   Timeline.prototype.stepBy = function (d) {

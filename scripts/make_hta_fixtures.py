@@ -8,7 +8,7 @@ Run with the separate HTA environment (it pins its own pandas/numpy):
 For each trace file (loaded alone, as one rank) and for the two sampled ranks loaded together, it records
 get_temporal_breakdown, get_gpu_kernel_breakdown(include_memory_kernels=True)'s kernel-type sums and
 get_cuda_kernel_launch_stats' count and mean launch delay, get_idle_time_breakdown's idle time per stream and
-category (host_wait, kernel_wait, other) and get_queue_length_summary's count, mean and max per stream. Traces HTA
+category (host_wait, kernel_wait, other), get_comm_comp_overlap's percentage and get_queue_length_summary's count, mean and max per stream. Traces HTA
 cannot analyse get {"error": "..."}.
 """
 
@@ -74,6 +74,13 @@ def analyse(files: list[Path]) -> dict:
                 }
         except Exception as exc:  # noqa: BLE001
             out["launch_error"] = f"{type(exc).__name__}: {exc}"
+        try:
+            overlap = ta.get_comm_comp_overlap(visualize=False)
+            for _, row in overlap.iterrows():
+                pct = float(row["comp_comm_overlap_pctg"])  # NaN without communication: null
+                out["ranks"].setdefault(str(int(row["rank"])), {})["comp_comm_overlap_pctg"] = pct if pct == pct else None
+        except Exception as exc:  # noqa: BLE001
+            out["overlap_error"] = f"{type(exc).__name__}: {exc}"
         for rank in ranks:
             try:
                 idle, _ = ta.get_idle_time_breakdown(ranks=[rank], visualize=False)

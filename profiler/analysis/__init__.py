@@ -31,6 +31,7 @@ def analyze_rank(rt: RankTrace, n_step_names: int, top_n: int = 10) -> dict:
     if temporal is None:
         notes.append("no GPU activity in this trace (no kernels or memory copies): GPU time and kernel types do not apply")
     kernel_types = gb.kernel_type_breakdown(gpu, types) if temporal is not None else None
+    overlap = gb.comm_comp_overlap(gpu, types) if temporal is not None else None
     launch = gb.launch_stats(view)
     idle_breakdown = gb.idle_time_breakdown(view)
     launch["queue"] = gb.queue_length(view)
@@ -53,6 +54,7 @@ def analyze_rank(rt: RankTrace, n_step_names: int, top_n: int = 10) -> dict:
         "top_kernels": top,
         "launch": launch,
         "idle_breakdown": idle_breakdown,
+        "overlap": overlap,
         "kernels": kernels,
         "gpu_activity": metrics.gpu_activity(rt),
         "memory_ops": metrics.memory_ops(rt),

@@ -90,6 +90,30 @@ def temporal(gpu: HtaView, types: np.ndarray) -> dict | None:
     }
 
 
+def covered_upto(s: np.ndarray, e: np.ndarray, xs: np.ndarray) -> np.ndarray:
+    """Busy time of merged, sorted intervals [s, e) before each x (all x at once, any order)."""
+    if not len(s):
+        return np.zeros(len(xs))
+    cum = np.concatenate([[0], np.cumsum(e - s)])
+    k = np.searchsorted(s, xs, side="right")  # intervals starting at or before x
+    over = np.where(k > 0, np.maximum(e[np.maximum(k - 1, 0)] - xs, 0), 0)  # the part of the last one after x
+    return cum[k] - over
+
+
+def comm_comp_overlap(gpu: HtaView, types: np.ndarray) -> dict | None:
+    """HTA's get_comm_comp_overlap: the share of (merged) communication time during which a computation kernel runs;
+    None without communication kernels."""
+    comm, comp = types[gpu.name_id] == COMMUNICATION, types[gpu.name_id] == COMPUTATION
+    if not comm.any():
+        return None
+    m_s, m_e = merge_intervals(gpu.ts[comm], gpu.end[comm])
+    c_s, c_e = merge_intervals(gpu.ts[comp], gpu.end[comp])
+    total = float((m_e - m_s).sum())
+    both = float((covered_upto(c_s, c_e, m_e) - covered_upto(c_s, c_e, m_s)).sum()) if len(c_s) else 0.0
+    return {"communication_us": total, "overlapped_us": both,
+            "comp_comm_overlap_pct": round(100 * both / total, 2) if total else 0.0}
+
+
 def kernel_type_breakdown(gpu: HtaView, types: np.ndarray) -> dict[str, float]:
     times, deltas = [], []
     per_event = types[gpu.name_id]

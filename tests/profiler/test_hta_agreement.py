@@ -71,6 +71,17 @@ def test_idle_time_breakdown_equals_hta(name, hta_reference, analyses):
 
 
 @pytest.mark.parametrize("name", GPU_TRACES)
+def test_comm_comp_overlap_equals_hta(name, hta_reference, analyses):
+    """The share of communication time with computation alongside (get_comm_comp_overlap); none without NCCL."""
+    for rank, ref in hta_reference[name]["ranks"].items():
+        ours = analyses[name]["ranks"][rank]["overlap"]
+        if ref["comp_comm_overlap_pctg"] is None:
+            assert ours is None, (name, rank)
+        else:
+            assert ours["comp_comm_overlap_pct"] == ref["comp_comm_overlap_pctg"], (name, rank)
+
+
+@pytest.mark.parametrize("name", GPU_TRACES)
 def test_queue_length_equals_hta(name, hta_reference, analyses):
     """Per stream: the points of the queue-length series, their mean and max (get_queue_length_summary)."""
     for rank, ref in hta_reference[name]["ranks"].items():

@@ -138,8 +138,14 @@ def build_timeline(profile: S.Profile) -> TimelineModel:
     offsets = []  # (rank, global offset) to map per-rank rows to global rows for links
     steps: list[dict[str, Any]] = []
     total = 0
+    memory: list[tuple[int, S.RankTrace]] = []  # each rank's memory samples: counter tracks, not slices
     for r in sorted(profile.ranks):
         rank = profile.ranks[r]
+        samples = rank.mask_cat(S.CAT_MEMORY_SAMPLE)
+        if samples.any():
+            memory.append((r, rank))
+            rank = S.RankTrace(meta=rank.meta, columns={k: v[~samples] for k, v in rank.columns.items()},
+                               names=rank.names, cats=rank.cats, dtypes=rank.dtypes)
         n = len(rank)
         if n == 0:
             continue
@@ -224,7 +230,7 @@ def build_timeline(profile: S.Profile) -> TimelineModel:
         if not steps:
             steps = _steps(rank, t0)
 
-    counters = _counter_tracks(profile, b, t0)
+    counters = _counter_tracks(profile, b, t0) + [c for r, rank in memory for c in _memory_tracks(r, rank, b, t0)]
     _order_tree(b)
     cat_list = list(cats)
     if total == 0:
@@ -361,6 +367,20 @@ def _counter_tracks(profile: S.Profile, b: _Builder, t0: int) -> list[Counter]:
                 unit, vmax = " B", float(values[rows_a].max() or 1.0)
         tid = b.track(parent, parents, label, kind="counter")
         out.append(Counter(tid, (ts[rows_a] - t0) / 1e3, values[rows_a], unit, vmax))
+    return out
+
+
+def _memory_tracks(r: int, rank: S.RankTrace, b: _Builder, t0: int) -> list[Counter]:
+    """The process's memory samples of one rank (RSS, CUDA allocated/reserved), in MiB, each scaled to its own peak."""
+    sel = rank.mask_cat(S.CAT_MEMORY_SAMPLE)
+    root = b.root(_host_of(rank))
+    out = []
+    for code in sorted(set(rank["name_id"][sel].tolist())):
+        rows = np.flatnonzero(sel & (rank["name_id"] == code))
+        mib = (rank["bytes"][rows] / 2**20).astype(np.float32)
+        label = f"rank {r} {rank.names[code].replace('_', ' ')}"
+        tid = b.track(root.child("CPU"), [root.label, "CPU"], label, kind="counter")
+        out.append(Counter(tid, (rank["ts_ns"][rows] - t0) / 1e3, mib, " MiB", round(float(mib.max() or 1.0), 1)))
     return out
 
 

@@ -70,3 +70,19 @@ def test_slowest_step_in_one_click_and_the_bracket_keys(page, page_with_a_gap):
     page.keyboard.press("[")
     page.keyboard.press("[")
     assert page.evaluate(f"{t}.root.dataset.step") == "step_8"
+
+
+def test_the_process_memory_is_a_chart_scaled_to_its_own_peak(page, tmp_path):
+    """The leak of the labelled set: its RSS samples are a counter track (MiB, scaled to the peak), not slices."""
+    from tests.profiler.conftest import REPO
+
+    out = tmp_path / "leak.html"
+    assert "wrote" in cli("timeline", str(REPO / "tests" / "data" / "profiler" / "findings_set" / "leak"), "-o", str(out))
+    open_page(page, out)
+    t = "window.timeline"
+    counter = page.evaluate(f"""() => {{ const t = {t}; const c = t.counters.find((c) => t.tracks[c.track].label === "rank 0 process rss");
+        return c && {{unit: c.unit, max: c.max, label: c.label, first: c.v[0], last: c.v[c.v.length - 1], n: c.v.length}}; }}""")
+    assert counter and counter["unit"] == " MiB" and counter["n"] >= 100
+    assert counter["last"] > 1.5 * counter["first"] and counter["max"] == pytest.approx(counter["last"], rel=0.05)
+    assert counter["label"] == f"max {counter['max']} MiB"
+    assert page.evaluate(f"{t}.find((n, c) => c === 'memory_sample').length") == 0  # no slice per sample

@@ -77,6 +77,19 @@ def train(loader, model, steps, extra=lambda i: None):
     smprof.stop_profiling()
 '''
 
+# The plain loop most scripts start from: no annotations at all.
+PLAIN_LOOP = '''
+def train(loader, model, epochs=1, optimizer=torch.optim.AdamW, lr=1e-3):
+    opt = optimizer(model.parameters(), lr=lr)
+    smprof.start_profiling()
+    for epoch in range(epochs):
+        for x, y in loader:
+            opt.zero_grad()
+            nn.functional.mse_loss(model(x), y).backward()
+            opt.step()
+    smprof.stop_profiling()
+'''
+
 CASES: dict[str, str] = {
     "docs_healthy": DOCS_LOOP + '''
 train(DataLoader(TensorDataset(torch.randn(4096, 256), torch.randn(4096, 1)), batch_size=64, shuffle=True), mlp(), 150)
@@ -84,26 +97,11 @@ train(DataLoader(TensorDataset(torch.randn(4096, 256), torch.randn(4096, 1)), ba
     "docs_slow_loader": DOCS_LOOP + '''
 train(DataLoader(SlowDataset(4096, 256, 0.0002), batch_size=32, shuffle=True), mlp(), 120)
 ''',
-    "plain_healthy": '''
-model, loader = mlp(), DataLoader(TensorDataset(torch.randn(4096, 256), torch.randn(4096, 1)), batch_size=64)
-opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-smprof.start_profiling()
-for epoch in range(3):
-    for x, y in loader:
-        opt.zero_grad()
-        nn.functional.mse_loss(model(x), y).backward()
-        opt.step()
-smprof.stop_profiling()
+    "plain_healthy": PLAIN_LOOP + '''
+train(DataLoader(TensorDataset(torch.randn(4096, 256), torch.randn(4096, 1)), batch_size=64), mlp(), epochs=3)
 ''',
-    "plain_slow_loader": '''
-model, loader = mlp(), DataLoader(SlowDataset(3840, 256, 0.0002), batch_size=32)
-opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-smprof.start_profiling()
-for x, y in loader:
-    opt.zero_grad()
-    nn.functional.mse_loss(model(x), y).backward()
-    opt.step()
-smprof.stop_profiling()
+    "plain_slow_loader": PLAIN_LOOP + '''
+train(DataLoader(SlowDataset(3840, 256, 0.0002), batch_size=32), mlp())
 ''',
     "inside_step_loader": '''
 model, loader = mlp(), DataLoader(SlowDataset(3840, 256, 0.0002), batch_size=32)
@@ -121,7 +119,7 @@ smprof.stop_profiling()
     "tiny_steps_healthy": DOCS_LOOP + '''
 train(DataLoader(TensorDataset(torch.randn(9600, 16), torch.randn(9600, 1)), batch_size=16), nn.Linear(16, 1), 600)
 ''',
-    "tiny_ops": '''
+    "tiny_ops": PLAIN_LOOP + '''
 class ManySmall(nn.Module):
     def __init__(self):
         super().__init__()
@@ -132,14 +130,8 @@ class ManySmall(nn.Module):
             x = x * self.w + 0.001
         return x.sum(dim=1, keepdim=True)
 
-model, loader = ManySmall(), DataLoader(TensorDataset(torch.randn(3200, 8), torch.randn(3200, 1)), batch_size=16)
-opt = torch.optim.SGD(model.parameters(), lr=1e-6)
-smprof.start_profiling()
-for x, y in loader:
-    opt.zero_grad()
-    nn.functional.mse_loss(model(x), y).backward()
-    opt.step()
-smprof.stop_profiling()
+train(DataLoader(TensorDataset(torch.randn(3200, 8), torch.randn(3200, 1)), batch_size=16), ManySmall(),
+      optimizer=torch.optim.SGD, lr=1e-6)
 ''',
     "leak": DOCS_LOOP + '''
 kept = []

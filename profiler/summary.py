@@ -84,6 +84,17 @@ def print_summary(result: dict, console=None) -> None:
                           soft_wrap=True, highlight=False)
         for note in r.get("notes", []):
             console.print(f"[dim]{escape(note)}[/dim]", highlight=False)
+    compared = result.get("ranks_compared")
+    if compared:
+        tab = Table(title="Ranks side by side (per step; * the largest of the column)")
+        tab.add_column("rank")
+        for c in compared["columns"]:
+            tab.add_column(f"{c['label']} ({c['unit']})", justify="right")
+        for row in compared["rows"]:
+            tab.add_row(row["rank"], *(("" if c["key"] not in row else f"{row[c['key']]:,}" +
+                                        ("*" if compared["largest"][c["key"]] == row["rank"] else ""))
+                                       for c in compared["columns"]))
+        console.print(tab)
     for host, h in (result.get("hosts") or {}).items():
         console.rule(f"host {host} · {h['span_s']} s of utilisation samples")
         _figures(console, [f for f in figs if f.get("host") == host])

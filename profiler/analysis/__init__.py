@@ -9,7 +9,8 @@ definitions (see gpu_breakdown.py); ``launch`` {count, mean_launch_delay_us, …
 RSS and CUDA allocator samples) are loop.py's. A section that does
 not apply to a rank (no GPU events, no steps…) is null and ``notes`` says why. ``hosts`` summarises the CPU/GPU
 utilisation counters of our artifacts (counters.py). ``figures``: the headline numbers with their labels, as
-every view prints them; ``findings``: what to change, with evidence (profiler/findings).
+every view prints them; ``findings``: what to change, with evidence (profiler/findings); ``ranks_compared``: the ranks
+side by side (ranks_compared.py), None for one rank.
 """
 
 from __future__ import annotations
@@ -114,6 +115,9 @@ def _finish(ranks: dict, profile: Profile, context: dict | None) -> dict:
 
     result = {"ranks": ranks, "hosts": hosts, "warnings": list(profile.warnings), "source": profile.source,
               "context": {**of_profile(profile), **(context or {})}}
+    from profiler.analysis.ranks_compared import ranks_compared
+
+    result["ranks_compared"] = ranks_compared(ranks)
     result["figures"] = figures(result)
     result["findings"] = findings(result)
     return result

@@ -7,6 +7,7 @@ change. Thresholds: thresholds.py.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from profiler.figures import ms
@@ -102,17 +103,51 @@ def low_overlap(a: dict) -> list[Finding]:
         if comm < T.OVERLAP_MIN_COMM_SHARE * t["span_us"] or exposed < T.OVERLAP_EXPOSED_SHARE * comm:
             continue
         share = exposed / comm
+        collective = _top_collective(r)
+        evidence = {"communication_ms": round(comm / 1e3, 3), "exposed_ms": round(exposed / 1e3, 3),
+                    "exposed_share": round(share, 3), "gpu_span_ms": round(t["span_us"] / 1e3, 3)}
+        if collective:
+            evidence["collective"], evidence["collective_kernel"] = collective
         out.append(finding(
             "low_overlap", "high" if exposed >= 0.2 * t["span_us"] else "medium",
             f"Communication is not hidden behind compute: {100 * share:.0f}% of {ms(comm)} of communication runs "
-            f"with no compute kernel alongside ({ms(exposed)}, {100 * exposed / t['span_us']:.0f}% of the GPU span).",
-            {"communication_ms": round(comm / 1e3, 3), "exposed_ms": round(exposed / 1e3, 3),
-             "exposed_share": round(share, 3), "gpu_span_ms": round(t["span_us"] / 1e3, 3)},
-            "Overlap gradient all-reduce with backward: DistributedDataParallel(bucket_cap_mb=50, gradient_as_bucket_view=True, "
-            "static_graph=True) (TrainingArguments(ddp_bucket_cap_mb=50)); with smdistributed/SMP keep \"ddp\": true and "
-            "raise \"microbatches\" so compute runs while gradients travel; use gradient_accumulation_steps to communicate less often.",
-            rank))
+            f"with no compute kernel alongside ({ms(exposed)}, {100 * exposed / t['span_us']:.0f}% of the GPU span)"
+            + (f"; most of it is {collective[0]}." if collective else "."),
+            evidence, OVERLAP_FIX.get(collective[0] if collective else "", OVERLAP_FIX["AllReduce"]), rank))
     return out
+
+
+# What overlaps each collective with compute, by the collective the trace shows most of
+OVERLAP_FIX = {
+    "AllReduce": "Overlap gradient all-reduce with backward: DistributedDataParallel(bucket_cap_mb=50, "
+                 "gradient_as_bucket_view=True, static_graph=True) (TrainingArguments(ddp_bucket_cap_mb=50)); with "
+                 "smdistributed/SMP keep \"ddp\": true and raise \"microbatches\" so compute runs while gradients "
+                 "travel; use gradient_accumulation_steps to communicate less often.",
+    "AllGather": "Prefetch the next layer's parameters while this one computes: FSDP(forward_prefetch=True, "
+                 "backward_prefetch=BackwardPrefetch.BACKWARD_PRE, limit_all_gathers=True) (TrainingArguments(fsdp_config="
+                 "{\"forward_prefetch\": true, \"backward_prefetch\": \"backward_pre\"})); fewer, larger FSDP units "
+                 "(auto_wrap_policy) launch fewer all-gathers.",
+    "ReduceScatter": "Overlap gradient reduce-scatter with backward: FSDP(backward_prefetch=BackwardPrefetch.BACKWARD_PRE) "
+                     "and larger FSDP units; gradient_accumulation_steps with no_sync() to reduce less often.",
+    "SendRecv": "Pipeline stages wait on send/recv: split each batch into more microbatches (SMP \"microbatches\": "
+                "at least 4× the pipeline degree, \"pipeline\": \"interleaved\") so stages compute while activations "
+                "travel.",
+}
+COLLECTIVES = re.compile(r"AllReduce|AllGather|ReduceScatter|SendRecv|Broadcast|AllToAll|Send|Recv", re.I)
+
+
+def _top_collective(r: dict) -> tuple[str, str] | None:
+    """(collective, kernel name) of the communication kernel with the most time among the rank's top kernels."""
+    from profiler.analysis.gpu_breakdown import COMMUNICATION, kernel_type
+
+    for k in r.get("top_kernels") or []:  # by total time, largest first
+        if kernel_type(k["name"]) == COMMUNICATION:
+            m = COLLECTIVES.search(k["name"])
+            word = m.group(0) if m else ""
+            word = {"send": "SendRecv", "recv": "SendRecv"}.get(word.lower(), word)
+            canonical = next((c for c in OVERLAP_FIX if c.lower() == word.lower()), word)
+            return canonical, k["name"]
+    return None
 
 
 def pipeline_bubble(a: dict) -> list[Finding]:

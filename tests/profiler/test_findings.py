@@ -63,7 +63,7 @@ def test_launch_bound(tmp_path):
 def test_low_overlap(tmp_path):
     found = findings_of(tmp_path, syn.healthy(comm="exposed"))
     f = next(f for f in found if f["rule"] == "low_overlap")
-    assert f["evidence"]["exposed_share"] > 0.9 and "bucket_cap_mb" in f["fix"]
+    assert f["evidence"]["exposed_share"] > 0.9 and "bucket_cap_mb" in f["fix"] and f["evidence"]["collective"] == "AllReduce"
     assert "low_overlap" not in rules(findings_of(tmp_path / "no", syn.healthy(comm="hidden")))
 
 
@@ -122,7 +122,9 @@ def test_every_rule_is_tested_and_documented():
 
 def test_real_traces(analyses):
     # the sampled job's NCCL send/recv runs with nothing alongside; the v100 job is busy (97% compute)
-    assert "low_overlap" in rules(analyses["sampled_rank0.pt.trace.json.gz"]["findings"])
+    overlap = next(f for f in analyses["sampled_rank0.pt.trace.json.gz"]["findings"] if f["rule"] == "low_overlap")
+    # the collective it names is the one the trace shows, and the fix is that collective's
+    assert overlap["evidence"]["collective"] == "SendRecv" and "microbatches" in overlap["fix"]
     assert analyses["v100_rank0.pt.trace.json.gz"]["findings"] == []
     assert analyses["cpu_only.pt.trace.json.gz"]["findings"] == []
 

@@ -7,9 +7,10 @@ step's start, so time spent between step annotations (fetching the next batch be
 ``step_N``, a checkpoint after the step) belongs to the step before it.
 
 Per cycle: input wait (the DataLoader's ``__next__`` — our hook's spans or Kineto's ``enumerate(DataLoader)#…`` —
-both inside the step annotation and between steps), and the time inside Forward/Backward/Optimizer annotations
-(the Optimizer phase also from the ``optimizer.step`` hook). The first ``warmup_steps`` cycles (first-step
-compilation and allocation, the profiler's own start-up) and the steps slowed by the profiler (operators recorded,
+both inside the step annotation and between steps; Kineto's alone, under a duty cycle, over the steps that recorded
+operators: ``input_steps``, ``mean_us.input_cycle``), and the time inside Forward/Backward/Optimizer annotations
+(the Optimizer phase also from the ``optimizer.step`` hook). The first cycles until the loop settles (``warmup_steps``:
+first-step compilation and allocation, the profiler's own start-up; at least 2, at most a tenth of the run) and the steps slowed by the profiler (operators recorded,
 our writer converting a window) are left out of the ``judged`` figures the findings read.
 """
 
@@ -33,9 +34,19 @@ PHASES = ("forward", "backward", "optimizer")
 MEMORY_POINTS = 300  # per series in the JSON
 
 
-def warmup_steps(n: int) -> int:
-    """Cycles left out at the start: two, or 2% of a long run."""
-    return max(2, n // 50)
+WARMUP_SETTLED_STEPS = 5  # the loop has settled when this many cycles in a row stay within 1.5x the median
+WARMUP_MAX_SHARE = 0.10  # ... or at the latest after this share of the steps
+
+
+def warmup_steps(cycles: np.ndarray) -> int:
+    """Cycles left out at the start (first-step compilation and allocation, the profiler's own start-up): at least
+    two; more while the loop has not settled, up to a tenth of the run (a slow step later is judged, not hidden)."""
+    n = len(cycles)
+    limit = max(2, int(WARMUP_MAX_SHARE * n))
+    calm = cycles <= 1.5 * np.median(cycles) if n else np.zeros(0, dtype=bool)
+    settled = next((i for i in range(max(0, n - WARMUP_SETTLED_STEPS + 1))
+                    if calm[i:i + WARMUP_SETTLED_STEPS].all()), limit)
+    return max(2, min(settled, limit))
 
 
 def _names_matching(rt: RankTrace, test) -> np.ndarray:
@@ -78,11 +89,16 @@ def _coverage(rt: RankTrace, mask: np.ndarray, lo: np.ndarray, hi: np.ndarray) -
     return covered_upto(s, e, (hi - ref).astype(np.float64)) - covered_upto(s, e, (lo - ref).astype(np.float64))
 
 
+def _with_operators(rt: RankTrace, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Which steps a duty cycle recorded framework operators in (all False when operators cover the whole trace)."""
+    if not rt.meta.cpu_ops_sampled:
+        return np.zeros(len(starts), dtype=bool)
+    op_ts = rt["ts_ns"][rt.mask_cat(CAT_CPU_OP)]
+    return np.searchsorted(op_ts, ends, side="right") > np.searchsorted(op_ts, starts, side="left")
+
+
 def _slowed_by_profiler(rt: RankTrace, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    out = np.zeros(len(starts), dtype=bool)
-    if rt.meta.cpu_ops_sampled:  # Kineto recorded these steps' operators
-        op_ts = rt["ts_ns"][rt.mask_cat(CAT_CPU_OP)]
-        out |= np.searchsorted(op_ts, ends, side="right") > np.searchsorted(op_ts, starts, side="left")
+    out = _with_operators(rt, starts, ends)  # Kineto recorded these steps' operators
     if rt.meta.profiler_busy_ns:  # our writer thread converted a window meanwhile
         busy = np.array(rt.meta.profiler_busy_ns, dtype=np.int64).reshape(-1, 2)
         i = np.searchsorted(busy[:, 0], ends, side="left") - 1
@@ -112,21 +128,27 @@ def loop(rt: RankTrace) -> dict | None:
     input_between = _coverage(rt, input_mask, ends, cycle_ends)
     cycles = (cycle_ends - starts).astype(np.float64)
     phase = {p: _coverage(rt, m, starts, cycle_ends) for p, m in phase_masks.items()}
+    warmup = warmup_steps(cycles)
     judged = np.ones(len(starts), dtype=bool)
-    judged[:warmup_steps(len(starts))] = False
+    judged[:warmup] = False
     slowed = _slowed_by_profiler(rt, starts, ends)
     judged &= ~slowed
     phases_seen = [p for p in PHASES if phase_masks[p].any()]
 
-    def mean(a) -> float:
-        return round(float(a[judged].mean()) / 1e3, 3) if judged.any() else 0.0
+    def mean(a, over=judged) -> float:
+        return round(float(a[over].mean()) / 1e3, 3) if over.any() else 0.0
+
+    # DataLoader operators recorded by a duty cycle exist in the recorded steps only: the input is measured there
+    input_over = judged
+    if rt.meta.cpu_ops_sampled and op_input.any() and not hook_input.any():
+        input_over = _with_operators(rt, starts, ends)
 
     t0 = int(starts[0])
     return {
         "source": source,
         "count": int(len(starts)),
         "judged": int(judged.sum()),
-        "warmup_steps": warmup_steps(len(starts)),
+        "warmup_steps": warmup,
         "slowed_by_profiler": int(slowed.sum()),
         "input_source": ("DataLoader hooks" if hook_input.any() else "DataLoader operators" if op_input.any() else None),
         "phases": phases_seen,
@@ -136,8 +158,11 @@ def loop(rt: RankTrace) -> dict | None:
         "annotated_us": _us(ends - starts),
         "input_us": _us(input_inside + input_between),
         "judged_mask": judged.tolist(),
-        "mean_us": {"cycle": mean(cycles), "input": mean(input_inside + input_between),
-                    "input_between_steps": mean(input_between), "input_inside_steps": mean(input_inside),
+        "input_steps": int(input_over.sum()),
+        "mean_us": {"cycle": mean(cycles), "input": mean(input_inside + input_between, input_over),
+                    "input_cycle": mean(cycles, input_over),
+                    "input_between_steps": mean(input_between, input_over),
+                    "input_inside_steps": mean(input_inside, input_over),
                     **{p: mean(phase[p]) for p in phases_seen}},
         "total_judged_us": round(float(cycles[judged].sum()) / 1e3, 3),
     }

@@ -36,7 +36,7 @@ def input_bound(a: dict) -> list[Finding]:
         if not loop or not loop.get("input_source") or not loop["judged"]:
             continue
         m = loop["mean_us"]
-        share = m["input"] / m["cycle"] if m["cycle"] else 0.0
+        share = m["input"] / m["input_cycle"] if m["input_cycle"] else 0.0
         if share < T.INPUT_WAIT_SHARE or m["input"] < T.INPUT_WAIT_MIN_US:
             continue
         between = m["input_between_steps"] >= m["input_inside_steps"]
@@ -45,12 +45,14 @@ def input_bound(a: dict) -> list[Finding]:
         out.append(finding(
             "input_bound", "high" if share >= T.INPUT_WAIT_SHARE_HIGH else "medium",
             f"Steps wait for input data: the DataLoader takes {100 * share:.0f}% of each step "
-            f"({ms(m['input'])} of {ms(m['cycle'])}), {where.split(' (')[0]}.",
-            {"steps": loop["judged"], "step_cycle_ms": round(m["cycle"] / 1e3, 3),
+            f"({ms(m['input'])} of {ms(m['input_cycle'])}), {where.split(' (')[0]}.",
+            {"steps": loop["input_steps"], "step_cycle_ms": round(m["input_cycle"] / 1e3, 3),
              "input_wait_ms_per_step": round(m["input"] / 1e3, 3), "input_wait_share": round(share, 3),
              "between_steps_ms": round(m["input_between_steps"] / 1e3, 3),
              "inside_steps_ms": round(m["input_inside_steps"] / 1e3, 3), "measured_by": loop["input_source"],
-             "steps_from": loop["source"]},
+             "steps_from": loop["source"],
+             **({"steps_measured": f"{loop['input_steps']} of {loop['count']} steps (those with framework operators "
+                                   "recorded)"} if loop["input_steps"] != loop["judged"] else {})},
             f"The DataLoader's __next__ costs {ms(m['input'])} a step, {where}: load batches in parallel with "
             "DataLoader(num_workers=4, pin_memory=True, persistent_workers=True, prefetch_factor=4) — with the Hugging "
             "Face Trainer, TrainingArguments(dataloader_num_workers=4, dataloader_persistent_workers=True); move "
@@ -60,9 +62,10 @@ def input_bound(a: dict) -> list[Finding]:
 
 
 def _rolling_median(x: np.ndarray, window: int) -> np.ndarray:
+    """The median of each value's neighbours (`window` steps centred on it; fewer at the ends, never repeated ones)."""
     half = window // 2
-    padded = np.pad(x, half, mode="edge")
-    return np.median(np.lib.stride_tricks.sliding_window_view(padded, 2 * half + 1), axis=1)
+    padded = np.pad(x.astype(np.float64), half, constant_values=np.nan)
+    return np.nanmedian(np.lib.stride_tricks.sliding_window_view(padded, 2 * half + 1), axis=1)
 
 
 def _periodic(numbers: np.ndarray, slow: np.ndarray, excess: np.ndarray) -> tuple[int, np.ndarray] | None:

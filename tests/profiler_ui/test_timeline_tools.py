@@ -86,3 +86,23 @@ def test_the_process_memory_is_a_chart_scaled_to_its_own_peak(page, tmp_path):
     assert counter["last"] > 1.5 * counter["first"] and counter["max"] == pytest.approx(counter["last"], rel=0.05)
     assert counter["label"] == f"max {counter['max']} MiB"
     assert page.evaluate(f"{t}.find((n, c) => c === 'memory_sample').length") == 0  # no slice per sample
+
+
+def test_a_step_of_every_rank_side_by_side(page, tmp_path):
+    """The labelled DDP job with a slow DataLoader on rank 1: going to a step shows that step on both ranks, and the
+    step's label gives each rank's own time."""
+    from tests.profiler.conftest import REPO
+
+    out = tmp_path / "ddp.html"
+    job = REPO / "tests" / "data" / "profiler" / "findings_set" / "ddp_input_straggler"
+    assert "wrote" in cli("timeline", str(job), "-o", str(out))
+    open_page(page, out)
+    t = "window.timeline"
+    page.fill(".tl-step-input", "step_50")
+    page.press(".tl-step-input", "Enter")
+    step, view = page.evaluate(f"[{t}.steps[{t}.currentStep], [{t}.view.t0, {t}.view.t1]]")
+    assert [w["rank"] for w in step["ranks"]] == [0, 1]
+    for w in step["ranks"]:  # each rank's own step_50 lies inside the view
+        assert view[0] <= w["start"] < w["end"] <= view[1]
+    label = page.inner_text(".tl-step-label")
+    assert "rank 0 " in label and "rank 1 " in label and label.startswith("50 of 100")

@@ -73,8 +73,9 @@
     if (!el || !this.steps.length) return;
     el.querySelector(".tl-step-slider").value = i;
     el.querySelector(".tl-step-input").value = this.steps[i].name;
+    const s = this.steps[i];
     el.querySelector(".tl-step-label").textContent = (i + 1).toLocaleString() + " of " + this.steps.length.toLocaleString() +
-      " · " + fmtTime(this.steps[i].end - this.steps[i].start);
+      " · " + (s.ranks ? s.ranks.map((w) => "rank " + w.rank + " " + fmtTime(w.end - w.start)).join(", ") : fmtTime(s.end - s.start));
     this.root.dataset.step = this.steps[i].name;
   };
 

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from profiler.analysis.gpu_breakdown import merge_intervals
-from profiler.analysis.metrics import DATALOADER, STEP_NAME, covered_upto
+from profiler.analysis.gpu_breakdown import covered_upto, merge_intervals
+from profiler.analysis.metrics import DATALOADER, STEP_NAME
+from profiler.nputil import percentile
 from profiler.schema import (
     CAT_CPU_OP,
     CAT_HOOK,
@@ -43,7 +44,7 @@ def warmup_steps(cycles: np.ndarray) -> int:
     two; more while the loop has not settled, up to a tenth of the run (a slow step later is judged, not hidden)."""
     n = len(cycles)
     limit = max(2, int(WARMUP_MAX_SHARE * n))
-    calm = cycles <= 1.5 * np.median(cycles) if n else np.zeros(0, dtype=bool)
+    calm = cycles <= 1.5 * percentile(cycles, 50) if n else np.zeros(0, dtype=bool)
     settled = next((i for i in range(max(0, n - WARMUP_SETTLED_STEPS + 1))
                     if calm[i:i + WARMUP_SETTLED_STEPS].all()), limit)
     return max(2, min(settled, limit))

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from profiler.figures import ms
+from profiler.nputil import percentile
 from profiler.findings import thresholds as T
 from profiler.findings.common import Finding, finding, median, ranks_of
 from profiler.findings.common import idle_share as _idle_share
@@ -62,10 +63,14 @@ def input_bound(a: dict) -> list[Finding]:
 
 
 def _rolling_median(x: np.ndarray, window: int) -> np.ndarray:
-    """The median of each value's neighbours (`window` steps centred on it; fewer at the ends, never repeated ones)."""
+    """The median of each value's neighbours (`window` steps centred on it; fewer at the ends, never repeated ones).
+    Sorted windows rather than np.nanmedian, which imports numpy.ma (~10 ms of every analyze)."""
     half = window // 2
     padded = np.pad(x.astype(np.float64), half, constant_values=np.nan)
-    return np.nanmedian(np.lib.stride_tricks.sliding_window_view(padded, 2 * half + 1), axis=1)
+    windows = np.sort(np.lib.stride_tricks.sliding_window_view(padded, 2 * half + 1), axis=1)  # NaNs sort last
+    k = (~np.isnan(windows)).sum(axis=1)
+    rows = np.arange(len(windows))
+    return (windows[rows, (k - 1) // 2] + windows[rows, k // 2]) / 2
 
 
 def _periodic(numbers: np.ndarray, slow: np.ndarray, excess: np.ndarray) -> tuple[int, np.ndarray] | None:
@@ -113,7 +118,7 @@ def step_outlier(a: dict) -> list[Finding]:
         big_excess = float(excess[big].mean())
         evidence: dict[str, Any] = {
             "steps": int(len(cycles)), "slow_steps": int(big.sum()), "time_lost_ms": round(lost / 1e3, 3),
-            "time_lost_share": round(share, 3), "median_step_ms": round(float(np.median(cycles)) / 1e3, 3),
+            "time_lost_share": round(share, 3), "median_step_ms": round(percentile(cycles, 50) / 1e3, 3),
             "slowest_step": int(numbers[worst]), "slowest_step_ms": round(float(cycles[worst]) / 1e3, 3),
             "slow_step_numbers": ", ".join(str(n) for n in numbers[big][:10].tolist()),
             "left_out_warmup_steps": loop["warmup_steps"]}

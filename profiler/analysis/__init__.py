@@ -1,4 +1,5 @@
-"""analyze(path_or_profile) -> dict: what `sagelaunch profile analyze --json` prints.
+"""analyze(path_or_profile) -> AnalysisResult: what `sagelaunch profile analyze --json` prints (its records, typed and
+documented field by field: records.py).
 
 Shape: ``{"ranks": {"<rank>": {...}}, "hosts": {...}, "warnings": [...], "source": str}``. Per rank:
 ``temporal`` {idle_us, compute_us, non_compute_us, span_us, *_pct} and ``kernel_types`` {label: us} use HTA 0.5's
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from profiler.records import AnalysisResult
 from profiler.schema import Profile, RankTrace
 
 
@@ -76,7 +78,7 @@ def analyze_rank(rt: RankTrace, n_step_names: int, top_n: int = 10) -> dict:
     }
 
 
-def analyze(path_or_profile, top_n: int = 10, context: dict | None = None) -> dict:
+def analyze(path_or_profile, top_n: int = 10, context: dict | None = None) -> AnalysisResult:
     """Analyse a profile (a path load_profile accepts, or a Profile) into one JSON-ready dict.
 
     ``context`` carries job settings the trace cannot tell (``pipeline_parallel_degree``, ``microbatches``);
@@ -102,7 +104,7 @@ def analyze(path_or_profile, top_n: int = 10, context: dict | None = None) -> di
     return _finish(ranks, profile, context)
 
 
-def _finish(ranks: dict, profile: Profile, context: dict | None) -> dict:
+def _finish(ranks: dict, profile: Profile, context: dict | None) -> AnalysisResult:
     """The whole result from the per-rank analyses: hosts' counters, figures and findings."""
     hosts = {}
     if profile.counters is not None:

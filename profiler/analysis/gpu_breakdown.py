@@ -110,8 +110,10 @@ def comm_comp_overlap(gpu: HtaView, types: np.ndarray) -> dict | None:
     c_s, c_e = merge_intervals(gpu.ts[comp], gpu.end[comp])
     total = float((m_e - m_s).sum())
     both = float((covered_upto(c_s, c_e, m_e) - covered_upto(c_s, c_e, m_s)).sum()) if len(c_s) else 0.0
+    top = np.bincount(gpu.name_id[comm], weights=gpu.dur[comm])  # the communication kernel with the most time
     return {"communication_us": total, "overlapped_us": both,
-            "comp_comm_overlap_pct": round(100 * both / total, 2) if total else 0.0}
+            "comp_comm_overlap_pct": round(100 * both / total, 2) if total else 0.0,
+            "top_kernel": gpu.names[int(np.argmax(top))]}
 
 
 def kernel_type_breakdown(gpu: HtaView, types: np.ndarray) -> dict[str, float]:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-Finding = dict[str, Any]
+from profiler.records import Finding
 
 
 def finding(rule: str, severity: str, summary: str, evidence: dict[str, Any], fix: str, rank: str | None = None) -> Finding:
-    out = {"rule": rule, "severity": severity, "summary": summary, "evidence": evidence, "fix": fix}
+    """A Finding record (profiler/records.py documents its fields)."""
+    out: Finding = {"rule": rule, "severity": severity, "summary": summary, "evidence": evidence, "fix": fix}
     if rank is not None:
         out["rank"] = rank
     return out

@@ -137,17 +137,14 @@ COLLECTIVES = re.compile(r"AllReduce|AllGather|ReduceScatter|SendRecv|Broadcast|
 
 
 def _top_collective(r: dict) -> tuple[str, str] | None:
-    """(collective, kernel name) of the communication kernel with the most time among the rank's top kernels."""
-    from profiler.analysis.gpu_breakdown import COMMUNICATION, kernel_type
-
-    for k in r.get("top_kernels") or []:  # by total time, largest first
-        if kernel_type(k["name"]) == COMMUNICATION:
-            m = COLLECTIVES.search(k["name"])
-            word = m.group(0) if m else ""
-            word = {"send": "SendRecv", "recv": "SendRecv"}.get(word.lower(), word)
-            canonical = next((c for c in OVERLAP_FIX if c.lower() == word.lower()), word)
-            return canonical, k["name"]
-    return None
+    """(collective, kernel name) of the communication kernel with the most time (the analysis' overlap section)."""
+    name = (r.get("overlap") or {}).get("top_kernel")
+    if not name:
+        return None
+    m = COLLECTIVES.search(name)
+    word = m.group(0) if m else ""
+    word = {"send": "SendRecv", "recv": "SendRecv"}.get(word.lower(), word)
+    return next((c for c in OVERLAP_FIX if c.lower() == word.lower()), word), name
 
 
 def pipeline_bubble(a: dict) -> list[Finding]:

@@ -61,6 +61,7 @@ class SMProfiler:
         self._deadline_ns = 0
         self._window_end_ns = 0
         self._monitor = None
+        self._hooks = None  # profiler/torch_hooks.TorchHooks while a session runs in a script that imported torch
         self._writer: WindowWriter | None = None
         self._output: ProfileOutput | None = None
         self._depth = 0  # open annotations; an outermost one ending is a step for SMPFileRotationSteps
@@ -107,6 +108,7 @@ class SMProfiler:
             self._writer = WindowWriter(self.files, self._output, self._writer_failed)
             self._start_device_capture(self._ops_phase(0))
             self._start_monitor_if_alone()
+            self._install_torch_hooks()
             self.active = True
         except Exception:  # noqa: BLE001 — never fail the training job
             self._fail("start_profiling")
@@ -114,6 +116,7 @@ class SMProfiler:
 
     def stop_profiling(self) -> None:
         was_active, self.active = self.active, False
+        self._remove_torch_hooks()
         try:
             if was_active:
                 self._flush(restart=False)
@@ -123,6 +126,24 @@ class SMProfiler:
             self._fail("stop_profiling")
         finally:
             self._end_outputs()
+
+    def _install_torch_hooks(self) -> None:
+        if "torch" not in sys.modules or self._hooks is not None:
+            return
+        try:  # best effort: without them steps need annotations and input wait needs DataLoader operators
+            from profiler.torch_hooks import TorchHooks
+
+            self._hooks = TorchHooks(self._recorder, lambda: self.active)
+        except Exception as exc:  # noqa: BLE001
+            log.info("profiler: torch hooks not installed (%s)", exc)
+
+    def _remove_torch_hooks(self) -> None:
+        hooks, self._hooks = self._hooks, None
+        if hooks is not None:
+            try:
+                hooks.remove()
+            except Exception:  # noqa: BLE001
+                log.info("profiler: torch hooks not removed", exc_info=True)
 
     def _end_outputs(self) -> None:
         """Stop tf.profiler (its device activity is queued as one more window), then end the writer thread (after it
@@ -257,6 +278,7 @@ class SMProfiler:
         self.failed = True
         self.active = False
         self._stop_window_quietly()
+        self._remove_torch_hooks()
 
     def _writer_failed(self) -> None:
         """Called by the writer thread (it logged why): profiling stops; the training thread ends Kineto."""
@@ -304,6 +326,8 @@ class SMProfiler:
             self._recorder.add(handle.name, handle.start, end)
         if self._depth <= 0:
             self._depth = 0
+            if self._hooks is not None and not self._hooks.optimizer_steps:  # no optimizer: sample at steps
+                self._hooks.sample_memory(end)
             self._step_ended(end)
             if not self.active:
                 return
@@ -349,7 +373,7 @@ def _forget_in_child() -> None:
     prof = SMProfiler._instance
     if prof is not None:
         prof.active = False
-        prof._kineto = prof._writer = prof._output = prof._monitor = prof._tf_logdir = None
+        prof._kineto = prof._writer = prof._output = prof._monitor = prof._tf_logdir = prof._hooks = None
         prof._recorder = AnnotationRecorder()
         prof.files = []
 

@@ -67,6 +67,32 @@ def _build_app():
         if code:
             raise typer.Exit(code)
 
+    @app.command("diff")
+    def diff_cmd(
+        a: str = typer.Argument(..., help="The first profile (the baseline): a trace, a folder of ranks or a job's profiler output."),
+        b: str = typer.Argument(..., help="The second profile, compared with the first."),
+        as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
+        top: int = typer.Option(15, "--top", min=1, help="How many annotations and kernels to list, largest change first."),
+    ) -> None:
+        """What got slower or faster from A to B: the step and its phases (per step), annotations and GPU kernels
+        (counts and total time, as HTA's trace diff)."""
+        from profiler.analysis.diff import diff
+        from profiler.kineto_reader import ProfileLoadError
+
+        try:
+            result = diff(a, b, top=top)
+        except (ProfileLoadError, ValueError) as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from None
+        if as_json:
+            import orjson
+
+            typer.echo(orjson.dumps(result).decode())
+            return
+        from profiler.summary import print_diff
+
+        print_diff(result)
+
     try:  # part 2 (dashboard, timeline, browser) registers its commands here
         from profiler.cli_views import register
     except ImportError:  # pragma: no cover - only while part 2 is absent

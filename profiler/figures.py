@@ -46,6 +46,35 @@ def _rank_figures(out: list, rank: str, r: dict) -> None:
     if launch.get("count"):
         _figure(out, scope, "launch_delay", "Mean wait from the end of a kernel launch call to the kernel's start",
                 launch["mean_launch_delay_us"], "us", f"{ms(launch['mean_launch_delay_us'])} over {launch['count']:,} launches")
+    ib = r.get("idle_breakdown")
+    if ib:
+        gaps = ib["host_wait_us"] + ib["kernel_wait_us"] + ib["other_us"]
+        _figure(out, scope, "idle_breakdown",
+                "GPU idle gaps by cause, summed over streams (HTA: host wait = launched late, kernel wait = gaps under "
+                "30 µs, other = synchronisation, other streams)", ib["host_wait_us"], "us",
+                f"host wait {ms(ib['host_wait_us'])} ({pct(ib['host_wait_us'], gaps)}), kernel wait "
+                f"{ms(ib['kernel_wait_us'])} ({pct(ib['kernel_wait_us'], gaps)}), other {ms(ib['other_us'])} "
+                f"({pct(ib['other_us'], gaps)})")
+    queue = launch.get("queue")
+    if queue:
+        _figure(out, scope, "queue_length", "Kernels queued on a stream, launched and not started (HTA's queue length)",
+                queue["mean"], "kernels", f"mean {queue['mean']:.1f}, max {queue['max']:,}")
+    overlap = r.get("overlap")
+    if overlap:
+        _figure(out, scope, "comm_comp_overlap", "Communication time with computation alongside (HTA's overlap)",
+                overlap["comp_comm_overlap_pct"], "%",
+                f"{overlap['comp_comm_overlap_pct']:.1f}% of {ms(overlap['communication_us'])}")
+    loop = r.get("loop")
+    if loop and loop["judged"]:
+        m = loop["mean_us"]
+        _figure(out, scope, "step_cycle",
+                f"Step cycle, start to next start (steps from {loop['source']}; warm-up left out)", m["cycle"], "us",
+                f"{plural(loop['judged'], 'step')}, mean {ms(m['cycle'])}"
+                + (f", DataLoader {ms(m['input'])} ({pct(m['input'], m['cycle'])})" if loop["input_source"] else ""))
+    for name, series in (r.get("memory") or {}).items():
+        b = series["bytes"]
+        _figure(out, scope, "memory:" + name, f"Process memory, {name.replace('_', ' ')} (first → last sample, peak)",
+                max(b), "bytes", f"{b[0] / 2**20:,.0f} → {b[-1] / 2**20:,.0f} MiB, peak {max(b) / 2**20:,.0f} MiB")
     s = r.get("steps")
     if s:
         _figure(out, scope, "step_time", "Step time (host-side step annotations)", s["mean_us"], "us",

@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 
-from profiler.schema import CAT_USER_ANNOTATION, RankTrace, TraceMeta
+from profiler.schema import CAT_HOOK, CAT_MEMORY_SAMPLE, CAT_USER_ANNOTATION, RankTrace, TraceMeta
 
 # perf_counter_ns is cheap and monotonic; this offset puts it on the epoch clock Kineto and the monitor use
 _EPOCH_OFFSET_NS = time.time_ns() - time.perf_counter_ns()
@@ -19,20 +19,38 @@ def now_ns() -> int:
 
 
 class AnnotationRecorder:
-    """Appends (name, start, end, thread) of finished annotations; thread-safe through the GIL (list.append)."""
+    """Appends (name, start, end, thread) of finished annotations, of the torch hooks' spans (optimizer steps,
+    DataLoader batches: profiler/torch_hooks.py) and (name, ts, bytes) memory samples; thread-safe through the GIL
+    (list.append)."""
 
     def __init__(self) -> None:
         self.spans: list[tuple[str, int, int, int]] = []
+        self.hook_spans: list[tuple[str, int, int, int]] = []
+        self.samples: list[tuple[str, int, int]] = []
 
     def add(self, name: str, start_ns: int, end_ns: int) -> None:
         self.spans.append((name, start_ns, end_ns, threading.get_native_id()))
 
+    def add_hook_span(self, name: str, start_ns: int, end_ns: int) -> None:
+        self.hook_spans.append((name, start_ns, end_ns, threading.get_native_id()))
+
+    def add_sample(self, name: str, ts_ns: int, value: int) -> None:
+        self.samples.append((name, ts_ns, int(value)))
+
     def drain(self, meta: TraceMeta) -> RankTrace:
         spans, self.spans = self.spans, []
-        return spans_to_rank(spans, meta)
+        hooks, self.hook_spans = self.hook_spans, []
+        samples, self.samples = self.samples, []
+        if not hooks and not samples:
+            return spans_to_rank(spans, meta)
+        parts = [spans_to_rank(spans, meta), spans_to_rank(hooks, meta, CAT_HOOK),
+                 spans_to_rank([(n, t, t, 0) for n, t, _ in samples], meta, CAT_MEMORY_SAMPLE,
+                               nbytes=[v for _, _, v in samples])]
+        return concat_ranks([p for p in parts if len(p)], meta)
 
 
-def spans_to_rank(spans: list[tuple[str, int, int, int]], meta: TraceMeta, cat: str = CAT_USER_ANNOTATION) -> RankTrace:
+def spans_to_rank(spans: list[tuple[str, int, int, int]], meta: TraceMeta, cat: str = CAT_USER_ANNOTATION,
+                  nbytes: list[int] | None = None) -> RankTrace:
     n = len(spans)
     names: dict[str, int] = {}
     name_id = np.array([names.setdefault(s[0], len(names)) for s in spans], dtype=np.int32)
@@ -50,7 +68,7 @@ def spans_to_rank(spans: list[tuple[str, int, int, int]], meta: TraceMeta, cat: 
         "stream": minus1.copy(),
         "correlation": minus1.copy(),
         "external_id": minus1.copy(),
-        "bytes": minus1.copy(),
+        "bytes": minus1.copy() if nbytes is None else np.array(nbytes, dtype=np.int64)[order],
         "name_id": name_id[order],
         "cat_id": np.zeros(n, dtype=np.int32),
         "dtype_id": np.zeros(n, dtype=np.int32),

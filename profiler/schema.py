@@ -33,7 +33,7 @@ stream         int64     CUDA/HIP stream for GPU activity, -1 for host events (K
                          for device-wide syncs; kept as is, as HTA does)
 correlation    int64     links a runtime launch (cuda_runtime/cuda_driver) to its GPU activity; -1 if none
 external_id    int64     Kineto "External id": links GPU activity / runtime calls to the CPU op; -1 if none
-bytes          int64     bytes moved for gpu_memcpy / gpu_memset, -1 otherwise
+bytes          int64     bytes moved for gpu_memcpy / gpu_memset, the sampled bytes of a memory_sample, -1 otherwise
 dtype          dict str  first non-empty "Input type" of a CPU op (precision hints), "" otherwise
 ============== ========= ====================================================================================
 
@@ -71,6 +71,15 @@ CAT_GPU_MEMCPY = "gpu_memcpy"
 CAT_GPU_MEMSET = "gpu_memset"
 CAT_CUDA_SYNC = "cuda_sync"
 CAT_PYTHON = "python_function"
+# sagelaunch's own: spans of the torch hooks (profiler/torch_hooks.py: HOOK_OPTIMIZER_STEP, HOOK_DATALOADER_NEXT),
+# and memory samples (dur 0, the value in bytes: SAMPLE_RSS, SAMPLE_CUDA_ALLOCATED, SAMPLE_CUDA_RESERVED)
+CAT_HOOK = "sagelaunch_hook"
+CAT_MEMORY_SAMPLE = "memory_sample"
+HOOK_OPTIMIZER_STEP = "optimizer.step"
+HOOK_DATALOADER_NEXT = "DataLoader.__next__"
+SAMPLE_RSS = "process_rss"
+SAMPLE_CUDA_ALLOCATED = "cuda_allocated"
+SAMPLE_CUDA_RESERVED = "cuda_reserved"
 CATEGORIES = (
     CAT_CPU_OP,
     CAT_USER_ANNOTATION,
@@ -82,6 +91,8 @@ CATEGORIES = (
     CAT_GPU_MEMSET,
     CAT_CUDA_SYNC,
     CAT_PYTHON,
+    CAT_HOOK,
+    CAT_MEMORY_SAMPLE,
 )
 GPU_CATEGORIES = (CAT_KERNEL, CAT_GPU_MEMCPY, CAT_GPU_MEMSET, CAT_CUDA_SYNC, CAT_GPU_USER_ANNOTATION)
 

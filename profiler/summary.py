@@ -84,10 +84,52 @@ def print_summary(result: dict, console=None) -> None:
                           soft_wrap=True, highlight=False)
         for note in r.get("notes", []):
             console.print(f"[dim]{escape(note)}[/dim]", highlight=False)
+    compared = result.get("ranks_compared")
+    if compared:
+        tab = Table(title="Ranks side by side (per step; * the largest of the column)")
+        tab.add_column("rank")
+        for c in compared["columns"]:
+            tab.add_column(f"{c['label']} ({c['unit']})", justify="right")
+        for row in compared["rows"]:
+            tab.add_row(row["rank"], *(("" if c["key"] not in row else f"{row[c['key']]:,}" +
+                                        ("*" if compared["largest"][c["key"]] == row["rank"] else ""))
+                                       for c in compared["columns"]))
+        console.print(tab)
     for host, h in (result.get("hosts") or {}).items():
         console.rule(f"host {host} · {h['span_s']} s of utilisation samples")
         _figures(console, [f for f in figs if f.get("host") == host])
     print_findings(result, console)
 
 
-__all__ = ["print_summary", "print_findings", "scope_of"]
+def print_diff(result: dict, console=None) -> None:
+    """`profile diff A B`: per-step phases, then annotations and kernels, largest change first (B - A)."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = console or Console()
+    console.print(f"[bold]A[/bold] {escape(str(result['a']))}\n[bold]B[/bold] {escape(str(result['b']))}", highlight=False)
+
+    def change(d: float) -> str:
+        return ("slower " if d > 0 else "faster " if d < 0 else "") + ms(abs(d))
+
+    if result["phases"]:
+        tab = Table(title="Per step (steps with or without annotations; warm-up left out)")
+        for col in ("", "A", "B", "B - A"):
+            tab.add_column(col, justify="left" if not col else "right")
+        for p in result["phases"]:
+            tab.add_row(p["phase"], ms(p["a_us_per_step"]), ms(p["b_us_per_step"]), change(p["diff_us_per_step"]))
+        console.print(tab)
+    for key, title in (("annotations", "Annotations (host-side spans, total)"), ("kernels", "GPU kernels (total, as HTA's trace diff)")):
+        if not result[key]:
+            continue
+        tab = Table(title=title)
+        for col in ("name", "count A", "count B", "A", "B", "B - A"):
+            tab.add_column(col, justify="left" if col == "name" else "right", overflow="fold")
+        for r in result[key]:
+            tab.add_row(escape(_short(r["name"], 80)), f"{r['a_count']:,}", f"{r['b_count']:,}", ms(r["a_total_us"]),
+                        ms(r["b_total_us"]), change(r["diff_duration_us"]))
+        console.print(tab)
+
+
+__all__ = ["print_summary", "print_findings", "print_diff", "scope_of"]

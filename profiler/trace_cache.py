@@ -1,8 +1,9 @@
-"""The parsed columns of a Kineto trace, cached beside it so that a second analyze/report/ui skips the JSON.
+"""The parsed columns of a Kineto trace, cached so that a second analyze/report/ui skips the JSON.
 
-Key: the trace's size and mtime (nanoseconds) and FORMAT; a trace that changes gets a new parse. Where: a hidden
-``.<trace name>.sagelaunch.npz`` beside the trace, else (read-only folder) ``$XDG_CACHE_HOME/sagelaunch/traces``
-(``~/.cache/…``) under a name derived from the trace's absolute path. Off with ``SAGELAUNCH_PROFILE_CACHE=0``.
+Key: the trace's size and mtime (nanoseconds) and FORMAT; a trace that changes gets a new parse. Where: the user's
+cache folder, ``$XDG_CACHE_HOME/sagelaunch/traces`` (``~/.cache/…``), under a name derived from the trace's absolute
+path — never beside the user's data (a cache is bigger than the gzipped trace it saves parsing). Off with
+``SAGELAUNCH_PROFILE_CACHE=0``; where the cache folder cannot be written, traces are parsed each time.
 
 Format: an uncompressed ``.npz`` of the numpy columns plus the dictionaries and TraceMeta as JSON. Not Parquet,
 measured: importing pyarrow costs ~0.2 s of CPU, more than decoding the 15 MB V100 trace (~0.1 s), while numpy
@@ -30,11 +31,8 @@ def _key(path: Path) -> str:
     return f"{FORMAT}:{st.st_size}:{st.st_mtime_ns}"
 
 
-def _beside(path: Path) -> Path:
-    return path.with_name(f".{path.name}.sagelaunch.npz")
-
-
-def _fallback(path: Path) -> Path:
+def cache_file(path: Path) -> Path:
+    """Where `path`'s parse is cached."""
     import zlib  # already loaded by trace_file; hashlib's OpenSSL would add ~3 ms to every analyze
 
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "sagelaunch" / "traces"
@@ -51,15 +49,14 @@ def cached(path: Path) -> Path | None:
         key = _key(path)
     except OSError:
         return None
-    for candidate in (_beside(path), _fallback(path)):
-        try:
-            with open(candidate, "rb") as f:
-                head = f.read(4096)
-        except OSError:
-            continue
-        if f"sagelaunch-cache:{key};".encode() in head:  # the key is the archive's first member's name
-            return candidate
-    return None
+    candidate = cache_file(path)
+    try:
+        with open(candidate, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return None
+    # the key is the archive's first member's name
+    return candidate if f"sagelaunch-cache:{key};".encode() in head else None
 
 
 def load(path: Path, cache_file: Path):
@@ -85,7 +82,7 @@ def load(path: Path, cache_file: Path):
 
 
 def save(path: Path, rank) -> Path | None:
-    """Store `rank` (parsed from `path`) beside it, else in the user's cache folder; None when neither works."""
+    """Store `rank` (parsed from `path`) in the user's cache folder; None when it cannot be written."""
     import json
 
     import numpy as np
@@ -97,17 +94,17 @@ def save(path: Path, rank) -> Path | None:
     arrays["info"] = np.frombuffer(json.dumps(info).encode(), dtype=np.uint8)
     if rank.source_order is not None:
         arrays["source_order"] = rank.source_order
-    for target in (_beside(path), _fallback(path)):
-        tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    target = cache_file(path)
+    tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "wb") as f:
+            np.savez(f, **arrays)
+        os.replace(tmp, target)  # readers never see half a cache
+        return target
+    except OSError:
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with open(tmp, "wb") as f:
-                np.savez(f, **arrays)
-            os.replace(tmp, target)  # readers never see half a cache
-            return target
+            tmp.unlink()
         except OSError:
-            try:
-                tmp.unlink()
-            except OSError:
-                pass
+            pass
     return None

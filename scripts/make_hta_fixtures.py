@@ -7,7 +7,10 @@ Run with the separate HTA environment (it pins its own pandas/numpy):
 
 For each trace file (loaded alone, as one rank) and for the two sampled ranks loaded together, it records
 get_temporal_breakdown, get_gpu_kernel_breakdown(include_memory_kernels=True)'s kernel-type sums and
-get_cuda_kernel_launch_stats' count and mean launch delay. Traces HTA cannot analyse get {"error": "..."}.
+get_cuda_kernel_launch_stats' count and mean launch delay, get_idle_time_breakdown's idle time per stream and
+category (host_wait, kernel_wait, other), get_comm_comp_overlap's percentage and get_queue_length_summary's count, mean and max per stream. Traces HTA
+cannot analyse get {"error": "..."}. "trace_diff": TraceDiff.compare_traces of the sampled rank 0 (control) against
+rank 1 (test), GPU kernels over every iteration.
 """
 
 from __future__ import annotations
@@ -72,7 +75,50 @@ def analyse(files: list[Path]) -> dict:
                 }
         except Exception as exc:  # noqa: BLE001
             out["launch_error"] = f"{type(exc).__name__}: {exc}"
+        try:
+            overlap = ta.get_comm_comp_overlap(visualize=False)
+            for _, row in overlap.iterrows():
+                pct = float(row["comp_comm_overlap_pctg"])  # NaN without communication: null
+                out["ranks"].setdefault(str(int(row["rank"])), {})["comp_comm_overlap_pctg"] = pct if pct == pct else None
+        except Exception as exc:  # noqa: BLE001
+            out["overlap_error"] = f"{type(exc).__name__}: {exc}"
+        for rank in ranks:
+            try:
+                idle, _ = ta.get_idle_time_breakdown(ranks=[rank], visualize=False)
+                per_stream: dict = {}
+                for _, row in idle.iterrows():
+                    per_stream.setdefault(str(int(row["stream"])), {})[f"{row['idle_category']}_us"] = float(row["idle_time"])
+                out["ranks"].setdefault(str(rank), {})["idle_breakdown"] = per_stream
+            except Exception as exc:  # noqa: BLE001
+                out.setdefault("idle_breakdown_error", {})[str(rank)] = f"{type(exc).__name__}: {exc}"
+            try:
+                q = ta.get_queue_length_summary(ranks=[rank])
+                if q is not None:
+                    out["ranks"].setdefault(str(rank), {})["queue"] = {
+                        str(int(stream)): {"count": int(row[("queue_length", "count")]),
+                                           "mean": float(row[("queue_length", "mean")]),
+                                           "max": int(row[("queue_length", "max")])}
+                        for (_, stream), row in q.iterrows()}
+            except Exception as exc:  # noqa: BLE001
+                out.setdefault("queue_error", {})[str(rank)] = f"{type(exc).__name__}: {exc}"
         return out
+
+
+def trace_diff(control: Path, test: Path) -> dict:
+    """TraceDiff.compare_traces of two one-rank traces over every iteration, GPU kernels: per name, the counts and
+    total durations (µs) of each side."""
+    from hta.trace_diff import DeviceType, LabeledTrace, TraceDiff
+
+    with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
+        os.symlink(control, Path(a) / control.name)
+        os.symlink(test, Path(b) / test.name)
+        la, lb = LabeledTrace(label="A", trace_dir=a), LabeledTrace(label="B", trace_dir=b)
+        comp = TraceDiff.compare_traces(la, lb, control_rank=la.ranks()[0], test_rank=lb.ranks()[0],
+                                        control_iteration=la.iterations(), test_iteration=lb.iterations(),
+                                        device_type=DeviceType.GPU)
+    return {str(name): {"a_count": int(r["A_counts"]), "b_count": int(r["B_counts"]),
+                        "a_total_us": float(r["A_total_duration"]), "b_total_us": float(r["B_total_duration"])}
+            for name, r in comp.iterrows()}
 
 
 def main() -> None:
@@ -89,6 +135,8 @@ def main() -> None:
     sampled = [f.resolve() for f in files if f.name.startswith("sampled_rank")]
     if len(sampled) > 1:
         result["traces"]["sampled (2 ranks)"] = analyse(sampled)
+        result["trace_diff"] = {"control": sampled[0].name, "test": sampled[1].name,
+                                "kernels": trace_diff(sampled[0], sampled[1])}
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
     print("wrote", out)

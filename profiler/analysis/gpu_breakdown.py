@@ -90,6 +90,32 @@ def temporal(gpu: HtaView, types: np.ndarray) -> dict | None:
     }
 
 
+def covered_upto(s: np.ndarray, e: np.ndarray, xs: np.ndarray) -> np.ndarray:
+    """Busy time of merged, sorted intervals [s, e) before each x (all x at once, any order)."""
+    if not len(s):
+        return np.zeros(len(xs))
+    cum = np.concatenate([[0], np.cumsum(e - s)])
+    k = np.searchsorted(s, xs, side="right")  # intervals starting at or before x
+    over = np.where(k > 0, np.maximum(e[np.maximum(k - 1, 0)] - xs, 0), 0)  # the part of the last one after x
+    return cum[k] - over
+
+
+def comm_comp_overlap(gpu: HtaView, types: np.ndarray) -> dict | None:
+    """HTA's get_comm_comp_overlap: the share of (merged) communication time during which a computation kernel runs;
+    None without communication kernels."""
+    comm, comp = types[gpu.name_id] == COMMUNICATION, types[gpu.name_id] == COMPUTATION
+    if not comm.any():
+        return None
+    m_s, m_e = merge_intervals(gpu.ts[comm], gpu.end[comm])
+    c_s, c_e = merge_intervals(gpu.ts[comp], gpu.end[comp])
+    total = float((m_e - m_s).sum())
+    both = float((covered_upto(c_s, c_e, m_e) - covered_upto(c_s, c_e, m_s)).sum()) if len(c_s) else 0.0
+    top = np.bincount(gpu.name_id[comm], weights=gpu.dur[comm])  # the communication kernel with the most time
+    return {"communication_us": total, "overlapped_us": both,
+            "comp_comm_overlap_pct": round(100 * both / total, 2) if total else 0.0,
+            "top_kernel": gpu.names[int(np.argmax(top))]}
+
+
 def kernel_type_breakdown(gpu: HtaView, types: np.ndarray) -> dict[str, float]:
     times, deltas = [], []
     per_event = types[gpu.name_id]
@@ -167,3 +193,73 @@ def launch_stats(view: HtaView, per_kernel_top: int = 10) -> dict:
             for i in order
         ]
     return out
+
+
+# the runtime calls HTA's queue length counts (TraceSymbolTable.get_runtime_launch_events_query)
+QUEUE_LAUNCH = ("cudaMemsetAsync", "cudaMemcpyAsync", "cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel",
+                "runFunction - job_prep_and_submit_for_execution", "hipLaunchKernel", "hipExtModuleLaunchKernel",
+                "hipMemcpyAsync", "hipMemsetAsync", "hipMemcpyWithStream")
+
+
+def queue_length(view: HtaView) -> dict | None:
+    """HTA's queue length (TraceCounters.get_queue_length_time_series, …_summary): +1 at each runtime launch that has
+    a GPU event, -1 when that event starts, counted per stream in one time order of all of them (HTA's one sort);
+    the series' points summarised per stream and over all (mean, max, count of points). None without launches."""
+    is_launch = np.array([n in QUEUE_LAUNCH for n in view.names] or [False], dtype=bool)
+    gpu = view.stream != -1
+    launch = np.flatnonzero(~gpu & is_launch[view.name_id] & isin(view.correlation, view.correlation[gpu])
+                            & (view.correlation >= 0))
+    if not len(launch):
+        return None
+    kernels = np.flatnonzero(gpu & isin(view.correlation, view.correlation[launch]))
+    by_corr = kernels[np.argsort(view.correlation[kernels], kind="stable")]
+    pos = np.minimum(np.searchsorted(view.correlation[by_corr], view.correlation[launch]), len(by_corr) - 1)
+    stream = np.concatenate([view.stream[by_corr[pos]], view.stream[kernels]])  # a launch counts on its kernel's stream
+    ts = np.concatenate([view.ts[launch], view.ts[kernels]])
+    step = np.concatenate([np.ones(len(launch)), -np.ones(len(kernels))])
+    order = np.argsort(ts, kind="quicksort")  # as pandas' sort_values, ties included
+    stream, step = stream[order], step[order]
+    streams: dict[str, dict] = {}
+    total, points, top = 0.0, 0, 0
+    for st in distinct(stream).tolist():
+        q = np.cumsum(step[stream == st])
+        streams[str(st)] = {"mean": float(q.mean()), "max": int(q.max()), "count": int(len(q))}
+        total, points, top = total + float(q.sum()), points + len(q), max(top, int(q.max()))
+    return {"mean": total / points, "max": top, "streams": streams}
+
+
+CONSECUTIVE_KERNEL_DELAY_US = 30  # HTA 0.5's default consecutive_kernel_delay
+IDLE_KERNEL_CATS = ("kernel", "Kernel", "gpu_memset", "Memset", "gpu_memcpy", "Memcpy", "mtia_ccp_events")
+
+
+def idle_time_breakdown(view: HtaView, consecutive_kernel_delay: float = CONSECUTIVE_KERNEL_DELAY_US) -> dict | None:
+    """HTA's get_idle_time_breakdown: per stream, the gap before each GPU event (its start minus the previous event's
+    end, in start order) is host wait when the runtime call that launched it began after that end (the host was late),
+    kernel wait when it is shorter than ``consecutive_kernel_delay`` (launch overhead between back-to-back kernels),
+    other otherwise (synchronisation, waits on other streams). µs; None without GPU events."""
+    kernel_cats = np.array([c in IDLE_KERNEL_CATS for c in view.cats] or [False], dtype=bool)
+    gpu = (view.stream != -1) & kernel_cats[view.cat_id]  # kernels, memcpy, memset: not syncs, not annotations
+    if not gpu.any():
+        return None
+    cpu = np.flatnonzero((view.stream == -1) & (view.correlation >= 0))
+    first = cpu[np.unique(view.correlation[cpu], return_index=True)[1]]  # one runtime call per correlation
+    keys = view.correlation[first]
+    streams: dict[str, dict] = {}
+    totals = {"host_wait_us": 0.0, "kernel_wait_us": 0.0, "other_us": 0.0}
+    for st in distinct(view.stream[gpu]).tolist():
+        rows = np.flatnonzero(gpu & (view.stream == st))
+        rows = rows[np.argsort(view.ts[rows], kind="quicksort")]  # pandas' sort_values, as HTA sorts
+        ts, end, corr = view.ts[rows], view.end[rows], view.correlation[rows]
+        gap, prev_end = ts[1:] - end[:-1], end[:-1]
+        pos = np.minimum(np.searchsorted(keys, corr[1:]), max(len(keys) - 1, 0))
+        linked = (keys[pos] == corr[1:]) if len(keys) else np.zeros(len(gap), dtype=bool)
+        runtime_ts = np.where(linked, view.ts[first[pos]] if len(keys) else 0.0, -np.inf)
+        host = runtime_ts > prev_end
+        kernel = ~host & (gap < consecutive_kernel_delay)
+        other = ~host & ~kernel
+        row = {"host_wait_us": float(gap[host].sum()), "kernel_wait_us": float(gap[kernel].sum()),
+               "other_us": float(gap[other].sum())}
+        streams[str(st)] = row
+        for k, v in row.items():
+            totals[k] += v
+    return {**totals, "streams": streams}

@@ -31,6 +31,8 @@ class HtaView:
     stream: np.ndarray
     correlation: np.ndarray
     names: list[str]
+    cat_id: np.ndarray | None = None  # category codes into `cats` (None: not carried)
+    cats: list[str] | None = None
 
     @property
     def end(self) -> np.ndarray:
@@ -38,7 +40,8 @@ class HtaView:
 
     def take(self, idx) -> "HtaView":
         return HtaView(
-            self.name_id[idx], self.ts[idx], self.dur[idx], self.stream[idx], self.correlation[idx], self.names
+            self.name_id[idx], self.ts[idx], self.dur[idx], self.stream[idx], self.correlation[idx], self.names,
+            None if self.cat_id is None else self.cat_id[idx], self.cats,
         )
 
     def gpu(self) -> "HtaView":
@@ -53,7 +56,7 @@ def _name_mask(rt: RankTrace, pred) -> np.ndarray:
 def build(rt: RankTrace, n_step_names: int, include_last_step: bool = False) -> HtaView:
     c = rt.columns
     if rt.source_order is not None:  # HTA works in file order; its unstable sorts make tie order matter
-        c = {k: c[k][rt.source_order] for k in ("ts_ns", "dur_ns", "name_id", "stream", "correlation")}
+        c = {k: c[k][rt.source_order] for k in ("ts_ns", "dur_ns", "name_id", "stream", "correlation", "cat_id")}
     if rt.meta.base_ns:  # HTA rounds the µs values as written in the file, i.e. before adding the base
         c = {**c, "ts_ns": c["ts_ns"] - rt.meta.base_ns}
     if rt.meta.float_us:
@@ -67,7 +70,8 @@ def build(rt: RankTrace, n_step_names: int, include_last_step: bool = False) -> 
         dur_us = c["dur_ns"] / 1000.0
     if len(ts_us):  # HTA aligns traces to start at 0; sums of absolute µs (~1e15) would lose precision
         ts_us = ts_us - ts_us.min()
-    view = HtaView(c["name_id"], ts_us, dur_us, c["stream"].astype(np.int64), c["correlation"], rt.names)
+    view = HtaView(c["name_id"], ts_us, dur_us, c["stream"].astype(np.int64), c["correlation"], rt.names, c["cat_id"],
+                   rt.cats)
     if n_step_names < 2 or len(view.ts) == 0:
         return view
     sync_names = _name_mask(rt, lambda n: n in SYNC_ON_DEVICE)

@@ -7,7 +7,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from profiler.analysis.gpu_breakdown import merge_intervals
+from profiler.analysis.gpu_breakdown import covered_upto, merge_intervals
 from profiler.nputil import auto_bin_count, distinct, percentile
 
 from profiler.schema import (
@@ -70,16 +70,6 @@ DTYPE_PRECISION = {
 
 def _us(ns) -> float:
     return float(ns) / 1000.0
-
-
-def covered_upto(s: np.ndarray, e: np.ndarray, xs: np.ndarray) -> np.ndarray:
-    """Busy time of merged, sorted intervals [s, e) before each x (all x at once, any order)."""
-    if not len(s):
-        return np.zeros(len(xs))
-    cum = np.concatenate([[0], np.cumsum(e - s)])
-    k = np.searchsorted(s, xs, side="right")  # intervals starting at or before x
-    over = np.where(k > 0, np.maximum(e[np.maximum(k - 1, 0)] - xs, 0), 0)  # the part of the last one after x
-    return cum[k] - over
 
 
 def coverage_per_bin(s: np.ndarray, e: np.ndarray, edges: np.ndarray) -> np.ndarray:
@@ -375,3 +365,11 @@ def gpu_timeline(rt: RankTrace) -> dict:
         s, e = merge_intervals(ts[m], end[m])
         out[str(d)] = _timeline(s, e, t0, t1)
     return out
+
+
+COMPILED = re.compile(r"^(?:CompiledFunction|Torch-Compiled Region|triton_)")
+
+
+def compiled(rt: RankTrace) -> bool:
+    """Whether the trace shows torch.compile at work (its regions, operators or Triton kernels)."""
+    return any(COMPILED.match(n) for n in rt.names)

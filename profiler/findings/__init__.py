@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from profiler.records import Finding
+
 SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2}
 
 
-def findings(analysis: dict[str, Any]) -> list[dict[str, Any]]:
+def findings(analysis: dict[str, Any]) -> list[Finding]:
     """Every rule's findings, most severe first."""
     from profiler.findings.rules import RULES
 

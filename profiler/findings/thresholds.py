@@ -1,9 +1,10 @@
 """Every threshold of the findings, in one place (documented in profiler/README.md, "Findings")."""
 
-# input_bound: share of step time spent waiting for input (DataLoader operators, or outside Forward/Backward/
-# Optimizer when the script annotates all three)
+# input_bound: share of the step cycle spent in the DataLoader (our hook or Kineto's DataLoader operators, between
+# steps and inside them), and at least this much per step: below ~1 ms a worker's hand-off costs about as much as it saves
 INPUT_WAIT_SHARE = 0.10
 INPUT_WAIT_SHARE_HIGH = 0.25
+INPUT_WAIT_MIN_US = 1000.0
 # low_gpu_utilization: GPU idle share of the GPU span (HTA temporal breakdown) or of sampled NVML utilisation
 GPU_IDLE_SHARE = 0.30
 GPU_IDLE_SHARE_HIGH = 0.60
@@ -12,19 +13,36 @@ GPU_SAMPLED_UTIL_LOW = 50.0  # percent
 LAUNCH_MIN_KERNELS = 500
 LAUNCH_SHORT_SHARE = 0.5  # share of kernels shorter than metrics.SHORT_KERNEL_US
 LAUNCH_GPU_IDLE_SHARE = 0.10
+LAUNCH_WAIT_SHARE = 0.5  # of the GPU's idle gaps, HTA's host wait + kernel wait (not synchronisation, other streams)
+LAUNCH_MAX_QUEUE = 2.0  # mean kernels queued at a launch: more, and the host is ahead of the GPU, not behind it
 # low_overlap: communication not hidden behind compute
 OVERLAP_MIN_COMM_SHARE = 0.05  # communication time as a share of the GPU span
 OVERLAP_EXPOSED_SHARE = 0.50  # share of communication time with no compute running
 # pipeline_bubble: pipeline_parallel_degree > 1 and the stages idle this much
 PIPELINE_IDLE_SHARE = 0.20
 PIPELINE_MICROBATCHES_PER_STAGE = 4  # the fix asks for at least this many microbatches per stage
-# straggler_rank: one rank's mean step time this much above the median of the ranks, or its GPU idle share
-# this many points above theirs
+# straggler_rank: one rank's mean step cycle this much above the median of the others (ranks that do not wait for
+# each other); or, when a collective equalises the cycles, its own work (input + Forward) this share of the cycle
+# above the others' while they wait longer in Backward; or its GPU idle share this many points above theirs
 STRAGGLER_STEP_RATIO = 1.20
+STRAGGLER_OWN_WORK_SHARE = 0.15
+STRAGGLER_OWN_WORK_SHARE_HIGH = 0.30
+STRAGGLER_WAIT_SHARE = 0.5  # of the straggler's excess: how much longer the others' Backward must be
 STRAGGLER_IDLE_POINTS = 20.0
-# step_outlier: steps this many times the median step (the first step is warm-up and not judged)
+# step_outlier: steps this many times the median of their neighbours (STEP_OUTLIER_WINDOW steps around them; warm-up
+# and profiler-slowed steps left out), judged by the time they lose: a share of the judged time, lower when the slow
+# steps come back with a period (checkpoints, evaluation, logging)
 STEP_OUTLIER_RATIO = 1.5
 STEP_OUTLIER_MIN_STEPS = 5
-# memory_growth: memory used grows this much from the first to the last quarter of the run
-MEMORY_GROWTH_POINTS = 10.0  # percent of the device / host
-MEMORY_GROWTH_BYTES_SHARE = 0.10  # of the first quarter's bytes used
+STEP_OUTLIER_WINDOW = 21
+STEP_OUTLIER_LOST_SHARE = 0.10
+STEP_OUTLIER_LOST_SHARE_PERIODIC = 0.03
+STEP_OUTLIER_LOST_SHARE_HIGH = 0.20
+STEP_OUTLIER_MIN_LOST_US = 100_000.0  # under 0.1 s lost in all, no change is worth making
+STEP_OUTLIER_PERIOD_MIN_REPEATS = 3
+# memory_growth: the process's own memory (RSS, CUDA allocated/reserved) or a device's (NVML) grows this much from
+# the first to the last quarter of the run, rising in most samples
+MEMORY_GROWTH_SHARE = 0.10  # of the first quarter's bytes
+MEMORY_GROWTH_MIN_BYTES = 64 * 2**20
+MEMORY_GROWTH_SHARE_HIGH = 0.50
+MEMORY_RISING_SHARE = 0.7

@@ -61,6 +61,7 @@ def dashboard_data(profile: S.Profile, analysis: dict | None = None, title: str 
         "banner": None if has_gpu else CPU_ONLY_BANNER,
         "figures": analysis.get("figures", []),
         "findings": analysis.get("findings", []),
+        "ranks_compared": analysis.get("ranks_compared"),
         "sections": sections,
     }
 

@@ -86,7 +86,9 @@ class TimelineModel:
     corr: np.ndarray  # int32 correlation id or -1
     fields: dict[str, np.ndarray]  # extra per-event columns shown in the selection panel (-1 = none)
     counters: list[Counter]
-    steps: list[dict[str, Any]]  # {"name": "ProfilerStep#3" or "step_3", "number": 3, "start": us, "end": us}
+    # {"name": "ProfilerStep#3" or "step_3", "number": 3, "start": us, "end": us}; with several ranks "start"/"end"
+    # span the step on every rank and "ranks" lists [{"rank", "start", "end"}]
+    steps: list[dict[str, Any]]
 
     def __len__(self) -> int:
         return len(self.track)
@@ -136,10 +138,16 @@ def build_timeline(profile: S.Profile) -> TimelineModel:
     cats: dict[str, int] = {}
     parts: dict[str, list[np.ndarray]] = {k: [] for k in ("track", "ts", "dur", "name", "cat", "corr", "ext", "bytes", "rank_row")}
     offsets = []  # (rank, global offset) to map per-rank rows to global rows for links
-    steps: list[dict[str, Any]] = []
     total = 0
+    memory: list[tuple[int, S.RankTrace]] = []  # each rank's memory samples: counter tracks, not slices
+    steps_of_rank: dict[int, list[dict[str, Any]]] = {}
     for r in sorted(profile.ranks):
         rank = profile.ranks[r]
+        samples = rank.mask_cat(S.CAT_MEMORY_SAMPLE)
+        if samples.any():
+            memory.append((r, rank))
+            rank = S.RankTrace(meta=rank.meta, columns={k: v[~samples] for k, v in rank.columns.items()},
+                               names=rank.names, cats=rank.cats, dtypes=rank.dtypes)
         n = len(rank)
         if n == 0:
             continue
@@ -221,10 +229,10 @@ def build_timeline(profile: S.Profile) -> TimelineModel:
         parts["rank_row"].append(np.full(n, r, dtype=np.int32))
         offsets.append((total, corr, gpu_mask, hostside & (corr >= 0)))
         total += n
-        if not steps:
-            steps = _steps(rank, t0)
+        steps_of_rank[r] = _steps(rank, t0)
 
-    counters = _counter_tracks(profile, b, t0)
+    steps = _steps_side_by_side(steps_of_rank)
+    counters = _counter_tracks(profile, b, t0) + [c for r, rank in memory for c in _memory_tracks(r, rank, b, t0)]
     _order_tree(b)
     cat_list = list(cats)
     if total == 0:
@@ -324,6 +332,24 @@ def _steps(rank: S.RankTrace, t0: int) -> list[dict[str, Any]]:
     return out
 
 
+def _steps_side_by_side(steps_of_rank: dict[int, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The first rank's steps; with several ranks, each step spans the same step on every rank (so going to it shows
+    them side by side) and lists each rank's own window under "ranks"."""
+    ranks = [r for r in sorted(steps_of_rank) if steps_of_rank[r]]
+    if not ranks:
+        return []
+    steps = [dict(s) for s in steps_of_rank[ranks[0]]]
+    if len(ranks) < 2:
+        return steps
+    by_name = {r: {s["name"]: s for s in steps_of_rank[r]} for r in ranks}
+    for step in steps:
+        windows = [{"rank": r, "start": by_name[r][step["name"]]["start"], "end": by_name[r][step["name"]]["end"]}
+                   for r in ranks if step["name"] in by_name[r]]
+        step["ranks"] = windows
+        step["start"], step["end"] = min(w["start"] for w in windows), max(w["end"] for w in windows)
+    return steps
+
+
 def _counter_tracks(profile: S.Profile, b: _Builder, t0: int) -> list[Counter]:
     if profile.counters is None or profile.counters.num_rows == 0:
         return []
@@ -361,6 +387,20 @@ def _counter_tracks(profile: S.Profile, b: _Builder, t0: int) -> list[Counter]:
                 unit, vmax = " B", float(values[rows_a].max() or 1.0)
         tid = b.track(parent, parents, label, kind="counter")
         out.append(Counter(tid, (ts[rows_a] - t0) / 1e3, values[rows_a], unit, vmax))
+    return out
+
+
+def _memory_tracks(r: int, rank: S.RankTrace, b: _Builder, t0: int) -> list[Counter]:
+    """The process's memory samples of one rank (RSS, CUDA allocated/reserved), in MiB, each scaled to its own peak."""
+    sel = rank.mask_cat(S.CAT_MEMORY_SAMPLE)
+    root = b.root(_host_of(rank))
+    out = []
+    for code in sorted(set(rank["name_id"][sel].tolist())):
+        rows = np.flatnonzero(sel & (rank["name_id"] == code))
+        mib = (rank["bytes"][rows] / 2**20).astype(np.float32)
+        label = f"rank {r} {rank.names[code].replace('_', ' ')}"
+        tid = b.track(root.child("CPU"), [root.label, "CPU"], label, kind="counter")
+        out.append(Counter(tid, (rank["ts_ns"][rows] - t0) / 1e3, mib, " MiB", round(float(mib.max() or 1.0), 1)))
     return out
 
 

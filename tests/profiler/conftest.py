@@ -19,8 +19,13 @@ def traces_dir() -> Path:
 
 
 @pytest.fixture(scope="session")
-def hta_reference() -> dict:
-    return json.loads(HTA_REFERENCE.read_text())["traces"]
+def hta_reference_doc() -> dict:
+    return json.loads(HTA_REFERENCE.read_text())
+
+
+@pytest.fixture(scope="session")
+def hta_reference(hta_reference_doc) -> dict:
+    return hta_reference_doc["traces"]
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,5 @@
-"""Our temporal breakdown, kernel-type sums and launch statistics agree with HTA 0.5 on every GPU trace."""
+"""Our temporal breakdown, kernel-type sums, launch statistics, idle-time breakdown and queue length agree with HTA 0.5
+on every GPU trace."""
 
 from __future__ import annotations
 
@@ -58,6 +59,39 @@ def test_rocm_launches_use_the_hip_spelling_of_the_same_definition(hta_reference
     assert ours["count"] == 12 and ours["mean_launch_delay_us"] > 0
 
 
+@pytest.mark.parametrize("name", GPU_TRACES)
+def test_idle_time_breakdown_equals_hta(name, hta_reference, analyses):
+    """Per stream: host wait, kernel wait and other idle time (get_idle_time_breakdown, consecutive_kernel_delay=30)."""
+    for rank, ref in hta_reference[name]["ranks"].items():
+        ours = analyses[name]["ranks"][rank]["idle_breakdown"]["streams"]
+        assert set(ours) == set(ref["idle_breakdown"]), (name, rank)
+        for stream, categories in ref["idle_breakdown"].items():
+            for category, value in categories.items():
+                assert ours[stream][category] == pytest.approx(value, abs=1e-6), (name, rank, stream, category)
+
+
+@pytest.mark.parametrize("name", GPU_TRACES)
+def test_comm_comp_overlap_equals_hta(name, hta_reference, analyses):
+    """The share of communication time with computation alongside (get_comm_comp_overlap); none without NCCL."""
+    for rank, ref in hta_reference[name]["ranks"].items():
+        ours = analyses[name]["ranks"][rank]["overlap"]
+        if ref["comp_comm_overlap_pctg"] is None:
+            assert ours is None, (name, rank)
+        else:
+            assert ours["comp_comm_overlap_pct"] == ref["comp_comm_overlap_pctg"], (name, rank)
+
+
+@pytest.mark.parametrize("name", GPU_TRACES)
+def test_queue_length_equals_hta(name, hta_reference, analyses):
+    """Per stream: the points of the queue-length series, their mean and max (get_queue_length_summary)."""
+    for rank, ref in hta_reference[name]["ranks"].items():
+        ours = analyses[name]["ranks"][rank]["launch"]["queue"]["streams"]
+        assert set(ours) == set(ref["queue"]), (name, rank)
+        for stream, summary in ref["queue"].items():
+            assert ours[stream]["count"] == summary["count"] and ours[stream]["max"] == summary["max"], (name, stream)
+            assert ours[stream]["mean"] == pytest.approx(summary["mean"], rel=1e-12), (name, stream)
+
+
 def test_two_ranks_loaded_as_a_folder_match_hta(hta_reference, tmp_path):
     from profiler.analysis import analyze
 
@@ -71,6 +105,9 @@ def test_two_ranks_loaded_as_a_folder_match_hta(hta_reference, tmp_path):
             assert close(result["ranks"][rank]["temporal"][key], value)
         for label, value in ref[rank]["kernel_types"].items():
             assert close(result["ranks"][rank]["kernel_types"][label], value)
+        assert result["ranks"][rank]["launch"]["queue"]["streams"] == {
+            stream: {"mean": pytest.approx(q["mean"], rel=1e-12), "max": q["max"], "count": q["count"]}
+            for stream, q in ref[rank]["queue"].items()}
 
 
 def test_fixture_records_how_it_was_made():

@@ -155,4 +155,7 @@ def test_hf_callback_annotates_the_trainer_job(profiled_jobs):
     assert {"step_N", "Forward", "Backward", "Optimizer"} <= names  # steps pooled, as the dashboard shows them
     assert next(a for a in rank["annotations"] if a["name"] == "step_N")["count"] == 3
     trace = load_profile(profiled_jobs["hf"]["path"]).ranks[0]
-    assert trace.cats == ["user_annotation"]  # defaults: annotations only, no operators
+    # defaults: annotations, the torch hooks' optimizer/DataLoader spans and memory samples; no operators
+    assert sorted(trace.cats) == ["memory_sample", "sagelaunch_hook", "user_annotation"]
+    loop = rank["loop"]  # the Trainer fetches each batch before the callback opens step_N: the wait is between steps
+    assert loop["source"] == "step annotations" and loop["input_source"] == "DataLoader hooks"

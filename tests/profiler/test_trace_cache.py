@@ -1,5 +1,5 @@
-"""The parsed form of a Kineto trace is cached beside it (or in the user's cache folder) and reused while the
-trace is unchanged; the analysis from the cache equals the analysis from the JSON."""
+"""The parsed form of a Kineto trace is cached in the user's cache folder (never beside the user's data) and reused
+while the trace is unchanged; the analysis from the cache equals the analysis from the JSON."""
 
 from __future__ import annotations
 
@@ -34,10 +34,11 @@ def _no_json(monkeypatch):
     monkeypatch.setattr(kineto_reader, "read_bytes", refuse)
 
 
-def test_second_read_comes_from_the_cache_beside_the_trace(trace, monkeypatch):
+def test_second_read_comes_from_the_user_cache_and_nothing_lands_beside_the_trace(trace, tmp_path, monkeypatch):
     first = analyze(trace)
-    cache = trace.with_name(f".{trace.name}.sagelaunch.npz")
-    assert cache.is_file() and trace_cache.cached(trace) == cache
+    cache = trace_cache.cached(trace)
+    assert cache is not None and cache.is_relative_to(tmp_path / "xdg" / "sagelaunch" / "traces")
+    assert sorted(p.name for p in trace.parent.iterdir()) == [trace.name]
     _no_json(monkeypatch)
     second = analyze(trace)
     assert second == first
@@ -70,22 +71,21 @@ def test_a_changed_trace_is_parsed_again(trace, tmp_path):
         del os.environ[trace_cache.CACHE_ENV]
 
 
-def test_unwritable_folder_falls_back_to_the_user_cache(trace, tmp_path, monkeypatch):
+def test_an_unwritable_user_cache_means_parsing_each_time(trace, tmp_path, monkeypatch):
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("")
-    # root may write anywhere, so make the folder beside the trace impossible rather than read-only
-    monkeypatch.setattr(trace_cache, "_beside", lambda p: blocker / f".{p.name}.sagelaunch.npz")
+    # root may write anywhere, so make the cache folder impossible rather than read-only
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
     first = analyze(trace)
-    hit = trace_cache.cached(trace)
-    assert hit is not None and hit.is_relative_to(tmp_path / "xdg" / "sagelaunch" / "traces")
-    _no_json(monkeypatch)
+    assert trace_cache.cached(trace) is None and sorted(p.name for p in trace.parent.iterdir()) == [trace.name]
+    monkeypatch.delenv(trace_cache.CACHE_ENV, raising=False)
     assert analyze(trace) == first
 
 
 def test_switched_off_and_small_traces_leave_no_cache(trace, tmp_path, monkeypatch):
     monkeypatch.setenv(trace_cache.CACHE_ENV, "0")
     analyze(trace)
-    assert trace_cache.cached(trace) is None and not list(trace.parent.glob(".*.npz"))
+    assert trace_cache.cached(trace) is None and not list((tmp_path / "xdg").rglob("*.npz"))
     monkeypatch.delenv(trace_cache.CACHE_ENV)
     small = tmp_path / SMALL
     shutil.copy(TRACES / SMALL, small)

@@ -68,12 +68,27 @@
     return html + "</section>";
   };
 
+  Dashboard.prototype._ranksHtml = function () {
+    // the ranks side by side, the largest value of each column marked (the straggler's phase, the waiters' Backward)
+    const c = this.data.ranks_compared;
+    if (!c) return "";
+    let html = '<section class="db-card db-wide" id="db-ranks"><h3>Ranks side by side (per step)</h3><table class="db-figs db-ranks"><tr><th>rank</th>' +
+      c.columns.map((col) => "<th>" + esc(col.label + " (" + col.unit + ")") + "</th>").join("") + "</tr>";
+    for (const row of c.rows) {
+      html += '<tr data-rank="' + esc(row.rank) + '"><td>' + esc(row.rank) + "</td>" + c.columns.map((col) => {
+        const top = c.largest[col.key] === row.rank;
+        return '<td class="db-fig' + (top ? ' db-largest" title="the largest of the ranks' : "") + '" data-key="' + esc(col.key) + '">' + (row[col.key] == null ? "" : esc(row[col.key].toLocaleString())) + "</td>";
+      }).join("") + "</tr>";
+    }
+    return html + "</table></section>";
+  };
+
   Dashboard.prototype._dom = function () {
     const s = this.data.sections, banner = this.data.banner;
     let html = '<div class="db-controls"><label>k (kernels shown): <input id="db-k" type="number" min="1" max="500" value="15"></label></div>';
     if (banner) html += '<div class="db-banner" id="db-banner">' + esc(banner) + "</div>";
     if (this.data.warnings && this.data.warnings.length) html += '<div class="db-warnings">' + this.data.warnings.map(esc).join("<br>") + "</div>";
-    html += '<div class="db-grid">' + this._findingsHtml() + this._figuresHtml();
+    html += '<div class="db-grid">' + this._findingsHtml() + this._ranksHtml() + this._figuresHtml();
     for (const [id, title, key, gpuOnly] of CHARTS) {
       const sec = s[key];
       if (banner && gpuOnly && sec.missing) continue; // the banner says it once

@@ -18,11 +18,14 @@
     return new T(bytes.buffer);
   }
 
-  function fmtTime(us) {
-    const a = Math.abs(us);
-    if (a >= 1e6) return (us / 1e6).toFixed(3) + " s";
-    if (a >= 1e3) return (us / 1e3).toFixed(3) + " ms";
-    return us.toFixed(3) + " µs";
+  function fmtTime(us, res) {
+    // a time in the unit its size asks for, with as many decimals as the resolution `res` (µs) needs: a tick every
+    // 2 µs late in a trace reads "1.203006 s", not "1.203 s" again and again. Default: µs for times of a
+    // millisecond or more, ns below.
+    const a = Math.abs(us), unit = a >= 1e6 ? 1e6 : a >= 1e3 ? 1e3 : 1;
+    const r = res > 0 ? res : a >= 1e3 ? 1 : 1e-3;
+    const decimals = Math.min(9, Math.max(0, Math.ceil(-Math.log10(r / unit) - 1e-9)));
+    return (us / unit).toFixed(decimals) + (unit === 1e6 ? " s" : unit === 1e3 ? " ms" : " µs");
   }
 
   function Timeline(root, payload, opts) {
@@ -95,7 +98,8 @@
     this.root.innerHTML =
       '<div class="tl-bar"><span class="tl-stepnav"></span><span class="tl-search"></span>' +
       '<button class="tl-reset" title="Show everything (0)">Reset zoom</button>' +
-      '<span class="tl-help" title="drag: pan · wheel: zoom · shift+wheel: scroll · W/S zoom · A/D pan · click: select · Esc: clear">drag · wheel · W/A/S/D · click</span></div>' +
+      '<span class="tl-measure tl-muted">shift+drag to measure</span>' +
+      '<span class="tl-help" title="drag: pan · wheel: zoom · shift+wheel: scroll · W/S zoom · A/D pan · [ / ]: previous / next step · shift+drag: measure · click: select · Esc: clear">drag · wheel · W/A/S/D · [ ] · click</span></div>' +
       '<div class="tl-main"><canvas class="tl-canvas" tabindex="0"></canvas>' +
       '<aside class="tl-panel"><nav class="tl-tabs"><button data-tab="sel" class="active">Selection</button><button data-tab="ann">Annotations</button>' +
       '<button data-tab="legend">Legend</button></nav><div class="tl-tab tl-sel" data-tab="sel">Click an event.</div>' +
@@ -180,6 +184,7 @@
     if (this._drawStepBand) this._drawStepBand(scale);
     if (this._drawMatches) this._drawMatches(scale);
     this._drawSelection();
+    if (this._drawMeasure) this._drawMeasure(scale);
     // gutter: one background, group rows, row borders, labels
     ctx.fillStyle = "#fafafa"; ctx.fillRect(0, RULER_H, GUTTER, H - RULER_H);
     ctx.fillStyle = "#f2f4f7";
@@ -316,9 +321,9 @@
     for (let t = Math.ceil(v.t0 / step) * step; t <= v.t1; t += step) {
       const x = GUTTER + (t - v.t0) * scale;
       ctx.beginPath(); ctx.moveTo(x, RULER_H - 6); ctx.lineTo(x, RULER_H); ctx.stroke();
-      ctx.fillText(fmtTime(t), x + 2, 8);
+      ctx.fillText(fmtTime(t, step), x + 2, 8);
     }
-    ctx.fillText("view " + fmtTime(spanUs), 6, 11);
+    ctx.fillText("view " + fmtTime(spanUs, step), 6, 11);
   };
 
   Timeline.util = { lowerBound: lowerBound, fmtTime: fmtTime, GUTTER: GUTTER, LANE_H: LANE_H, MAX_LANES: MAX_LANES, RULER_H: RULER_H };

@@ -125,13 +125,18 @@
   Timeline.prototype._bind = function () {
     const c = this.canvas;
     let drag = null;
-    c.addEventListener("mousedown", (e) => { drag = { x: e.offsetX, y: e.offsetY, t0: this.view.t0, t1: this.view.t1, sy: this.scrollY, moved: false }; c.focus(); });
+    c.addEventListener("mousedown", (e) => {
+      drag = { x: e.offsetX, y: e.offsetY, t0: this.view.t0, t1: this.view.t1, sy: this.scrollY, moved: false, measure: e.shiftKey && e.offsetX >= GUTTER };
+      if (drag.measure) { const t = this.snapTime(e.offsetX, e.offsetY); this.measure(t, t); }
+      c.focus();
+    });
     window.addEventListener("mouseup", (e) => {
-      if (drag && !drag.moved && e.target === c) this._click(drag.x, drag.y);
+      if (drag && !drag.moved && !drag.measure && e.target === c) this._click(drag.x, drag.y);
       drag = null;
     });
     c.addEventListener("mousemove", (e) => {
       if (!drag) return;
+      if (drag.measure) { this.measure(this.measured.t0, this.snapTime(e.offsetX, e.offsetY)); return; }
       const dx = e.offsetX - drag.x, dy = e.offsetY - drag.y;
       if (Math.abs(dx) + Math.abs(dy) > 3) drag.moved = true;
       if (!drag.moved) return;
@@ -154,7 +159,9 @@
       else if (k === "arrowdown") { this.scrollY = Math.min(Math.max(0, this.contentH - this.h), this.scrollY + 40); this.requestDraw(); }
       else if (k === "arrowup") { this.scrollY = Math.max(0, this.scrollY - 40); this.requestDraw(); }
       else if (k === "0") this.zoomTo(0, this.span);
-      else if (k === "escape") this.select(-1);
+      else if (k === "[" && this.stepBy) this.stepBy(-1);
+      else if (k === "]" && this.stepBy) this.stepBy(1);
+      else if (k === "escape") { this.select(-1); this.measure(null); }
       else return;
       e.preventDefault();
     });
@@ -170,6 +177,43 @@
       return;
     }
     this.select(hit.event != null ? hit.event : -1);
+  };
+
+  /* ---------- measure: shift + drag from one point to another; edges of the events under the pointer snap ---------- */
+  Timeline.prototype.snapTime = function (x, y) {
+    // the time under x, or the nearer edge of the event under the pointer when it lies within 6 px of it
+    const t = this.tOf(x), hit = this.hitTest(x, y), i = hit.event;
+    if (i == null || i < 0) return t;
+    const s = this.start[i], e = s + this.dur[i], px = (this.view.t1 - this.view.t0) / (this.w - GUTTER);
+    const edge = Math.abs(t - s) <= Math.abs(t - e) ? s : e;
+    return Math.abs(t - edge) <= 6 * px ? edge : t;
+  };
+
+  Timeline.prototype.measure = function (t0, t1) {
+    // the measured span (µs from the trace's start), shown as a band and read out in the bar; null clears it
+    this.measured = t0 == null ? null : { t0: Math.min(t0, t1), t1: Math.max(t0, t1) };
+    const el = this.root.querySelector(".tl-measure");
+    if (el) {
+      const m = this.measured;
+      el.textContent = m ? "Δ " + fmtTime(m.t1 - m.t0) + " (" + fmtTime(m.t0) + " → " + fmtTime(m.t1) + ")" : "shift+drag to measure";
+      el.classList.toggle("tl-muted", !m);
+    }
+    this.requestDraw();
+    return this.measured;
+  };
+
+  Timeline.prototype._drawMeasure = function (scale) {
+    const m = this.measured;
+    if (!m) return;
+    const v = this.view, ctx = this.ctx;
+    const x0 = GUTTER + (m.t0 - v.t0) * scale, x1 = GUTTER + (m.t1 - v.t0) * scale;
+    if (x1 < GUTTER || x0 > this.w) return;
+    const a = Math.max(GUTTER, x0), b = Math.min(this.w, x1);
+    ctx.fillStyle = "rgba(255,170,0,0.18)"; ctx.fillRect(a, 0, Math.max(1, b - a), this.h);
+    ctx.strokeStyle = "#e6a23c"; ctx.beginPath();
+    if (x0 >= GUTTER) { ctx.moveTo(x0 + 0.5, 0); ctx.lineTo(x0 + 0.5, this.h); }
+    if (x1 <= this.w) { ctx.moveTo(x1 + 0.5, 0); ctx.lineTo(x1 + 0.5, this.h); }
+    ctx.stroke();
   };
 
   /* helpers for tests and benchmarks: find events by name / category */

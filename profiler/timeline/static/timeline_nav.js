@@ -28,6 +28,7 @@
     el.innerHTML = '<button class="tl-step-prev" title="previous step ([)">◀</button>' +
       '<input class="tl-step-input" type="text" size="16" placeholder="step # or name" aria-label="go to step" list="tl-step-names">' +
       '<button class="tl-step-next" title="next step (])">▶</button>' +
+      '<button class="tl-step-slowest" title="go to the slowest step">slowest</button>' +
       '<input class="tl-step-slider" type="range" min="0" max="' + (n - 1) + '" value="0" aria-label="step">' +
       '<span class="tl-step-label">' + n.toLocaleString() + " steps</span>";
     if (n <= 2000) {  // a datalist helps with a few thousand names; beyond, the number box and slider do
@@ -38,6 +39,7 @@
     const input = el.querySelector(".tl-step-input"), slider = el.querySelector(".tl-step-slider");
     el.querySelector(".tl-step-prev").addEventListener("click", () => this.stepBy(-1));
     el.querySelector(".tl-step-next").addEventListener("click", () => this.stepBy(1));
+    el.querySelector(".tl-step-slowest").addEventListener("click", () => this.zoomToStep(this.slowestStep()));
     slider.addEventListener("input", () => this.zoomToStep(+slider.value));
     const go = () => { const i = this.findStep(input.value); if (i >= 0) this.zoomToStep(i); input.classList.toggle("tl-bad", i < 0 && input.value !== ""); };
     input.addEventListener("change", go);
@@ -53,6 +55,12 @@
     return i;
   };
 
+  Timeline.prototype.slowestStep = function () {
+    let best = -1, most = -Infinity;
+    this.steps.forEach((s, i) => { if (s.end - s.start > most) { most = s.end - s.start; best = i; } });
+    return best;
+  };
+
   Timeline.prototype.stepBy = function (d) {
     if (!this.steps.length) return;
     let i = this.currentStep;
@@ -65,8 +73,9 @@
     if (!el || !this.steps.length) return;
     el.querySelector(".tl-step-slider").value = i;
     el.querySelector(".tl-step-input").value = this.steps[i].name;
+    const s = this.steps[i];
     el.querySelector(".tl-step-label").textContent = (i + 1).toLocaleString() + " of " + this.steps.length.toLocaleString() +
-      " · " + fmtTime(this.steps[i].end - this.steps[i].start);
+      " · " + (s.ranks ? s.ranks.map((w) => "rank " + w.rank + " " + fmtTime(w.end - w.start)).join(", ") : fmtTime(s.end - s.start));
     this.root.dataset.step = this.steps[i].name;
   };
 

@@ -1,0 +1,186 @@
+"""The training loop of one rank: its steps, what each step's time went to, and the process's memory.
+
+Steps come from, in this order: step annotations (``step_N``, ``ProfilerStep#N``: the scripts', the Hugging Face
+callback's, torch.profiler's); else the ``optimizer.step`` spans of our torch hooks (profiler/torch_hooks.py) or
+Kineto's ``Optimizer.step#…`` operators, one step ending at each. A step's **cycle** runs from its start to the next
+step's start, so time spent between step annotations (fetching the next batch before the Hugging Face callback opens
+``step_N``, a checkpoint after the step) belongs to the step before it.
+
+Per cycle: input wait (the DataLoader's ``__next__`` — our hook's spans or Kineto's ``enumerate(DataLoader)#…`` —
+both inside the step annotation and between steps; Kineto's alone, under a duty cycle, over the steps that recorded
+operators: ``input_steps``, ``mean_us.input_cycle``), and the time inside Forward/Backward/Optimizer annotations
+(the Optimizer phase also from the ``optimizer.step`` hook). The first cycles until the loop settles (``warmup_steps``:
+first-step compilation and allocation, the profiler's own start-up; at least 2, at most a tenth of the run) and the steps slowed by the profiler (operators recorded,
+our writer converting a window) are left out of the ``judged`` figures the findings read.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from profiler.analysis.gpu_breakdown import covered_upto, merge_intervals
+from profiler.analysis.metrics import DATALOADER, STEP_NAME
+from profiler.nputil import percentile
+from profiler.schema import (
+    CAT_CPU_OP,
+    CAT_HOOK,
+    CAT_MEMORY_SAMPLE,
+    CAT_USER_ANNOTATION,
+    HOOK_DATALOADER_NEXT,
+    HOOK_OPTIMIZER_STEP,
+    RankTrace,
+)
+
+PHASES = ("forward", "backward", "optimizer")
+MEMORY_POINTS = 300  # per series in the JSON
+
+
+WARMUP_SETTLED_STEPS = 5  # the loop has settled when this many cycles in a row stay within 1.5x the median
+WARMUP_MAX_SHARE = 0.10  # ... or at the latest after this share of the steps
+
+
+def warmup_steps(cycles: np.ndarray) -> int:
+    """Cycles left out at the start (first-step compilation and allocation, the profiler's own start-up): at least
+    two; more while the loop has not settled, up to a tenth of the run (a slow step later is judged, not hidden)."""
+    n = len(cycles)
+    limit = max(2, int(WARMUP_MAX_SHARE * n))
+    calm = cycles <= 1.5 * percentile(cycles, 50) if n else np.zeros(0, dtype=bool)
+    settled = next((i for i in range(max(0, n - WARMUP_SETTLED_STEPS + 1))
+                    if calm[i:i + WARMUP_SETTLED_STEPS].all()), limit)
+    return max(2, min(settled, limit))
+
+
+def _names_matching(rt: RankTrace, test) -> np.ndarray:
+    return np.array([bool(test(n)) for n in rt.names] or [False], dtype=bool)
+
+
+def _boundaries(rt: RankTrace):
+    """(source, step numbers, starts, ends, cycle ends) in ns, sorted, or None when no step is found."""
+    ts, end, nid = rt["ts_ns"], rt["ts_ns"] + rt["dur_ns"], rt["name_id"]
+    is_step = _names_matching(rt, STEP_NAME.match)
+    rows = np.flatnonzero(rt.mask_cat(CAT_USER_ANNOTATION) & is_step[nid]) if len(rt) else []
+    if len(rows):
+        rows = rows[np.argsort(ts[rows], kind="stable")]
+        starts, ends = ts[rows], end[rows]
+        numbers = np.array([int(STEP_NAME.match(rt.names[i]).group(1)) for i in nid[rows].tolist()])
+        cycle_ends = np.append(starts[1:], ends[-1])
+        return "step annotations", numbers, starts, ends, np.maximum(cycle_ends, ends)
+    hook = _names_matching(rt, lambda n: n == HOOK_OPTIMIZER_STEP)
+    opt = rt.mask_cat(CAT_HOOK) & hook[nid]
+    source = "optimizer.step hooks"
+    if not opt.any():
+        opt = rt.mask_cat(CAT_CPU_OP) & _names_matching(rt, lambda n: n.startswith("Optimizer.step#"))[nid]
+        source = "Optimizer.step operators"
+    rows = np.flatnonzero(opt)
+    if len(rows) < 2:
+        return None
+    ends = np.sort(end[rows])
+    # one step ends at each optimizer step; the first has no known start and is left out
+    return source, np.arange(2, len(ends) + 1), ends[:-1], ends[1:], ends[1:]
+
+
+def _coverage(rt: RankTrace, mask: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Time (ns) the union of the masked events covers inside each [lo, hi)."""
+    rows = np.flatnonzero(mask)
+    if not len(rows) or not len(lo):
+        return np.zeros(len(lo))
+    ref = int(lo.min())
+    s, e = merge_intervals((rt["ts_ns"][rows] - ref).astype(np.float64),
+                           (rt["ts_ns"][rows] + rt["dur_ns"][rows] - ref).astype(np.float64))
+    return covered_upto(s, e, (hi - ref).astype(np.float64)) - covered_upto(s, e, (lo - ref).astype(np.float64))
+
+
+def _with_operators(rt: RankTrace, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Which steps a duty cycle recorded framework operators in (all False when operators cover the whole trace)."""
+    if not rt.meta.cpu_ops_sampled:
+        return np.zeros(len(starts), dtype=bool)
+    op_ts = rt["ts_ns"][rt.mask_cat(CAT_CPU_OP)]
+    return np.searchsorted(op_ts, ends, side="right") > np.searchsorted(op_ts, starts, side="left")
+
+
+def _slowed_by_profiler(rt: RankTrace, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    out = _with_operators(rt, starts, ends)  # Kineto recorded these steps' operators
+    if rt.meta.profiler_busy_ns:  # our writer thread converted a window meanwhile
+        busy = np.array(rt.meta.profiler_busy_ns, dtype=np.int64).reshape(-1, 2)
+        i = np.searchsorted(busy[:, 0], ends, side="left") - 1
+        out |= (i >= 0) & (busy[np.maximum(i, 0), 1] > starts)
+    return out
+
+
+def _us(a) -> list[float]:
+    return [round(float(x) / 1e3, 3) for x in a]
+
+
+def loop(rt: RankTrace) -> dict | None:
+    """The rank's steps and their cycles (None when no step is found: no step annotation, no optimizer step)."""
+    found = _boundaries(rt)
+    if found is None:
+        return None
+    source, numbers, starts, ends, cycle_ends = found
+    nid = rt["name_id"]
+    lower = [n.lower() for n in rt.names] or [""]
+    ann = rt.mask_cat(CAT_USER_ANNOTATION)
+    phase_masks = {p: ann & np.array([p in n for n in lower], dtype=bool)[nid] for p in PHASES}
+    phase_masks["optimizer"] |= rt.mask_cat(CAT_HOOK) & _names_matching(rt, lambda n: n == HOOK_OPTIMIZER_STEP)[nid]
+    hook_input = rt.mask_cat(CAT_HOOK) & _names_matching(rt, lambda n: n == HOOK_DATALOADER_NEXT)[nid]
+    op_input = rt.mask_cat(CAT_CPU_OP, CAT_USER_ANNOTATION) & _names_matching(rt, DATALOADER.search)[nid]
+    input_mask = hook_input | op_input
+    input_inside = _coverage(rt, input_mask, starts, ends)
+    input_between = _coverage(rt, input_mask, ends, cycle_ends)
+    cycles = (cycle_ends - starts).astype(np.float64)
+    phase = {p: _coverage(rt, m, starts, cycle_ends) for p, m in phase_masks.items()}
+    warmup = warmup_steps(cycles)
+    judged = np.ones(len(starts), dtype=bool)
+    judged[:warmup] = False
+    slowed = _slowed_by_profiler(rt, starts, ends)
+    judged &= ~slowed
+    phases_seen = [p for p in PHASES if phase_masks[p].any()]
+
+    def mean(a, over=judged) -> float:
+        return round(float(a[over].mean()) / 1e3, 3) if over.any() else 0.0
+
+    # DataLoader operators recorded by a duty cycle exist in the recorded steps only: the input is measured there
+    input_over = judged
+    if rt.meta.cpu_ops_sampled and op_input.any() and not hook_input.any():
+        input_over = _with_operators(rt, starts, ends)
+
+    t0 = int(starts[0])
+    return {
+        "source": source,
+        "count": int(len(starts)),
+        "judged": int(judged.sum()),
+        "warmup_steps": warmup,
+        "slowed_by_profiler": int(slowed.sum()),
+        "input_source": ("DataLoader hooks" if hook_input.any() else "DataLoader operators" if op_input.any() else None),
+        "phases": phases_seen,
+        "step": numbers.tolist(),
+        "start_us": _us(starts - t0),
+        "cycle_us": _us(cycles),
+        "annotated_us": _us(ends - starts),
+        "input_us": _us(input_inside + input_between),
+        "judged_mask": judged.tolist(),
+        "input_steps": int(input_over.sum()),
+        "mean_us": {"cycle": mean(cycles), "input": mean(input_inside + input_between, input_over),
+                    "input_cycle": mean(cycles, input_over),
+                    "input_between_steps": mean(input_between, input_over),
+                    "input_inside_steps": mean(input_inside, input_over),
+                    **{p: mean(phase[p]) for p in phases_seen}},
+        "total_judged_us": round(float(cycles[judged].sum()) / 1e3, 3),
+    }
+
+
+def memory(rt: RankTrace) -> dict:
+    """The process's memory samples by name (process_rss, cuda_allocated, cuda_reserved): seconds from the first
+    sample, bytes; at most MEMORY_POINTS per series."""
+    sel = rt.mask_cat(CAT_MEMORY_SAMPLE)
+    if not sel.any():
+        return {}
+    ts, nbytes, nid = rt["ts_ns"][sel], rt["bytes"][sel], rt["name_id"][sel]
+    t0 = int(ts.min())
+    out = {}
+    for code in sorted(set(nid.tolist())):
+        m = nid == code
+        stride = max(1, int(np.ceil(m.sum() / MEMORY_POINTS)))
+        out[rt.names[code]] = {"t_s": [round((int(x) - t0) / 1e9, 4) for x in ts[m][::stride]],
+                               "bytes": [int(x) for x in nbytes[m][::stride]], "samples": int(m.sum())}
+    return out

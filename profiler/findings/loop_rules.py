@@ -1,0 +1,268 @@
+"""The training loop's rules: input wait, slow steps, straggling ranks, memory growth. They read the ``loop`` and
+``memory`` sections of each rank (profiler/analysis/loop.py): steps found with or without annotations, their cycles
+(start to next start), the DataLoader's time in them and the process's own memory.
+
+What they cannot see (documented rather than guessed):
+- input_bound: input fetched without a DataLoader (indexing tensors by hand, a generator) is not told apart from
+  compute; nor is a DataLoader whose workers keep up but whose batches are large to copy (that shows as Forward).
+- straggler_rank: a compute straggler hidden inside an unannotated step (no Forward annotation, no operators) looks
+  like the others' wait; ranks are compared only when each has steps.
+- step_outlier: slow steps spread without a period and losing < 10% of the time are left alone (a busy machine's
+  noise looks the same).
+- memory_growth: host-wide memory (other processes) is not judged; memory that grows then plateaus within the
+  last quarter still reads as growth.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from profiler.figures import ms
+from profiler.nputil import percentile
+from profiler.findings import thresholds as T
+from profiler.findings.common import Finding, finding, median, ranks_of
+from profiler.findings.common import idle_share as _idle_share
+
+
+def _judged(loop: dict, key: str) -> np.ndarray:
+    return np.asarray(loop[key], dtype=np.float64)[np.asarray(loop["judged_mask"], dtype=bool)]
+
+
+def input_bound(a: dict) -> list[Finding]:
+    out = []
+    for rank, r in ranks_of(a):
+        loop = r.get("loop")
+        if not loop or not loop.get("input_source") or not loop["judged"]:
+            continue
+        m = loop["mean_us"]
+        share = m["input"] / m["input_cycle"] if m["input_cycle"] else 0.0
+        if share < T.INPUT_WAIT_SHARE or m["input"] < T.INPUT_WAIT_MIN_US:
+            continue
+        between = m["input_between_steps"] >= m["input_inside_steps"]
+        where = ("between steps (the batch is fetched before the step annotation opens)" if between and
+                 loop["source"] == "step annotations" else "between optimizer steps" if between else "inside the steps")
+        out.append(finding(
+            "input_bound", "high" if share >= T.INPUT_WAIT_SHARE_HIGH else "medium",
+            f"Steps wait for input data: the DataLoader takes {100 * share:.0f}% of each step "
+            f"({ms(m['input'])} of {ms(m['input_cycle'])}), {where.split(' (')[0]}.",
+            {"steps": loop["input_steps"], "step_cycle_ms": round(m["input_cycle"] / 1e3, 3),
+             "input_wait_ms_per_step": round(m["input"] / 1e3, 3), "input_wait_share": round(share, 3),
+             "between_steps_ms": round(m["input_between_steps"] / 1e3, 3),
+             "inside_steps_ms": round(m["input_inside_steps"] / 1e3, 3), "measured_by": loop["input_source"],
+             "steps_from": loop["source"],
+             **({"steps_measured": f"{loop['input_steps']} of {loop['count']} steps (those with framework operators "
+                                   "recorded)"} if loop["input_steps"] != loop["judged"] else {})},
+            f"The DataLoader's __next__ costs {ms(m['input'])} a step, {where}: load batches in parallel with "
+            "DataLoader(num_workers=4, pin_memory=True, persistent_workers=True, prefetch_factor=4) — with the Hugging "
+            "Face Trainer, TrainingArguments(dataloader_num_workers=4, dataloader_persistent_workers=True); move "
+            "decoding/tokenisation out of Dataset.__getitem__ (pre-process once).",
+            rank))
+    return out
+
+
+def _rolling_median(x: np.ndarray, window: int) -> np.ndarray:
+    """The median of each value's neighbours (`window` steps centred on it; fewer at the ends, never repeated ones).
+    Sorted windows rather than np.nanmedian, which imports numpy.ma (~10 ms of every analyze)."""
+    half = window // 2
+    padded = np.pad(x.astype(np.float64), half, constant_values=np.nan)
+    windows = np.sort(np.lib.stride_tricks.sliding_window_view(padded, 2 * half + 1), axis=1)  # NaNs sort last
+    k = (~np.isnan(windows)).sum(axis=1)
+    rows = np.arange(len(windows))
+    return (windows[rows, (k - 1) // 2] + windows[rows, k // 2]) / 2
+
+
+def _periodic(numbers: np.ndarray, slow: np.ndarray, excess: np.ndarray) -> tuple[int, np.ndarray] | None:
+    """(period, which steps) when slow steps recur every p steps: ≥ STEP_OUTLIER_PERIOD_MIN_REPEATS of them, most steps
+    at that period slow, each losing more than the slow steps between them (noise) ever do. Periods are tried from the
+    differences between the slowest steps."""
+    order = np.argsort(-excess)[:6]
+    top = numbers[order][excess[order] > 0]
+    best = None
+    for p in sorted({abs(int(a) - int(b)) for a in top for b in top if abs(int(a) - int(b)) >= 2}):
+        for offset in sorted({int(n) % p for n in top}):
+            members = numbers % p == offset
+            hits = members & slow
+            if hits.sum() < T.STEP_OUTLIER_PERIOD_MIN_REPEATS or hits.sum() < 0.75 * members.sum():
+                continue
+            rest = slow & ~members
+            if rest.any() and excess[hits].min() <= excess[rest].max():
+                continue  # the "period" does not stand out from the other slow steps
+            if best is None or excess[hits].sum() > excess[best[1]].sum():
+                best = (p, hits)
+    return best
+
+
+def step_outlier(a: dict) -> list[Finding]:
+    out = []
+    for rank, r in ranks_of(a):
+        loop = r.get("loop")
+        if not loop or loop["judged"] < T.STEP_OUTLIER_MIN_STEPS:
+            continue
+        cycles, numbers = _judged(loop, "cycle_us"), _judged(loop, "step").astype(int)
+        ref = _rolling_median(cycles, T.STEP_OUTLIER_WINDOW)  # slow against its neighbours: a drift is not an outlier
+        slow = cycles >= T.STEP_OUTLIER_RATIO * ref
+        if not slow.any():
+            continue
+        excess = np.where(slow, cycles - ref, 0.0)
+        total = float(cycles.sum())
+        found = _periodic(numbers, slow, excess)
+        period, big = found if found else (None, slow)
+        lost = float(excess[big].sum())
+        share = lost / total if total else 0.0
+        if lost < T.STEP_OUTLIER_MIN_LOST_US or share < (T.STEP_OUTLIER_LOST_SHARE_PERIODIC if period else
+                                                         T.STEP_OUTLIER_LOST_SHARE):
+            continue
+        worst = int(np.argmax(np.where(big, excess, -1.0)))
+        big_excess = float(excess[big].mean())
+        evidence: dict[str, Any] = {
+            "steps": int(len(cycles)), "slow_steps": int(big.sum()), "time_lost_ms": round(lost / 1e3, 3),
+            "time_lost_share": round(share, 3), "median_step_ms": round(percentile(cycles, 50) / 1e3, 3),
+            "slowest_step": int(numbers[worst]), "slowest_step_ms": round(float(cycles[worst]) / 1e3, 3),
+            "slow_step_numbers": ", ".join(str(n) for n in numbers[big][:10].tolist()),
+            "left_out_warmup_steps": loop["warmup_steps"]}
+        if loop.get("slowed_by_profiler"):
+            evidence["left_out_steps_slowed_by_the_profiler"] = loop["slowed_by_profiler"]
+        if period:
+            evidence["period_steps"] = period
+            summary = (f"Every {period} steps, +{ms(big_excess)}: {int(big.sum())} slow steps lose {ms(lost)} "
+                       f"({100 * share:.0f}% of the time) — checkpointing, evaluation or logging?")
+            fix = (f"Something runs every {period} steps (steps {evidence['slow_step_numbers']}): if it is a checkpoint, "
+                   f"save less often or asynchronously (TrainingArguments(save_steps=…) above {period}, "
+                   "torch.distributed.checkpoint.async_save); evaluation: raise eval_steps; logging: raise "
+                   "logging_steps and avoid .item()/synchronisation in it. Open the timeline at step "
+                   f"{evidence['slowest_step']}.")
+        else:
+            summary = (f"{int(big.sum())} of {len(cycles)} steps take ≥{T.STEP_OUTLIER_RATIO}× their neighbours and "
+                       f"lose {ms(lost)} ({100 * share:.0f}% of the time); the slowest, step {evidence['slowest_step']}, "
+                       f"takes {ms(float(cycles[worst]))}.")
+            fix = (f"Open the timeline at step {evidence['slowest_step']} to see what runs there; irregular slow steps "
+                   "are usually garbage collection (gc.freeze() after setup), DataLoader workers restarting at epoch "
+                   "starts (persistent_workers=True) or other processes on the host.")
+        out.append(finding("step_outlier", "high" if share >= T.STEP_OUTLIER_LOST_SHARE_HIGH else "medium",
+                           summary, evidence, fix, rank))
+    return out
+
+
+def straggler_rank(a: dict) -> list[Finding]:
+    loops = {rank: r["loop"] for rank, r in ranks_of(a) if r.get("loop") and r["loop"]["judged"]}
+    out: list[Finding] = []
+    if len(loops) >= 2:
+        cycles = {rank: lp["mean_us"]["cycle"] for rank, lp in loops.items()}
+        for rank, lp in loops.items():
+            others = [v for k, v in cycles.items() if k != rank]
+            m = median(others)
+            if m and cycles[rank] >= T.STRAGGLER_STEP_RATIO * m:
+                out.append(finding(
+                    "straggler_rank", "high",
+                    f"Rank {rank} is slower than the others: its steps take {ms(cycles[rank])} against a median of "
+                    f"{ms(m)} ({cycles[rank] / m:.2f}×).",
+                    {"rank_step_ms": round(cycles[rank] / 1e3, 3), "median_other_ranks_step_ms": round(m / 1e3, 3),
+                     "ratio": round(cycles[rank] / m, 3), "ranks": len(cycles)},
+                    "Give every rank the same work: shard the dataset evenly (DistributedSampler(drop_last=True)), "
+                    "group samples by length (TrainingArguments(group_by_length=True)), and check the slow rank's host.",
+                    rank))
+        if not out:
+            out = _synchronised_straggler(loops)
+    seen = {f["rank"] for f in out}
+    idles = {rank: s for rank, r in ranks_of(a) if (s := _idle_share(r)) is not None}
+    for rank, idle in idles.items():
+        others = [v for k, v in idles.items() if k != rank]
+        if others and 100 * (idle - median(others)) >= T.STRAGGLER_IDLE_POINTS and rank not in seen:
+            out.append(finding(
+                "straggler_rank", "medium",
+                f"Rank {rank}'s GPU is idle {100 * idle:.0f}% of its span against a median of {100 * median(others):.0f}% "
+                "on the other ranks.",
+                {"rank_gpu_idle_share": round(idle, 3), "median_other_ranks_idle_share": round(median(others), 3)},
+                "Balance the ranks' work: DistributedSampler(drop_last=True), group_by_length=True, and the same "
+                "DataLoader num_workers on every host; look at this rank's timeline for waits.", rank))
+    return out
+
+
+def _synchronised_straggler(loops: dict[str, dict]) -> list[Finding]:
+    """Ranks that wait for each other at a collective have equal cycles: the straggler is the rank whose own work
+    (input + Forward) is longer, while the others wait longer inside Backward (where DDP's all-reduce waits)."""
+    def own(lp):
+        return lp["mean_us"]["input"] + lp["mean_us"].get("forward", 0.0)
+
+    out = []
+    for rank, lp in loops.items():
+        others = {k: v for k, v in loops.items() if k != rank}
+        excess = own(lp) - median([own(v) for v in others.values()])
+        cycle = lp["mean_us"]["cycle"]
+        if excess < T.STRAGGLER_OWN_WORK_SHARE * cycle:
+            continue
+        waits = None
+        if "backward" in lp["phases"] and all("backward" in v["phases"] for v in others.values()):
+            waits = median([v["mean_us"]["backward"] for v in others.values()]) - lp["mean_us"]["backward"]
+            if waits < T.STRAGGLER_WAIT_SHARE * excess:
+                continue  # the others do not wait for it: its longer work is not what holds them up
+        input_excess = lp["mean_us"]["input"] - median([v["mean_us"]["input"] for v in others.values()])
+        cause = "input" if input_excess >= 0.5 * excess else "Forward compute"
+        evidence = {"rank_own_work_ms": round(own(lp) / 1e3, 3), "excess_ms_per_step": round(excess / 1e3, 3),
+                    "step_cycle_ms": round(cycle / 1e3, 3), "cause": cause, "ranks": len(loops)}
+        if waits is not None:
+            evidence["others_wait_longer_in_backward_ms"] = round(waits / 1e3, 3)
+        fix = ("Its DataLoader is slower than the other ranks': give it the same DataLoader(num_workers=…) and check "
+               "its host's CPU and storage (other processes, a slower disk or network mount)." if cause == "input" else
+               "Its Forward does more work than the other ranks': balance the batches (DistributedSampler(drop_last="
+               "True), TrainingArguments(group_by_length=True) for variable lengths) and check its host and device.")
+        out.append(finding(
+            "straggler_rank", "high" if excess >= T.STRAGGLER_OWN_WORK_SHARE_HIGH * cycle else "medium",
+            f"Rank {rank} holds the others up: its {cause} takes {ms(excess)} more per step than theirs "
+            f"({100 * excess / cycle:.0f}% of a {ms(cycle)} step), and the others wait for it at the all-reduce.",
+            evidence, fix, rank))
+    return out
+
+
+def _quarters(values: list[float]) -> tuple[float, float] | None:
+    n = len(values)
+    if n < 8:
+        return None
+    q = n // 4
+    return sum(values[:q]) / q, sum(values[-q:]) / q
+
+
+def _grew(values: list[float]) -> tuple[float, float] | None:
+    """(first, last quarter's mean) when the series grows as a leak does, else None."""
+    q = _quarters(values)
+    if q is None:
+        return None
+    first, last = q
+    rising = sum(b >= a_ for a_, b in zip(values, values[1:])) >= T.MEMORY_RISING_SHARE * (len(values) - 1)
+    grew = last - first >= max(T.MEMORY_GROWTH_SHARE * max(first, 1.0), T.MEMORY_GROWTH_MIN_BYTES)
+    return q if grew and rising else None
+
+
+MEMORY_WHAT = {"process_rss": "resident memory (RSS)", "cuda_allocated": "CUDA memory allocated",
+               "cuda_reserved": "CUDA memory reserved by the caching allocator"}
+
+
+def memory_growth(a: dict) -> list[Finding]:
+    out = []
+    series = [(rank, None, name, s["bytes"]) for rank, r in ranks_of(a) for name, s in (r.get("memory") or {}).items()]
+    for host, h in (a.get("hosts") or {}).items():  # NVML's device memory, when no process sample says more
+        for index, s in (((h.get("metrics") or {}).get("gpu_mem_used") or {}).get("series") or {}).items():
+            series.append((None, host, f"GPU {index} memory used", s["value"]))
+    for rank, host, name, values in series:
+        q = _grew(values)
+        if q is None:
+            continue
+        first, last = q
+        growth = (last - first) / max(first, 1.0)
+        what = MEMORY_WHAT.get(name, name)
+        where = f"rank {rank}" if rank is not None else host
+        out.append(finding(
+            "memory_growth", "high" if growth >= T.MEMORY_GROWTH_SHARE_HIGH or last - first >= 2**30 else "medium",
+            f"The process's {what} on {where} keeps growing: {first / 2**20:,.0f} → {last / 2**20:,.0f} MiB "
+            f"(+{100 * growth:.0f}%, first to last quarter of the run)." if rank is not None else
+            f"{what} on {host} keeps growing: {first / 2**30:.2f} → {last / 2**30:.2f} GiB (first to last quarter).",
+            {"series": name, "first_quarter_mib": round(first / 2**20, 1), "last_quarter_mib": round(last / 2**20, 1),
+             "growth_share": round(growth, 3), "samples": len(values), **({"host": host} if host else {})},
+            "Something is kept from step to step: accumulate losses as loss.item() or loss.detach() (a tensor with "
+            "grad keeps its whole graph), do not append outputs to lists, call optimizer.zero_grad(set_to_none=True); "
+            + ("check torch.cuda.memory_allocated() per step (CUDA allocations leak)." if "cuda" in name else
+               "with DataLoader workers copying Python lists, keep datasets in numpy/Arrow arrays."),
+            rank))
+    return out

@@ -16,7 +16,7 @@ import boto3
 import numpy as np
 import pytest
 
-from tests.fixtures.sdk_v2 import ROOT
+from tests.fixtures.sdk_v2 import ROOT, assume_notebook_role
 from tests.parity_v2.test_notebooks import NOTEBOOKS
 
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -86,14 +86,7 @@ def test_the_mnist_flow_trains_deploys_its_model_and_predicts_locally(tmp_path, 
     for name, body in {**_idx_files("train", 64, rng), **_idx_files("t10k", 16, rng)}.items():
         s3.put_object(Bucket=PUBLIC_BUCKET, Key=f"datasets/image/MNIST/{name}", Body=body)
     monkeypatch.chdir(workdir)
-    iam, sts = boto3.client("iam"), boto3.client("sts")
-    iam.create_role(RoleName="MnistNotebookRole", Path="/service-role/", AssumeRolePolicyDocument="{}")
-    credentials = sts.assume_role(RoleArn="arn:aws:iam::123456789012:role/service-role/MnistNotebookRole",
-                                  RoleSessionName="notebook")["Credentials"]
-    for variable, key in (("AWS_ACCESS_KEY_ID", "AccessKeyId"), ("AWS_SECRET_ACCESS_KEY", "SecretAccessKey"),
-                          ("AWS_SESSION_TOKEN", "SessionToken")):
-        monkeypatch.setenv(variable, credentials[key])
-    monkeypatch.setattr(boto3, "DEFAULT_SESSION", None)
+    assume_notebook_role(monkeypatch, "MnistNotebookRole")
 
     namespace: dict = {"__name__": "__notebook__", "PUBLIC_BUCKET": PUBLIC_BUCKET}
     for cell in CELLS:

@@ -11,6 +11,7 @@ endpoint is listed by `sagelaunch endpoints list`.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
@@ -69,6 +70,16 @@ _RUNNING: dict[str, "LocalEndpoint"] = {}  # this process's started endpoints, b
 
 def running_endpoint(name: str) -> "LocalEndpoint | None":
     return _RUNNING.get(name)
+
+
+@atexit.register
+def _stop_running_endpoints() -> None:
+    """A local endpoint lives no longer than the process that started it: the AWS examples' local-mode clean-up
+    removes a Docker container (`docker container rm`), which never reaches our server process, and nothing
+    else could find it from a fresh shell."""
+    for endpoint in list(_RUNNING.values()):
+        if not endpoint.detach:  # a detached endpoint outlives its owner on purpose (`sagelaunch endpoints stop`)
+            endpoint.stop()
 
 
 class LocalEndpoint:

@@ -9,10 +9,9 @@ import shutil
 import sys
 import tarfile
 
-import boto3
 import pytest
 
-from tests.fixtures.sdk_v2 import ROOT
+from tests.fixtures.sdk_v2 import ROOT, assume_notebook_role
 from tests.parity_v2.test_notebooks import NOTEBOOKS, notebook_cells
 
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -29,14 +28,7 @@ def test_the_notebook_trains_deploys_and_predicts_locally(tmp_path, monkeypatch,
         info.size = 2
         tar.addfile(info, io.BytesIO(b"{}"))
     monkeypatch.chdir(workdir)
-    iam, sts = boto3.client("iam"), boto3.client("sts")
-    iam.create_role(RoleName="LocalNotebookRole", Path="/service-role/", AssumeRolePolicyDocument="{}")
-    credentials = sts.assume_role(RoleArn="arn:aws:iam::123456789012:role/service-role/LocalNotebookRole",
-                                  RoleSessionName="notebook")["Credentials"]
-    for variable, key in (("AWS_ACCESS_KEY_ID", "AccessKeyId"), ("AWS_SECRET_ACCESS_KEY", "SecretAccessKey"),
-                          ("AWS_SESSION_TOKEN", "SessionToken")):
-        monkeypatch.setenv(variable, credentials[key])
-    monkeypatch.setattr(boto3, "DEFAULT_SESSION", None)
+    assume_notebook_role(monkeypatch, "LocalNotebookRole")
 
     namespace: dict = {"__name__": "__notebook__"}
     for cell in notebook_cells(NOTEBOOKS / "pytorch_train_deploy.ipynb"):

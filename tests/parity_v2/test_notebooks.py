@@ -14,6 +14,7 @@ import json
 import shutil
 import tarfile
 
+import boto3
 import pytest
 
 from tests.fixtures.sdk_v2 import ROOT, requests, without_documented_differences
@@ -74,3 +75,14 @@ def test_every_request_is_v2s(side):
                 assert our_call == v2_call, (name, operation)
         assert requests(ours, "CreateTrainingJob"), name
     assert requests(side.ours["pytorch_train_deploy"], "InvokeEndpoint")  # a notebook really predicts
+
+
+def test_a_model_archive_that_cannot_unpack_is_reported_as_itself_on_every_attempt(sagemaker_endpoints, sagemaker_env):
+    """A notebook that deploys a model file which is no archive (the TF getting-started notebook's download, here
+    a stand-in) must see the unpack error on each retry of InvokeEndpoint, not a leftover-folder error."""
+    s3 = boto3.client("s3")
+    s3.create_bucket(Bucket="not-an-archive", CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
+    s3.put_object(Bucket="not-an-archive", Key="model.tar.gz", Body=b"not a tar")
+    for _attempt in range(2):
+        with pytest.raises(tarfile.ReadError):
+            sagemaker_endpoints.handler_for("123456789012", "s3://not-an-archive/model.tar.gz")

@@ -7,6 +7,7 @@ uploaded with boto3), or `<job folder>/artifacts/` when the spec has no output_p
 from __future__ import annotations
 
 import shutil
+import sys
 import tarfile
 from pathlib import Path
 from urllib.parse import unquote, urlparse
@@ -34,13 +35,21 @@ def join(prefix: str, *parts: str) -> str:
 
 
 def _merged_files(folders: list[Path]) -> dict[str, Path]:
-    """archive name → file; earlier folders win (algo-1's model is the model)."""
+    """archive name → file; earlier folders win (algo-1's model is the model). A link is stored as the content of
+    the file it points to when that file is inside the same folder (our unpacker, like a model server, takes no
+    links); a link out of the folder is left out, named on stderr (the supervisor's log): nothing outside ships."""
     files: dict[str, Path] = {}
     for folder in reversed(folders):
         if folder.is_dir():
+            root = folder.resolve()
             for path in sorted(folder.rglob("*")):
-                if path.is_file():
-                    files[path.relative_to(folder).as_posix()] = path
+                if not path.is_file():
+                    continue
+                target = path.resolve()
+                if not target.is_relative_to(root):
+                    print(f"left out of the archive: {path} links outside {folder}", file=sys.stderr)
+                    continue
+                files[path.relative_to(folder).as_posix()] = target
     return files
 
 

@@ -215,3 +215,20 @@ def test_attach_then_deploy_refuses_a_tampered_model_of_a_real_job(tmp_path, cha
         PyTorch.attach(est.latest_training_job.name).deploy(1, "local")
     _no_escape_in(tmp_path)
     assert list(scratch.iterdir()) == []
+
+
+def test_a_jobs_model_archive_stores_links_as_content_and_leaves_links_out_behind(tmp_path, capfd):
+    from launcher.local.artifacts import _merged_files, _write_tar
+
+    model, outside = tmp_path / "model", tmp_path / "home"
+    model.mkdir(), outside.mkdir()
+    (model / "weights.bin").write_bytes(b"weights")
+    (model / "alias.bin").symlink_to("weights.bin")  # a link inside the model folder
+    (outside / "credentials").write_text("secret")
+    (model / "creds").symlink_to(outside / "credentials")  # a link out of it
+    archive = _write_tar(_merged_files([model]), tmp_path / "model.tar.gz")
+    with tarfile.open(archive) as tar:
+        assert {m.name: m.isfile() for m in tar.getmembers()} == {"alias.bin": True, "weights.bin": True}
+    assert "creds links outside" in capfd.readouterr().err
+    unpacked = unpack(archive, tmp_path / "unpacked")  # our own unpacker takes what a job wrote
+    assert (unpacked / "alias.bin").read_bytes() == b"weights"

@@ -180,12 +180,17 @@ class Session:
         return self.sagemaker_client.describe_endpoint_config(EndpointConfigName=endpoint_config_name)
 
     def delete_endpoint(self, endpoint_name: str) -> None:
-        """Delete the endpoint; a local one (instance_type="local") is stopped."""
+        """Delete the endpoint; a local one (instance_type="local") is stopped, a detached one from another process
+        too (it is in `sagelaunch endpoints list`)."""
+        from launcher.deploy import endpoint_registry
         from launcher.deploy.local_endpoint import running_endpoint
 
         local = running_endpoint(endpoint_name)
         if local is not None:
             return local.stop()
+        if endpoint_registry.find(endpoint_name) is not None:
+            endpoint_registry.stop(endpoint_name)
+            return None
         self.sagemaker_client.delete_endpoint(EndpointName=endpoint_name)
 
     def delete_endpoint_config(self, endpoint_config_name: str) -> None:

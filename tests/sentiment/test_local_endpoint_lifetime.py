@@ -159,3 +159,17 @@ def test_the_server_refuses_a_model_folder_that_does_not_exist(tmp_path):
     with pytest.raises(SystemExit) as exited:
         main(["--model-dir", str(tmp_path / "gone"), "--port", "0"])
     assert exited.value.code == 1
+
+
+def test_session_delete_endpoint_stops_a_detached_endpoint_of_another_process(home):
+    from estimators import Session
+
+    owner, started = start_owner("by-session", "exit", env={"SAGELAUNCH_DETACH_ENDPOINTS": "1"})
+    try:
+        assert owner.wait(timeout=DEADLINE_S) == 0 and ping(started["url"]) == 200
+        Session().delete_endpoint("by-session")  # v2's call, as a notebook's clean-up cell makes it
+        wait_gone(started["pid"], started["workdir"])
+        assert endpoint_registry.live_endpoints() == []
+    finally:
+        if endpoint_registry.find("by-session"):
+            endpoint_registry.stop("by-session")

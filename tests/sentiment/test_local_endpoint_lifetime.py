@@ -162,12 +162,14 @@ def test_the_server_refuses_a_model_folder_that_does_not_exist(tmp_path):
 
 
 def test_session_delete_endpoint_stops_a_detached_endpoint_of_another_process(home):
+    import boto3
+
     from estimators import Session
 
     owner, started = start_owner("by-session", "exit", env={"SAGELAUNCH_DETACH_ENDPOINTS": "1"})
     try:
         assert owner.wait(timeout=DEADLINE_S) == 0 and ping(started["url"]) == 200
-        Session().delete_endpoint("by-session")  # v2's call, as a notebook's clean-up cell makes it
+        Session(boto3.Session(region_name="us-east-1")).delete_endpoint("by-session")  # v2's call, as a notebook's clean-up cell makes it
         wait_gone(started["pid"], started["workdir"])
         assert endpoint_registry.live_endpoints() == []
     finally:

@@ -255,8 +255,6 @@ async def serve(args: argparse.Namespace, limits: ServerLimits) -> None:
 
     module, name = HANDLERS[args.framework]
     handler_class = getattr(importlib.import_module(module), name)
-    if not Path(args.model_dir).is_dir():
-        raise ValueError("no such folder; pass the folder (or unpacked model.tar.gz) the training job saved")
     service = InferenceService(handler_class(args.model_dir, args.program), limits, args.workdir)
     sockets = bind_sockets(args.port, address=args.host, backlog=BACKLOG)
     service.listen_on(args.host, sockets[0].getsockname()[1])
@@ -300,6 +298,8 @@ def main(argv: list[str] | None = None) -> None:
     limits = ServerLimits(args.max_body_bytes, args.header_timeout, args.body_timeout,
                           max_connections=connections_this_process_can_hold(args.max_connections))
     try:
+        if not Path(args.model_dir).is_dir():
+            raise ValueError("no such folder; pass the folder (or unpacked model.tar.gz) the training job saved")
         asyncio.run(serve(args, limits))
     except ValueError as exc:  # the model folder or its handler is unusable: one line for the endpoint log
         print(f"error: model folder {args.model_dir}: {exc}", file=sys.stderr, flush=True)

@@ -5,6 +5,7 @@ hyperparameters scaled down to a 2-layer, 64-wide GPT-2."""
 from __future__ import annotations
 
 import json
+import shutil
 import random
 import re
 from pathlib import Path
@@ -43,13 +44,23 @@ def write_data(root: Path, rows: int = 32) -> dict[str, str]:
     return channels
 
 
+def example_code(tmp_path: Path) -> Path:
+    """The vendored example, less its requirements.txt: local jobs install that file as SageMaker's toolkit does, and
+    it pins transformers==4.21.0 and names sagemaker, smdebug, … — downloads this offline machine cannot make (the
+    job's Python already has transformers). The scripts themselves are copied unchanged."""
+    code = tmp_path / "example_code"
+    if not code.is_dir():
+        shutil.copytree(EXAMPLE, code, ignore=shutil.ignore_patterns("requirements.txt", "*.ipynb"))
+    return code
+
+
 def run_example(tmp_path: Path, processes: int, parameters: dict, hyperparameters: dict | None = None,
                 mpi_options: str = "", data: dict[str, str] | None = None, name: str = "run"):
     """Launch train_gpt_simple.py; return (the job's describe() record, its log lines)."""
     hp = {**NOTEBOOK_HYPERPARAMETERS, **(hyperparameters or {})}
     hp.setdefault("checkpoint-dir", str(tmp_path / "checkpoints"))
     estimator = PyTorch(
-        entry_point="train_gpt_simple.py", source_dir=str(EXAMPLE), framework_version="2.0.0", py_version="py310",
+        entry_point="train_gpt_simple.py", source_dir=str(example_code(tmp_path)), framework_version="2.0.0", py_version="py310",
         instance_type="local", output_path=str(tmp_path / name), hyperparameters=hp,
         distribution={"smdistributed": {"modelparallel": {"enabled": True, "parameters": parameters}},
                       "mpi": {"enabled": True, "processes_per_host": processes, "custom_mpi_options": mpi_options}},

@@ -189,7 +189,7 @@ def test_sharded_data_parallel_checkpoint_resumes_exactly(world2):
         res = rank["resume_gpt2_sdp2"]
         assert "error" not in res, res.get("traceback")
         assert res["first"] == res["second"] and res["params_equal"]
-        assert {"model_0_0_0.pt", "model_0_0_1.pt", "optimizer_states_0_0_0.pt", "optimizer_states_0_0_1.pt"} <= \
+        assert {"model_0_0_0.pt", "model_0_0_1.pt", "optimizer_0_0_0.pt", "optimizer_0_0_1.pt"} <= \
             set(res["files"]), res["files"]
         assert res["save_load"]["partial_params_equal"] and res["save_load"]["next_step_equal"]
         assert "sharded_data_parallel_degree: saved 2, now 1" in res["other_layout_error"]  # shards: same layout only

@@ -79,7 +79,8 @@ def test_record_cpu_ops_captures_operators_and_the_default_does_not(runs):
     result = analyze(runs / "cpu_ops")["ranks"]["0"]
     assert result["cpu"]["active_us"] > 0 and result["temporal"] is None  # no GPU here
     annotations_only = load_profile(runs / "default" / "algo-1").ranks[0]
-    assert annotations_only.cats == ["user_annotation"]
+    # the default: annotations and the torch hooks' steps/DataLoader/memory samples, never an operator
+    assert set(annotations_only.cats) == {"user_annotation", "sagelaunch_hook", "memory_sample"}
 
 
 def test_outside_a_sagelaunch_job_local_rank_0_samples_utilisation_itself(runs):

@@ -9,9 +9,7 @@ installed in the job's Python is never shadowed: the job log says which one the 
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -39,25 +37,20 @@ JOB_MODULES: tuple[JobModule, ...] = (
 
 
 def _installed(python: str, modules: list[str]) -> set[str]:
-    """Which of `modules` the job's Python can import without our folders (the user's PYTHONPATH included)."""
+    """Which of `modules` the job's Python can import without our folders (the user's PYTHONPATH included). Asked of
+    a fresh process: what this client process has on its path or imported says nothing about the job's."""
     if not modules:
         return set()
-    if Path(python).resolve() == Path(sys.executable).resolve():
-        found = set()
-        for module in modules:
-            try:
-                if importlib.util.find_spec(module) is not None:
-                    found.add(module)
-            except (ImportError, ValueError):  # a parent package exists but not the module
-                pass
-        return found
     probe = ("import importlib.util, sys\n"
-             "for m in sys.argv[1:]:\n"
+             "for m in sys.argv[2:]:\n"
              "    try:\n"
-             "        print(m) if importlib.util.find_spec(m) else None\n"
-             "    except (ImportError, ValueError):\n"
-             "        pass\n")
-    out = subprocess.run([python, "-c", probe, *modules], capture_output=True, text=True, timeout=120)
+             "        s = importlib.util.find_spec(m)\n"
+             "    except (ImportError, ValueError):  # a parent package exists but not the module\n"
+             "        continue\n"
+             "    if s is not None and not (s.origin or '').startswith(sys.argv[1]):  # our stand-in is not it\n"
+             "        print(m)\n")
+    out = subprocess.run([python, "-c", probe, str(JOB_MODULES_ROOT.resolve()), *modules], capture_output=True,
+                         text=True, timeout=120)
     return set(out.stdout.split())
 
 

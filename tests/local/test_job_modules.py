@@ -48,7 +48,7 @@ def test_a_real_installed_library_is_never_shadowed(tmp_path, monkeypatch):
     (real / "__init__.py").write_text("")
     (tmp_path / "smprof").mkdir()  # SageMaker Profiler's package, as the current DLCs install it
     (tmp_path / "smprof" / "__init__.py").write_text("")
-    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))  # the user's environment, which the job inherits
     paths, notes = job_module_paths(MP_JOB, sys.executable)
     assert paths == [str(JOB_MODULES_ROOT / "smppy")]
     assert notes == ["smdistributed.modelparallel: the installed library", PROFILER_NOTES[0],

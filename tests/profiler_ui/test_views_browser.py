@@ -224,7 +224,8 @@ def test_ui_lists_the_given_profile_so_it_can_be_opened_again(page, profile_home
         page.wait_for_function("document.body.dataset.state === 'empty'")
         page.click("#nav-jobs")
         row = page.locator(f'#jobs-table tr[data-job="{given.name}"][data-source="path"]')
-        assert row.count() == 1 and row.locator("button.load").is_visible()
+        row.locator("button.load").wait_for(state="visible", timeout=30_000)  # the list renders after the switch
+        assert row.count() == 1
         assert page.locator('#jobs-table tr[data-job="profui-resnet-v100"]').count() == 1  # the jobs are listed too
         page.fill("#search-name", "mi250")  # the search finds it like any job
         page.wait_for_function("document.getElementById('jobs-table').dataset.count === '1'")

@@ -6,16 +6,13 @@ from __future__ import annotations
 import pytest
 
 from tests.modelparallel import cases
-from tests.modelparallel.launch import start_cases
+from tests.modelparallel.launch import launched_worlds
 
 
 @pytest.fixture(scope="session")
 def _launches(tmp_path_factory):
-    launches = {2: start_cases(cases.WORLD2, 2, tmp_path_factory.mktemp("mp_world2")),
-                4: start_cases(cases.WORLD4, 4, tmp_path_factory.mktemp("mp_world4"))}
-    yield launches
-    for wait in launches.values():
-        wait.stop()
+    with launched_worlds(tmp_path_factory, "mp_world", {2: cases.WORLD2, 4: cases.WORLD4}) as launches:
+        yield launches
 
 
 @pytest.fixture(scope="session")

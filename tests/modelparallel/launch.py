@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -51,3 +52,16 @@ def start_cases(cases: list[dict], world: int, out_dir: Path, timeout: float = 2
 
 def run_cases(cases: list[dict], world: int, out_dir: Path, timeout: float = 240, worker: Path = WORKER) -> list[dict]:
     return start_cases(cases, world, out_dir, timeout, worker)()
+
+
+@contextlib.contextmanager
+def launched_worlds(tmp_path_factory, prefix: str, worlds: dict[int, list[dict]], **options):
+    """One torchrun launch per world size, all started together (their ranks wait on each other's collectives);
+    yields {size: wait} and stops every launch at the end."""
+    waits = {size: start_cases(world_cases, size, tmp_path_factory.mktemp(f"{prefix}{size}"), **options)
+             for size, world_cases in worlds.items()}
+    try:
+        yield waits
+    finally:
+        for wait in waits.values():
+            wait.stop()

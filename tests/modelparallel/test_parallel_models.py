@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.modelparallel.launch import start_cases
+from tests.modelparallel.launch import launched_worlds
 from tests.modelparallel.models import BUILDERS
 from tests.modelparallel.test_equivalence import _check_case
 
@@ -88,11 +88,8 @@ SHARDS = {
 
 @pytest.fixture(scope="module")
 def launches(tmp_path_factory):
-    waits = {2: start_cases(WORLD2, 2, tmp_path_factory.mktemp("parallel_world2"), timeout=400),
-             4: start_cases(WORLD4, 4, tmp_path_factory.mktemp("parallel_world4"), timeout=400)}
-    yield waits
-    for wait in waits.values():
-        wait.stop()
+    with launched_worlds(tmp_path_factory, "parallel_world", {2: WORLD2, 4: WORLD4}, timeout=400) as waits:
+        yield waits
 
 
 @pytest.fixture(scope="module")

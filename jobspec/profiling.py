@@ -6,12 +6,9 @@ the profiler inside the job reads it. SageMaker sends every ProfilingParameters 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from jobspec.contract import DEFAULT_CPU_PROFILING_DURATION_S, DEFAULT_FILE_ROTATION_S
-
-if TYPE_CHECKING:
-    from jobspec.spec import ProfilerSettings
 
 
 
@@ -34,12 +31,13 @@ def profiling_parameters(cpu_profiling_duration: int = DEFAULT_CPU_PROFILING_DUR
     return {CPU_PROFILING_DURATION: str(cpu_profiling_duration), FILE_ROTATION: str(file_rotation_interval)}
 
 
-def profiler_config_file(settings: "ProfilerSettings") -> dict[str, Any]:
-    """The content of profilerconfig.json for a job with these settings."""
+def profiler_config_file(profiler_config: dict[str, Any]) -> dict[str, Any]:
+    """profilerconfig.json from a request's ProfilerConfig, as the container gets it. ProfilingParameters that were
+    not sent (monitoring only: v2 sends none) are the defaults, which our profiler captures with in every form."""
     return {
-        "ProfilingIntervalInMilliseconds": settings.system_monitor_interval_millis,
-        "ProfilingParameters": profiling_parameters(settings.cpu_profiling_duration, settings.file_rotation_interval),
-        "DisableProfiler": bool(settings.disable_profiler),
+        "ProfilingIntervalInMilliseconds": profiler_config.get("ProfilingIntervalInMilliseconds"),
+        "ProfilingParameters": {**profiling_parameters(), **(profiler_config.get("ProfilingParameters") or {})},
+        "DisableProfiler": bool(profiler_config.get("DisableProfiler")),
     }
 
 

@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jobspec.contract import (PROFILER_CONFIG_FILE, PROFILER_OUTPUT_SUBDIR, SAGELAUNCH_PROFILER_CONFIG,
-                              SM_HP_MP_PARAMETERS, SM_PROFILER_OUTPUT_DIR)
+                              SM_PROFILER_OUTPUT_DIR)
 from jobspec.profiling import profiler_config_file
 from launcher.safe_write import write_private_text
 
 if TYPE_CHECKING:
-    from jobspec.spec import TrainingJobSpec
+    from launcher.local.local_job import LocalJob
 
 # Hyperparameters the toolkit keeps for itself (params.SAGEMAKER_HYPERPARAMETERS); other
 # `sagemaker_*` keys become SM_FRAMEWORK_PARAMS.
@@ -134,22 +134,6 @@ def decode_hyperparameters(encoded: dict[str, str]) -> dict[str, Any]:
     return decoded
 
 
-def job_hyperparameters(spec: "TrainingJobSpec", submit_directory: str) -> dict[str, str]:
-    """The full hyperparameters.json of a job: the user's, distribution's and the sagemaker_* ones."""
-    values: dict[str, Any] = dict(spec.hyperparameters)
-    values.update(spec.distribution_hyperparameters)
-    if spec.mp_parameters is not None and "mp_parameters" not in values:
-        values["mp_parameters"] = spec.mp_parameters
-    values.update(
-        sagemaker_program=spec.entry_point,
-        sagemaker_submit_directory=submit_directory,
-        sagemaker_container_log_level=spec.container_log_level,
-        sagemaker_job_name=spec.job_name,
-        sagemaker_region=spec.region,
-    )
-    return encode_hyperparameters(values)
-
-
 def split_hyperparameters(all_hps: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     """(user hyperparameters, sagemaker_* reserved ones, additional framework parameters)."""
     reserved = {k: v for k, v in all_hps.items() if k in SAGEMAKER_HYPERPARAMETERS or k.startswith(SAGEMAKER_PREFIX)}
@@ -218,30 +202,33 @@ def resource_config(current_host: str, hosts: list[str], instance_type: str) -> 
     }
 
 
-def input_data_config(spec: "TrainingJobSpec") -> dict[str, dict[str, str]]:
+def input_data_config(job: "LocalJob") -> dict[str, dict[str, str]]:
+    """inputdataconfig.json, as SageMaker writes it from the request's InputDataConfig."""
     config = {}
-    for channel in spec.inputs:
+    for channel in job.channels:
+        source = channel["DataSource"].get("S3DataSource") or channel["DataSource"]["FileDataSource"]
         entry = {
-            "TrainingInputMode": channel.input_mode,
-            "S3DistributionType": channel.distribution,
-            "RecordWrapperType": "None",
+            "TrainingInputMode": channel.get("InputMode") or job.request["AlgorithmSpecification"]["TrainingInputMode"],
+            "S3DistributionType": source.get("S3DataDistributionType")
+                                  or source.get("FileDataDistributionType") or "FullyReplicated",
+            "RecordWrapperType": channel.get("RecordWrapperType", "None"),
         }
-        if channel.content_type:
-            entry["ContentType"] = channel.content_type
-        config[channel.name] = entry
+        if channel.get("ContentType"):
+            entry["ContentType"] = channel["ContentType"]
+        config[channel["ChannelName"]] = entry
     return config
 
 
-def write_config_files(layout: HostLayout, spec: "TrainingJobSpec", current_host: str, hosts: list[str],
+def write_config_files(layout: HostLayout, job: "LocalJob", current_host: str, hosts: list[str],
                        hyperparameters: dict[str, str]) -> None:
     """input/config/{hyperparameters,resourceconfig,inputdataconfig}.json (+ profilerconfig.json)."""
     files = {
         "hyperparameters.json": hyperparameters,
-        "resourceconfig.json": resource_config(current_host, hosts, spec.instance_type),
-        "inputdataconfig.json": input_data_config(spec),
+        "resourceconfig.json": resource_config(current_host, hosts, job.instance_type),
+        "inputdataconfig.json": input_data_config(job),
     }
-    if spec.profiler is not None:
-        files[PROFILER_CONFIG_FILE] = profiler_config_file(spec.profiler)
+    if job.profiler_config is not None:
+        files[PROFILER_CONFIG_FILE] = profiler_config_file(job.profiler_config)
     layout.config_dir.mkdir(parents=True, exist_ok=True)
     for name, content in files.items():
         write_private_text(layout.config_dir / name, json.dumps(content, indent=2, sort_keys=True))
@@ -256,35 +243,36 @@ def _env_value(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
 
 
-def training_env(layout: HostLayout, spec: "TrainingJobSpec", current_host: str, hosts: list[str],
+def training_env(layout: HostLayout, job: "LocalJob", current_host: str, hosts: list[str],
                  hyperparameters: dict[str, str], num_gpus: int, num_cpus: int) -> dict[str, Any]:
     """SM_TRAINING_ENV: everything the toolkit's Environment knows about this host."""
     user_hps, reserved, framework = split_hyperparameters(decode_hyperparameters(hyperparameters))
-    resources = resource_config(current_host, hosts, spec.instance_type)
-    entry_point = reserved.get("sagemaker_program", spec.entry_point)
-    group = {"instance_group_name": INSTANCE_GROUP, "instance_type": spec.instance_type, "hosts": list(hosts)}
+    resources = resource_config(current_host, hosts, job.instance_type)
+    entry_point = reserved["sagemaker_program"]
+    group = {"instance_group_name": INSTANCE_GROUP, "instance_type": job.instance_type, "hosts": list(hosts)}
+    distributed = job.facts.distributed
     return {
         "additional_framework_parameters": framework,
-        "channel_input_dirs": {c.name: str(layout.channel_dir(c.name)) for c in spec.inputs},
+        "channel_input_dirs": {c["ChannelName"]: str(layout.channel_dir(c["ChannelName"])) for c in job.channels},
         "current_host": current_host,
         "current_instance_group": INSTANCE_GROUP,
         "current_instance_group_hosts": list(hosts),
-        "current_instance_type": spec.instance_type,
-        "distribution_hosts": list(hosts) if spec.distribution else [],
-        "distribution_instance_groups": [INSTANCE_GROUP] if spec.distribution else [],
-        "framework_module": FRAMEWORK_MODULES[spec.framework],
+        "current_instance_type": job.instance_type,
+        "distribution_hosts": list(hosts) if distributed else [],
+        "distribution_instance_groups": [INSTANCE_GROUP] if distributed else [],
+        "framework_module": FRAMEWORK_MODULES[job.facts.framework],
         "hosts": list(hosts),
         "hyperparameters": user_hps,
         "input_config_dir": str(layout.config_dir),
-        "input_data_config": input_data_config(spec),
+        "input_data_config": input_data_config(job),
         "input_dir": str(layout.input_dir),
         "instance_groups": [INSTANCE_GROUP],
         "instance_groups_dict": {INSTANCE_GROUP: group},
         "is_hetero": False,
         "is_master": current_host == hosts[0],
-        "is_modelparallel_enabled": True if spec.mp_parameters is not None else None,
-        "job_name": spec.job_name,
-        "log_level": reserved.get("sagemaker_container_log_level", spec.container_log_level),
+        "is_modelparallel_enabled": True if "mp_parameters" in user_hps else None,
+        "job_name": reserved["sagemaker_job_name"],
+        "log_level": reserved["sagemaker_container_log_level"],
         "master_hostname": hosts[0],
         "model_dir": str(layout.model_dir),
         "module_dir": str(reserved.get("sagemaker_submit_directory", layout.code_dir)),
@@ -301,10 +289,10 @@ def training_env(layout: HostLayout, spec: "TrainingJobSpec", current_host: str,
     }
 
 
-def environment(layout: HostLayout, spec: "TrainingJobSpec", current_host: str, hosts: list[str],
+def environment(layout: HostLayout, job: "LocalJob", current_host: str, hosts: list[str],
                 hyperparameters: dict[str, str], num_gpus: int, num_cpus: int) -> dict[str, str]:
     """The SM_* variables of one host (the toolkit's Environment.to_env_vars) plus the local extras."""
-    env_info = training_env(layout, spec, current_host, hosts, hyperparameters, num_gpus, num_cpus)
+    env_info = training_env(layout, job, current_host, hosts, hyperparameters, num_gpus, num_cpus)
     user_hps = env_info["hyperparameters"]
     values: dict[str, Any] = {
         "hosts": env_info["hosts"],
@@ -343,16 +331,14 @@ def environment(layout: HostLayout, spec: "TrainingJobSpec", current_host: str, 
         values[f"channel_{name}"] = path
     for key, value in user_hps.items():
         values[f"hp_{key}"] = value
-    env = {f"SM_{str(key).upper()}": _env_value(value) for key, value in values.items()}
-    if spec.mp_parameters is not None:
-        env[SM_HP_MP_PARAMETERS] = _env_value(user_hps.get("mp_parameters", spec.mp_parameters))
+    env = {f"SM_{str(key).upper()}": _env_value(value) for key, value in values.items()}  # SM_HP_MP_PARAMETERS too
     env[SM_PROFILER_OUTPUT_DIR] = str(layout.profiler_dir)
-    if spec.profiler is not None:
+    if job.profiler_config is not None:
         env[SAGELAUNCH_PROFILER_CONFIG] = str(layout.profiler_config_file)
     # Outside /opt/ml the toolkit (and scripts that follow it) find the tree here.
     env["SAGEMAKER_BASE_DIR"] = str(layout.root)
-    env["TRAINING_JOB_NAME"] = spec.job_name
-    env["SAGEMAKER_REGION"] = spec.region
+    env["TRAINING_JOB_NAME"] = job.name
+    env["SAGEMAKER_REGION"] = job.facts.region
     return env
 
 

@@ -1,6 +1,6 @@
 """The local job registry: one SQLite database under $SAGELAUNCH_HOME (default ~/.sagelaunch).
 
-Each row holds one job's record in DescribeTrainingJob's shape (plus "JobDir"), so local and
+Each row holds one job's record in DescribeTrainingJob's shape (plus "JobDir"; launcher.local.record), so local and
 SageMaker jobs describe the same way. Several notebooks, the CLI and each job's supervisor
 write at once: the database runs in WAL mode and every read-modify-write is one
 `BEGIN IMMEDIATE` transaction, so writers queue instead of losing updates.
@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from jobspec.contract import TERMINAL_STATUSES
+from launcher.local.record import check_record
 from launcher.safe_write import private_file, private_folder
 
 # Fields holding times: stored as ISO strings, returned as aware datetimes (boto3's shape).
@@ -145,6 +146,7 @@ def check_new_name(name: str) -> None:
 
 def create(record: dict[str, Any]) -> None:
     """Add a new job; a name already in the registry is rejected."""
+    check_record(record)
     name = record["TrainingJobName"]
     with _connect() as conn, _path_named(db_path()):
         try:
@@ -201,6 +203,7 @@ def update(name: str, change: Callable[[dict[str, Any]], None] | None = None, **
             if change is not None:
                 change(record)
             record["LastModifiedTime"] = now()
+            check_record(record)
             conn.execute(
                 "UPDATE jobs SET record = ?, status = ? WHERE name = ?",
                 (_encode(record), record["TrainingJobStatus"], name),

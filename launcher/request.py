@@ -19,6 +19,9 @@ from jobspec.s3uri import default_bucket_name, parse_s3_uri
 if TYPE_CHECKING:
     from jobspec.spec import TrainingJobSpec
 
+# What CreateTrainingJob takes (botocore's shape): both backends consume this one compiled form.
+CreateTrainingJobRequest = dict[str, Any]
+
 PLACEHOLDER_ACCOUNT = "000000000000"
 PLACEHOLDER_ROLE = f"arn:aws:iam::{PLACEHOLDER_ACCOUNT}:role/SageMakerRole"  # local jobs need no role
 
@@ -71,6 +74,8 @@ def hyperparameters(spec: "TrainingJobSpec", account: str | None = None) -> dict
         sagemaker_container_log_level=spec.container_log_level,
     )
     hp.update(spec.distribution_hyperparameters)
+    if spec.mp_parameters is not None and "mp_parameters" not in hp:  # smp.init reads them from here
+        hp["mp_parameters"] = spec.mp_parameters
     if spec.model_dir is not None:
         hp["model_dir"] = spec.model_dir
     elif spec.default_model_dir:  # SDK v2's TensorFlow default; MPI jobs keep the model in the container
@@ -80,7 +85,12 @@ def hyperparameters(spec: "TrainingJobSpec", account: str | None = None) -> dict
 
 
 def channel_request(c: Any) -> dict[str, Any]:
-    """One InputDataConfig entry, with exactly the keys the SDK v2's TrainingInput.config holds."""
+    """One InputDataConfig entry, with exactly the keys the SDK v2's TrainingInput.config holds; a local channel
+    (a local job's folder) as v2's local mode sends it (its file_input: FileDataSource)."""
+    if not c.uri.startswith("s3://"):
+        local = {"FileDataSource": {"FileDataDistributionType": "FullyReplicated", "FileUri": c.uri}}
+        optional_local = {"ContentType": c.content_type, "InputMode": c.input_mode if c.mode_given else None}
+        return {"ChannelName": c.name, "DataSource": local, **{k: v for k, v in optional_local.items() if v}}
     source: dict[str, Any] = {"S3DataType": c.s3_data_type, "S3Uri": c.uri}
     if c.distribution is not None:
         source["S3DataDistributionType"] = c.distribution
@@ -180,8 +190,9 @@ def debugger_request(spec: "TrainingJobSpec", account: str | None = None) -> dic
     return out
 
 
-def compile_create_training_job_request(spec: "TrainingJobSpec", account: str | None = None) -> dict[str, Any]:
-    req: dict[str, Any] = {
+def compile_create_training_job_request(spec: "TrainingJobSpec", account: str | None = None) -> CreateTrainingJobRequest:
+    """The whole request: what the SageMaker backend sends and what the local backend lays a job out from."""
+    req: CreateTrainingJobRequest = {
         "TrainingJobName": spec.job_name,
         "AlgorithmSpecification": algorithm_specification(spec),
         "RoleArn": role_arn(spec.role, account),

@@ -42,9 +42,8 @@ def _check_options(options: dict[str, Any]) -> None:
 def submit(spec: TrainingJobSpec, *, wait: bool = True, logs: bool = True, **options: Any) -> "LocalTrainingJob":
     """Run `spec` here. Options: python (the job's interpreter, default this one), master_port,
     tf_ports (one per host), stop_grace (seconds between SIGTERM and SIGKILL, default 10)."""
-    from launcher import contract
     from launcher.local import channels, plan, preflight, watchdog
-    from launcher.local.artifacts import artifact_prefix
+    from launcher.local.local_job import compile_local_job
     from launcher.local.path_errors import job_places, path_error_text
     from launcher.local.record import first_record
     from launcher.safe_write import PRIVATE_FOLDER, private_folder
@@ -73,7 +72,8 @@ def submit(spec: TrainingJobSpec, *, wait: bool = True, logs: bool = True, **opt
         channels.check_s3_prefix(spec.checkpoint_s3_uri, spec.region, "checkpoint_s3_uri")
     if spec.output_path and not spec.output_path.startswith("s3://"):
         preflight.check_no_loop(channels.local_path(spec.output_path), "output_path")
-    prefix = artifact_prefix(spec.output_path, spec.job_name, job_dir)
+    job = compile_local_job(spec, job_dir, files)  # the request SageMaker would get, and the local facts
+    prefix = job.facts.artifact_prefix
     if not prefix.startswith("s3://"):
         preflight.check_writable_folder(Path(prefix), "output_path")
     if spec.checkpoint_local_path:
@@ -83,9 +83,7 @@ def submit(spec: TrainingJobSpec, *, wait: bool = True, logs: bool = True, **opt
         _console(stderr=True).print(warning, style="yellow", soft_wrap=True, markup=False, highlight=False)
 
     # --- record, lay out, start ----------------------------------------------------------
-    first_code_dir = contract.HostLayout(job_dir / "algo-1").code_dir
-    hyperparameters = contract.job_hyperparameters(spec, spec.submit_directory or str(first_code_dir))
-    registry.create(first_record(spec, job_dir, prefix, hyperparameters))
+    registry.create(first_record(job.request, spec.region, job_dir, registry.now()))
     try:
         private_folder(job_dir.parent)
         job_dir.mkdir(mode=PRIVATE_FOLDER)  # plan.json and the config files hold the job's secrets
@@ -94,8 +92,8 @@ def submit(spec: TrainingJobSpec, *, wait: bool = True, logs: bool = True, **opt
         base_env = dict(os.environ)
         downloads = sum(len(r.s3_keys) for r in resolved)
         with _status(f"Downloading {downloads} input objects from S3…" if logs and downloads else None):
-            plan.build(spec, job_dir=job_dir, files=files, resolved_channels=resolved, python=python,
-                       master_port=master_port, tf_ports=ports, stop_grace=stop_grace, base_env=base_env)
+            plan.build(job, resolved_channels=resolved, python=python, master_port=master_port, tf_ports=ports,
+                       stop_grace=stop_grace, base_env=base_env)
         (job_dir / "logs").mkdir(exist_ok=True)
         with open(job_dir / "logs" / "supervisor.log", "ab") as supervisor_log:
             proc = subprocess.Popen(watchdog.command(job_dir), env=plan.supervisor_env(base_env),
@@ -112,10 +110,10 @@ def submit(spec: TrainingJobSpec, *, wait: bool = True, logs: bool = True, **opt
         if named:  # one line naming the path and its setting, not a traceback
             raise ValueError(f"job {spec.job_name}: {named}") from error
         raise
-    job = LocalTrainingJob(spec.job_name, _process=proc, sent_hyperparameters=hyperparameters)
+    handle = LocalTrainingJob(spec.job_name, _process=proc, sent_hyperparameters=job.request["HyperParameters"])
     if wait:
-        job.wait(logs=logs)
-    return job
+        handle.wait(logs=logs)
+    return handle
 
 
 def _create_time(pid: int) -> float:

@@ -12,9 +12,10 @@ from __future__ import annotations
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from jobspec.spec import TrainingJobSpec
+if TYPE_CHECKING:
+    from launcher.local.local_job import LocalJob
 
 JOB_MODULES_ROOT = Path(__file__).resolve().parents[2] / "job_modules"
 
@@ -24,15 +25,15 @@ class JobModule:
     name: str                                  # the top-level name scripts import
     real: str                                  # the module whose presence means the real library is installed
     ours: str                                  # what the job gets instead, for the job log
-    wanted: Callable[[TrainingJobSpec], bool]  # whether this job needs the name at all
+    wanted: Callable[["LocalJob"], bool]       # whether this job needs the name at all
 
 
 JOB_MODULES: tuple[JobModule, ...] = (
     JobModule("smdistributed", "smdistributed.modelparallel", "sagelaunch's modelparallel",
-              lambda spec: spec.mp_parameters is not None),
+              lambda job: job.mp_parameters is not None),
     # SageMaker Profiler's package: smppy in the TF 2.11 / PT 1.13 images, smprof after; any script may import it
-    JobModule("smppy", "smppy", "sagelaunch's profiler", lambda spec: True),
-    JobModule("smprof", "smprof", "sagelaunch's profiler", lambda spec: True),
+    JobModule("smppy", "smppy", "sagelaunch's profiler", lambda job: True),
+    JobModule("smprof", "smprof", "sagelaunch's profiler", lambda job: True),
 )
 
 
@@ -54,9 +55,9 @@ def _installed(python: str, modules: list[str]) -> set[str]:
     return set(out.stdout.split())
 
 
-def job_module_paths(spec: TrainingJobSpec, python: str) -> tuple[list[str], list[str]]:
+def job_module_paths(job: "LocalJob", python: str) -> tuple[list[str], list[str]]:
     """(folders to add to the job's PYTHONPATH, one log line per name the job uses)."""
-    wanted = [m for m in JOB_MODULES if m.wanted(spec)]
+    wanted = [m for m in JOB_MODULES if m.wanted(job)]
     installed = _installed(python, [m.real for m in wanted])
     paths, notes = [], []
     for module in wanted:

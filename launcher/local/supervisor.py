@@ -8,7 +8,6 @@ stop, packs the artifacts and records each status change in the registry.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -20,6 +19,7 @@ from typing import Any
 
 from launcher.local.logs import LogRouter, drop_torchrun_copies
 from launcher.local.path_errors import job_places, path_error_text
+from launcher.local.plan_model import HostPlan, JobPlan, load_plan
 
 # Only what starting the hosts needs is imported up front; the rest loads while torchrun starts.
 registry = processes = artifacts = failure = HostLayout = None  # bound by _late_imports()
@@ -31,8 +31,8 @@ def _late_imports() -> None:
     from launcher.contract import HostLayout
     from launcher.local import artifacts, failure, processes
 
-def places(plan: dict[str, Any]) -> list[tuple[str, Path]]:
-    return job_places(Path(plan["job_dir"]), plan["artifact_prefix"])
+def places(plan: JobPlan) -> list[tuple[str, Path]]:
+    return job_places(plan.job_dir, plan.artifact_prefix)
 
 
 POLL_SECONDS = 0.02
@@ -42,10 +42,10 @@ TREE_REFRESH_SECONDS = 0.5
 
 
 class Supervisor:
-    def __init__(self, plan: dict[str, Any]):
+    def __init__(self, plan: JobPlan):
         self.plan = plan
-        self.name = plan["job_name"]
-        self.job_dir = Path(plan["job_dir"])
+        self.name = plan.job_name
+        self.job_dir = plan.job_dir
         self.router = LogRouter(self.job_dir / "logs")
         self.tracker = None
         self.stop_requested = threading.Event()
@@ -55,57 +55,57 @@ class Supervisor:
         self.recorded: set[tuple[int, float, int]] = set()
 
     # --- starting -------------------------------------------------------------------------
-    def _spawn(self, host_plan: dict[str, Any]) -> subprocess.Popen:
-        env = {**os.environ, **host_plan["env"]}
-        proc = subprocess.Popen(host_plan["command"], cwd=host_plan["cwd"], env=env, stdin=subprocess.DEVNULL,
+    def _spawn(self, host_plan: HostPlan) -> subprocess.Popen:
+        env = {**os.environ, **host_plan.env}
+        proc = subprocess.Popen(host_plan.command, cwd=host_plan.cwd, env=env, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
         for stream, pipe in (("stdout", proc.stdout), ("stderr", proc.stderr)):
-            thread = threading.Thread(target=self.router.pump, args=(host_plan["host"], pipe), daemon=True,
-                                      kwargs={"stream": stream, "rank": host_plan["rank"],
-                                              "rank_base": host_plan["rank_base"]})
+            thread = threading.Thread(target=self.router.pump, args=(host_plan.host, pipe), daemon=True,
+                                      kwargs={"stream": stream, "rank": host_plan.rank,
+                                              "rank_base": host_plan.rank_base})
             thread.start()
             self.threads.append(thread)
         return proc
 
-    def _start_monitor(self, host_plan: dict[str, Any]) -> None:
+    def _start_monitor(self, host_plan: HostPlan) -> None:
         """The profiler's system monitor, when `profiler.monitor` exists in the job's Python; never fatal."""
-        command = host_plan["monitor"]
-        env = {**os.environ, **host_plan["env"]}
+        command = host_plan.monitor or []
+        env = {**os.environ, **host_plan.env}
         try:
             probe = subprocess.run([command[0], "-c", "import importlib.util, sys; "
                                     "sys.exit(0 if importlib.util.find_spec('profiler.monitor') else 3)"],
-                                   env=env, cwd=host_plan["root"], capture_output=True, timeout=60)
+                                   env=env, cwd=host_plan.root, capture_output=True, timeout=60)
             if probe.returncode != 0:
-                self.router.note(f"{host_plan['host']}: profiler.monitor is not importable; no system monitor")
+                self.router.note(f"{host_plan.host}: profiler.monitor is not importable; no system monitor")
                 return
-            log = open(self.job_dir / "logs" / f"{host_plan['host']}-profiler-monitor.log", "ab")
-            self.monitors.append(subprocess.Popen(command, cwd=host_plan["root"], env=env, stdin=subprocess.DEVNULL,
+            log = open(self.job_dir / "logs" / f"{host_plan.host}-profiler-monitor.log", "ab")
+            self.monitors.append(subprocess.Popen(command, cwd=host_plan.root, env=env, stdin=subprocess.DEVNULL,
                                                   stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
         except Exception as error:  # the monitor is an extra: the job runs without it
-            self.router.note(f"{host_plan['host']}: profiler monitor not started: {error}")
+            self.router.note(f"{host_plan.host}: profiler monitor not started: {error}")
 
     # --- running --------------------------------------------------------------------------
     def run(self) -> None:
         signal.signal(signal.SIGTERM, lambda *_: self.stop_requested.set())
         signal.signal(signal.SIGINT, lambda *_: self.stop_requested.set())
         started = time.monotonic()
-        for note in self.plan.get("notes", []):
+        for note in self.plan.notes:
             self.router.note(note)
-        for host_plan in self.plan["hosts"]:
-            self.hosts[host_plan["host"]] = self._spawn(host_plan)
+        for host_plan in self.plan.hosts:
+            self.hosts[host_plan.host] = self._spawn(host_plan)
         _late_imports()
         processes.become_subreaper()
         self.tracker = processes.ProcessTracker()
         registry.transition(self.name, "Training", "Training image download completed. Training in progress.",
                             TrainingStartTime=registry.now())
-        for host_plan in self.plan["hosts"]:
-            if host_plan["monitor"]:
+        for host_plan in self.plan.hosts:
+            if host_plan.monitor:
                 self._start_monitor(host_plan)
         outcome = self._watch(started)
         self._finish(outcome, started)
 
     def _watch(self, started: float) -> dict[str, Any]:
-        deadline = started + self.plan["max_run"]
+        deadline = started + self.plan.max_run
         next_refresh = 0.0
         while True:
             now = time.monotonic()
@@ -138,13 +138,13 @@ class Supervisor:
             self.recorded = found
 
     def _is_torchrun(self, host: str) -> bool:
-        return next(h for h in self.plan["hosts"] if h["host"] == host)["rank"] is None
+        return self.plan.host(host).rank is None
 
     def _own_pids(self) -> set[int]:
         return {p.pid for p in [*self.hosts.values(), *self.monitors]}
 
     def _end_everything(self, grace: float | None = None) -> None:
-        grace = float(self.plan["stop_grace"]) if grace is None else grace
+        grace = self.plan.stop_grace if grace is None else grace
         agents = {proc.pid for host, proc in self.hosts.items() if self._is_torchrun(host)}
         killed = processes.terminate(self.tracker, os.getpid(), grace, own_children=self._own_pids(), agents=agents)
         if killed:
@@ -168,7 +168,7 @@ class Supervisor:
             self.router.quiet.update(h for h in self.hosts if h != outcome.get("host"))
         if kind == "stopped":
             registry.update(self.name, TrainingJobStatus="Stopping")
-        grace = min(FAILURE_GRACE_SECONDS, float(self.plan["stop_grace"])) if kind == "failed" else None
+        grace = min(FAILURE_GRACE_SECONDS, self.plan.stop_grace) if kind == "failed" else None
         self._end_everything(grace)  # also ends the monitors of a completed job
         for thread in self.threads:
             thread.join(timeout=10)
@@ -178,22 +178,22 @@ class Supervisor:
             fields["FailureReason"] = self._failure_reason(outcome["host"], outcome["code"])
         elif kind == "max_run":
             fields["FailureReason"] = (f"MaxRuntimeExceeded: the job ran longer than max_run="
-                                       f"{self.plan['max_run']} seconds and was stopped")
+                                       f"{self.plan.max_run} seconds and was stopped")
         registry.transition(self.name, "Uploading", "Uploading generated training model", **fields)
         try:
-            placed = artifacts.publish({h["host"]: HostLayout(Path(h["root"])) for h in self.plan["hosts"]},
-                                       self.plan["artifact_prefix"], self.job_dir / "staging", self.plan["region"])
+            placed = artifacts.publish({h.host: HostLayout(h.root) for h in self.plan.hosts},
+                                       self.plan.artifact_prefix, self.job_dir / "staging", self.plan.region)
             fields["ModelArtifacts"] = {"S3ModelArtifacts": placed["model"]}
             fields["OutputArtifacts"] = {"S3OutputArtifacts": placed["output"]}
             if placed["profiler"]:
                 fields["ProfilerOutput"] = placed["profiler"]
-            if self.plan.get("checkpoint_s3_uri"):  # SageMaker keeps checkpoints/ in sync with checkpoint_s3_uri
+            if self.plan.checkpoint_s3_uri:  # SageMaker keeps checkpoints/ in sync with checkpoint_s3_uri
                 from launcher.local import s3
                 from launcher.local.plan import checkpoint_folders
 
-                for folder in checkpoint_folders([HostLayout(Path(h["root"])) for h in self.plan["hosts"]]):
-                    s3.upload_tree(folder, self.plan["checkpoint_s3_uri"], self.plan["region"],
-                                   newer_than=self.plan["checkpoints_restored_at"])
+                for folder in checkpoint_folders([HostLayout(h.root) for h in self.plan.hosts]):
+                    s3.upload_tree(folder, self.plan.checkpoint_s3_uri, self.plan.region,
+                                   newer_than=self.plan.checkpoints_restored_at)
         except Exception as error:  # keep the job's own outcome; say why nothing was uploaded
             why = path_error_text(error, places(self.plan)) if isinstance(error, OSError) else str(error)
             self.router.note(f"could not publish artifacts: {why}")
@@ -219,22 +219,22 @@ class Supervisor:
         registry.transition(self.name, secondary, message, **fields)
 
     def _failure_reason(self, host: str, code: int) -> str:
-        host_plan = next(h for h in self.plan["hosts"] if h["host"] == host)
-        rank, exit_code = host_plan["rank"], code
+        host_plan = self.plan.host(host)
+        rank, exit_code = host_plan.rank, code
         if rank is None:  # torchrun: its summary names the first rank that failed and its exit code
             root_rank, root_code = failure.torchrun_root_cause(self.router.host_tails[host])
             rank, exit_code = root_rank, root_code if root_code is not None else code
         tail = list(self.router.stderr_tails.get((host, rank), []))
         if not tail and rank is None:
             tail = list(self.router.host_tails[host])
-        failure_files = [HostLayout(Path(h["root"])).failure_file for h in self.plan["hosts"]]
+        failure_files = [HostLayout(h.root).failure_file for h in self.plan.hosts]
         return failure.failure_reason(host=host, rank=rank, exit_code=exit_code, stderr_tail=tail,
-                                      failure_files=[HostLayout(Path(host_plan["root"])).failure_file, *failure_files])
+                                      failure_files=[HostLayout(host_plan.root).failure_file, *failure_files])
 
 
 def main(argv: list[str]) -> int:
     job_dir = Path(argv[0])
-    plan = json.loads((job_dir / "plan.json").read_text())
+    plan = load_plan(job_dir)
     supervisor = Supervisor(plan)
     try:
         supervisor.run()
@@ -243,7 +243,7 @@ def main(argv: list[str]) -> int:
         if supervisor.tracker is None:
             supervisor.tracker = processes.ProcessTracker()
         supervisor._end_everything()
-        registry.transition(plan["job_name"], "Failed", "Training job failed", TrainingJobStatus="Failed",
+        registry.transition(plan.job_name, "Failed", "Training job failed", TrainingJobStatus="Failed",
                             FailureReason="InternalServerError: the local supervisor failed: "
                                           + (path_error_text(error, places(plan)) if isinstance(error, OSError)
                                              else repr(error)),

@@ -13,7 +13,6 @@ If this process dies too, the registry's record of the job's processes lets `job
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -47,7 +46,9 @@ def main(argv: list[str]) -> int:
     from jobspec.contract import TERMINAL_STATUSES
     from launcher import registry
 
-    name = json.loads((job_dir / "plan.json").read_text())["job_name"]
+    from launcher.local.plan_model import load_plan
+
+    name = load_plan(job_dir).job_name
     found = processes.identity(psutil.Process(supervisor.pid))
     if found is not None:
         registry.set_supervisor(name, found[0], found[1])

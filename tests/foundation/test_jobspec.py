@@ -63,11 +63,18 @@ def test_every_not_implemented_option_is_a_parameter_with_a_fix():
         assert name in SMPParameters.model_fields and "fix:" in fix
 
 
+def _sent_profiler_config(settings: ProfilerSettings) -> dict:
+    """The request's ProfilerConfig for a job with these settings (what a container's profilerconfig.json is from)."""
+    from launcher.request import profiler_request
+
+    return profiler_request(replace(_spec(), profiler=settings))["ProfilerConfig"]
+
+
 def test_the_profiler_reads_what_the_client_writes(tmp_path, monkeypatch):
     settings = ProfilerConfig(system_monitor_interval_millis=200,
                               profile_params=Profiler(cpu_profiling_duration=120, file_rotation_interval=30)).to_settings()
     path = tmp_path / "profilerconfig.json"
-    path.write_text(json.dumps(profiler_config_file(settings)))
+    path.write_text(json.dumps(profiler_config_file(_sent_profiler_config(settings))))
     monkeypatch.setenv("SAGELAUNCH_PROFILER_CONFIG", str(path))
     from profiler.settings import Config
 
@@ -75,6 +82,6 @@ def test_the_profiler_reads_what_the_client_writes(tmp_path, monkeypatch):
     assert (cfg.system_monitor_interval_millis, cfg.cpu_profiling_duration, cfg.file_rotation_secs, cfg.disabled) \
         == (200, 120, 30, False)
     defaults = ProfilerSettings()
-    path.write_text(json.dumps(profiler_config_file(defaults)))
+    path.write_text(json.dumps(profiler_config_file(_sent_profiler_config(defaults))))
     cfg = Config().resolved()
     assert (cfg.cpu_profiling_duration, cfg.file_rotation_secs) == (3600, 600)

@@ -12,6 +12,7 @@ import psutil
 import pytest
 
 from jobspec.spec import TrainingJobSpec
+from launcher.local.local_job import LocalJob, compile_local_job
 
 SCRIPTS = Path(__file__).parent / "scripts"
 
@@ -44,6 +45,11 @@ def make_spec(entry_point: str = "contract_probe.py", **overrides) -> TrainingJo
     )
     fields.update(overrides)
     return TrainingJobSpec(**fields)
+
+
+def local_job(spec: TrainingJobSpec, job_dir: Path) -> LocalJob:
+    """What the local backend lays `spec` out from: its compiled request and local facts (no code files)."""
+    return compile_local_job(spec, job_dir, [])
 
 
 def wait_for_files(folder: Path, count: int, timeout: float = 180) -> list[Path]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from launcher import contract
 from jobspec.spec import InputChannel, ProfilerSettings
-from tests.local.conftest import make_spec
+from tests.local.conftest import local_job, make_spec
 
 # sagemaker-training-toolkit ENVIRONMENT_VARIABLES.md (the documented list) …
 DOCUMENTED = [
@@ -31,15 +31,15 @@ TRAINING_ENV_KEYS = [
 
 
 def _host_env(tmp_path: Path, **spec_fields):
-    spec = make_spec(**spec_fields)
-    hosts = contract.host_names(spec.instance_count)
+    job = local_job(make_spec(**spec_fields), tmp_path)
+    hosts = contract.host_names(job.instance_count)
     layout = contract.HostLayout(tmp_path / hosts[-1])
-    hps = contract.job_hyperparameters(spec, str(layout.code_dir))
-    return spec, layout, hps, contract.environment(layout, spec, hosts[-1], hosts, hps, num_gpus=0, num_cpus=4)
+    hps = job.host_hyperparameters(layout)
+    return job, layout, hps, contract.environment(layout, job, hosts[-1], hosts, hps, num_gpus=0, num_cpus=4)
 
 
 def test_every_documented_variable_is_set_with_the_toolkit_encoding(tmp_path):
-    spec, layout, _, env = _host_env(
+    job, layout, _, env = _host_env(
         tmp_path, instance_count=2,
         hyperparameters={"batch-size": 256, "learning_rate": 0.0001, "communicator": "pure_nccl", "flag": True,
                          "a": 1, "opts": {"y": 2, "x": 1}},
@@ -73,18 +73,18 @@ def test_every_documented_variable_is_set_with_the_toolkit_encoding(tmp_path):
     training_env = json.loads(env["SM_TRAINING_ENV"])
     assert not [key for key in TRAINING_ENV_KEYS if key not in training_env]
     assert training_env["is_master"] is False and training_env["master_hostname"] == "algo-1"
-    assert training_env["job_name"] == spec.job_name
-    assert env["SAGEMAKER_BASE_DIR"] == str(layout.root) and env["TRAINING_JOB_NAME"] == spec.job_name
+    assert training_env["job_name"] == job.name
+    assert env["SAGEMAKER_BASE_DIR"] == str(layout.root) and env["TRAINING_JOB_NAME"] == job.name
 
 
 def test_hyperparameters_json_holds_json_strings_and_sagemaker_keys_become_framework_params(tmp_path):
-    spec, layout, hps, env = _host_env(
+    job, layout, hps, env = _host_env(
         tmp_path, hyperparameters={"epochs": 3, "model": "roberta"},
         distribution_hyperparameters={"sagemaker_torch_distributed_enabled": True},
     )
     assert hps["epochs"] == "3" and hps["model"] == '"roberta"'
     assert hps["sagemaker_program"] == '"contract_probe.py"' and hps["sagemaker_region"] == '"us-west-2"'
-    assert json.loads(hps["sagemaker_job_name"]) == spec.job_name
+    assert json.loads(hps["sagemaker_job_name"]) == job.name
     assert json.loads(env["SM_FRAMEWORK_PARAMS"]) == {"sagemaker_torch_distributed_enabled": True}
     # reserved and framework keys stay out of the script's hyperparameters and arguments
     assert json.loads(env["SM_HPS"]) == {"epochs": 3, "model": "roberta"}
@@ -104,11 +104,11 @@ def test_model_parallel_parameters_reach_the_script(tmp_path):
 
 
 def test_config_files_and_profiler_settings(tmp_path):
-    profiler = ProfilerSettings(system_monitor_interval_millis=500, cpu_profiling_duration=60)
-    spec, layout, hps, env = _host_env(
+    profiler = ProfilerSettings(system_monitor_interval_millis=500, cpu_profiling_duration=60, detailed=True)
+    job, layout, hps, env = _host_env(
         tmp_path, profiler=profiler,
         inputs=(InputChannel(name="train", uri="s3://b/t", content_type="text/csv", distribution="ShardedByS3Key"),))
-    contract.write_config_files(layout, spec, "algo-1", ["algo-1"], hps)
+    contract.write_config_files(layout, job, "algo-1", ["algo-1"], hps)
     read = lambda name: json.loads((layout.config_dir / name).read_text())  # noqa: E731
     assert read("hyperparameters.json") == hps
     assert read("resourceconfig.json")["hosts"] == ["algo-1"]

@@ -20,7 +20,7 @@ from launcher import contract
 from launcher import registry
 from launcher.backends import attach, submit
 from launcher.local import requirements
-from tests.local.conftest import make_spec
+from tests.local.conftest import local_job, make_spec
 
 TOOLKIT_MAPPING = Path(__file__).parents[1] / "data" / "sagemaker_training_toolkit" / "mapping.py"
 PRINT_ARGV = "import json, sys; print(json.dumps(sys.argv[1:]))"
@@ -67,11 +67,10 @@ def test_user_args_are_the_toolkits_to_cmd_args_for_every_type(to_cmd_args):
 
 
 def test_sm_hp_variables_are_the_toolkits_to_env_vars_for_every_type(toolkit, tmp_path):
-    job = make_spec(hyperparameters=HYPERPARAMETERS)
+    job = local_job(make_spec(hyperparameters=HYPERPARAMETERS), tmp_path)
     hosts = contract.host_names(1)
     layout = contract.HostLayout(tmp_path / hosts[0])
-    env = contract.environment(layout, job, hosts[0], hosts, contract.job_hyperparameters(job, str(layout.code_dir)),
-                               num_gpus=0, num_cpus=2)
+    env = contract.environment(layout, job, hosts[0], hosts, job.host_hyperparameters(layout), num_gpus=0, num_cpus=2)
     expected = toolkit.to_env_vars({f"hp_{k}": v for k, v in _decoded(HYPERPARAMETERS).items()})
     assert {k: env[k] for k in expected} == expected
 

@@ -1,0 +1,119 @@
+"""What the local backend runs: the compiled CreateTrainingJob request plus the few local facts it does not carry.
+
+SageMaker's container lays out /opt/ml and derives the SM_* variables from what CreateTrainingJob received; the
+local backend does the same from the same request (launcher.request), so both backends consume one compiled form.
+What a host on this machine needs beyond it (the job folder, where the code files are, processes per host…) is
+in `LocalFacts`, decided once at submit time instead of re-read from the spec everywhere.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from jobspec.spec import TrainingJobSpec, replace
+from launcher.contract import HostLayout
+from launcher.local.artifacts import artifact_prefix
+from launcher.request import CreateTrainingJobRequest, compile_create_training_job_request
+
+
+class LocalFacts(BaseModel):
+    """Facts about a local job that its request does not hold."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    job_dir: Path
+    artifact_prefix: str  # <output_path>/<job> (a folder or s3://), or <job folder>/artifacts
+    region: str
+    framework: Literal["pytorch", "tensorflow"]
+    processes_per_host: int  # torchrun --nproc-per-node
+    distributed: bool  # a distribution= was given (the toolkit's distribution_hosts)
+    submit_directory: str | None  # the spec's; None: each host's hyperparameters name its own code folder
+    code_files: tuple[tuple[Path, str], ...]  # (local file, name in the code folder); empty for an s3:// source_dir
+    code_archive: str | None  # an s3:// source_dir: the sourcedir.tar.gz each host unpacks
+    checkpoint_local_path: str | None  # the folder every run that names it shares (SageMaker has no such thing)
+
+
+@dataclass(frozen=True)
+class LocalJob:
+    """One local job: `request` is exactly what a SageMaker job of the same spec would be sent (its code and
+    output locations made local), `facts` the rest."""
+
+    request: CreateTrainingJobRequest
+    facts: LocalFacts
+
+    @property
+    def name(self) -> str:
+        return self.request["TrainingJobName"]
+
+    @property
+    def instance_type(self) -> str:
+        return self.request["ResourceConfig"]["InstanceType"]
+
+    @property
+    def instance_count(self) -> int:
+        return self.request["ResourceConfig"]["InstanceCount"]
+
+    @property
+    def max_run(self) -> int:
+        return self.request["StoppingCondition"]["MaxRuntimeInSeconds"]
+
+    @property
+    def environment(self) -> dict[str, str]:
+        return dict(self.request.get("Environment") or {})
+
+    @property
+    def channels(self) -> list[dict[str, Any]]:
+        return list(self.request.get("InputDataConfig") or [])
+
+    @property
+    def checkpoint_s3_uri(self) -> str | None:
+        return (self.request.get("CheckpointConfig") or {}).get("S3Uri")
+
+    @property
+    def profiler_config(self) -> dict[str, Any] | None:
+        return self.request.get("ProfilerConfig")
+
+    @property
+    def profiler_runs(self) -> bool:
+        config = self.profiler_config
+        return config is not None and not config.get("DisableProfiler")
+
+    def hyperparameter(self, key: str, default: Any = None) -> Any:
+        """One decoded hyperparameter of the request (they are sent JSON-encoded)."""
+        encoded = self.request["HyperParameters"].get(key)
+        return default if encoded is None else json.loads(encoded)
+
+    @property
+    def entry_point(self) -> str:
+        return self.hyperparameter("sagemaker_program")
+
+    @property
+    def mp_parameters(self) -> dict[str, Any] | None:
+        return self.hyperparameter("mp_parameters")
+
+    def host_hyperparameters(self, layout: HostLayout) -> dict[str, str]:
+        """hyperparameters.json of one host: the request's, with the code where this host has it (SageMaker's
+        container downloads sagemaker_submit_directory into /opt/ml/code; each local host has its own copy)."""
+        hyperparameters = dict(self.request["HyperParameters"])
+        if self.facts.submit_directory is None:
+            hyperparameters["sagemaker_submit_directory"] = json.dumps(str(layout.code_dir))
+        return hyperparameters
+
+
+def compile_local_job(spec: TrainingJobSpec, job_dir: Path, code_files: list[tuple[Path, str]]) -> LocalJob:
+    """The request of `spec` as the local backend sends it to itself: the code in the first host's code folder,
+    the output under the job's artifact prefix when the spec names no output_path."""
+    prefix = artifact_prefix(spec.output_path, spec.job_name, job_dir)
+    code_archive = spec.source_dir if (spec.source_dir or "").startswith("s3://") else None
+    located = replace(spec, output_path=spec.output_path or prefix,
+                      submit_directory=spec.submit_directory or str(HostLayout(job_dir / "algo-1").code_dir))
+    facts = LocalFacts(job_dir=job_dir, artifact_prefix=prefix, region=spec.region, framework=spec.framework,
+                       processes_per_host=spec.processes_per_host, distributed=bool(spec.distribution),
+                       submit_directory=spec.submit_directory, code_files=tuple(code_files),
+                       code_archive=code_archive, checkpoint_local_path=spec.checkpoint_local_path)
+    return LocalJob(compile_create_training_job_request(located), facts)

@@ -1,0 +1,92 @@
+"""One compiled request for both backends: the local backend lays a job out from the CreateTrainingJob request
+SageMaker would get, its registry record is that request plus status, and its supervisor's plan is a typed,
+versioned record."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from jobspec.spec import InputChannel, ProfilerSettings
+from launcher import registry
+from launcher.backends import submit
+from launcher.contract import HostLayout
+from launcher.local.plan_model import PLAN_FILE, load_plan
+from launcher.request import compile_create_training_job_request
+from tests.local.conftest import local_job, make_spec, unique
+
+S3_DATA = InputChannel(name="train", uri="s3://data-bucket/train", distribution="ShardedByS3Key")
+
+
+def test_the_local_request_is_the_sagemaker_request_with_the_code_and_output_made_local(tmp_path):
+    spec = make_spec(hyperparameters={"epochs": 2}, inputs=(S3_DATA,), environment={"MODE": "test"},
+                     profiler=ProfilerSettings(system_monitor_interval_millis=500), tags=(("team", "a"),))
+    sent = compile_create_training_job_request(spec)
+    job = local_job(spec, tmp_path / spec.job_name)
+    here = job.request
+    code_dir = str(HostLayout(tmp_path / spec.job_name / "algo-1").code_dir)
+    artifacts = str(tmp_path / spec.job_name / "artifacts")
+    # the only differences: where the code is (the first host's copy) and where output goes (the job's artifacts)
+    assert json.loads(here["HyperParameters"].pop("sagemaker_submit_directory")) == code_dir
+    assert json.loads(sent["HyperParameters"].pop("sagemaker_submit_directory")).startswith("s3://")
+    assert here["OutputDataConfig"] == {"S3OutputPath": artifacts}
+    assert here["ProfilerConfig"] == {**sent["ProfilerConfig"], "S3OutputPath": artifacts}
+    rest = {k for k in sent if k not in ("OutputDataConfig", "ProfilerConfig")}
+    assert {k: here[k] for k in rest} == {k: sent[k] for k in rest} and set(here) == set(sent)
+
+
+def test_a_local_folder_channel_is_sent_as_v2_local_mode_sends_it(tmp_path):
+    spec = make_spec(inputs=(InputChannel(name="train", uri=f"file://{tmp_path}", content_type="text/csv"),))
+    # v2's sagemaker.local.local_session.file_input(...).config, plus the channel's name
+    assert compile_create_training_job_request(spec)["InputDataConfig"] == [{
+        "ChannelName": "train", "ContentType": "text/csv",
+        "DataSource": {"FileDataSource": {"FileDataDistributionType": "FullyReplicated", "FileUri": f"file://{tmp_path}"}}}]
+
+
+def test_a_plan_of_another_version_or_shape_is_refused_by_name(tmp_path):
+    (tmp_path / PLAN_FILE).write_text(json.dumps({"version": 2, "job_name": "j"}))
+    with pytest.raises(ValueError, match=r"plan version 2 cannot be run by this sagelaunch, which reads plan version 1"):
+        load_plan(tmp_path)
+    (tmp_path / PLAN_FILE).write_text(json.dumps({"job_name": "j"}))  # written before plans had versions
+    with pytest.raises(ValueError, match=r"plan version None cannot be run"):
+        load_plan(tmp_path)
+    (tmp_path / PLAN_FILE).write_text(json.dumps({"version": 1, "job_name": "j", "hosts": "algo-1"}))
+    with pytest.raises(ValueError, match=r"not a plan this sagelaunch can run \(job_dir: Field required.*hosts: "):
+        load_plan(tmp_path)
+
+
+def test_the_registry_refuses_a_record_that_is_not_a_local_jobs(tmp_path):
+    now = registry.now()
+    record = {"TrainingJobName": unique("bad"), "TrainingJobStatus": "Running", "CreationTime": now, "JobDir": "/x"}
+    with pytest.raises(ValidationError, match=r"TrainingJobStatus\n  Input should be 'InProgress', 'Completed'"):
+        registry.create(record)
+    without_folder = {k: v for k, v in record.items() if k != "JobDir"} | {"TrainingJobStatus": "InProgress"}
+    with pytest.raises(ValidationError, match=r"JobDir\n  Field required"):
+        registry.create(without_folder)
+    assert not registry.exists(record["TrainingJobName"])
+
+
+@pytest.mark.slow  # a real local job: watchdog, supervisor, torchrun
+def test_the_job_is_laid_out_from_its_request_and_recorded_as_it(tmp_path):
+    data = tmp_path / "train"
+    data.mkdir()
+    (data / "part-0.csv").write_text("1,2\n")
+    spec = make_spec(hyperparameters={"epochs": 2}, inputs=(InputChannel(name="train", uri=str(data)),),
+                     profiler=ProfilerSettings(system_monitor_interval_millis=500))
+    job = submit(spec, wait=True, logs=False)
+    record = job.describe()
+    job_dir = Path(record["JobDir"])
+    request = local_job(spec, job_dir).request  # what submit compiled (pure: the same spec gives the same request)
+    assert {k: record[k] for k in request} == request
+    assert record["TrainingJobStatus"] == "Completed" and record["JobDir"] == str(job_dir)
+    config = HostLayout(job_dir / "algo-1").config_dir
+    assert json.loads((config / "hyperparameters.json").read_text()) == request["HyperParameters"]
+    assert json.loads((config / "inputdataconfig.json").read_text()) == {
+        "train": {"RecordWrapperType": "None", "S3DistributionType": "FullyReplicated", "TrainingInputMode": "File"}}
+    assert json.loads((config / "profilerconfig.json").read_text())["ProfilingIntervalInMilliseconds"] == 500
+    plan = load_plan(job_dir)
+    assert plan.version == 1 and plan.job_name == spec.job_name and plan.max_run == spec.max_run
+    assert [h.host for h in plan.hosts] == ["algo-1"] and plan.hosts[0].monitor is not None

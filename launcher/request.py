@@ -190,40 +190,68 @@ def debugger_request(spec: "TrainingJobSpec", account: str | None = None) -> dic
     return out
 
 
+def code_request(spec: "TrainingJobSpec", account: str | None = None) -> dict[str, Any]:
+    """The code part: what runs (AlgorithmSpecification) and what it is told (HyperParameters)."""
+    return {"AlgorithmSpecification": algorithm_specification(spec), "HyperParameters": hyperparameters(spec, account)}
+
+
+def output_request(spec: "TrainingJobSpec", account: str | None = None) -> dict[str, Any]:
+    """The output part: OutputDataConfig, and CheckpointConfig when checkpoints sync with S3."""
+    output: dict[str, Any] = {"S3OutputPath": output_uri(spec, account)}
+    if spec.output_kms_key:
+        output["KmsKeyId"] = spec.output_kms_key
+    if spec.disable_output_compression:
+        output["CompressionType"] = "NONE"
+    out: dict[str, Any] = {"OutputDataConfig": output}
+    if spec.checkpoint_s3_uri:
+        out["CheckpointConfig"] = {"S3Uri": spec.checkpoint_s3_uri}
+        if spec.checkpoint_local_path:
+            out["CheckpointConfig"]["LocalPath"] = spec.checkpoint_local_path
+    return out
+
+
+def stopping_request(spec: "TrainingJobSpec") -> dict[str, Any]:
+    """The stopping part: StoppingCondition, managed spot training and the retry strategy."""
+    condition: dict[str, Any] = {"MaxRuntimeInSeconds": spec.max_run}
+    if spec.max_wait is not None:
+        condition["MaxWaitTimeInSeconds"] = spec.max_wait
+    out: dict[str, Any] = {"StoppingCondition": condition, "EnableManagedSpotTraining": spec.use_spot_instances}
+    if spec.max_retry_attempts is not None:
+        out["RetryStrategy"] = {"MaximumRetryAttempts": spec.max_retry_attempts}
+    return out
+
+
+def network_request(spec: "TrainingJobSpec") -> dict[str, Any]:
+    """The network part: isolation, inter-container encryption and, with subnets and security groups, VpcConfig."""
+    out: dict[str, Any] = {"EnableNetworkIsolation": spec.enable_network_isolation,
+                           "EnableInterContainerTrafficEncryption": spec.encrypt_inter_container_traffic}
+    if spec.subnets and spec.security_group_ids:
+        out["VpcConfig"] = {"Subnets": list(spec.subnets), "SecurityGroupIds": list(spec.security_group_ids)}
+    return out
+
+
+def inputs_request(spec: "TrainingJobSpec") -> dict[str, Any]:
+    """The inputs part: InputDataConfig, left out without channels."""
+    return {"InputDataConfig": [channel_request(c) for c in spec.inputs]} if spec.inputs else {}
+
+
 def compile_create_training_job_request(spec: "TrainingJobSpec", account: str | None = None) -> CreateTrainingJobRequest:
-    """The whole request: what the SageMaker backend sends and what the local backend lays a job out from."""
+    """The whole request, one builder per part: what the SageMaker backend sends and what the local backend lays a
+    job out from."""
     req: CreateTrainingJobRequest = {
         "TrainingJobName": spec.job_name,
-        "AlgorithmSpecification": algorithm_specification(spec),
         "RoleArn": role_arn(spec.role, account),
-        "HyperParameters": hyperparameters(spec, account),
-        "OutputDataConfig": {"S3OutputPath": output_uri(spec, account)},
-        "ResourceConfig": resource_config(spec),
-        "StoppingCondition": {"MaxRuntimeInSeconds": spec.max_run},
-        "EnableNetworkIsolation": spec.enable_network_isolation,
-        "EnableInterContainerTrafficEncryption": spec.encrypt_inter_container_traffic,
-        "EnableManagedSpotTraining": spec.use_spot_instances,
+        **code_request(spec, account),
+        "ResourceConfig": resource_config(spec),  # the compute part
+        **output_request(spec, account),
+        **stopping_request(spec),
+        **network_request(spec),
+        **inputs_request(spec),
     }
-    if spec.inputs:
-        req["InputDataConfig"] = [channel_request(c) for c in spec.inputs]
-    if spec.output_kms_key:
-        req["OutputDataConfig"]["KmsKeyId"] = spec.output_kms_key
-    if spec.disable_output_compression:
-        req["OutputDataConfig"]["CompressionType"] = "NONE"
-    if spec.max_retry_attempts is not None:
-        req["RetryStrategy"] = {"MaximumRetryAttempts": spec.max_retry_attempts}
-    if spec.max_wait is not None:
-        req["StoppingCondition"]["MaxWaitTimeInSeconds"] = spec.max_wait
-    if spec.checkpoint_s3_uri:
-        req["CheckpointConfig"] = {"S3Uri": spec.checkpoint_s3_uri}
-        if spec.checkpoint_local_path:
-            req["CheckpointConfig"]["LocalPath"] = spec.checkpoint_local_path
-    if spec.subnets and spec.security_group_ids:
-        req["VpcConfig"] = {"Subnets": list(spec.subnets), "SecurityGroupIds": list(spec.security_group_ids)}
     if spec.environment:
         req["Environment"] = dict(spec.environment)
     if spec.tags:
         req["Tags"] = [{"Key": k, "Value": v} for k, v in spec.tags]
-    req.update(profiler_request(spec, account))
+    req.update(profiler_request(spec, account))  # the observability part
     req.update(debugger_request(spec, account))
     return req

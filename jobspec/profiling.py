@@ -1,7 +1,7 @@
 """profilerconfig.json and ProfilerConfig.ProfilingParameters: one encoding, read and written here.
 
-The client writes it (the CreateTrainingJob request, the local job's config file and registry record);
-the profiler inside the job reads it. SageMaker sends every ProfilingParameters value as a string.
+The client writes it into the CreateTrainingJob request; a local job's profilerconfig.json is made from that
+request as SageMaker's container gets it; the profiler inside the job reads it. SageMaker sends every ProfilingParameters value as a string.
 """
 
 from __future__ import annotations

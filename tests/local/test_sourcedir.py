@@ -16,6 +16,7 @@ from jobspec.spec import InputChannel
 from launcher import registry
 from launcher.backends.local import submit
 from launcher.local import plan, preflight
+from launcher.local.local_job import compile_local_job
 from launcher.sourcedir import DEFAULT_IGNORE_PATTERNS, LARGE_CODE_BYTES, pack_sourcedir
 from tests.local.conftest import make_spec, unique
 
@@ -62,7 +63,7 @@ def test_credentials_and_outside_links_never_ship_in_the_archive_nor_the_local_c
     # the local backend copies by the same rule
     files = preflight.source_files(spec)
     assert sorted(name for _, name in files) == SHIPPED
-    plan.copy_code(spec, files, [tmp_path / "code"], tmp_path)
+    plan.copy_code(compile_local_job(spec, tmp_path, files), [tmp_path / "code"])
     assert _tree(tmp_path / "code") == SHIPPED
     copied = b"".join(p.read_bytes() for p in (tmp_path / "code").rglob("*") if p.is_file())
     assert b"do-not-ship" not in copied and b"secret-outside" not in copied

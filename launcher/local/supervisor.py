@@ -234,7 +234,12 @@ class Supervisor:
 
 def main(argv: list[str]) -> int:
     job_dir = Path(argv[0])
-    plan = load_plan(job_dir)
+    try:
+        plan = load_plan(job_dir)
+    except (OSError, ValueError) as error:  # a plan this release cannot run: the job says why; nothing starts
+        _late_imports()
+        registry.fail_unless_ended(job_dir.name, f"ClientError: {error}")
+        raise
     supervisor = Supervisor(plan)
     try:
         supervisor.run()

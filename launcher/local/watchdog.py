@@ -46,9 +46,7 @@ def main(argv: list[str]) -> int:
     from jobspec.contract import TERMINAL_STATUSES
     from launcher import registry
 
-    from launcher.local.plan_model import load_plan
-
-    name = load_plan(job_dir).job_name
+    name = job_dir.name  # the job folder is named after the job (launcher.registry.job_dir)
     found = processes.identity(psutil.Process(supervisor.pid))
     if found is not None:
         registry.set_supervisor(name, found[0], found[1])

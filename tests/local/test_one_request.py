@@ -58,6 +58,22 @@ def test_a_plan_of_another_version_or_shape_is_refused_by_name(tmp_path):
         load_plan(tmp_path)
 
 
+def test_a_plan_this_release_cannot_run_fails_its_job_with_the_reason(tmp_path):
+    from launcher.local import supervisor
+    from launcher.local.record import first_record
+
+    name = unique("old-plan")
+    job = local_job(make_spec(job_name=name), registry.job_dir(name))  # the job folder is named after the job
+    registry.create(first_record(job.request, job.facts.region, job.facts.job_dir, registry.now()))
+    job.facts.job_dir.mkdir(parents=True)
+    (job.facts.job_dir / PLAN_FILE).write_text(json.dumps({"version": 0, "job_name": job.name}))
+    with pytest.raises(ValueError, match="plan version 0 cannot be run"):
+        supervisor.main([str(job.facts.job_dir)])
+    record = registry.get(job.name)
+    assert record["TrainingJobStatus"] == "Failed"
+    assert record["FailureReason"].startswith(f"ClientError: {job.facts.job_dir / PLAN_FILE}: plan version 0 cannot")
+
+
 def test_the_registry_refuses_a_record_that_is_not_a_local_jobs(tmp_path):
     now = registry.now()
     record = {"TrainingJobName": unique("bad"), "TrainingJobStatus": "Running", "CreationTime": now, "JobDir": "/x"}

@@ -206,11 +206,10 @@ def input_data_config(job: "LocalJob") -> dict[str, dict[str, str]]:
     """inputdataconfig.json, as SageMaker writes it from the request's InputDataConfig."""
     config = {}
     for channel in job.channels:
-        source = channel["DataSource"].get("S3DataSource") or channel["DataSource"]["FileDataSource"]
+        source = channel["DataSource"]["S3DataSource"]  # a local folder is sent as its S3Uri
         entry = {
             "TrainingInputMode": channel.get("InputMode") or job.request["AlgorithmSpecification"]["TrainingInputMode"],
-            "S3DistributionType": source.get("S3DataDistributionType")
-                                  or source.get("FileDataDistributionType") or "FullyReplicated",
+            "S3DistributionType": source.get("S3DataDistributionType", "FullyReplicated"),
             "RecordWrapperType": channel.get("RecordWrapperType", "None"),
         }
         if channel.get("ContentType"):

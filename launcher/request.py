@@ -85,12 +85,7 @@ def hyperparameters(spec: "TrainingJobSpec", account: str | None = None) -> dict
 
 
 def channel_request(c: Any) -> dict[str, Any]:
-    """One InputDataConfig entry, with exactly the keys the SDK v2's TrainingInput.config holds; a local channel
-    (a local job's folder) as v2's local mode sends it (its file_input: FileDataSource)."""
-    if not c.uri.startswith("s3://"):
-        local = {"FileDataSource": {"FileDataDistributionType": "FullyReplicated", "FileUri": c.uri}}
-        optional_local = {"ContentType": c.content_type, "InputMode": c.input_mode if c.mode_given else None}
-        return {"ChannelName": c.name, "DataSource": local, **{k: v for k, v in optional_local.items() if v}}
+    """One InputDataConfig entry, with exactly the keys the SDK v2's TrainingInput.config holds."""
     source: dict[str, Any] = {"S3DataType": c.s3_data_type, "S3Uri": c.uri}
     if c.distribution is not None:
         source["S3DataDistributionType"] = c.distribution

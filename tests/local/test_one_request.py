@@ -38,12 +38,17 @@ def test_the_local_request_is_the_sagemaker_request_with_the_code_and_output_mad
     assert {k: here[k] for k in rest} == {k: sent[k] for k in rest} and set(here) == set(sent)
 
 
-def test_a_local_folder_channel_is_sent_as_v2_local_mode_sends_it(tmp_path):
-    spec = make_spec(inputs=(InputChannel(name="train", uri=f"file://{tmp_path}", content_type="text/csv"),))
-    # v2's sagemaker.local.local_session.file_input(...).config, plus the channel's name
-    assert compile_create_training_job_request(spec)["InputDataConfig"] == [{
-        "ChannelName": "train", "ContentType": "text/csv",
-        "DataSource": {"FileDataSource": {"FileDataDistributionType": "FullyReplicated", "FileUri": f"file://{tmp_path}"}}}]
+def test_the_local_request_passes_botocores_validation_as_every_request_does(tmp_path):
+    import botocore.session
+    import botocore.validate
+
+    shape = botocore.session.get_session().get_service_model("sagemaker").operation_model("CreateTrainingJob").input_shape
+    spec = make_spec(inputs=(InputChannel(name="train", uri=f"file://{tmp_path}", content_type="text/csv"),),
+                     checkpoint_local_path=str(tmp_path / "ckpt"), profiler=ProfilerSettings())
+    request = local_job(spec, tmp_path / spec.job_name).request
+    botocore.validate.validate_parameters(request, shape)  # raises ParamValidationError
+    assert request["InputDataConfig"][0]["DataSource"] == {"S3DataSource": {  # a local folder: its URI as given
+        "S3DataType": "S3Prefix", "S3Uri": f"file://{tmp_path}", "S3DataDistributionType": "FullyReplicated"}}
 
 
 def test_a_plan_of_another_version_or_shape_is_refused_by_name(tmp_path):

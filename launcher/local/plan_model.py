@@ -33,7 +33,7 @@ class HostPlan(_Record):
 
 
 class JobPlan(_Record):
-    version: Literal[1] = PLAN_VERSION
+    version: Literal[1] = 1  # PLAN_VERSION: raise both together when the shape changes
     job_name: str
     job_dir: Path
     framework: Literal["pytorch", "tensorflow"]

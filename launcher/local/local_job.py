@@ -18,10 +18,7 @@ from pydantic import BaseModel, ConfigDict
 from jobspec.spec import TrainingJobSpec, replace
 from launcher.contract import HostLayout
 from launcher.local.artifacts import artifact_prefix
-from launcher.request import (
-    CreateTrainingJobRequest,
-    compile_create_training_job_request,
-)
+from launcher.request import CreateTrainingJobRequest, compile_create_training_job_request
 
 
 class LocalFacts(BaseModel):

@@ -23,7 +23,7 @@ from estimators.settings import job_settings
 from jobspec import catalog as support
 from jobspec.contract import is_local_instance_type
 from jobspec.names import check_name, job_name
-from jobspec.spec import TrainingJobSpec
+from jobspec.spec import TrainingJobSpec, spec_from_fields
 from profiler_config import DebuggerHookConfig, ProfilerConfig, ProfilerRule, Rule, TensorBoardOutputConfig
 from jobspec.positional import bind_positional
 
@@ -377,7 +377,7 @@ class FrameworkEstimator(BaseModel):
         else:
             entry, entry_path = self._entry_in_source_dir(entry_point, given_source_dir), None
             source_dir = given_source_dir if given_source_dir.startswith("s3://") else os.path.abspath(given_source_dir)
-        return TrainingJobSpec(
+        return spec_from_fields(  # each field to its part (jobspec.spec.PART_OF)
             job_name=name, framework=self.framework, framework_version=r.framework_version, py_version=r.py_version,
             image_uri=r.image_uri, region=r.region, role=self.role,
             entry_point=entry, source_dir=source_dir, entry_point_path=entry_path,

@@ -162,7 +162,7 @@ class SessionUse:
             return spec
         bucket = options["bucket"] = self.parts.default_bucket()
         prefix = self.parts.bucket_prefix
-        if prefix and spec.output_path is None:  # v2: output and code under the session's prefix
+        if prefix and spec.output.output_path is None:  # v2: output and code under the session's prefix
             spec = replace(spec, output_path=f"s3://{bucket}/{prefix}/",
-                           code_location=spec.code_location or f"s3://{bucket}/{prefix}")
+                           code_location=spec.code.code_location or f"s3://{bucket}/{prefix}")
         return spec

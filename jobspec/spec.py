@@ -1,4 +1,5 @@
-"""TrainingJobSpec: the one typed description of a training job.
+"""TrainingJobSpec: the one typed description of a training job, in parts that each map to one request shape
+(code, compute, inputs, stopping, output, network, observability: launcher.request has one builder per part).
 
 Estimators build it (after validating every field); backends run it. It is frozen:
 a backend that learns something at submit time (the code bucket, say) makes a
@@ -96,7 +97,112 @@ class TensorBoardSettings(_Frozen):
     local_path: str | None = None
 
 
+class CodeSpec(_Frozen):
+    """What runs and what it is told: AlgorithmSpecification, HyperParameters and Environment."""
+
+    entry_point: str  # file name relative to source_dir (or the lone file's name)
+    source_dir: str | None = None  # local folder, or an s3:// sourcedir.tar.gz; None = folder of entry_point
+    entry_point_path: str | None = None  # absolute local path of the entry point when source_dir is None
+    ignore_patterns: tuple[str, ...] = ()
+    submit_directory: str | None = None  # s3:// URI of the uploaded sourcedir.tar.gz (set by the backend)
+    dependencies: tuple[str, ...] = ()  # local files/folders packed at the code archive's root
+    code_location: str | None = None  # s3://bucket[/prefix] for the code archive
+
+    # what the script sees
+    hyperparameters: dict[str, Any] = Field(default_factory=dict)  # the user's, raw values
+    environment: dict[str, str] = Field(default_factory=dict)
+    model_dir: str | None = None  # TensorFlow's model_dir hyperparameter, as given
+    default_model_dir: bool = False  # TensorFlow: send SDK v2's default model_dir (s3://<output>/<job>/model)
+    container_log_level: int = 20
+
+    # distribution, already validated by estimators.distribution (SMP parameters by jobspec.smp)
+    distribution: dict[str, Any] = Field(default_factory=dict)  # the user's dict, as given
+    distribution_hyperparameters: dict[str, Any] = Field(default_factory=dict)  # sagemaker_* / mp_parameters
+    mp_parameters: dict[str, Any] | None = None  # SMP parameters when model parallel is on
+
+    # AlgorithmSpecification's settings, sent as the SDK v2 sends them (None: left out of the request)
+    input_mode: Literal["File", "Pipe", "FastFile"] = "File"  # TrainingInputMode
+    metric_definitions: tuple[tuple[str, str], ...] | None = None  # (Name, Regex)
+    enable_sagemaker_metrics: bool | None = True
+    container_entry_point: tuple[str, ...] | None = None
+    container_arguments: tuple[str, ...] | None = None
+
+    # the shared checks of names, keys and paths (jobspec.fields): a spec made any way is checked as estimators check
+    _hyperparameters = field_validator("hyperparameters")(classmethod(lambda cls, v: fields.hyperparameters(v)))
+    _environment = field_validator("environment")(classmethod(lambda cls, v: fields.environment(v)))
+
+    @field_validator("source_dir", "entry_point", "entry_point_path")
+    @classmethod
+    def _path(cls, v: str | None, info: Any) -> str | None:
+        return fields.local_path(info.field_name, v)
+
+    @field_validator("dependencies")
+    @classmethod
+    def _dependencies(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        for item in v:
+            fields.local_path("dependencies entry", item)
+        return v
+
+
+class ComputeSpec(_Frozen):
+    """Where it runs: ResourceConfig (and how many processes each host starts)."""
+
+    instance_type: str
+    instance_count: int = 1
+    gpus_per_host: int = 0  # from the support matrix; 0 for CPU instances and "local"
+    processes_per_host: int = 1  # torchrun --nproc_per_node: distribution, else GPUs, else 1
+    volume_size: int = 30
+    volume_kms_key: str | None = None
+    keep_alive_period_in_seconds: int | None = None
+    instance_groups: tuple[InstanceGroupSpec, ...] = ()  # set: ResourceConfig has these instead of type/count
+
+
+class StoppingSpec(_Frozen):
+    """When it ends: StoppingCondition, managed spot training and retries."""
+
+    max_run: int = 24 * 60 * 60
+    max_wait: int | None = None
+    use_spot_instances: bool = False
+    max_retry_attempts: int | None = None
+
+
+class OutputSpec(_Frozen):
+    """Where results go: OutputDataConfig and CheckpointConfig."""
+
+    output_path: str | None = None  # s3://… or a local folder
+    output_kms_key: str | None = None
+    disable_output_compression: bool = False
+    checkpoint_s3_uri: str | None = None
+    checkpoint_local_path: str | None = None
+
+    @field_validator("output_path", "checkpoint_local_path")
+    @classmethod
+    def _path(cls, v: str | None, info: Any) -> str | None:
+        return fields.local_path(info.field_name, v)
+
+
+class NetworkSpec(_Frozen):
+    """VpcConfig, network isolation and inter-container encryption."""
+
+    subnets: tuple[str, ...] | None = None
+    security_group_ids: tuple[str, ...] | None = None
+    enable_network_isolation: bool = False
+    encrypt_inter_container_traffic: bool = False
+
+
+class ObservabilitySpec(_Frozen):
+    """The profiler, Debugger and TensorBoard: ProfilerConfig, DebugHookConfig, the rules, TensorBoardOutputConfig."""
+
+    profiler: ProfilerSettings | None = None  # None: no profiler at all
+    profiler_rules: tuple[DebugRuleSettings, ...] = ()
+    debug_hook: DebugHookSettings | None = None  # None: no Debugger hook
+    debug_rules: tuple[DebugRuleSettings, ...] = ()
+    tensorboard_output: TensorBoardSettings | None = None
+
+
 class TrainingJobSpec(_Frozen):
+    """A job: who and which image (these fields), then one typed part per request shape."""
+
     # its environment and hyperparameters may hold secrets: pydantic's messages never repeat the input (errors()
     # still has it; sagelaunch's own messages mask secret-looking values)
     model_config = ConfigDict(**_Frozen.model_config, hide_input_in_errors=True)
@@ -108,77 +214,15 @@ class TrainingJobSpec(_Frozen):
     image_uri: str
     region: str
     role: str | None = None
-
-    # code
-    entry_point: str  # file name relative to source_dir (or the lone file's name)
-    source_dir: str | None = None  # local folder, or an s3:// sourcedir.tar.gz; None = folder of entry_point
-    entry_point_path: str | None = None  # absolute local path of the entry point when source_dir is None
-    ignore_patterns: tuple[str, ...] = ()
-    submit_directory: str | None = None  # s3:// URI of the uploaded sourcedir.tar.gz (set by the backend)
-
-    # resources
-    instance_type: str
-    instance_count: int = 1
-    gpus_per_host: int = 0  # from the support matrix; 0 for CPU instances and "local"
-    processes_per_host: int = 1  # torchrun --nproc_per_node: distribution, else GPUs, else 1
-    volume_size: int = 30
-    volume_kms_key: str | None = None
-
-    # what the script sees
-    hyperparameters: dict[str, Any] = Field(default_factory=dict)  # the user's, raw values
-    environment: dict[str, str] = Field(default_factory=dict)
-    inputs: tuple[InputChannel, ...] = ()
-    model_dir: str | None = None  # TensorFlow's model_dir hyperparameter, as given
-    default_model_dir: bool = False  # TensorFlow: send SDK v2's default model_dir (s3://<output>/<job>/model)
-
-    # distribution, already validated by estimators.distribution (SMP parameters by jobspec.smp)
-    distribution: dict[str, Any] = Field(default_factory=dict)  # the user's dict, as given
-    distribution_hyperparameters: dict[str, Any] = Field(default_factory=dict)  # sagemaker_* / mp_parameters
-    mp_parameters: dict[str, Any] | None = None  # SMP parameters when model parallel is on
-
-    # outputs and limits
-    output_path: str | None = None  # s3://… or a local folder
-    output_kms_key: str | None = None
-    checkpoint_s3_uri: str | None = None
-    checkpoint_local_path: str | None = None
-    max_run: int = 24 * 60 * 60
-    max_wait: int | None = None
-    use_spot_instances: bool = False
-    profiler: ProfilerSettings | None = None  # None: no profiler at all
-    profiler_rules: tuple[DebugRuleSettings, ...] = ()
-    debug_hook: DebugHookSettings | None = None  # None: no Debugger hook
-    debug_rules: tuple[DebugRuleSettings, ...] = ()
-    tensorboard_output: TensorBoardSettings | None = None
-
-    # network and tags
-    subnets: tuple[str, ...] | None = None
-    security_group_ids: tuple[str, ...] | None = None
-    enable_network_isolation: bool = False
-    encrypt_inter_container_traffic: bool = False
     tags: tuple[tuple[str, str], ...] = ()
-    container_log_level: int = 20
 
-    # job settings sent as the SDK v2 sends them (None: left out of the request)
-    input_mode: Literal["File", "Pipe", "FastFile"] = "File"  # AlgorithmSpecification.TrainingInputMode
-    metric_definitions: tuple[tuple[str, str], ...] | None = None  # (Name, Regex)
-    enable_sagemaker_metrics: bool | None = True
-    keep_alive_period_in_seconds: int | None = None
-    max_retry_attempts: int | None = None
-    instance_groups: tuple[InstanceGroupSpec, ...] = ()  # set: ResourceConfig has these instead of type/count
-    container_entry_point: tuple[str, ...] | None = None
-    container_arguments: tuple[str, ...] | None = None
-    disable_output_compression: bool = False
-    dependencies: tuple[str, ...] = ()  # local files/folders packed at the code archive's root
-    code_location: str | None = None  # s3://bucket[/prefix] for the code archive
-
-    # the shared checks of names, keys and paths (jobspec.fields): a spec made any way is checked as estimators check
-    _hyperparameters = field_validator("hyperparameters")(classmethod(lambda cls, v: fields.hyperparameters(v)))
-    _environment = field_validator("environment")(classmethod(lambda cls, v: fields.environment(v)))
-
-    @field_validator("source_dir", "entry_point", "entry_point_path", "output_path", "checkpoint_local_path")
-    @classmethod
-    def _path(cls, v: str | None, info: Any) -> str | None:
-        return fields.local_path(info.field_name, v)
+    code: CodeSpec
+    compute: ComputeSpec
+    inputs: tuple[InputChannel, ...] = ()
+    stopping: StoppingSpec = Field(default_factory=StoppingSpec)
+    output: OutputSpec = Field(default_factory=OutputSpec)
+    network: NetworkSpec = Field(default_factory=NetworkSpec)
+    observability: ObservabilitySpec = Field(default_factory=ObservabilitySpec)
 
     @field_validator("inputs")
     @classmethod
@@ -186,24 +230,43 @@ class TrainingJobSpec(_Frozen):
         fields.channel_count(len(v))
         return v
 
-    @field_validator("dependencies")
-    @classmethod
-    def _dependencies(cls, v: tuple[str, ...]) -> tuple[str, ...]:
-        for item in v:
-            fields.local_path("dependencies entry", item)
-        return v
-
     @property
     def is_local(self) -> bool:
-        return is_local_instance_type(self.instance_type)
+        return is_local_instance_type(self.compute.instance_type)
+
+
+PARTS: dict[str, type[BaseModel]] = {"code": CodeSpec, "compute": ComputeSpec, "stopping": StoppingSpec,
+                                     "output": OutputSpec, "network": NetworkSpec, "observability": ObservabilitySpec}
+# each part's field → its part (the names are unique across parts and the spec's own fields)
+PART_OF = {name: part for part, model in PARTS.items() for name in model.model_fields}
+
+
+def _grouped(current: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """`changes` applied to a spec's dump, a field of a part named directly going to its part."""
+    merged = dict(current)
+    for name, value in changes.items():
+        part = PART_OF.get(name)
+        if part is None:
+            merged[name] = value
+        else:
+            merged[part] = {**(merged.get(part) or {}), name: value}
+    return merged
+
+
+def spec_from_fields(**named: Any) -> TrainingJobSpec:
+    """A spec from its fields named directly (each part's field goes to its part): for scripts and tests."""
+    return TrainingJobSpec.model_validate(_grouped({}, named))
 
 
 _Model = TypeVar("_Model", bound=BaseModel)
 
 
 def replace(model: _Model, **changes: Any) -> _Model:
-    """A validated copy of a frozen model with `changes` applied (every field is checked again).
+    """A validated copy of a frozen model with `changes` applied (every field is checked again). On a spec, a part's
+    field may be named directly: `replace(spec, instance_count=2)` changes `spec.compute.instance_count`.
 
     `replace(spec, instance_count="not-a-number")` raises pydantic's ValidationError naming the field.
     """
-    return type(model).model_validate({**model.model_dump(), **changes})
+    current = model.model_dump()
+    merged = _grouped(current, changes) if isinstance(model, TrainingJobSpec) else {**current, **changes}
+    return type(model).model_validate(merged)

@@ -1,7 +1,7 @@
 """TrainingJobSpec → the complete CreateTrainingJob request (pure: no network, no files).
 
 Hyperparameter values are JSON-encoded as the SageMaker SDK sends them. Where the code lives:
-`spec.submit_directory` once a backend uploaded it; an s3:// source_dir as given; else
+`spec.code.submit_directory` once a backend uploaded it; an s3:// source_dir as given; else
 s3://<bucket>/<job>/source/sourcedir.tar.gz (`code_uri`, which the SageMaker backend uploads to):
 the bucket of an s3:// output_path, or the SDK's default bucket `sagemaker-<region>-<account>`
 (the account is a placeholder until the SageMaker backend passes the real one).
@@ -40,46 +40,46 @@ def role_arn(role: str | None, account: str | None = None) -> str:
 def code_bucket(spec: "TrainingJobSpec", account: str | None = None) -> str:
     """The bucket for the code archive when no `bucket=` (the SDK's code_location) is given: as the
     SageMaker SDK does, the bucket of an s3:// output_path, else `sagemaker-<region>-<account>`."""
-    if spec.output_path and spec.output_path.startswith("s3://"):
-        return parse_s3_uri(spec.output_path)[0]
+    if spec.output.output_path and spec.output.output_path.startswith("s3://"):
+        return parse_s3_uri(spec.output.output_path)[0]
     return default_bucket(spec.region, account)
 
 
 def code_uri(spec: "TrainingJobSpec", account: str | None = None, bucket: str | None = None) -> str:
     """Where the job's code is: the one rule the dry run (`validate --request`) and the upload share."""
-    if spec.submit_directory:
-        return spec.submit_directory
-    if spec.source_dir and spec.source_dir.startswith("s3://"):
-        return spec.source_dir
-    if spec.code_location:  # the SDK's code_location: s3://bucket[/prefix] → <prefix>/<job>/source/…
-        located, prefix = parse_s3_uri(spec.code_location)
+    if spec.code.submit_directory:
+        return spec.code.submit_directory
+    if spec.code.source_dir and spec.code.source_dir.startswith("s3://"):
+        return spec.code.source_dir
+    if spec.code.code_location:  # the SDK's code_location: s3://bucket[/prefix] → <prefix>/<job>/source/…
+        located, prefix = parse_s3_uri(spec.code.code_location)
         prefix = prefix.strip("/")
         return f"s3://{located}/{prefix + '/' if prefix else ''}{spec.job_name}/source/sourcedir.tar.gz"
     return f"s3://{bucket or code_bucket(spec, account)}/{spec.job_name}/source/sourcedir.tar.gz"
 
 
 def output_uri(spec: "TrainingJobSpec", account: str | None = None) -> str:
-    if spec.output_path:
-        return spec.output_path
+    if spec.output.output_path:
+        return spec.output.output_path
     return f"s3://{default_bucket(spec.region, account)}/"
 
 
 def hyperparameters(spec: "TrainingJobSpec", account: str | None = None) -> dict[str, str]:
-    hp: dict[str, Any] = dict(spec.hyperparameters)
+    hp: dict[str, Any] = dict(spec.code.hyperparameters)
     hp.update(
-        sagemaker_program=spec.entry_point,
+        sagemaker_program=spec.code.entry_point,
         sagemaker_submit_directory=code_uri(spec, account),
         sagemaker_region=spec.region,
         sagemaker_job_name=spec.job_name,
-        sagemaker_container_log_level=spec.container_log_level,
+        sagemaker_container_log_level=spec.code.container_log_level,
     )
-    hp.update(spec.distribution_hyperparameters)
-    if spec.mp_parameters is not None and "mp_parameters" not in hp:  # smp.init reads them from here
-        hp["mp_parameters"] = spec.mp_parameters
-    if spec.model_dir is not None:
-        hp["model_dir"] = spec.model_dir
-    elif spec.default_model_dir:  # SDK v2's TensorFlow default; MPI jobs keep the model in the container
-        mpi = spec.distribution_hyperparameters.get("sagemaker_mpi_enabled", False)
+    hp.update(spec.code.distribution_hyperparameters)
+    if spec.code.mp_parameters is not None and "mp_parameters" not in hp:  # smp.init reads them from here
+        hp["mp_parameters"] = spec.code.mp_parameters
+    if spec.code.model_dir is not None:
+        hp["model_dir"] = spec.code.model_dir
+    elif spec.code.default_model_dir:  # SDK v2's TensorFlow default; MPI jobs keep the model in the container
+        mpi = spec.code.distribution_hyperparameters.get("sagemaker_mpi_enabled", False)
         hp["model_dir"] = "/opt/ml/model" if mpi else f"{output_uri(spec, account).rstrip('/')}/{spec.job_name}/model"
     return {key: json.dumps(value) for key, value in hp.items()}
 
@@ -112,29 +112,29 @@ def rule_configuration(r: Any) -> dict[str, Any]:
 
 
 def resource_config(spec: "TrainingJobSpec") -> dict[str, Any]:
-    config: dict[str, Any] = {"VolumeSizeInGB": spec.volume_size}
-    if spec.instance_groups:
+    config: dict[str, Any] = {"VolumeSizeInGB": spec.compute.volume_size}
+    if spec.compute.instance_groups:
         config["InstanceGroups"] = [{"InstanceGroupName": g.name, "InstanceType": g.instance_type,
-                                     "InstanceCount": g.instance_count} for g in spec.instance_groups]
+                                     "InstanceCount": g.instance_count} for g in spec.compute.instance_groups]
     else:
-        config.update(InstanceType=spec.instance_type, InstanceCount=spec.instance_count)
-    if spec.volume_kms_key:
-        config["VolumeKmsKeyId"] = spec.volume_kms_key
-    if spec.keep_alive_period_in_seconds is not None:
-        config["KeepAlivePeriodInSeconds"] = spec.keep_alive_period_in_seconds
+        config.update(InstanceType=spec.compute.instance_type, InstanceCount=spec.compute.instance_count)
+    if spec.compute.volume_kms_key:
+        config["VolumeKmsKeyId"] = spec.compute.volume_kms_key
+    if spec.compute.keep_alive_period_in_seconds is not None:
+        config["KeepAlivePeriodInSeconds"] = spec.compute.keep_alive_period_in_seconds
     return config
 
 
 def algorithm_specification(spec: "TrainingJobSpec") -> dict[str, Any]:
-    algo: dict[str, Any] = {"TrainingImage": spec.image_uri, "TrainingInputMode": spec.input_mode}
-    if spec.container_entry_point is not None:
-        algo["ContainerEntrypoint"] = list(spec.container_entry_point)
-    if spec.container_arguments is not None:
-        algo["ContainerArguments"] = list(spec.container_arguments)
-    if spec.metric_definitions is not None:
-        algo["MetricDefinitions"] = [{"Name": n, "Regex": r} for n, r in spec.metric_definitions]
-    if spec.enable_sagemaker_metrics is not None:
-        algo["EnableSageMakerMetricsTimeSeries"] = spec.enable_sagemaker_metrics
+    algo: dict[str, Any] = {"TrainingImage": spec.image_uri, "TrainingInputMode": spec.code.input_mode}
+    if spec.code.container_entry_point is not None:
+        algo["ContainerEntrypoint"] = list(spec.code.container_entry_point)
+    if spec.code.container_arguments is not None:
+        algo["ContainerArguments"] = list(spec.code.container_arguments)
+    if spec.code.metric_definitions is not None:
+        algo["MetricDefinitions"] = [{"Name": n, "Regex": r} for n, r in spec.code.metric_definitions]
+    if spec.code.enable_sagemaker_metrics is not None:
+        algo["EnableSageMakerMetricsTimeSeries"] = spec.code.enable_sagemaker_metrics
     return algo
 
 
@@ -142,9 +142,9 @@ def profiler_request(spec: "TrainingJobSpec", account: str | None = None) -> dic
     """ProfilerConfig plus ProfilerRuleConfigurations; {} without a profiler.
 
     Monitoring only (v2's default) sends the S3 path and the interval; ProfilingParameters go with SageMaker
-    Profiler's detailed capture (its processing rule is one of `spec.profiler_rules`) or Debugger's framework
-    profiling."""
-    p = spec.profiler
+    Profiler's detailed capture (its processing rule is one of `spec.observability.profiler_rules`) or Debugger's
+    framework profiling."""
+    p = spec.observability.profiler
     if p is None:
         return {}
     config: dict[str, Any] = {"DisableProfiler": p.disable_profiler}
@@ -157,15 +157,15 @@ def profiler_request(spec: "TrainingJobSpec", account: str | None = None) -> dic
     elif p.detailed:
         config["ProfilingParameters"] = profiling_parameters(p.cpu_profiling_duration, p.file_rotation_interval)
     out: dict[str, Any] = {"ProfilerConfig": config}
-    if spec.profiler_rules:
-        out["ProfilerRuleConfigurations"] = [rule_configuration(r) for r in spec.profiler_rules]
+    if spec.observability.profiler_rules:
+        out["ProfilerRuleConfigurations"] = [rule_configuration(r) for r in spec.observability.profiler_rules]
     return out
 
 
 def debugger_request(spec: "TrainingJobSpec", account: str | None = None) -> dict[str, Any]:
     """DebugHookConfig, DebugRuleConfigurations and TensorBoardOutputConfig, each only when the job has it."""
     out: dict[str, Any] = {}
-    hook = spec.debug_hook
+    hook = spec.observability.debug_hook
     if hook is not None:
         config: dict[str, Any] = {"S3OutputPath": hook.s3_output_path or output_uri(spec, account)}
         if hook.local_path is not None:
@@ -176,10 +176,10 @@ def debugger_request(spec: "TrainingJobSpec", account: str | None = None) -> dic
             {"CollectionName": c.name, **({"CollectionParameters": dict(c.parameters)} if c.parameters is not None else {})}
             for c in hook.collections]
         out["DebugHookConfig"] = config
-    if spec.debug_rules:
-        out["DebugRuleConfigurations"] = [rule_configuration(r) for r in spec.debug_rules]
-    if spec.tensorboard_output is not None:
-        tb = spec.tensorboard_output
+    if spec.observability.debug_rules:
+        out["DebugRuleConfigurations"] = [rule_configuration(r) for r in spec.observability.debug_rules]
+    if spec.observability.tensorboard_output is not None:
+        tb = spec.observability.tensorboard_output
         out["TensorBoardOutputConfig"] = {"S3OutputPath": tb.s3_output_path,
                                           **({"LocalPath": tb.local_path} if tb.local_path is not None else {})}
     return out
@@ -193,35 +193,37 @@ def code_request(spec: "TrainingJobSpec", account: str | None = None) -> dict[st
 def output_request(spec: "TrainingJobSpec", account: str | None = None) -> dict[str, Any]:
     """The output part: OutputDataConfig, and CheckpointConfig when checkpoints sync with S3."""
     output: dict[str, Any] = {"S3OutputPath": output_uri(spec, account)}
-    if spec.output_kms_key:
-        output["KmsKeyId"] = spec.output_kms_key
-    if spec.disable_output_compression:
+    if spec.output.output_kms_key:
+        output["KmsKeyId"] = spec.output.output_kms_key
+    if spec.output.disable_output_compression:
         output["CompressionType"] = "NONE"
     out: dict[str, Any] = {"OutputDataConfig": output}
-    if spec.checkpoint_s3_uri:
-        out["CheckpointConfig"] = {"S3Uri": spec.checkpoint_s3_uri}
-        if spec.checkpoint_local_path:
-            out["CheckpointConfig"]["LocalPath"] = spec.checkpoint_local_path
+    if spec.output.checkpoint_s3_uri:
+        out["CheckpointConfig"] = {"S3Uri": spec.output.checkpoint_s3_uri}
+        if spec.output.checkpoint_local_path:
+            out["CheckpointConfig"]["LocalPath"] = spec.output.checkpoint_local_path
     return out
 
 
 def stopping_request(spec: "TrainingJobSpec") -> dict[str, Any]:
     """The stopping part: StoppingCondition, managed spot training and the retry strategy."""
-    condition: dict[str, Any] = {"MaxRuntimeInSeconds": spec.max_run}
-    if spec.max_wait is not None:
-        condition["MaxWaitTimeInSeconds"] = spec.max_wait
-    out: dict[str, Any] = {"StoppingCondition": condition, "EnableManagedSpotTraining": spec.use_spot_instances}
-    if spec.max_retry_attempts is not None:
-        out["RetryStrategy"] = {"MaximumRetryAttempts": spec.max_retry_attempts}
+    condition: dict[str, Any] = {"MaxRuntimeInSeconds": spec.stopping.max_run}
+    if spec.stopping.max_wait is not None:
+        condition["MaxWaitTimeInSeconds"] = spec.stopping.max_wait
+    out: dict[str, Any] = {"StoppingCondition": condition,
+                           "EnableManagedSpotTraining": spec.stopping.use_spot_instances}
+    if spec.stopping.max_retry_attempts is not None:
+        out["RetryStrategy"] = {"MaximumRetryAttempts": spec.stopping.max_retry_attempts}
     return out
 
 
 def network_request(spec: "TrainingJobSpec") -> dict[str, Any]:
     """The network part: isolation, inter-container encryption and, with subnets and security groups, VpcConfig."""
-    out: dict[str, Any] = {"EnableNetworkIsolation": spec.enable_network_isolation,
-                           "EnableInterContainerTrafficEncryption": spec.encrypt_inter_container_traffic}
-    if spec.subnets and spec.security_group_ids:
-        out["VpcConfig"] = {"Subnets": list(spec.subnets), "SecurityGroupIds": list(spec.security_group_ids)}
+    network = spec.network
+    out: dict[str, Any] = {"EnableNetworkIsolation": network.enable_network_isolation,
+                           "EnableInterContainerTrafficEncryption": network.encrypt_inter_container_traffic}
+    if network.subnets and network.security_group_ids:
+        out["VpcConfig"] = {"Subnets": list(network.subnets), "SecurityGroupIds": list(network.security_group_ids)}
     return out
 
 
@@ -243,8 +245,8 @@ def compile_create_training_job_request(spec: "TrainingJobSpec", account: str | 
         **network_request(spec),
         **inputs_request(spec),
     }
-    if spec.environment:
-        req["Environment"] = dict(spec.environment)
+    if spec.code.environment:
+        req["Environment"] = dict(spec.code.environment)
     if spec.tags:
         req["Tags"] = [{"Key": k, "Value": v} for k, v in spec.tags]
     req.update(profiler_request(spec, account))  # the observability part

@@ -198,12 +198,13 @@ def error_lines(err: Exception) -> list[str]:
 
 
 def summary(est: Any, spec: Any) -> str:
-    r = est.resolved
+    r, compute, profiler = est.resolved, spec.compute, spec.observability.profiler
     parts = [
-        f"{spec.framework} {spec.framework_version} ({spec.py_version}) on {spec.instance_count} × {spec.instance_type}",
+        f"{spec.framework} {spec.framework_version} ({spec.py_version}) on {compute.instance_count} × {compute.instance_type}",
         f"in {spec.region}",
-        f"{spec.processes_per_host} process(es)/host" + (f", {r.plan.strategy}" if r.plan.strategy != "none" else ""),
-        "profiler " + ("off" if spec.profiler is None or spec.profiler.disable_profiler else "on"),
+        f"{compute.processes_per_host} process(es)/host" + (f", {r.plan.strategy}" if r.plan.strategy != "none"
+                                                            else ""),
+        "profiler " + ("off" if profiler is None or profiler.disable_profiler else "on"),
         f"image {spec.image_uri}",
     ]
     return "; ".join(parts)

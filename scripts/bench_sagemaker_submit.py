@@ -53,7 +53,7 @@ def main() -> None:
     from launcher.aws import s3 as s3_helpers
     from jobspec.names import job_name
     from launcher.backends.sagemaker import submit
-    from jobspec.spec import TrainingJobSpec, replace
+    from jobspec.spec import TrainingJobSpec, replace, spec_from_fields
     from launcher.request import compile_create_training_job_request
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-submit-"))
@@ -66,7 +66,7 @@ def main() -> None:
     image = "763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-training:2.0.0-gpu-py310-cu118-ubuntu20.04-sagemaker"
 
     def spec(i: int) -> TrainingJobSpec:
-        return TrainingJobSpec(job_name=job_name(f"bench-a{i}"), framework="pytorch", framework_version="2.0.0",
+        return spec_from_fields(job_name=job_name(f"bench-a{i}"), framework="pytorch", framework_version="2.0.0",
                                py_version="py310", image_uri=image, region="us-west-2", role=role,
                                entry_point="train.py", source_dir=str(src), instance_type="ml.p3.2xlarge")
 

@@ -52,7 +52,7 @@ def check_inputs(spec: "TrainingJobSpec") -> None:
     for channel in spec.inputs:
         if not channel.uri.startswith("s3://"):
             raise ValueError(
-                f"inputs[{channel.name!r}]={channel.uri!r} is not in S3, and jobs on {spec.instance_type} read "
+                f"inputs[{channel.name!r}]={channel.uri!r} is not in S3, and jobs on {spec.compute.instance_type} read "
                 f"their data from S3. Fix: upload it (aws s3 cp --recursive {channel.uri} s3://<bucket>/<prefix>) "
                 "and pass that URI, or use instance_type='local' to read local data."
             )
@@ -97,17 +97,17 @@ def upload_code(spec: "TrainingJobSpec", target: str, console=None) -> UploadedC
     showing progress on `console`'s status line and warning when the endpoint stops answering."""
     from launcher.sourcedir import pack_sourcedir
 
-    if spec.source_dir and spec.source_dir.startswith("s3://"):
-        return UploadedCode(spec.source_dir, [], 0, uploaded=False)
-    entry = spec.entry_point if spec.source_dir else (spec.entry_point_path or spec.entry_point)
-    if spec.source_dir is None and not Path(entry).is_file():
+    if spec.code.source_dir and spec.code.source_dir.startswith("s3://"):
+        return UploadedCode(spec.code.source_dir, [], 0, uploaded=False)
+    entry = spec.code.entry_point if spec.code.source_dir else (spec.code.entry_point_path or spec.code.entry_point)
+    if spec.code.source_dir is None and not Path(entry).is_file():
         raise ValueError(f"entry_point={entry!r} does not exist. Fix: pass the path of your training script.")
     with tempfile.TemporaryDirectory(prefix="sagelaunch-") as tmp:
         archive = Path(tmp) / "sourcedir.tar.gz"
-        files = pack_sourcedir(spec.source_dir, entry, archive, spec.ignore_patterns, spec.dependencies)
-        if spec.source_dir is not None and spec.entry_point not in files:
+        files = pack_sourcedir(spec.code.source_dir, entry, archive, spec.code.ignore_patterns, spec.code.dependencies)
+        if spec.code.source_dir is not None and spec.code.entry_point not in files:
             raise ValueError(
-                f"entry_point={spec.entry_point!r} is not among the files of source_dir={spec.source_dir!r} "
+                f"entry_point={spec.code.entry_point!r} is not among the files of source_dir={spec.code.source_dir!r} "
                 f"(after ignore patterns): {files[:10]}. Fix: name a file relative to source_dir."
             )
         size = archive.stat().st_size

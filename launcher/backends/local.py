@@ -58,9 +58,9 @@ def submit(spec: TrainingJobSpec, *, wait: bool = True, logs: bool = True, **opt
     files = preflight.source_files(spec)
     warning = preflight.check_framework(spec, python)
     if spec.framework == "tensorflow":
-        ports = options.get("tf_ports") or [free_port() for _ in range(spec.instance_count)]
-        if len(ports) != spec.instance_count:
-            raise ValueError(f"tf_ports={ports}: give one port per host ({spec.instance_count})")
+        ports = options.get("tf_ports") or [free_port() for _ in range(spec.compute.instance_count)]
+        if len(ports) != spec.compute.instance_count:
+            raise ValueError(f"tf_ports={ports}: give one port per host ({spec.compute.instance_count})")
         ports = [preflight.check_port(int(p), "tf_ports") for p in ports]
         master_port = 0
     else:
@@ -68,16 +68,16 @@ def submit(spec: TrainingJobSpec, *, wait: bool = True, logs: bool = True, **opt
         master_port = options.get("master_port")
         master_port = preflight.check_port(int(master_port), "master_port") if master_port else free_port()
     resolved = [channels.resolve(channel, spec.region) for channel in spec.inputs]
-    if spec.checkpoint_s3_uri:
-        channels.check_s3_prefix(spec.checkpoint_s3_uri, spec.region, "checkpoint_s3_uri")
-    if spec.output_path and not spec.output_path.startswith("s3://"):
-        preflight.check_no_loop(channels.local_path(spec.output_path), "output_path")
+    if spec.output.checkpoint_s3_uri:
+        channels.check_s3_prefix(spec.output.checkpoint_s3_uri, spec.region, "checkpoint_s3_uri")
+    if spec.output.output_path and not spec.output.output_path.startswith("s3://"):
+        preflight.check_no_loop(channels.local_path(spec.output.output_path), "output_path")
     job = compile_local_job(spec, job_dir, files)  # the request SageMaker would get, and the local facts
     prefix = job.facts.artifact_prefix
     if not prefix.startswith("s3://"):
         preflight.check_writable_folder(Path(prefix), "output_path")
-    if spec.checkpoint_local_path:
-        preflight.check_writable_folder(Path(spec.checkpoint_local_path).expanduser(), "checkpoint_local_path")
+    if spec.output.checkpoint_local_path:
+        preflight.check_writable_folder(Path(spec.output.checkpoint_local_path).expanduser(), "checkpoint_local_path")
     stop_grace = float(options.get("stop_grace", DEFAULT_STOP_GRACE))
     if warning:
         _console(stderr=True).print(warning, style="yellow", soft_wrap=True, markup=False, highlight=False)
@@ -87,7 +87,7 @@ def submit(spec: TrainingJobSpec, *, wait: bool = True, logs: bool = True, **opt
     try:
         private_folder(job_dir.parent)
         job_dir.mkdir(mode=PRIVATE_FOLDER)  # plan.json and the config files hold the job's secrets
-        if spec.inputs or (spec.source_dir or "").startswith("s3://"):
+        if spec.inputs or (spec.code.source_dir or "").startswith("s3://"):
             registry.transition(spec.job_name, "Downloading", "Downloading input data")
         base_env = dict(os.environ)
         downloads = sum(len(r.s3_keys) for r in resolved)

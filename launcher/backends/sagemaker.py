@@ -229,11 +229,11 @@ def submit(spec: "TrainingJobSpec", *, wait: bool = True, logs: bool = True, sto
         raise TypeError(f"unknown SageMaker option(s) {sorted(unknown)}; allowed: {sorted(KNOWN_OPTIONS)}")
     check_name(spec.job_name)
     console = make_console()
-    role = role_arn(spec.role, spec.instance_type, spec.region)
+    role = role_arn(spec.role, spec.compute.instance_type, spec.region)
     check_inputs(spec)
     check_name_free(spec.job_name, spec.region)
     account = account_id(spec.region)
-    if not spec.output_path:  # the SDK's default: s3://sagemaker-<region>-<account>/ (created when missing)
+    if not spec.output.output_path:  # the SDK's default: s3://sagemaker-<region>-<account>/ (created when missing)
         spec = replace(spec, output_path=f"s3://{options.get('bucket') or s3.default_bucket(spec.region)}/")
     # the same rule as the dry run (`validate --request`): bucket= option, else the output bucket
     target = code_uri(spec, account, bucket=options.get("bucket"))

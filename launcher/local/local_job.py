@@ -108,12 +108,12 @@ class LocalJob:
 def compile_local_job(spec: TrainingJobSpec, job_dir: Path, code_files: list[tuple[Path, str]]) -> LocalJob:
     """The request of `spec` as the local backend sends it to itself: the code in the first host's code folder,
     the output under the job's artifact prefix when the spec names no output_path."""
-    prefix = artifact_prefix(spec.output_path, spec.job_name, job_dir)
-    code_archive = spec.source_dir if (spec.source_dir or "").startswith("s3://") else None
-    located = replace(spec, output_path=spec.output_path or prefix,
-                      submit_directory=spec.submit_directory or str(HostLayout(job_dir / "algo-1").code_dir))
+    prefix = artifact_prefix(spec.output.output_path, spec.job_name, job_dir)
+    code_archive = spec.code.source_dir if (spec.code.source_dir or "").startswith("s3://") else None
+    located = replace(spec, output_path=spec.output.output_path or prefix,
+                      submit_directory=spec.code.submit_directory or str(HostLayout(job_dir / "algo-1").code_dir))
     facts = LocalFacts(job_dir=job_dir, artifact_prefix=prefix, region=spec.region, framework=spec.framework,
-                       processes_per_host=spec.processes_per_host, distributed=bool(spec.distribution),
-                       submit_directory=spec.submit_directory, code_files=tuple(code_files),
-                       code_archive=code_archive, checkpoint_local_path=spec.checkpoint_local_path)
+                       processes_per_host=spec.compute.processes_per_host, distributed=bool(spec.code.distribution),
+                       submit_directory=spec.code.submit_directory, code_files=tuple(code_files),
+                       code_archive=code_archive, checkpoint_local_path=spec.output.checkpoint_local_path)
     return LocalJob(compile_create_training_job_request(located), facts)

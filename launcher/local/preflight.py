@@ -35,29 +35,30 @@ print(json.dumps(version))
 
 def source_files(spec: TrainingJobSpec) -> list[tuple[Path, str]]:
     """The files of the job's code, after checking the entry point is among them."""
-    if spec.source_dir is not None and spec.source_dir.startswith("s3://"):
+    if spec.code.source_dir is not None and spec.code.source_dir.startswith("s3://"):
         return []  # fetched by the backend; the entry point is checked after extraction
-    if spec.source_dir is not None:
-        root = Path(spec.source_dir).expanduser()
+    if spec.code.source_dir is not None:
+        root = Path(spec.code.source_dir).expanduser()
         check_no_loop(root, "source_dir")
         if not root.is_dir():
-            raise ValueError(f"source_dir {spec.source_dir!r} is not a folder; pass the folder holding {spec.entry_point!r}")
-        files = list_source_files(root, spec.entry_point, spec.ignore_patterns, spec.dependencies)
+            raise ValueError(f"source_dir {spec.code.source_dir!r} is not a folder; pass the folder holding "
+                             f"{spec.code.entry_point!r}")
+        files = list_source_files(root, spec.code.entry_point, spec.code.ignore_patterns, spec.code.dependencies)
         names = [name for _, name in files]
-        if spec.entry_point not in names:
-            close = difflib.get_close_matches(spec.entry_point, names, n=1)
+        if spec.code.entry_point not in names:
+            close = difflib.get_close_matches(spec.code.entry_point, names, n=1)
             hint = f"did you mean {close[0]!r}?" if close else "pass a path relative to source_dir"
-            raise ValueError(f"entry_point {spec.entry_point!r} is not in source_dir {spec.source_dir!r} "
+            raise ValueError(f"entry_point {spec.code.entry_point!r} is not in source_dir {spec.code.source_dir!r} "
                              f"(or it is excluded by ignore_patterns); {hint}")
         return files
-    entry = Path(spec.entry_point_path or spec.entry_point).expanduser()
+    entry = Path(spec.code.entry_point_path or spec.code.entry_point).expanduser()
     check_no_loop(entry, "entry_point")
     if not entry.is_file():
         siblings = [p.name for p in entry.parent.glob("*")] if entry.parent.is_dir() else []
         close = difflib.get_close_matches(entry.name, siblings, n=1)
         hint = f"did you mean {str(entry.parent / close[0])!r}?" if close else "check the path"
         raise ValueError(f"entry_point {str(entry)!r} does not exist; {hint}")
-    return list(iter_source_files(None, str(entry), (), spec.dependencies))
+    return list(iter_source_files(None, str(entry), (), spec.code.dependencies))
 
 
 def framework_version(python: str, framework: str) -> str | None:

@@ -89,7 +89,8 @@ def test_a_local_job_warns_that_debugger_runs_on_sagemaker_only():
         est = PyTorch(entry_point="train.py", framework_version="2.0.0", instance_type="local",
                       rules=[Rule.sagemaker(rule_configs.loss_not_decreasing())])
     spec = est.to_spec("local-job")
-    assert spec.profiler is None and spec.debug_hook is None and spec.debug_rules == ()
+    observability = spec.observability
+    assert observability.profiler is None and observability.debug_hook is None and observability.debug_rules == ()
 
 
 def test_tensorflow_model_dir_as_v2_sends_it():

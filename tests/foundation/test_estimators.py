@@ -92,8 +92,9 @@ def test_monitoring_only_is_valid_on_every_instance_type_and_version():
     for version in ("2.1.0", "2.8.0"):
         spec = pt(framework_version=version, instance_type="ml.g5.12xlarge", region="ap-south-1",
                   profiler_config=monitoring).to_spec("mon-job")
-        assert spec.profiler.system_monitor_interval_millis == 500 and not spec.profiler.detailed
-        assert spec.profiler_rules == ()  # no DetailedProfilerProcessing job (it is billed)
+        profiler = spec.observability.profiler
+        assert profiler.system_monitor_interval_millis == 500 and not profiler.detailed
+        assert spec.observability.profiler_rules == ()  # no DetailedProfilerProcessing job (it is billed)
 
 
 @pytest.mark.parametrize("instance_type", ["local", "local_gpu"])
@@ -104,8 +105,8 @@ def test_local_runs_accept_every_version_with_the_profiler(instance_type):
                       region="ap-south-1", output_path="/tmp/sagelaunch-out",
                       profiler_config=ProfilerConfig(profile_params=Profiler(cpu_profiling_duration=60)))
             spec = est.to_spec("local-job")
-            assert spec.is_local and spec.profiler.cpu_profiling_duration == 60
-            assert spec.output_path == "/tmp/sagelaunch-out"
+            assert spec.is_local and spec.observability.profiler.cpu_profiling_duration == 60
+            assert spec.output.output_path == "/tmp/sagelaunch-out"
 
 
 def test_assignment_is_validated_and_rederived():
@@ -136,12 +137,12 @@ def test_spec_fields_from_distribution_and_profiler():
         tags={"team": "ml"}, base_job_name="roberta",
     )
     spec = est.to_spec(inputs={"train": "s3://my-bucket/train", "test": TrainingInput("s3://my-bucket/test", content_type="text/csv")})
-    assert spec.gpus_per_host == 8 and spec.processes_per_host == 8
-    assert spec.mp_parameters == {"partitions": 2, "ddp": True}
-    assert spec.distribution_hyperparameters["sagemaker_mpi_num_of_processes_per_host"] == 8
-    assert spec.profiler.system_monitor_interval_millis == 500
+    assert spec.compute.gpus_per_host == 8 and spec.compute.processes_per_host == 8
+    assert spec.code.mp_parameters == {"partitions": 2, "ddp": True}
+    assert spec.code.distribution_hyperparameters["sagemaker_mpi_num_of_processes_per_host"] == 8
+    assert spec.observability.profiler.system_monitor_interval_millis == 500
     assert [c.name for c in spec.inputs] == ["train", "test"] and spec.inputs[1].content_type == "text/csv"
-    assert spec.tags == (("team", "ml"),) and spec.hyperparameters == {"epochs": 2}
+    assert spec.tags == (("team", "ml"),) and spec.code.hyperparameters == {"epochs": 2}
     assert re.fullmatch(r"roberta-\d{4}-\d\d-\d\d-\d\d-\d\d-\d\d-\d{3}", spec.job_name)
 
 
@@ -158,10 +159,12 @@ def test_entry_point_and_source_dir_in_the_spec(tmp_path):
     (tmp_path / "code" / "train.py").write_text("print('hi')\n")
     est = pt(source_dir=str(tmp_path / "code"), ignore_patterns=["*.ckpt"])
     spec = est.to_spec("j1")
-    assert (spec.entry_point, spec.source_dir, spec.ignore_patterns) == ("train.py", str(tmp_path / "code"), ("*.ckpt",))
+    code = spec.code
+    assert (code.entry_point, code.source_dir, code.ignore_patterns) == ("train.py", str(tmp_path / "code"),
+                                                                         ("*.ckpt",))
     est.check_files()
     lone = pt(entry_point=str(tmp_path / "code" / "train.py")).to_spec("j2")
-    assert lone.entry_point == "train.py" and lone.entry_point_path == str(tmp_path / "code" / "train.py")
+    assert lone.code.entry_point == "train.py" and lone.code.entry_point_path == str(tmp_path / "code" / "train.py")
     with pytest.raises(ValueError, match="no such file"):
         pt(entry_point=str(tmp_path / "missing.py")).fit()
 

@@ -9,7 +9,7 @@ import boto3
 import pytest
 from pydantic import ValidationError
 
-from jobspec.spec import InputChannel, TrainingJobSpec
+from jobspec.spec import InputChannel, spec_from_fields
 from tests.foundation.test_job_file_hostile import HEAD, fit_refused, job_dir, refused, sagelaunch, write  # noqa: F401
 
 SECRET = "s3cr3t-Value-42"
@@ -88,18 +88,18 @@ def test_a_spec_made_directly_is_checked_the_same_way():
     """The local and SageMaker backends receive TrainingJobSpecs: one made without an estimator is checked too."""
     fields = dict(job_name="direct-spec", framework="pytorch", framework_version="2.0.0", py_version="py310",
                   image_uri="img", region="us-west-2", entry_point="train.py", instance_type="local")
-    TrainingJobSpec(**fields)
+    spec_from_fields(**fields)
     cases = [({"hyperparameters": {"a=b": 1}}, "hyperparameters key 'a=b' contains '='"),
              ({"environment": {"A-B": "x"}}, "environment key 'A-B' is not a variable name"),
              ({"source_dir": "/co\x00de"}, "source_dir='/co\\x00de' contains a NUL character"),
              ({"inputs": [{"name": "..", "uri": "/data"}]}, "channel name='..' is not a channel name")]
     for change, message in cases:
         with pytest.raises(ValidationError, match=re.escape(message)):
-            TrainingJobSpec(**{**fields, **change})
+            spec_from_fields(**{**fields, **change})
     with pytest.raises(ValidationError, match=re.escape("channel uri='/da\\x00ta' contains a NUL")):
         InputChannel(name="train", uri="/da\x00ta")
     with pytest.raises(ValidationError) as caught:  # pydantic's own text would repeat the whole environment
-        TrainingJobSpec(**fields, environment={"DB_PASSWORD": SECRET + "\x00"})
+        spec_from_fields(**fields, environment={"DB_PASSWORD": SECRET + "\x00"})
     assert SECRET not in str(caught.value) and "environment['DB_PASSWORD']=<hidden>" in str(caught.value)
 
 

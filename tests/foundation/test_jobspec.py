@@ -31,8 +31,9 @@ def test_replace_validates_what_model_copy_would_accept():
     with pytest.raises(ValidationError, match="no_such_field"):
         replace(spec, no_such_field=1)
     copy = replace(spec, instance_count="2", job_name="job-b")
-    assert (copy.instance_count, copy.job_name, copy.inputs, copy.image_uri) == (2, "job-b", spec.inputs, spec.image_uri)
-    assert (spec.instance_count, spec.job_name) == (1, "job-a")  # the original is untouched
+    assert (copy.compute.instance_count, copy.job_name, copy.inputs) == (2, "job-b", spec.inputs)
+    assert copy.image_uri == spec.image_uri
+    assert (spec.compute.instance_count, spec.job_name) == (1, "job-a")  # the original is untouched
 
 
 def _mp(**parameters):

@@ -132,7 +132,7 @@ def test_local_jobs_accept_what_is_harmless_and_refuse_pipe():
                   enable_sagemaker_metrics=True, input_mode="FastFile", tags={"a": "b"},
                   model_uri="/tmp/model.tar.gz")
     spec = est.to_spec("j")
-    assert spec.input_mode == "FastFile" and spec.inputs[-1].name == "model"
+    assert spec.code.input_mode == "FastFile" and spec.inputs[-1].name == "model"
     assert "input_mode='Pipe'" in error_of(instance_type="local", input_mode="Pipe")
     with pytest.raises(ValueError, match=r"TrainingInput\(compression='Gzip'\) is not available in local jobs"):
         est.to_spec("j", TrainingInput("/tmp/data", compression="Gzip"))

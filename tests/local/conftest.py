@@ -11,7 +11,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from jobspec.spec import TrainingJobSpec
+from jobspec.spec import TrainingJobSpec, spec_from_fields
 from launcher.local.local_job import LocalJob, compile_local_job
 
 SCRIPTS = Path(__file__).parent / "scripts"
@@ -44,7 +44,7 @@ def make_spec(entry_point: str = "contract_probe.py", **overrides) -> TrainingJo
         instance_type="local",
     )
     fields.update(overrides)
-    return TrainingJobSpec(**fields)
+    return spec_from_fields(**fields)
 
 
 def local_job(spec: TrainingJobSpec, job_dir: Path) -> LocalJob:

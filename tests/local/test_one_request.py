@@ -109,5 +109,5 @@ def test_the_job_is_laid_out_from_its_request_and_recorded_as_it(tmp_path):
         "train": {"RecordWrapperType": "None", "S3DistributionType": "FullyReplicated", "TrainingInputMode": "File"}}
     assert json.loads((config / "profilerconfig.json").read_text())["ProfilingIntervalInMilliseconds"] == 500
     plan = load_plan(job_dir)
-    assert plan.version == 1 and plan.job_name == spec.job_name and plan.max_run == spec.max_run
+    assert plan.version == 1 and plan.job_name == spec.job_name and plan.max_run == spec.stopping.max_run
     assert [h.host for h in plan.hosts] == ["algo-1"] and plan.hosts[0].monitor is not None

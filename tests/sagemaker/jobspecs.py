@@ -7,7 +7,7 @@ import tarfile
 from pathlib import Path
 
 from jobspec.names import job_name
-from jobspec.spec import InputChannel, ProfilerSettings, TrainingJobSpec
+from jobspec.spec import InputChannel, ProfilerSettings, TrainingJobSpec, spec_from_fields
 
 IMAGE = "763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-training:2.0.0-gpu-py310-cu118-ubuntu20.04-sagemaker"
 ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
@@ -61,7 +61,7 @@ def make_spec(base: str, source: Path, **overrides) -> TrainingJobSpec:
         profiler=ProfilerSettings(system_monitor_interval_millis=500),
     )
     fields.update(overrides)
-    return TrainingJobSpec(**fields)
+    return spec_from_fields(**fields)
 
 
 def channel(name: str, uri: str) -> InputChannel:

@@ -48,12 +48,12 @@ def test_main_job_is_a_profiled_local_pytorch_estimator(tmp_path):
                             output_path=str(tmp_path), profile_seconds=60)
     estimator = launch_local_finetune.build_estimator(ns)
     spec = estimator.to_spec(inputs=launch_local_finetune.channels())
-    assert spec.is_local and spec.entry_point == "train_sentiment.py"
-    assert Path(spec.source_dir) == REPO_ROOT / "scripts"
-    assert spec.hyperparameters == {"model_name_or_path": "tiny-roberta", "epochs": 8}
-    assert spec.profiler is not None and not spec.profiler.disable_profiler
-    assert spec.profiler.detailed and spec.profiler.cpu_profiling_duration == 60
+    assert spec.is_local and spec.code.entry_point == "train_sentiment.py"
+    assert Path(spec.code.source_dir) == REPO_ROOT / "scripts"
+    assert spec.code.hyperparameters == {"model_name_or_path": "tiny-roberta", "epochs": 8}
+    assert spec.observability.profiler is not None and not spec.observability.profiler.disable_profiler
+    assert spec.observability.profiler.detailed and spec.observability.profiler.cpu_profiling_duration == 60
     channels = {c.name: c.uri for c in spec.inputs}
     assert sorted(channels) == ["test", "train", "validation"]
     assert all(Path(uri.removeprefix("file://")).is_file() for uri in channels.values())
-    assert spec.output_path == str(tmp_path)
+    assert spec.output.output_path == str(tmp_path)

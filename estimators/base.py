@@ -23,7 +23,8 @@ from estimators.settings import job_settings
 from jobspec import catalog as support
 from jobspec.contract import is_local_instance_type
 from jobspec.names import check_name, job_name
-from jobspec.spec import TrainingJobSpec, spec_from_fields
+from jobspec.spec import (CodeSpec, ComputeSpec, NetworkSpec, ObservabilitySpec, OutputSpec, StoppingSpec,
+                          TrainingJobSpec)
 from profiler_config import DebuggerHookConfig, ProfilerConfig, ProfilerRule, Rule, TensorBoardOutputConfig
 from jobspec.positional import bind_positional
 
@@ -368,41 +369,68 @@ class FrameworkEstimator(BaseModel):
 
     # ------------------------------------------------------------ spec and request
     def to_spec(self, job_name: str | None = None, inputs: Any = None) -> TrainingJobSpec:
+        """The frozen spec of a job submitted now, one builder per part (each part is one request shape)."""
         r = self.resolved
         name = check_name(job_name) if job_name is not None else self.make_job_name()
         local = is_local_instance_type(r.instance_type)
+        settings = job_settings(self, inputs, local)  # the other v2 settings, each named as its part's field
+        return TrainingJobSpec(
+            job_name=name, framework=self.framework, framework_version=r.framework_version, py_version=r.py_version,
+            image_uri=r.image_uri, region=r.region, role=self.role,
+            tags=tuple((t["Key"], t["Value"]) for t in self.tags or ()),
+            code=self._code_part(settings, local), compute=self._compute_part(settings), inputs=settings["inputs"],
+            stopping=StoppingSpec(max_run=self.max_run, max_wait=self.max_wait,
+                                  use_spot_instances=self.use_spot_instances,
+                                  max_retry_attempts=settings["max_retry_attempts"]),
+            output=OutputSpec(output_path=self.output_path, output_kms_key=self.output_kms_key,
+                              checkpoint_s3_uri=self.checkpoint_s3_uri,
+                              checkpoint_local_path=self.checkpoint_local_path,
+                              disable_output_compression=settings["disable_output_compression"]),
+            network=NetworkSpec(
+                subnets=tuple(self.subnets) if self.subnets is not None else None,
+                security_group_ids=tuple(self.security_group_ids) if self.security_group_ids is not None else None,
+                enable_network_isolation=self.enable_network_isolation,
+                encrypt_inter_container_traffic=self.encrypt_inter_container_traffic),
+            observability=ObservabilitySpec(profiler=r.profiler,
+                                            **debugger_spec_fields(self, r.region, local, r.plan.strategy)),
+        )
+
+    def _code_part(self, settings: dict[str, Any], local: bool) -> CodeSpec:
+        """What runs and what it is told (AlgorithmSpecification, HyperParameters, Environment)."""
+        r = self.resolved
         entry_point, given_source_dir, dependencies = self._code()
         if given_source_dir is None:
             entry, source_dir, entry_path = os.path.basename(entry_point), None, os.path.abspath(entry_point)
         else:
             entry, entry_path = self._entry_in_source_dir(entry_point, given_source_dir), None
             source_dir = given_source_dir if given_source_dir.startswith("s3://") else os.path.abspath(given_source_dir)
-        return spec_from_fields(  # each field to its part (jobspec.spec.PART_OF)
-            job_name=name, framework=self.framework, framework_version=r.framework_version, py_version=r.py_version,
-            image_uri=r.image_uri, region=r.region, role=self.role,
+        return CodeSpec(
             entry_point=entry, source_dir=source_dir, entry_point_path=entry_path,
             ignore_patterns=tuple(self.ignore_patterns or ()),
-            instance_type=r.instance_type, gpus_per_host=r.gpus_per_host,
-            instance_count=sum(g.instance_count for g in self.instance_groups) if self.instance_groups else self.instance_count,
-            processes_per_host=r.plan.processes_per_host, volume_size=self.volume_size,
-            volume_kms_key=self.volume_kms_key, hyperparameters=dict(self.user_hyperparameters or {}),
-            environment=dict(self.environment or {}),
-            distribution=dict(self.distribution or {}), distribution_hyperparameters=dict(r.plan.hyperparameters),
-            mp_parameters=r.plan.mp_parameters, output_path=self.output_path, output_kms_key=self.output_kms_key,
-            checkpoint_s3_uri=self.checkpoint_s3_uri, checkpoint_local_path=self.checkpoint_local_path,
-            max_run=self.max_run, max_wait=self.max_wait, use_spot_instances=self.use_spot_instances,
-            profiler=r.profiler, **debugger_spec_fields(self, r.region, local, r.plan.strategy),
-            subnets=tuple(self.subnets) if self.subnets is not None else None,
-            security_group_ids=tuple(self.security_group_ids) if self.security_group_ids is not None else None,
-            enable_network_isolation=self.enable_network_isolation,
-            encrypt_inter_container_traffic=self.encrypt_inter_container_traffic,
-            tags=tuple((t["Key"], t["Value"]) for t in self.tags or ()), container_log_level=self.container_log_level,
             dependencies=tuple(os.path.abspath(d) for d in dependencies),
-            **job_settings(self, inputs, local), **self._framework_spec_fields(local),
+            code_location=settings["code_location"], hyperparameters=dict(self.user_hyperparameters or {}),
+            environment=dict(self.environment or {}), container_log_level=self.container_log_level,
+            distribution=dict(self.distribution or {}), distribution_hyperparameters=dict(r.plan.hyperparameters),
+            mp_parameters=r.plan.mp_parameters, input_mode=settings["input_mode"],
+            metric_definitions=settings["metric_definitions"],
+            enable_sagemaker_metrics=settings["enable_sagemaker_metrics"],
+            container_entry_point=settings["container_entry_point"],
+            container_arguments=settings["container_arguments"],
+            **self._framework_spec_fields(local),
         )
 
+    def _compute_part(self, settings: dict[str, Any]) -> ComputeSpec:
+        """Where it runs (ResourceConfig) and how many processes each host starts."""
+        r = self.resolved
+        count = sum(g.instance_count for g in self.instance_groups) if self.instance_groups else self.instance_count
+        return ComputeSpec(instance_type=r.instance_type, instance_count=count, gpus_per_host=r.gpus_per_host,
+                           processes_per_host=r.plan.processes_per_host, volume_size=self.volume_size,
+                           volume_kms_key=self.volume_kms_key,
+                           keep_alive_period_in_seconds=settings["keep_alive_period_in_seconds"],
+                           instance_groups=settings["instance_groups"])
+
     def _framework_spec_fields(self, local: bool) -> dict[str, Any]:
-        """Spec fields only one framework's estimator has (TensorFlow's model_dir)."""
+        """Code-part fields only one framework's estimator has (TensorFlow's model_dir)."""
         return {}
 
     def _code(self) -> tuple[str, str | None, list[str]]:

@@ -102,7 +102,8 @@ def _metrics_default(est: "FrameworkEstimator") -> bool | None:
 
 
 def job_settings(est: "FrameworkEstimator", inputs: Any, local: bool) -> dict[str, Any]:
-    """The TrainingJobSpec fields these settings fill (inputs included: model_uri adds the model channel)."""
+    """The spec fields these settings fill, each named as its part's field (jobspec.spec.PART_OF); inputs included:
+    model_uri adds the model channel."""
     from estimators.inputs import TrainingInput, to_channels
     from jobspec.spec import InstanceGroupSpec
 

@@ -118,11 +118,6 @@ def host_names(instance_count: int) -> list[str]:
     return [f"algo-{i + 1}" for i in range(instance_count)]
 
 
-def encode_hyperparameters(values: dict[str, Any]) -> dict[str, str]:
-    """hyperparameters.json holds JSON-encoded strings, as the SageMaker SDK sends them."""
-    return {str(key): json.dumps(value) for key, value in values.items()}
-
-
 def decode_hyperparameters(encoded: dict[str, str]) -> dict[str, Any]:
     """The toolkit's read_hyperparameters: json.loads each value, keep it raw when that fails."""
     decoded = {}

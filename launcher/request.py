@@ -81,7 +81,12 @@ def hyperparameters(spec: "TrainingJobSpec", account: str | None = None) -> dict
     elif spec.code.default_model_dir:  # SDK v2's TensorFlow default; MPI jobs keep the model in the container
         mpi = spec.code.distribution_hyperparameters.get("sagemaker_mpi_enabled", False)
         hp["model_dir"] = "/opt/ml/model" if mpi else f"{output_uri(spec, account).rstrip('/')}/{spec.job_name}/model"
-    return {key: json.dumps(value) for key, value in hp.items()}
+    return encode_hyperparameters(hp)
+
+
+def encode_hyperparameters(values: dict[str, Any]) -> dict[str, str]:
+    """HyperParameters (and so hyperparameters.json) hold JSON-encoded strings, as the SageMaker SDK sends them."""
+    return {str(key): json.dumps(value) for key, value in values.items()}
 
 
 def channel_request(c: Any) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from launcher import contract
 from launcher import registry
 from launcher.backends import attach, submit
 from launcher.local import requirements
+from launcher.request import encode_hyperparameters
 from tests.local.conftest import local_job, make_spec
 
 TOOLKIT_MAPPING = Path(__file__).parents[1] / "data" / "sagemaker_training_toolkit" / "mapping.py"
@@ -50,7 +51,7 @@ def to_cmd_args(toolkit):
 
 def _decoded(values: dict) -> dict:
     """What the toolkit reads back from hyperparameters.json, which holds v2's json.dumps of each value."""
-    return contract.decode_hyperparameters(contract.encode_hyperparameters(values))
+    return contract.decode_hyperparameters(encode_hyperparameters(values))
 
 
 def _through_the_shell(args: list[str], tmp_path: Path) -> list[str]:

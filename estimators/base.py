@@ -9,7 +9,7 @@ backends run, `training_job_request` compiles it to a CreateTrainingJob request 
 from __future__ import annotations
 
 import os
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import (BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, ValidationInfo, field_validator,
                       model_validator)
@@ -26,6 +26,10 @@ from jobspec.names import check_name, job_name
 from jobspec.spec import TrainingJobSpec
 from profiler_config import DebuggerHookConfig, ProfilerConfig, ProfilerRule, Rule, TensorBoardOutputConfig
 from jobspec.positional import bind_positional
+
+if TYPE_CHECKING:
+    from launcher.deploy.predictors import Predictor
+    from launcher.jobs import TrainingJob
 
 MAX_RUN_SECS = 28 * 24 * 3600
 
@@ -278,7 +282,7 @@ class FrameworkEstimator(BaseModel):
         return artifacts_path(self, "tensorboard")
 
     @property
-    def latest_training_job(self) -> Any:
+    def latest_training_job(self) -> TrainingJob | None:
         """The job of the last fit() (set before fit waits) or attach(); None before either."""
         return self._latest_training_job
 
@@ -323,7 +327,7 @@ class FrameworkEstimator(BaseModel):
 
         print_logs(self._require_job("logs()"))
 
-    def _require_job(self, what: str) -> Any:
+    def _require_job(self, what: str) -> TrainingJob:
         if self._latest_training_job is None:
             raise ValueError(f"{what} needs a training job: call fit() first, or "
                              f"{type(self).__name__}.attach(job_name) for an existing one (latest_training_job is None)")
@@ -448,7 +452,8 @@ class FrameworkEstimator(BaseModel):
             if not os.path.exists(dependency):
                 raise ValueError(f"dependencies: {dependency!r}: no such file or folder (from {os.getcwd()})")
 
-    def fit(self, inputs: Any = None, wait: bool = True, logs: bool = True, job_name: str | None = None, **options: Any):
+    def fit(self, inputs: Any = None, wait: bool = True, logs: bool = True, job_name: str | None = None, **options: Any
+            ) -> TrainingJob:
         """Build the spec, submit it (local or SageMaker by instance type), keep the job handle.
 
         With git_config the repository is cloned first (as v2 does on every fit) and the code shipped from
@@ -492,7 +497,7 @@ class FrameworkEstimator(BaseModel):
                tags: Any = None, serverless_inference_config: Any = None, async_inference_config: Any = None,
                volume_size: int | None = None, model_data_download_timeout: int | None = None,
                container_startup_health_check_timeout: int | None = None, inference_recommendation_id: Any = None,
-               explainer_config: Any = None, *, max_body_bytes: int | None = None, **kwargs: Any) -> Any:
+               explainer_config: Any = None, *, max_body_bytes: int | None = None, **kwargs: Any) -> Predictor:
         """v2's EstimatorBase.deploy: create_model(**kwargs) named model_name, then Model.deploy.
 
         Model and endpoint share one default name, <base_job_name>-<timestamp>, as in v2.

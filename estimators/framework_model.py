@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from estimators import field_checks as check
 from estimators.deploy_checks import check_endpoint_name, check_instance_count, refuse_unsupported
 from jobspec.contract import LOCAL_INSTANCE_TYPES
+
+if TYPE_CHECKING:
+    from launcher.deploy.predictors import LocalPredictor, Predictor, SageMakerPredictor
 
 TF_LOG_LEVELS = {logging.DEBUG: "debug", logging.INFO: "info", logging.WARNING: "warn", logging.ERROR: "error",
                  logging.CRITICAL: "crit"}
@@ -133,7 +136,7 @@ class FrameworkModel:
                resources: Any = None, endpoint_type: Any = None, managed_instance_scaling: Any = None,
                inference_component_name: Any = None, routing_config: Any = None, model_reference_arn: Any = None,
                inference_ami_version: str | None = None, update_endpoint: bool = False, *,
-               max_body_bytes: int | None = None):
+               max_body_bytes: int | None = None) -> Predictor:
         """Create the model, endpoint config and endpoint (v2's Model.deploy); returns a predictor.
 
         instance_type="local" serves on 127.0.0.1 (max_body_bytes: its request limit, sagelaunch's own).
@@ -166,7 +169,7 @@ class FrameworkModel:
 
     def _deploy_sagemaker(self, count: int, instance_type: str, endpoint_name: str | None, tags: list | None,
                           kms_key: str | None, wait: bool, variant_options: dict[str, Any], serializer: Any,
-                          deserializer: Any):
+                          deserializer: Any) -> SageMakerPredictor:
         from jobspec.names import job_name
         from launcher.aws.clients import resolve_region
         from launcher.aws.training import role_arn
@@ -226,7 +229,7 @@ class FrameworkModel:
         return s3.upload_file(local, f"{self._code_prefix(image, region)}/model.tar.gz", region), False
 
     def _deploy_local(self, endpoint_name: str | None, serializer: Any, deserializer: Any,
-                      max_body_bytes: int | None):
+                      max_body_bytes: int | None) -> LocalPredictor:
         import shutil
         import tempfile
 
@@ -280,7 +283,7 @@ class PyTorchModel(FrameworkModel):
 
     def __init__(self, model_data: str, role: str | None = None, entry_point: str | None = None,
                  framework_version: str = "1.3", py_version: str | None = None, image_uri: str | None = None,
-                 predictor_cls: Any = None, model_server_workers: int | None = None, **kwargs: Any):
+                 predictor_cls: Any = None, model_server_workers: int | None = None, **kwargs: Any) -> None:
         self._setup(model_data, role, entry_point, dict(kwargs, framework_version=framework_version,
                                                         py_version=py_version, image_uri=image_uri,
                                                         predictor_cls=predictor_cls))
@@ -314,7 +317,7 @@ class TensorFlowModel(FrameworkModel):
 
     def __init__(self, model_data: str, role: str | None = None, entry_point: str | None = None,
                  image_uri: str | None = None, framework_version: str | None = None,
-                 container_log_level: int | None = None, predictor_cls: Any = None, **kwargs: Any):
+                 container_log_level: int | None = None, predictor_cls: Any = None, **kwargs: Any) -> None:
         self._setup(model_data, role, entry_point, dict(kwargs, image_uri=image_uri,
                                                         framework_version=framework_version,
                                                         predictor_cls=predictor_cls))
@@ -331,7 +334,8 @@ class TensorFlowModel(FrameworkModel):
 
         return JSONSerializer(), JSONDeserializer()  # v2's TensorFlowPredictor
 
-    def _deploy_local(self, endpoint_name, serializer, deserializer, max_body_bytes):
+    def _deploy_local(self, endpoint_name: str | None, serializer: Any, deserializer: Any,
+                      max_body_bytes: int | None) -> LocalPredictor:
         if self.entry_point and os.path.basename(self.entry_point) != "inference.py":  # before anything starts
             raise ValueError(f"entry_point={self.entry_point!r} for a TensorFlowModel: SageMaker's TensorFlow "
                              "container only runs code/inference.py (its input_handler/output_handler), so this "
@@ -345,7 +349,7 @@ class HuggingFaceModel(PyTorchModel):
     def __init__(self, role: str | None = None, model_data: str | None = None, entry_point: str | None = None,
                  transformers_version: str | None = None, tensorflow_version: str | None = None,
                  pytorch_version: str | None = None, py_version: str | None = None, image_uri: str | None = None,
-                 model_server_workers: int | None = None, **kwargs: Any):
+                 model_server_workers: int | None = None, **kwargs: Any) -> None:
         if tensorflow_version is not None:
             raise ValueError(f"tensorflow_version={tensorflow_version!r}: the TensorFlow flavour of HuggingFaceModel "
                              "is not supported by sagelaunch; allowed: pytorch_version=...")

@@ -7,11 +7,14 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import model_validator
 
 from estimators.pytorch import PyTorch
+
+if TYPE_CHECKING:
+    from estimators.framework_model import HuggingFaceModel
 
 
 class HuggingFace(PyTorch):
@@ -52,7 +55,7 @@ class HuggingFace(PyTorch):
 
     def create_model(self, model_server_workers: int | None = None, role: str | None = None,
                      vpc_config_override: Any = "VPC_CONFIG_DEFAULT", entry_point: str | None = None,
-                     source_dir: str | None = None, dependencies: list[str] | None = None, **kwargs: Any):
+                     source_dir: str | None = None, dependencies: list[str] | None = None, **kwargs: Any) -> HuggingFaceModel:
         """v2's HuggingFace.create_model: a HuggingFaceModel of the trained model (the training code only when
         entry_point is given, as in v2)."""
         from estimators.framework_model import HuggingFaceModel

@@ -16,13 +16,16 @@ Nothing here imports boto3 or torch at module level.
 from __future__ import annotations
 
 import os
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from estimators import field_checks as check
 from estimators.deploy_checks import UNSUPPORTED_DEPLOY, check_endpoint_name, check_instance_count, refuse_unsupported
 from jobspec.contract import LOCAL_INSTANCE_TYPES
+
+if TYPE_CHECKING:
+    from launcher.deploy.predictors import LocalPredictor, Predictor
 
 
 class Model(BaseModel):
@@ -96,7 +99,7 @@ class Model(BaseModel):
     def deploy(self, initial_instance_count: int | None = None, instance_type: str | None = None,
                serializer: Any = None, deserializer: Any = None, accelerator_type: str | None = None,
                endpoint_name: str | None = None, tags: Any = None, kms_key: str | None = None, wait: bool = True,
-               *, max_body_bytes: int | None = None, **v2_options: Any):
+               *, max_body_bytes: int | None = None, **v2_options: Any) -> Predictor:
         """Serve the model; returns a Predictor (predict / delete). The order is v2's:
         deploy(initial_instance_count, instance_type, serializer, deserializer, accelerator_type, endpoint_name, …).
 
@@ -136,7 +139,7 @@ class Model(BaseModel):
         return SageMakerPredictor(resources, serializer, deserializer)
 
     def _deploy_local(self, name: str, entry: str | None, requirements: str | None, max_body_bytes: int | None,
-                      serializer: Any = None, deserializer: Any = None):
+                      serializer: Any = None, deserializer: Any = None) -> LocalPredictor:
         import shutil
         import tempfile
 

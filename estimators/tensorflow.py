@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import field_validator
 
 from estimators.base import FrameworkEstimator
+
+if TYPE_CHECKING:
+    from estimators.framework_model import TensorFlowModel
 
 
 class TensorFlow(FrameworkEstimator):
@@ -37,7 +40,7 @@ class TensorFlow(FrameworkEstimator):
 
     def create_model(self, role: str | None = None, vpc_config_override: Any = "VPC_CONFIG_DEFAULT",
                      entry_point: str | None = None, source_dir: str | None = None,
-                     dependencies: list[str] | None = None, **kwargs: Any):
+                     dependencies: list[str] | None = None, **kwargs: Any) -> TensorFlowModel:
         """v2's TensorFlow.create_model: a TensorFlowModel (TF Serving) of the trained model; unlike PyTorch,
         no training code is attached unless entry_point is given."""
         from estimators.framework_model import TensorFlowModel

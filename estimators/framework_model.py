@@ -52,7 +52,29 @@ def base_from_name(name: str) -> str:
 
 
 class FrameworkModel:
-    """What PyTorchModel and TensorFlowModel share: v2's FrameworkModel/Model arguments and deploy."""
+    """What PyTorchModel and TensorFlowModel share: v2's FrameworkModel/Model arguments and deploy.
+
+    Arguments every model takes (SDK v2's meaning):
+        model_data: s3:// URI of the model.tar.gz (or, for local endpoints, a local model.tar.gz or folder).
+        role: IAM role ARN SageMaker assumes to pull the image and the model (SageMaker endpoints only).
+        entry_point: inference script (model_fn / input_fn / predict_fn / output_fn); repacked under code/.
+        image_uri: inference image to run instead of the one chosen from the framework version.
+        framework_version: framework version of the inference image.
+        py_version: Python version of the inference image (e.g. 'py310').
+        predictor_cls: v2's predictor class; refused by name (choose deploy's serializer / deserializer).
+        env: environment variables set in the inference container.
+        name: the model's name (default: generated from the image, as v2 does).
+        vpc_config: {'Subnets': [...], 'SecurityGroupIds': [...]} the endpoint's containers run in.
+        sagemaker_session: the session whose region and credentials the model's calls use.
+        enable_network_isolation: run the container without network access.
+        model_kms_key: KMS key that encrypts the repacked model in S3.
+        source_dir: folder of entry_point (and of a requirements.txt), repacked with it.
+        code_location: S3 prefix where the repacked model is uploaded.
+        container_log_level: logging level of the serving toolkit in the container.
+        dependencies: extra local folders repacked next to the code.
+        git_config: v2's git repository of the code; refused by name (clone it and pass the paths).
+        region: sagelaunch's addition: the AWS region (default: the session's, then the configured one).
+    """
 
     framework: ClassVar[str]
     KEYWORDS: ClassVar[tuple[str, ...]] = (
@@ -277,7 +299,12 @@ class FrameworkModel:
 
 
 class PyTorchModel(FrameworkModel):
-    """v2's sagemaker.pytorch.model.PyTorchModel: TorchServe-based PyTorch inference images."""
+    """v2's sagemaker.pytorch.model.PyTorchModel: TorchServe-based PyTorch inference images.
+
+    Arguments: FrameworkModel's, and
+        model_server_workers: model server workers per instance (SAGEMAKER_MODEL_SERVER_WORKERS; default one per
+            vCPU).
+    """
 
     framework: ClassVar[str] = "pytorch"
 
@@ -311,7 +338,11 @@ class PyTorchModel(FrameworkModel):
 
 
 class TensorFlowModel(FrameworkModel):
-    """v2's sagemaker.tensorflow.model.TensorFlowModel: TensorFlow Serving inference images."""
+    """v2's sagemaker.tensorflow.model.TensorFlowModel: TensorFlow Serving inference images.
+
+    Arguments: FrameworkModel's (container_log_level sets TF Serving's nginx log level); entry_point, when given,
+    must be inference.py (the container runs only code/inference.py).
+    """
 
     framework: ClassVar[str] = "tensorflow"
 
@@ -344,7 +375,13 @@ class TensorFlowModel(FrameworkModel):
 
 
 class HuggingFaceModel(PyTorchModel):
-    """v2's sagemaker.huggingface.HuggingFaceModel: a PyTorch model served by the Hugging Face inference DLC."""
+    """v2's sagemaker.huggingface.HuggingFaceModel: a PyTorch model served by the Hugging Face inference DLC.
+
+    Arguments: PyTorchModel's (framework_version is pytorch_version), and
+        transformers_version: Transformers version of the Hugging Face inference image (e.g. '4.28.1').
+        pytorch_version: PyTorch version of the Hugging Face inference image (e.g. '2.0.0').
+        tensorflow_version: v2's TensorFlow flavour; refused by name.
+    """
 
     def __init__(self, role: str | None = None, model_data: str | None = None, entry_point: str | None = None,
                  transformers_version: str | None = None, tensorflow_version: str | None = None,

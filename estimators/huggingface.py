@@ -25,8 +25,11 @@ class HuggingFace(PyTorch):
                                              "distribution")
 
     transformers_version: str | None = None
+    """Transformers version of the Hugging Face training image (e.g. '4.28.1')."""
     pytorch_version: str | None = None
+    """PyTorch version of the Hugging Face training image (e.g. '2.0.0'); the job's framework_version."""
     tensorflow_version: str | None = None
+    """TensorFlow version of v2's TensorFlow flavour; refused by name (sagelaunch runs the PyTorch flavour)."""
 
     @model_validator(mode="before")
     @classmethod

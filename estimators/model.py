@@ -32,16 +32,27 @@ class Model(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True, protected_namespaces=(), defer_build=True)
 
     model_data: str
+    """The model: s3:// URI of a model.tar.gz, a local model.tar.gz or a model folder."""
     role: str | None = None
+    """IAM role ARN SageMaker assumes to pull the image and the model (SageMaker endpoints only)."""
     framework: Literal["pytorch"] = "pytorch"
+    """The serving framework (PyTorch only for this model)."""
     framework_version: str = "2.0.0"
+    """PyTorch version of the inference image."""
     py_version: str | None = None
+    """Python version of the inference image (e.g. 'py310')."""
     entry_point: str | None = None  # inference handler; default: the sentiment handler
+    """Inference handler script (model_fn / input_fn / predict_fn / output_fn); default: the sentiment handler."""
     source_dir: str | None = None  # folder of entry_point (and of a requirements.txt)
+    """Folder of entry_point (and of a requirements.txt installed before serving)."""
     image_uri: str | None = None
+    """Inference image to run instead of the one chosen from framework_version and py_version."""
     region: str | None = None
+    """AWS region of the model and its endpoint; default the configured region."""
     name: str | None = None  # model / endpoint config / endpoint name; default: timestamped
+    """Name of the model, endpoint config and endpoint; default: a timestamped name."""
     env: dict[str, str] = Field(default_factory=dict)
+    """Environment variables set in the inference container."""
 
     _role = field_validator("role")(classmethod(lambda cls, v: check.role(v)))
     _version = field_validator("framework_version")(classmethod(lambda cls, v: check.version_text(v)))

@@ -23,6 +23,8 @@ class TensorFlow(FrameworkEstimator):
     # the `model_dir` hyperparameter: None sends v2's default (s3://<output>/<job>/model, /opt/ml/model under
     # MPI) on SageMaker; a path sends that path; False sends none
     model_dir: str | bool | None = None
+    """TensorFlow's `model_dir` hyperparameter: None sends v2's default (the job's S3 model folder; /opt/ml/model
+    under MPI), a path sends that path, False sends none."""
 
     @field_validator("model_dir")
     @classmethod

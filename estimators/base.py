@@ -373,7 +373,7 @@ class FrameworkEstimator(BaseModel):
         self.user_hyperparameters = {**(self.user_hyperparameters or {}), **values}
 
     @property
-    def model_data(self) -> Any:
+    def model_data(self) -> str | dict[str, Any] | None:
         """The trained model's URI (v2's property): S3ModelArtifacts of the latest job (a dict for an
         uncompressed output, as v2)."""
         from estimators.v2_calls import model_data

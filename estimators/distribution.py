@@ -65,7 +65,8 @@ def parse_distribution(
     hyperparameters: dict[str, Any] = {}
     for each in STRATEGIES:
         hyperparameters.update(each.hyperparameters(job, each is strategy, processes))
-    return DistributionPlan(strategy.name, processes, hyperparameters, hyperparameters.get("mp_parameters"), smp)
+    mp_parameters = hyperparameters.get("mp_parameters")  # the user's dict as sent, when SMP runs the job
+    return DistributionPlan(strategy.name, processes, hyperparameters, mp_parameters, smp)
 
 
 def _chosen(options: DistributionOptions) -> DistributionStrategy | None:

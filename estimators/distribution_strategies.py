@@ -22,7 +22,7 @@ from jobspec.contract import is_local_instance_type
 from jobspec.errors import validation_error_text
 from jobspec.smp import SMPParameters, check_local_support
 
-__all__ = ["MPI", "STRATEGIES", "DistributionStrategy", "JobShape", "StrategyName"]
+__all__ = ["MP_FIELD", "MPI", "STRATEGIES", "DistributionStrategy", "JobShape", "StrategyName", "naming"]
 
 StrategyName = Literal[
     "none", "modelparallel", "dataparallel", "torch_distributed", "pytorchddp", "mpi",

@@ -35,6 +35,8 @@ MAX_RUN_SECS = 28 * 24 * 3600
 
 
 class FrameworkEstimator(BaseModel):
+    """The arguments SDK v2's EstimatorBase and Framework take, each documented under its field, checked when set."""
+
     # validate_by_alias: an argument whose name is also a v2 method (hyperparameters) is stored under another name
     model_config = ConfigDict(extra="forbid", validate_assignment=True, protected_namespaces=(), defer_build=True,
                               validate_by_alias=True, validate_by_name=False)

@@ -18,6 +18,9 @@ if TYPE_CHECKING:
 
 
 class HuggingFace(PyTorch):
+    """SDK v2's sagemaker.huggingface.HuggingFace: a PyTorch job on the Hugging Face training image; PyTorch's
+    arguments, with transformers_version and pytorch_version choosing the image."""
+
     # SDK v2's HuggingFace.__init__(py_version, entry_point, transformers_version, tensorflow_version,
     # pytorch_version, source_dir, hyperparameters, image_uri, distribution, compiler_config, **kwargs)
     POSITIONAL: ClassVar[tuple[str, ...]] = ("py_version", "entry_point", "transformers_version", "tensorflow_version",

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 
 
 class Model(BaseModel):
+    """sagelaunch's own model to deploy (PyTorch serving); each argument documented under its field."""
+
     model_config = ConfigDict(extra="forbid", validate_assignment=True, protected_namespaces=(), defer_build=True)
 
     model_data: str

@@ -11,6 +11,9 @@ if TYPE_CHECKING:
 
 
 class PyTorch(FrameworkEstimator):
+    """SDK v2's sagemaker.pytorch.PyTorch: a PyTorch training job (torchrun locally); FrameworkEstimator's
+    arguments."""
+
     framework: ClassVar[str] = "pytorch"
 
     def create_model(self, model_server_workers: int | None = None, role: str | None = None,

@@ -13,6 +13,9 @@ if TYPE_CHECKING:
 
 
 class TensorFlow(FrameworkEstimator):
+    """SDK v2's sagemaker.tensorflow.TensorFlow: a TensorFlow training job; FrameworkEstimator's arguments and
+    model_dir."""
+
     framework: ClassVar[str] = "tensorflow"
 
     # SDK v2's TensorFlow.__init__(py_version, framework_version, model_dir, image_uri, distribution, …):

@@ -9,7 +9,7 @@ backends run, `training_job_request` compiles it to a CreateTrainingJob request 
 from __future__ import annotations
 
 import os
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import (BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, ValidationInfo, field_validator,
                       model_validator)
@@ -28,10 +28,16 @@ from jobspec.spec import (CodeSpec, ComputeSpec, NetworkSpec, ObservabilitySpec,
 from profiler_config import DebuggerHookConfig, ProfilerConfig, ProfilerRule, Rule, TensorBoardOutputConfig
 from jobspec.positional import bind_positional
 
+if TYPE_CHECKING:
+    from launcher.deploy.predictors import Predictor
+    from launcher.jobs import TrainingJob
+
 MAX_RUN_SECS = 28 * 24 * 3600
 
 
 class FrameworkEstimator(BaseModel):
+    """The arguments SDK v2's EstimatorBase and Framework take, each documented under its field, checked when set."""
+
     # validate_by_alias: an argument whose name is also a v2 method (hyperparameters) is stored under another name
     model_config = ConfigDict(extra="forbid", validate_assignment=True, protected_namespaces=(), defer_build=True,
                               validate_by_alias=True, validate_by_name=False)
@@ -39,57 +45,117 @@ class FrameworkEstimator(BaseModel):
     framework: ClassVar[str]
 
     entry_point: str
+    """Path (absolute, or relative to source_dir) of the Python script or shell script run as the job's entry point."""
     source_dir: str | None = None
+    """Folder (local, s3:// tar.gz, or a path in git_config's repository) shipped as the job's code; entry_point is
+    relative to it."""
     role: str | None = None
+    """IAM role ARN (or role name) SageMaker assumes for the job; required for SageMaker jobs, not for local ones."""
     framework_version: str | None = None
+    """Framework version of the training image (e.g. '2.0.1'); with py_version it chooses the image unless image_uri
+    is given."""
     py_version: str | None = None
+    """Python version of the training image (e.g. 'py310'); required with framework_version unless image_uri is
+    given."""
     image_uri: str | None = None
+    """Training image to run instead of the framework image chosen from framework_version and py_version."""
     instance_type: str | None = None  # required unless instance_groups is given
+    """EC2 instance type (e.g. 'ml.p4d.24xlarge'), or 'local' / 'local_gpu' to run on this machine."""
     instance_count: int = Field(1, ge=1, le=1000)
+    """Number of instances (hosts) of the job."""
     region: str | None = None
+    """sagelaunch's addition: the AWS region of the job; default: the configured region (AWS_DEFAULT_REGION, ~/.aws)."""
     # the `hyperparameters=` argument; `hyperparameters()` is v2's method returning what the job is sent
     user_hyperparameters: dict[str, Any] | None = Field(None, alias="hyperparameters")
+    """The `hyperparameters=` argument: values passed to the script as --key value arguments (sent JSON-encoded, as
+    v2 sends them)."""
     distribution: dict[str, Any] | None = None
+    """How the job is distributed: {'torch_distributed': …}, {'smdistributed': {'dataparallel' or 'modelparallel':
+    …}}, {'mpi': …}, {'pytorchddp': …}, {'parameter_server': …}, {'multi_worker_mirrored_strategy': …}."""
     profiler_config: ProfilerConfig | None = None
+    """SageMaker Debugger's profiler settings (ProfilerConfig): system monitor interval, framework profile, S3
+    output."""
     disable_profiler: bool = False
+    """Turn the profiler (and its default system monitoring) off."""
     rules: list[Rule | ProfilerRule] | None = None
+    """Debugger and Profiler rules (Rule / ProfilerRule) that evaluate the job while it runs."""
     debugger_hook_config: DebuggerHookConfig | bool | None = None
+    """The Debugger hook's tensor collections and S3 output (DebuggerHookConfig), or False to turn the hook off."""
     tensorboard_output_config: TensorBoardOutputConfig | None = None
+    """Where the job writes TensorBoard data and where SageMaker uploads it (TensorBoardOutputConfig)."""
     output_path: str | None = None
+    """S3 URI (or file:// / local folder for local jobs) under which model.tar.gz and output.tar.gz are stored;
+    default the session's bucket."""
     checkpoint_s3_uri: str | None = None
+    """S3 URI that the job's checkpoint folder is synced with (spot and resumed jobs)."""
     checkpoint_local_path: str | None = None
+    """Folder inside the container that is synced with checkpoint_s3_uri (default /opt/ml/checkpoints)."""
     max_run: int = Field(24 * 60 * 60, ge=1, le=MAX_RUN_SECS)
+    """Longest run in seconds before SageMaker stops the job (default 24 h)."""
     use_spot_instances: bool = False
+    """Run on managed spot instances (requires max_wait)."""
     max_wait: int | None = Field(None, ge=1, le=MAX_RUN_SECS)
+    """Longest time in seconds to wait for spot capacity plus run time; must be at least max_run."""
     volume_size: int = Field(30, ge=1, le=16384)
+    """Size in GB of each instance's storage volume (input data, checkpoints)."""
     volume_kms_key: str | None = None
+    """KMS key that encrypts the instances' storage volume."""
     output_kms_key: str | None = None
+    """KMS key that encrypts the job's output in S3."""
     subnets: list[str] | None = None
+    """VPC subnet ids the job's instances run in (with security_group_ids)."""
     security_group_ids: list[str] | None = None
+    """VPC security group ids of the job's instances (with subnets)."""
     enable_network_isolation: bool = False
+    """Run the container without network access (inputs and outputs are still transferred by SageMaker)."""
     encrypt_inter_container_traffic: bool = False
+    """Encrypt the traffic between the job's instances."""
     environment: dict[str, str] | None = None
+    """Environment variables set in the training container."""
     tags: list[dict[str, str]] | None = None
+    """Tags of the training job, as [{'Key': …, 'Value': …}]."""
     base_job_name: str | None = None
+    """Prefix of the generated job name (default: the image's repository name)."""
     ignore_patterns: list[str] | None = None
+    """sagelaunch's addition: glob patterns of source_dir's files that are not shipped (credentials, VCS data and
+    caches never ship)."""
     container_log_level: int = Field(20, ge=0, le=50)
+    """Python logging level of the SageMaker training toolkit in the container (logging.INFO by default)."""
 
     # job settings of the SDK v2's EstimatorBase/Framework, sent as v2 sends them
     sagemaker_session: Any = None  # a sagemaker.Session (duck-typed), estimators.Session or boto3.Session
+    """The session whose region, bucket and credentials the job uses: a sagemaker.Session, sagelaunch's Session or a
+    boto3 Session."""
     input_mode: str = "File"
+    """How input channels reach the container: 'File' (downloaded first), 'FastFile' (streamed) or 'Pipe'."""
     metric_definitions: list[dict[str, str]] | None = None
+    """Metrics read from the job's logs: [{'Name': …, 'Regex': …}]."""
     enable_sagemaker_metrics: bool | None = None  # unset: True from PyTorch 1.3 / TensorFlow 1.15 (as v2)
+    """Publish the metrics as SageMaker time series (default: on for PyTorch ≥ 1.3 / TensorFlow ≥ 1.15, as v2)."""
     keep_alive_period_in_seconds: int | None = Field(None, ge=0, le=3600)
+    """Keep the instances warm this long after the job for the next job (warm pools)."""
     dependencies: list[str] | None = None
+    """Extra local folders copied next to the code (v2: shipped into the code's tarball)."""
     code_location: str | None = None
+    """S3 prefix where the code tarball is uploaded (default: the output path's bucket)."""
     git_config: dict[str, Any] | None = None
+    """Git repository the code comes from: {'repo': …, 'branch' / 'commit': …}; source_dir and entry_point are paths
+    in it."""
     model_uri: str | None = None
+    """S3 URI of a model (model.tar.gz) given to the job as its model channel."""
     model_channel_name: str = "model"
+    """Name of the channel that model_uri arrives in (default 'model')."""
     max_retry_attempts: int | None = Field(None, ge=1, le=30)
+    """How many times SageMaker retries the job after an internal error (1–30)."""
     instance_groups: list[InstanceGroup] | None = None
+    """Heterogeneous cluster: InstanceGroup objects (name, instance type, count) instead of instance_type /
+    instance_count."""
     container_entry_point: list[str] | None = None
+    """Entry point that replaces the image's (the container's ENTRYPOINT)."""
     container_arguments: list[str] | None = None
+    """Arguments given to the container's entry point."""
     disable_output_compression: bool = False
+    """Upload the model and output folders as they are, without compressing them to tar.gz."""
 
     # positional order of the SageMaker SDK's PyTorch/TensorFlow estimators
     POSITIONAL: ClassVar[tuple[str, ...]] = (
@@ -279,7 +345,7 @@ class FrameworkEstimator(BaseModel):
         return artifacts_path(self, "tensorboard")
 
     @property
-    def latest_training_job(self) -> Any:
+    def latest_training_job(self) -> TrainingJob | None:
         """The job of the last fit() (set before fit waits) or attach(); None before either."""
         return self._latest_training_job
 
@@ -310,7 +376,7 @@ class FrameworkEstimator(BaseModel):
         self.user_hyperparameters = {**(self.user_hyperparameters or {}), **values}
 
     @property
-    def model_data(self) -> Any:
+    def model_data(self) -> str | dict[str, Any] | None:
         """The trained model's URI (v2's property): S3ModelArtifacts of the latest job (a dict for an
         uncompressed output, as v2)."""
         from estimators.v2_calls import model_data
@@ -324,7 +390,7 @@ class FrameworkEstimator(BaseModel):
 
         print_logs(self._require_job("logs()"))
 
-    def _require_job(self, what: str) -> Any:
+    def _require_job(self, what: str) -> TrainingJob:
         if self._latest_training_job is None:
             raise ValueError(f"{what} needs a training job: call fit() first, or "
                              f"{type(self).__name__}.attach(job_name) for an existing one (latest_training_job is None)")
@@ -476,7 +542,8 @@ class FrameworkEstimator(BaseModel):
             if not os.path.exists(dependency):
                 raise ValueError(f"dependencies: {dependency!r}: no such file or folder (from {os.getcwd()})")
 
-    def fit(self, inputs: Any = None, wait: bool = True, logs: bool = True, job_name: str | None = None, **options: Any):
+    def fit(self, inputs: Any = None, wait: bool = True, logs: bool = True, job_name: str | None = None, **options: Any
+            ) -> TrainingJob:
         """Build the spec, submit it (local or SageMaker by instance type), keep the job handle.
 
         With git_config the repository is cloned first (as v2 does on every fit) and the code shipped from
@@ -520,7 +587,7 @@ class FrameworkEstimator(BaseModel):
                tags: Any = None, serverless_inference_config: Any = None, async_inference_config: Any = None,
                volume_size: int | None = None, model_data_download_timeout: int | None = None,
                container_startup_health_check_timeout: int | None = None, inference_recommendation_id: Any = None,
-               explainer_config: Any = None, *, max_body_bytes: int | None = None, **kwargs: Any) -> Any:
+               explainer_config: Any = None, *, max_body_bytes: int | None = None, **kwargs: Any) -> Predictor:
         """v2's EstimatorBase.deploy: create_model(**kwargs) named model_name, then Model.deploy.
 
         Model and endpoint share one default name, <base_job_name>-<timestamp>, as in v2.

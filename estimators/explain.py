@@ -16,6 +16,7 @@ from jobspec.suggest import did_you_mean
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
+    from pydantic_core import PydanticCustomError
 
     from estimators.base import FrameworkEstimator
 
@@ -34,7 +35,7 @@ RETIRED_ARGUMENTS = {
 }
 
 
-def unknown_argument_error(name: str, fields: Any, owner: str):
+def unknown_argument_error(name: str, fields: Any, owner: str) -> PydanticCustomError:
     """The extra_forbidden error for `name`, with the closest field name as a suggestion (or why it is retired)."""
     from pydantic_core import PydanticCustomError
 

@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from estimators import field_checks as check
 from estimators.deploy_checks import check_endpoint_name, check_instance_count, refuse_unsupported
 from jobspec.contract import LOCAL_INSTANCE_TYPES
+
+if TYPE_CHECKING:
+    from launcher.deploy.predictors import LocalPredictor, Predictor, SageMakerPredictor
 
 TF_LOG_LEVELS = {logging.DEBUG: "debug", logging.INFO: "info", logging.WARNING: "warn", logging.ERROR: "error",
                  logging.CRITICAL: "crit"}
@@ -49,7 +52,29 @@ def base_from_name(name: str) -> str:
 
 
 class FrameworkModel:
-    """What PyTorchModel and TensorFlowModel share: v2's FrameworkModel/Model arguments and deploy."""
+    """What PyTorchModel and TensorFlowModel share: v2's FrameworkModel/Model arguments and deploy.
+
+    Arguments every model takes (SDK v2's meaning):
+        model_data: s3:// URI of the model.tar.gz (or, for local endpoints, a local model.tar.gz or folder).
+        role: IAM role ARN SageMaker assumes to pull the image and the model (SageMaker endpoints only).
+        entry_point: inference script (model_fn / input_fn / predict_fn / output_fn); repacked under code/.
+        image_uri: inference image to run instead of the one chosen from the framework version.
+        framework_version: framework version of the inference image.
+        py_version: Python version of the inference image (e.g. 'py310').
+        predictor_cls: v2's predictor class; refused by name (choose deploy's serializer / deserializer).
+        env: environment variables set in the inference container.
+        name: the model's name (default: generated from the image, as v2 does).
+        vpc_config: {'Subnets': [...], 'SecurityGroupIds': [...]} the endpoint's containers run in.
+        sagemaker_session: the session whose region and credentials the model's calls use.
+        enable_network_isolation: run the container without network access.
+        model_kms_key: KMS key that encrypts the repacked model in S3.
+        source_dir: folder of entry_point (and of a requirements.txt), repacked with it.
+        code_location: S3 prefix where the repacked model is uploaded.
+        container_log_level: logging level of the serving toolkit in the container.
+        dependencies: extra local folders repacked next to the code.
+        git_config: v2's git repository of the code; refused by name (clone it and pass the paths).
+        region: sagelaunch's addition: the AWS region (default: the session's, then the configured one).
+    """
 
     framework: ClassVar[str]
     KEYWORDS: ClassVar[tuple[str, ...]] = (
@@ -133,7 +158,7 @@ class FrameworkModel:
                resources: Any = None, endpoint_type: Any = None, managed_instance_scaling: Any = None,
                inference_component_name: Any = None, routing_config: Any = None, model_reference_arn: Any = None,
                inference_ami_version: str | None = None, update_endpoint: bool = False, *,
-               max_body_bytes: int | None = None):
+               max_body_bytes: int | None = None) -> Predictor:
         """Create the model, endpoint config and endpoint (v2's Model.deploy); returns a predictor.
 
         instance_type="local" serves on 127.0.0.1 (max_body_bytes: its request limit, sagelaunch's own).
@@ -166,7 +191,7 @@ class FrameworkModel:
 
     def _deploy_sagemaker(self, count: int, instance_type: str, endpoint_name: str | None, tags: list | None,
                           kms_key: str | None, wait: bool, variant_options: dict[str, Any], serializer: Any,
-                          deserializer: Any):
+                          deserializer: Any) -> SageMakerPredictor:
         from jobspec.names import job_name
         from launcher.aws.clients import resolve_region
         from launcher.aws.training import role_arn
@@ -226,7 +251,7 @@ class FrameworkModel:
         return s3.upload_file(local, f"{self._code_prefix(image, region)}/model.tar.gz", region), False
 
     def _deploy_local(self, endpoint_name: str | None, serializer: Any, deserializer: Any,
-                      max_body_bytes: int | None):
+                      max_body_bytes: int | None) -> LocalPredictor:
         import shutil
         import tempfile
 
@@ -274,13 +299,18 @@ class FrameworkModel:
 
 
 class PyTorchModel(FrameworkModel):
-    """v2's sagemaker.pytorch.model.PyTorchModel: TorchServe-based PyTorch inference images."""
+    """v2's sagemaker.pytorch.model.PyTorchModel: TorchServe-based PyTorch inference images.
+
+    Arguments: FrameworkModel's, and
+        model_server_workers: model server workers per instance (SAGEMAKER_MODEL_SERVER_WORKERS; default one per
+            vCPU).
+    """
 
     framework: ClassVar[str] = "pytorch"
 
     def __init__(self, model_data: str, role: str | None = None, entry_point: str | None = None,
                  framework_version: str = "1.3", py_version: str | None = None, image_uri: str | None = None,
-                 predictor_cls: Any = None, model_server_workers: int | None = None, **kwargs: Any):
+                 predictor_cls: Any = None, model_server_workers: int | None = None, **kwargs: Any) -> None:
         self._setup(model_data, role, entry_point, dict(kwargs, framework_version=framework_version,
                                                         py_version=py_version, image_uri=image_uri,
                                                         predictor_cls=predictor_cls))
@@ -308,13 +338,17 @@ class PyTorchModel(FrameworkModel):
 
 
 class TensorFlowModel(FrameworkModel):
-    """v2's sagemaker.tensorflow.model.TensorFlowModel: TensorFlow Serving inference images."""
+    """v2's sagemaker.tensorflow.model.TensorFlowModel: TensorFlow Serving inference images.
+
+    Arguments: FrameworkModel's (container_log_level sets TF Serving's nginx log level); entry_point, when given,
+    must be inference.py (the container runs only code/inference.py).
+    """
 
     framework: ClassVar[str] = "tensorflow"
 
     def __init__(self, model_data: str, role: str | None = None, entry_point: str | None = None,
                  image_uri: str | None = None, framework_version: str | None = None,
-                 container_log_level: int | None = None, predictor_cls: Any = None, **kwargs: Any):
+                 container_log_level: int | None = None, predictor_cls: Any = None, **kwargs: Any) -> None:
         self._setup(model_data, role, entry_point, dict(kwargs, image_uri=image_uri,
                                                         framework_version=framework_version,
                                                         predictor_cls=predictor_cls))
@@ -331,7 +365,8 @@ class TensorFlowModel(FrameworkModel):
 
         return JSONSerializer(), JSONDeserializer()  # v2's TensorFlowPredictor
 
-    def _deploy_local(self, endpoint_name, serializer, deserializer, max_body_bytes):
+    def _deploy_local(self, endpoint_name: str | None, serializer: Any, deserializer: Any,
+                      max_body_bytes: int | None) -> LocalPredictor:
         if self.entry_point and os.path.basename(self.entry_point) != "inference.py":  # before anything starts
             raise ValueError(f"entry_point={self.entry_point!r} for a TensorFlowModel: SageMaker's TensorFlow "
                              "container only runs code/inference.py (its input_handler/output_handler), so this "
@@ -340,12 +375,18 @@ class TensorFlowModel(FrameworkModel):
 
 
 class HuggingFaceModel(PyTorchModel):
-    """v2's sagemaker.huggingface.HuggingFaceModel: a PyTorch model served by the Hugging Face inference DLC."""
+    """v2's sagemaker.huggingface.HuggingFaceModel: a PyTorch model served by the Hugging Face inference DLC.
+
+    Arguments: PyTorchModel's (framework_version is pytorch_version), and
+        transformers_version: Transformers version of the Hugging Face inference image (e.g. '4.28.1').
+        pytorch_version: PyTorch version of the Hugging Face inference image (e.g. '2.0.0').
+        tensorflow_version: v2's TensorFlow flavour; refused by name.
+    """
 
     def __init__(self, role: str | None = None, model_data: str | None = None, entry_point: str | None = None,
                  transformers_version: str | None = None, tensorflow_version: str | None = None,
                  pytorch_version: str | None = None, py_version: str | None = None, image_uri: str | None = None,
-                 model_server_workers: int | None = None, **kwargs: Any):
+                 model_server_workers: int | None = None, **kwargs: Any) -> None:
         if tensorflow_version is not None:
             raise ValueError(f"tensorflow_version={tensorflow_version!r}: the TensorFlow flavour of HuggingFaceModel "
                              "is not supported by sagelaunch; allowed: pytorch_version=...")

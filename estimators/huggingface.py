@@ -7,14 +7,20 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import model_validator
 
 from estimators.pytorch import PyTorch
 
+if TYPE_CHECKING:
+    from estimators.framework_model import HuggingFaceModel
+
 
 class HuggingFace(PyTorch):
+    """SDK v2's sagemaker.huggingface.HuggingFace: a PyTorch job on the Hugging Face training image; PyTorch's
+    arguments, with transformers_version and pytorch_version choosing the image."""
+
     # SDK v2's HuggingFace.__init__(py_version, entry_point, transformers_version, tensorflow_version,
     # pytorch_version, source_dir, hyperparameters, image_uri, distribution, compiler_config, **kwargs)
     POSITIONAL: ClassVar[tuple[str, ...]] = ("py_version", "entry_point", "transformers_version", "tensorflow_version",
@@ -22,8 +28,11 @@ class HuggingFace(PyTorch):
                                              "distribution")
 
     transformers_version: str | None = None
+    """Transformers version of the Hugging Face training image (e.g. '4.28.1')."""
     pytorch_version: str | None = None
+    """PyTorch version of the Hugging Face training image (e.g. '2.0.0'); the job's framework_version."""
     tensorflow_version: str | None = None
+    """TensorFlow version of v2's TensorFlow flavour; refused by name (sagelaunch runs the PyTorch flavour)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -52,7 +61,7 @@ class HuggingFace(PyTorch):
 
     def create_model(self, model_server_workers: int | None = None, role: str | None = None,
                      vpc_config_override: Any = "VPC_CONFIG_DEFAULT", entry_point: str | None = None,
-                     source_dir: str | None = None, dependencies: list[str] | None = None, **kwargs: Any):
+                     source_dir: str | None = None, dependencies: list[str] | None = None, **kwargs: Any) -> HuggingFaceModel:
         """v2's HuggingFace.create_model: a HuggingFaceModel of the trained model (the training code only when
         entry_point is given, as in v2)."""
         from estimators.framework_model import HuggingFaceModel

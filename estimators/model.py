@@ -16,7 +16,7 @@ Nothing here imports boto3 or torch at module level.
 from __future__ import annotations
 
 import os
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -24,21 +24,37 @@ from estimators import field_checks as check
 from estimators.deploy_checks import UNSUPPORTED_DEPLOY, check_endpoint_name, check_instance_count, refuse_unsupported
 from jobspec.contract import LOCAL_INSTANCE_TYPES
 
+if TYPE_CHECKING:
+    from launcher.deploy.predictors import LocalPredictor, Predictor
+
 
 class Model(BaseModel):
+    """sagelaunch's own model to deploy (PyTorch serving); each argument documented under its field."""
+
     model_config = ConfigDict(extra="forbid", validate_assignment=True, protected_namespaces=(), defer_build=True)
 
     model_data: str
+    """The model: s3:// URI of a model.tar.gz, a local model.tar.gz or a model folder."""
     role: str | None = None
+    """IAM role ARN SageMaker assumes to pull the image and the model (SageMaker endpoints only)."""
     framework: Literal["pytorch"] = "pytorch"
+    """The serving framework (PyTorch only for this model)."""
     framework_version: str = "2.0.0"
+    """PyTorch version of the inference image."""
     py_version: str | None = None
+    """Python version of the inference image (e.g. 'py310')."""
     entry_point: str | None = None  # inference handler; default: the sentiment handler
+    """Inference handler script (model_fn / input_fn / predict_fn / output_fn); default: the sentiment handler."""
     source_dir: str | None = None  # folder of entry_point (and of a requirements.txt)
+    """Folder of entry_point (and of a requirements.txt installed before serving)."""
     image_uri: str | None = None
+    """Inference image to run instead of the one chosen from framework_version and py_version."""
     region: str | None = None
+    """AWS region of the model and its endpoint; default the configured region."""
     name: str | None = None  # model / endpoint config / endpoint name; default: timestamped
+    """Name of the model, endpoint config and endpoint; default: a timestamped name."""
     env: dict[str, str] = Field(default_factory=dict)
+    """Environment variables set in the inference container."""
 
     _role = field_validator("role")(classmethod(lambda cls, v: check.role(v)))
     _version = field_validator("framework_version")(classmethod(lambda cls, v: check.version_text(v)))
@@ -96,7 +112,7 @@ class Model(BaseModel):
     def deploy(self, initial_instance_count: int | None = None, instance_type: str | None = None,
                serializer: Any = None, deserializer: Any = None, accelerator_type: str | None = None,
                endpoint_name: str | None = None, tags: Any = None, kms_key: str | None = None, wait: bool = True,
-               *, max_body_bytes: int | None = None, **v2_options: Any):
+               *, max_body_bytes: int | None = None, **v2_options: Any) -> Predictor:
         """Serve the model; returns a Predictor (predict / delete). The order is v2's:
         deploy(initial_instance_count, instance_type, serializer, deserializer, accelerator_type, endpoint_name, …).
 
@@ -136,7 +152,7 @@ class Model(BaseModel):
         return SageMakerPredictor(resources, serializer, deserializer)
 
     def _deploy_local(self, name: str, entry: str | None, requirements: str | None, max_body_bytes: int | None,
-                      serializer: Any = None, deserializer: Any = None):
+                      serializer: Any = None, deserializer: Any = None) -> LocalPredictor:
         import shutil
         import tempfile
 

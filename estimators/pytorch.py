@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from estimators.base import FrameworkEstimator
 
+if TYPE_CHECKING:
+    from estimators.framework_model import PyTorchModel
+
 
 class PyTorch(FrameworkEstimator):
+    """SDK v2's sagemaker.pytorch.PyTorch: a PyTorch training job (torchrun locally); FrameworkEstimator's
+    arguments."""
+
     framework: ClassVar[str] = "pytorch"
 
     def create_model(self, model_server_workers: int | None = None, role: str | None = None,
                      vpc_config_override: Any = "VPC_CONFIG_DEFAULT", entry_point: str | None = None,
-                     source_dir: str | None = None, dependencies: list[str] | None = None, **kwargs: Any):
+                     source_dir: str | None = None, dependencies: list[str] | None = None, **kwargs: Any) -> PyTorchModel:
         """v2's PyTorch.create_model: a PyTorchModel of the trained model, served with the training code
         (the job's entry_point and source_dir) unless entry_point / source_dir say otherwise."""
         from estimators.framework_model import PyTorchModel

@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from types import ModuleType
 from typing import Any
 
 JSON = "application/json"
@@ -21,7 +22,7 @@ CSV = "text/csv"
 NPY = "application/x-npy"
 
 
-def _numpy():
+def _numpy() -> ModuleType:
     import numpy
 
     return numpy
@@ -48,7 +49,7 @@ class BaseSerializer:
 
 
 class SimpleBaseSerializer(BaseSerializer):
-    def __init__(self, content_type: str = JSON):
+    def __init__(self, content_type: str = JSON) -> None:
         _check_media_type("content_type", content_type)
         self.content_type = content_type
 
@@ -76,7 +77,7 @@ class JSONSerializer(SimpleBaseSerializer):
 class CSVSerializer(SimpleBaseSerializer):
     """One CSV row per inner sequence (a flat sequence is one row); a str is sent as it is."""
 
-    def __init__(self, content_type: str = CSV):
+    def __init__(self, content_type: str = CSV) -> None:
         super().__init__(content_type)
 
     def serialize(self, data: Any) -> Any:
@@ -112,7 +113,7 @@ def _sequence_like(data: Any) -> bool:
 class NumpySerializer(SimpleBaseSerializer):
     """The .npy format (numpy.save) of an array, a list (as numpy.array(data, dtype)) or any value."""
 
-    def __init__(self, dtype: Any = None, content_type: str = NPY):
+    def __init__(self, dtype: Any = None, content_type: str = NPY) -> None:
         super().__init__(content_type)
         self.dtype = dtype
 
@@ -140,7 +141,7 @@ class NumpySerializer(SimpleBaseSerializer):
 class IdentitySerializer(SimpleBaseSerializer):
     """The data as it is (bytes, or a str)."""
 
-    def __init__(self, content_type: str = "application/octet-stream"):
+    def __init__(self, content_type: str = "application/octet-stream") -> None:
         super().__init__(content_type)
 
     def serialize(self, data: Any) -> Any:
@@ -158,7 +159,7 @@ class BaseDeserializer:
 
 
 class SimpleBaseDeserializer(BaseDeserializer):
-    def __init__(self, accept: str | tuple[str, ...] | list[str] = "*/*"):
+    def __init__(self, accept: str | tuple[str, ...] | list[str] = "*/*") -> None:
         self.accept = accept
 
     @property
@@ -178,7 +179,7 @@ class BytesDeserializer(SimpleBaseDeserializer):
 
 
 class StringDeserializer(SimpleBaseDeserializer):
-    def __init__(self, encoding: str = "UTF-8", accept: str | tuple[str, ...] = JSON):
+    def __init__(self, encoding: str = "UTF-8", accept: str | tuple[str, ...] = JSON) -> None:
         super().__init__(accept)
         self.encoding = encoding
 
@@ -190,7 +191,7 @@ class StringDeserializer(SimpleBaseDeserializer):
 
 
 class JSONDeserializer(SimpleBaseDeserializer):
-    def __init__(self, accept: str | tuple[str, ...] = JSON):
+    def __init__(self, accept: str | tuple[str, ...] = JSON) -> None:
         super().__init__(accept)
 
     def deserialize(self, stream: Any, content_type: str) -> Any:
@@ -203,7 +204,7 @@ class JSONDeserializer(SimpleBaseDeserializer):
 class CSVDeserializer(SimpleBaseDeserializer):
     """A list of rows, each a list of str."""
 
-    def __init__(self, encoding: str = "utf-8", accept: str | tuple[str, ...] = CSV):
+    def __init__(self, encoding: str = "utf-8", accept: str | tuple[str, ...] = CSV) -> None:
         super().__init__(accept)
         self.encoding = encoding
 
@@ -217,7 +218,7 @@ class CSVDeserializer(SimpleBaseDeserializer):
 class NumpyDeserializer(SimpleBaseDeserializer):
     """A numpy array from a text/csv, application/json, application/x-npy or application/x-npz answer."""
 
-    def __init__(self, dtype: Any = None, accept: str | tuple[str, ...] = NPY, allow_pickle: bool = False):
+    def __init__(self, dtype: Any = None, accept: str | tuple[str, ...] = NPY, allow_pickle: bool = False) -> None:
         super().__init__(accept)
         self.dtype, self.allow_pickle = dtype, allow_pickle
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from estimators.base import FrameworkEstimator
+    from jobspec.spec import TrainingJobSpec
 
 # a setting a local job cannot honour → why (checked when it is not at its default)
 LOCAL_REFUSED = {
@@ -155,7 +156,7 @@ class SessionUse:
         parts = session_parts(session)
         return cls(parts, using_session(parts.boto_session), is_local_instance_type(instance_type))
 
-    def apply(self, spec: Any, options: dict[str, Any]) -> Any:
+    def apply(self, spec: TrainingJobSpec, options: dict[str, Any]) -> TrainingJobSpec:
         """The spec with the session's bucket as v2 uses it; sets options['bucket'] for the SageMaker backend."""
         from jobspec.spec import replace
 

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import field_validator
 
 from estimators.base import FrameworkEstimator
 
+if TYPE_CHECKING:
+    from estimators.framework_model import TensorFlowModel
+
 
 class TensorFlow(FrameworkEstimator):
+    """SDK v2's sagemaker.tensorflow.TensorFlow: a TensorFlow training job; FrameworkEstimator's arguments and
+    model_dir."""
+
     framework: ClassVar[str] = "tensorflow"
 
     # SDK v2's TensorFlow.__init__(py_version, framework_version, model_dir, image_uri, distribution, …):
@@ -20,6 +26,8 @@ class TensorFlow(FrameworkEstimator):
     # the `model_dir` hyperparameter: None sends v2's default (s3://<output>/<job>/model, /opt/ml/model under
     # MPI) on SageMaker; a path sends that path; False sends none
     model_dir: str | bool | None = None
+    """TensorFlow's `model_dir` hyperparameter: None sends v2's default (the job's S3 model folder; /opt/ml/model
+    under MPI), a path sends that path, False sends none."""
 
     @field_validator("model_dir")
     @classmethod
@@ -37,7 +45,7 @@ class TensorFlow(FrameworkEstimator):
 
     def create_model(self, role: str | None = None, vpc_config_override: Any = "VPC_CONFIG_DEFAULT",
                      entry_point: str | None = None, source_dir: str | None = None,
-                     dependencies: list[str] | None = None, **kwargs: Any):
+                     dependencies: list[str] | None = None, **kwargs: Any) -> TensorFlowModel:
         """v2's TensorFlow.create_model: a TensorFlowModel (TF Serving) of the trained model; unlike PyTorch,
         no training code is attached unless entry_point is given."""
         from estimators.framework_model import TensorFlowModel

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from estimators.base import FrameworkEstimator
+    from launcher.jobs import TrainingJob
 
 VPC_CONFIG_DEFAULT = "VPC_CONFIG_DEFAULT"  # v2's sentinel: the estimator's own subnets and security groups
 
 
-def vpc_config_of(estimator: Any, override: Any = VPC_CONFIG_DEFAULT) -> dict[str, list[str]] | None:
+def vpc_config_of(estimator: FrameworkEstimator, override: Any = VPC_CONFIG_DEFAULT) -> dict[str, list[str]] | None:
     """v2's get_vpc_config: the estimator's subnets + security groups (both, or none), or the override."""
     if override != VPC_CONFIG_DEFAULT:
         if override is None:
@@ -18,7 +22,7 @@ def vpc_config_of(estimator: Any, override: Any = VPC_CONFIG_DEFAULT) -> dict[st
     return None
 
 
-def training_code_of(estimator: Any, job: Any) -> tuple[str | None, str | None]:
+def training_code_of(estimator: FrameworkEstimator, job: TrainingJob) -> tuple[str | None, str | None]:
     """(entry_point, source_dir) v2 gives the model of a trained estimator: a SageMaker job's uploaded
     sourcedir.tar.gz and script name (from its hyperparameters); a local job's own files."""
     import json
@@ -36,7 +40,7 @@ def training_code_of(estimator: Any, job: Any) -> tuple[str | None, str | None]:
     return program, source
 
 
-def trained_job_of(estimator: Any) -> Any:
+def trained_job_of(estimator: FrameworkEstimator) -> TrainingJob:
     job = estimator.latest_training_job
     if job is None:
         raise ValueError("deploy() / create_model() need a trained model: call fit() first (latest_training_job is "

@@ -66,7 +66,7 @@ def encoded_hyperparameters(est: "FrameworkEstimator") -> dict[str, str]:
     return {**(job.hyperparameters if job is not None else {}), **current}
 
 
-def model_data(job: "TrainingJob") -> Any:
+def model_data(job: "TrainingJob") -> str | dict[str, Any] | None:
     """v2's `model_data`: the job's S3ModelArtifacts; for an uncompressed output (CompressionType NONE) the
     S3DataSource dict v2 gives, whose prefix ends in "/"."""
     description = job.describe()

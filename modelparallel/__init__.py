@@ -32,8 +32,6 @@ _LAZY = {
     "tensor_parallelism": "modelparallel.tensor_parallel",
     "set_tensor_parallelism": "modelparallel.tensor_parallel",
     "partition": "modelparallel.partitioning",
-    "set_partition": "modelparallel.partitioning",
-    "delay_param_initialization": "modelparallel.delayed_init",
     "set_activation_checkpointing": "modelparallel.activation",
     "save": "modelparallel.checkpointing",
     "load": "modelparallel.checkpointing",

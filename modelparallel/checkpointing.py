@@ -119,7 +119,6 @@ def load_full_optimizer_state(optimizer, full: dict[str, Any]) -> None:
     """The inverse of full_optimizer_state: this rank's parameters, tp slices, in the optimizer's index order
     (ZeroRedundancyOptimizer.load_state_dict takes the whole indexed dict and keeps its own partition)."""
     st = _require_init()
-    model = optimizer.model
     names = _param_names(optimizer)
     ordered = [p for g in optimizer.optimizer.param_groups for p in g["params"]]
     missing = [names[id(p)] for p in ordered if names[id(p)] not in full["state"]]

@@ -6,7 +6,7 @@ from enum import Enum
 from typing import Any
 
 from modelparallel.core import _require_init
-from modelparallel.errors import SMPRuntimeError, SMPValidationError
+from modelparallel.errors import SMPValidationError
 
 
 class CommGroup(Enum):

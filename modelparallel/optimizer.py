@@ -15,7 +15,6 @@ import torch
 
 from modelparallel.comm import CommGroup, agree_on_error
 from modelparallel.core import _require_init
-from modelparallel.errors import SMPValidationError
 
 
 class DistributedOptimizer(torch.optim.Optimizer):

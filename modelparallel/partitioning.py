@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from modelparallel.errors import SMPValidationError
 

@@ -99,7 +99,7 @@ class Predictor(ABC):
     def delete_endpoint(self, delete_endpoint_config: bool = True) -> None:  # the SageMaker SDK's name
         self.delete()
 
-    def delete_model(self) -> None:  # the SageMaker SDK's name; a local endpoint's model goes with it
+    def delete_model(self) -> None:  # noqa: B027 (v2's name; a no-op: a local endpoint's model goes with it)
         """Delete the model(s) behind the endpoint."""
 
     def delete_predictor(self) -> None:  # the SageMaker SDK's other name

@@ -49,8 +49,8 @@ def find_saved_model(model_dir: str | Path) -> Path:
     model_dir = Path(model_dir)
     found = [p.parent for p in model_dir.rglob("saved_model.pb") if "code" not in p.relative_to(model_dir).parts]
     if not found:
-        raise ValueError(f"the model has no saved_model.pb; TensorFlow Serving needs a SavedModel under a version "
-                         f"folder (model.tar.gz: 1/saved_model.pb, 1/variables/…); save it with "
+        raise ValueError("the model has no saved_model.pb; TensorFlow Serving needs a SavedModel under a version "
+                         "folder (model.tar.gz: 1/saved_model.pb, 1/variables/…); save it with "
                          "tf.saved_model.save(model, os.path.join(model_dir, '1'))")
     bases = sorted({str(folder.parent.relative_to(model_dir)) for folder in found})
     if len(bases) > 1:

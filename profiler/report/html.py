@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from profiler.inline import json_for_script
+from profiler.view_scripts import view_util_script
 
 STATIC = Path(__file__).with_name("static")
 
@@ -51,7 +52,7 @@ def render_report(data: dict[str, Any], timeline: dict[str, Any] | None = None) 
         "<section id=\"view-dashboard\"><div id=\"dashboard\"></div></section>"
         + ("<section id=\"view-timeline\" hidden><div id=\"timeline\"></div></section>" if timeline is not None else "")
         + f"<script id=\"dashboard-data\" type=\"application/json\">{json_for_script(data)}</script>"
-        f"<script>{(STATIC / 'dashboard.js').read_text()}</script>{timeline_part}"
+        f"{view_util_script()}<script>{(STATIC / 'dashboard.js').read_text()}</script>{timeline_part}"
         f"<script>{(STATIC / 'report.js').read_text()}</script>"
         "</body></html>\n"
     )

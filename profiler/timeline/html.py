@@ -19,12 +19,14 @@ def timeline_css() -> str:
 
 
 def timeline_scripts() -> str:
-    """The renderer as inline <script> blocks; after them, `new SageTimeline(element, payload)` draws a payload."""
+    """The renderer as inline <script> blocks (after view_util_script()); then `new SageTimeline(element, payload)`
+    draws a payload."""
     return "".join(f"<script>{(STATIC / name).read_text()}</script>" for name in SCRIPTS)
 
 
 def render_timeline(payload: dict) -> str:
     from profiler.inline import json_for_script
+    from profiler.view_scripts import view_util_script
 
     title = html.escape(f"sagelaunch timeline: {payload.get('title', '')}")
     return (
@@ -37,7 +39,8 @@ def render_timeline(payload: dict) -> str:
         "#timeline{flex:1;min-height:0;margin:0 12px 8px}\n"
         f"{timeline_css()}</style></head><body>"
         f"<h1>{title}</h1><div id=\"timeline\"></div>"
-        f"<script id=\"timeline-data\" type=\"application/json\">{json_for_script(payload)}</script>{timeline_scripts()}"
+        f"<script id=\"timeline-data\" type=\"application/json\">{json_for_script(payload)}</script>{view_util_script()}"
+        f"{timeline_scripts()}"
         "<script>window.timeline = new SageTimeline(document.getElementById('timeline'),"
         " JSON.parse(document.getElementById('timeline-data').textContent));"
         "document.getElementById('timeline').dataset.ready = '1';</script>"

@@ -36,6 +36,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from profiler.ui import sources
 from profiler.ui.session import LoadConflict, ProfileSession
+from profiler.view_scripts import VIEW_UTIL_JS
 
 log = logging.getLogger(__name__)
 BIND = "127.0.0.1"
@@ -43,6 +44,7 @@ HERE = Path(__file__).parent
 STATIC_FILES = {  # URL name -> (file, content type); the only files the server ever reads for a URL
     "app.js": (HERE / "static" / "app.js", "text/javascript"),
     "app.css": (HERE / "static" / "app.css", "text/css"),
+    "view_util.js": (VIEW_UTIL_JS, "text/javascript"),
     "dashboard.js": (HERE.parent / "report" / "static" / "dashboard.js", "text/javascript"),
     "dashboard.css": (HERE.parent / "report" / "static" / "dashboard.css", "text/css"),
     "timeline.js": (HERE.parent / "timeline" / "static" / "timeline.js", "text/javascript"),

@@ -23,7 +23,7 @@
   const BASE = { margin: { l: 50, r: 20, t: 10, b: 40 }, height: 300, font: { size: 11 } };
   const MAX_ANN = 6;
 
-  function esc(s) { return String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]); }
+  const { esc } = window.SageViewUtil;  // profiler/static/view_util.js, loaded first
   function clip(s, n) { return s.length > n ? s.slice(0, n - 13) + "…" + s.slice(s.length - 12) : s; }  // "#k " keeps clipped bar labels distinct
   function fmtUs(us) { return us >= 1e6 ? (us / 1e6).toFixed(2) + " s" : us >= 1e3 ? (us / 1e3).toFixed(2) + " ms" : us.toFixed(1) + " µs"; }
 

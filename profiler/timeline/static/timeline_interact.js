@@ -76,7 +76,7 @@
     const i = this.selected, el = this.panel;
     if (i < 0) { el.textContent = "Click an event."; return; }
     const info = this.eventInfo(i);
-    const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
+    const { esc } = window.SageViewUtil;  // profiler/static/view_util.js, loaded first
     let html = '<table class="tl-fields">';
     for (const [k, v] of Object.entries(info)) html += "<tr><th>" + esc(k) + '</th><td class="tl-f-' + esc(k) + '">' + esc(v) + "</td></tr>";
     html += '</table><h4>Connected events</h4><ul class="tl-connected">';

@@ -10,7 +10,7 @@
   const ANNOTATION_CATS = ["user_annotation", "gpu_user_annotation"];
   const SEARCH_CATS = new Set(["user_annotation", "gpu_user_annotation", "kernel", "cpu_op", "cuda_runtime", "gpu_memcpy", "gpu_memset", "python_function"]);
 
-  function esc(s) { return String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]); }
+  const { esc } = window.SageViewUtil;  // profiler/static/view_util.js, loaded first
 
   Timeline.prototype._buildNav = function () {
     this.stepStarts = Float64Array.from(this.steps.map((s) => s.start));

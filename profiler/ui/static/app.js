@@ -5,7 +5,7 @@
   const app = { status: null, dashboard: null, timeline: null, dashData: null, tlData: null };
   window.app = app;
 
-  function esc(s) { return String(s == null ? "" : s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]); }
+  const { esc } = window.SageViewUtil;
   function notice(msg) { const n = $("#notice"); n.textContent = msg || ""; n.hidden = !msg; }
 
   async function api(path, opts) {

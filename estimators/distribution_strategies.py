@@ -1,0 +1,254 @@
+"""One small object per strategy of `distribution=`, and the table `parse_distribution` walks.
+
+Each strategy says where it sits in the dict, which frameworks take it, the support catalog's hardware and
+version rules it answers to on SageMaker, what a local job refuses, the processes per host it needs at least,
+and the hyperparameters it adds to the request (SDK v2's names and values). The shape follows torchtitan's
+ParallelDims with one apply per technique: adding a strategy is adding one object to `STRATEGIES`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ValidationError
+
+from estimators.distribution_shapes import (
+    DataParallelOptions, DistributionOptions, EnabledOptions, MPIOptions, ModelParallelOptions,
+)
+from jobspec.contract import is_local_instance_type
+from jobspec.errors import validation_error_text
+from jobspec.smp import SMPParameters, check_local_support
+
+__all__ = ["MP_FIELD", "MPI", "STRATEGIES", "DistributionStrategy", "JobShape", "StrategyName", "naming"]
+
+StrategyName = Literal[
+    "none", "modelparallel", "dataparallel", "torch_distributed", "pytorchddp", "mpi",
+    "parameter_server", "multi_worker_mirrored_strategy",
+]
+
+MP_FIELD = "distribution.smdistributed.modelparallel.parameters"
+_FRAMEWORK_NAMES = {"pytorch": "PyTorch", "tensorflow": "TensorFlow"}
+
+
+@dataclass(frozen=True)
+class JobShape:
+    """What the strategies' checks see of the job."""
+
+    options: DistributionOptions
+    framework: str
+    framework_version: str
+    instance_type: str
+    instance_count: int
+    gpus_per_host: int
+
+    @property
+    def local(self) -> bool:
+        return is_local_instance_type(self.instance_type)
+
+
+@contextmanager
+def naming(field: str) -> Iterator[None]:
+    """jobspec.smp's rules speak of mp_parameters (smp.init shares them); an estimator's error names its field."""
+    try:
+        yield
+    except ValueError as err:
+        raise ValueError(f"{field}: {err}") from None
+
+
+class DistributionStrategy:
+    """A strategy's defaults: both frameworks, no catalog rule, nothing refused locally, one process, no entries."""
+
+    name: StrategyName
+    key: str  # its place in the dict, as messages name it
+    frameworks: tuple[str, ...] = ("pytorch", "tensorflow")
+    instead: str = ""  # what to use for another framework ({framework} is the job's)
+    catalog_entry: str | None = None  # the support catalog's rules for SageMaker jobs (jobspec/support_matrix.json)
+    exclusive: bool = True  # one exclusive strategy per job; MPI launches the others' processes too
+
+    def options(self, opts: DistributionOptions) -> BaseModel | None:
+        raise NotImplementedError
+
+    def enabled(self, opts: DistributionOptions) -> bool:
+        given = self.options(opts)
+        return bool(given is not None and getattr(given, "enabled", False))
+
+    def check(self, job: JobShape) -> None:
+        """The rules of the dict itself, before any hardware rule."""
+        if job.framework not in self.frameworks:
+            only = _FRAMEWORK_NAMES[self.frameworks[0]]
+            raise ValueError(f"distribution.{self.name} is {only}-only; {self.instead.format(framework=job.framework)}")
+
+    def check_support(self, job: JobShape) -> None:
+        """The catalog's instance-type and version rules; SageMaker jobs only (a local job has no such image)."""
+        from jobspec import catalog  # lazy: the matrix loads on first use
+
+        if self.catalog_entry is not None:
+            catalog.check_distribution_support(self.catalog_entry, job.framework, job.framework_version,
+                                               job.instance_type)
+
+    def smp_parameters(self, job: JobShape) -> SMPParameters | None:
+        """The SMP v1 parameters the job runs with, checked (and refused locally where sagelaunch lacks them)."""
+        return None
+
+    def min_processes(self, smp: SMPParameters | None) -> int:
+        """Processes per host when neither MPI nor the GPUs say."""
+        return 1
+
+    def hyperparameters(self, job: JobShape, chosen: bool, processes: int) -> dict[str, Any]:
+        """SDK v2's entries for this strategy; `chosen` is False when another strategy runs the job."""
+        return {}
+
+
+class _MPI(DistributionStrategy):
+    name, key, exclusive = "mpi", "mpi", False
+
+    def options(self, opts: DistributionOptions) -> MPIOptions | None:
+        return opts.mpi
+
+    def given_processes(self, job: JobShape) -> int | None:
+        """MPI's explicit processes_per_host, checked against the instance's GPUs."""
+        mpi = job.options.mpi
+        given = mpi.processes_per_host if mpi is not None and mpi.enabled else None
+        if given is not None and job.gpus_per_host and given > job.gpus_per_host:
+            raise ValueError(
+                f"distribution.mpi.processes_per_host={given} exceeds the {job.gpus_per_host} GPUs of "
+                f"{job.instance_type}; allowed: 1..{job.gpus_per_host}"
+            )
+        return given
+
+    def hyperparameters(self, job: JobShape, chosen: bool, processes: int) -> dict[str, Any]:
+        mpi = job.options.mpi
+        if mpi is None:  # v2 sends the entries whenever the mpi section is given, enabled or not
+            return {}
+        if not mpi.enabled:
+            return {"sagemaker_mpi_enabled": False}
+        return {"sagemaker_mpi_enabled": True, "sagemaker_mpi_num_of_processes_per_host": processes,
+                "sagemaker_mpi_custom_mpi_options": mpi.custom_mpi_options}
+
+
+class _ModelParallel(DistributionStrategy):
+    name, key, catalog_entry = "modelparallel", "smdistributed.modelparallel", "modelparallel"
+
+    def options(self, opts: DistributionOptions) -> ModelParallelOptions | None:
+        return opts.smdistributed.modelparallel if opts.smdistributed else None
+
+    def _parameters(self, job: JobShape) -> dict[str, Any]:
+        given = self.options(job.options)
+        assert given is not None  # only asked of the enabled strategy
+        return given.parameters
+
+    def check(self, job: JobShape) -> None:
+        if not MPI.enabled(job.options):
+            raise ValueError(
+                "distribution.smdistributed.modelparallel needs MPI: add \"mpi\": {\"enabled\": True, "
+                "\"processes_per_host\": <GPUs per instance>}"
+            )
+        super().check(job)
+
+    def smp_parameters(self, job: JobShape) -> SMPParameters:
+        try:
+            smp = SMPParameters.model_validate(self._parameters(job))
+        except ValidationError as err:
+            raise ValueError(validation_error_text(MP_FIELD, err)) from None
+        with naming(MP_FIELD):
+            smp.check_framework(job.framework)
+            if job.local and job.framework == "pytorch":  # a local job runs sagelaunch's own SMP: refuse what it lacks
+                check_local_support(smp)
+        return smp
+
+    def min_processes(self, smp: SMPParameters | None) -> int:
+        assert smp is not None
+        return smp.pipeline_parallel_degree * smp.tensor_parallel_degree
+
+    def hyperparameters(self, job: JobShape, chosen: bool, processes: int) -> dict[str, Any]:
+        return {"mp_parameters": dict(self._parameters(job))} if chosen else {}
+
+
+class _DataParallel(DistributionStrategy):
+    name, key, catalog_entry = "dataparallel", "smdistributed.dataparallel", "dataparallel"
+
+    def options(self, opts: DistributionOptions) -> DataParallelOptions | None:
+        return opts.smdistributed.dataparallel if opts.smdistributed else None
+
+    def hyperparameters(self, job: JobShape, chosen: bool, processes: int) -> dict[str, Any]:
+        if job.options.smdistributed is None:  # v2 sends these for any smdistributed section (modelparallel too)
+            return {}
+        entries: dict[str, Any] = {"sagemaker_distributed_dataparallel_enabled": chosen,
+                                   "sagemaker_instance_type": job.instance_type}
+        given = self.options(job.options)
+        if chosen and given is not None:
+            entries["sagemaker_distributed_dataparallel_custom_mpi_options"] = given.custom_mpi_options
+        return entries
+
+
+class _TorchDistributed(DistributionStrategy):
+    name = key = catalog_entry = "torch_distributed"
+    frameworks, instead = ("pytorch",), "for {framework} use smdistributed or mpi"
+
+    def options(self, opts: DistributionOptions) -> EnabledOptions | None:
+        return opts.torch_distributed
+
+    def hyperparameters(self, job: JobShape, chosen: bool, processes: int) -> dict[str, Any]:
+        return {"sagemaker_torch_distributed_enabled": True, "sagemaker_instance_type": job.instance_type} \
+            if chosen else {}
+
+
+class _PyTorchDDP(DistributionStrategy):
+    """SDK v2 2.257 rewrites pytorchddp into smdistributed dataparallel: its entries and hardware rules apply."""
+
+    name = key = catalog_entry = "pytorchddp"
+    frameworks, instead = ("pytorch",), "for {framework} use smdistributed or mpi"
+
+    def options(self, opts: DistributionOptions) -> EnabledOptions | None:
+        return opts.pytorchddp
+
+    def check_support(self, job: JobShape) -> None:
+        super().check_support(job)
+        try:
+            DATAPARALLEL.check_support(job)
+        except ValueError as err:
+            raise ValueError(
+                f"distribution.pytorchddp: SageMaker SDK v2 runs pytorchddp as SageMaker's data-parallel library "
+                f"(smdistributed dataparallel), so its limits apply — {err}; for plain PyTorch DDP on any GPU "
+                "instance use {'torch_distributed': {'enabled': True}}"
+            ) from None
+
+    def hyperparameters(self, job: JobShape, chosen: bool, processes: int) -> dict[str, Any]:
+        if not chosen:
+            return {}
+        return {"sagemaker_distributed_dataparallel_enabled": True, "sagemaker_instance_type": job.instance_type,
+                "sagemaker_distributed_dataparallel_custom_mpi_options": ""}
+
+
+class _TensorFlowStrategy(DistributionStrategy):
+    """parameter_server and multi_worker_mirrored_strategy: TensorFlow's own, one entry each."""
+
+    frameworks, instead = ("tensorflow",), "for PyTorch use torch_distributed"
+
+    def options(self, opts: DistributionOptions) -> EnabledOptions | None:
+        given = getattr(opts, self.name)
+        assert given is None or isinstance(given, EnabledOptions)
+        return given
+
+    def hyperparameters(self, job: JobShape, chosen: bool, processes: int) -> dict[str, Any]:
+        return {f"sagemaker_{self.name}_enabled": True} if chosen else {}
+
+
+class _ParameterServer(_TensorFlowStrategy):
+    name = key = "parameter_server"
+
+
+class _MultiWorkerMirrored(_TensorFlowStrategy):
+    name = key = "multi_worker_mirrored_strategy"
+
+
+MPI, DATAPARALLEL = _MPI(), _DataParallel()
+# The parser walks this table: the exclusive ones in the order errors list them, and every strategy's
+# hyperparameters in this order (SDK v2's: mpi, mp_parameters, smdistributed, then the strategy's own).
+STRATEGIES: tuple[DistributionStrategy, ...] = (
+    MPI, _ModelParallel(), DATAPARALLEL, _TorchDistributed(), _PyTorchDDP(), _ParameterServer(),
+    _MultiWorkerMirrored(),
+)

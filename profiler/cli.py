@@ -128,9 +128,9 @@ def run_analyze(path: str, as_json: bool, top: int, context: dict | None = None)
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if as_json:
-        import orjson
+        from profiler.records import to_json
 
-        sys.stdout.buffer.write(orjson.dumps(result, option=orjson.OPT_NON_STR_KEYS) + b"\n")
+        sys.stdout.buffer.write(to_json(result) + b"\n")
         sys.stdout.flush()
         return 0
     from profiler.summary import print_summary

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from profiler.records import AnalysisResult
 from profiler.schema import Profile
 
 
@@ -62,11 +63,11 @@ def _rows(a: dict, b: dict, top: int) -> list[dict]:
     return rows[:top] if top else rows
 
 
-def _phases(result: dict) -> dict[str, float]:
+def _phases(result: AnalysisResult) -> dict[str, float]:
     """Mean µs per step of each phase (and the cycle), averaged over the ranks that have steps."""
-    loops = [r["loop"] for r in result["ranks"].values() if r.get("loop") and r["loop"]["judged"]]
-    keys = {k for lp in loops for k in lp["mean_us"]}
-    return {k: sum(lp["mean_us"].get(k, 0.0) for lp in loops) / len(loops) for k in sorted(keys)} if loops else {}
+    means = [r.loop.mean_us.measured() for r in result.ranks.values() if r.loop and r.loop.judged]
+    keys = {k for m in means for k in m}
+    return {k: sum(m.get(k, 0.0) for m in means) / len(means) for k in sorted(keys)} if means else {}
 
 
 def diff(path_a, path_b, top: int = 20) -> dict:

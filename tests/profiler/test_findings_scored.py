@@ -44,9 +44,9 @@ def scored(tmp_path_factory) -> dict:
     tmp = tmp_path_factory.mktemp("findings_set")
     out = {}
     for case, label in labels.items():
-        found = analyze(_profile_path(case, tmp))["findings"]
+        found = analyze(_profile_path(case, tmp)).findings
         out[case] = {"expected": {(e["rule"], e.get("rank")) for e in label["expected"]},
-                     "found": {(f["rule"], f.get("rank")) for f in found}, "findings": found}
+                     "found": {(f.rule, f.rank) for f in found}, "findings": found}
     return out
 
 
@@ -90,21 +90,21 @@ def test_rules_that_have_positives_in_the_set_find_them(scored):
 
 
 def test_no_high_severity_false_positive(scored):
-    false_high = [(case, f["rule"], f.get("rank"), f["summary"]) for case, s in scored.items() for f in s["findings"]
-                  if (f["rule"], f.get("rank")) not in s["expected"] and f["severity"] == "high"]
+    false_high = [(case, f.rule, f.rank, f.summary) for case, s in scored.items() for f in s["findings"]
+                  if (f.rule, f.rank) not in s["expected"] and f.severity == "high"]
     assert false_high == []
 
 
 def test_the_findings_say_what_the_evidence_shows(scored):
     """The fixes are specific: the period of a checkpoint, where the input wait is, which rank holds the others up."""
     def one(case, rule, rank="0"):
-        return next(f for f in scored[case]["findings"] if f["rule"] == rule and f.get("rank") == rank)
+        return next(f for f in scored[case]["findings"] if f.rule == rule and f.rank == rank)
 
     ckpt = one("checkpoint_every_50", "step_outlier")
-    assert ckpt["evidence"]["period_steps"] == 50 and "every 50 steps" in ckpt["summary"].lower()
-    assert one("hf_slow_loader", "input_bound")["evidence"]["between_steps_ms"] > 0  # fetched before step_N opens
-    assert one("inside_step_loader", "input_bound")["evidence"]["inside_steps_ms"] > 0
-    assert one("plain_slow_loader", "input_bound")["evidence"]["steps_from"] == "optimizer.step hooks"
-    assert one("ddp_input_straggler", "straggler_rank", "1")["evidence"]["cause"] == "input"
-    assert one("ddp_compute_straggler", "straggler_rank", "1")["evidence"]["cause"] == "Forward compute"
-    assert one("leak", "memory_growth")["evidence"]["series"] == "process_rss"
+    assert ckpt.evidence["period_steps"] == 50 and "every 50 steps" in ckpt.summary.lower()
+    assert one("hf_slow_loader", "input_bound").evidence["between_steps_ms"] > 0  # fetched before step_N opens
+    assert one("inside_step_loader", "input_bound").evidence["inside_steps_ms"] > 0
+    assert one("plain_slow_loader", "input_bound").evidence["steps_from"] == "optimizer.step hooks"
+    assert one("ddp_input_straggler", "straggler_rank", "1").evidence["cause"] == "input"
+    assert one("ddp_compute_straggler", "straggler_rank", "1").evidence["cause"] == "Forward compute"
+    assert one("leak", "memory_growth").evidence["series"] == "process_rss"

@@ -12,12 +12,11 @@ import textwrap
 import pyarrow.parquet as pq
 import pytest
 
-from tests.profiler.conftest import analysis_json
 from profiler.artifact import read_events
 from profiler.loader import load_profile
 from profiler.schema import META_KEY_META, META_KEY_SCHEMA
 from tests.profiler import synthetic as syn
-from tests.profiler.conftest import REPO, script_env
+from tests.profiler.conftest import REPO, analysis_json, script_env
 
 LOOP = textwrap.dedent(r'''
     import json, sys, torch

@@ -11,9 +11,8 @@ import time
 
 import psutil
 
-from tests.profiler.conftest import analysis_json
 from profiler.loader import load_profile
-from tests.profiler.conftest import REPO
+from tests.profiler.conftest import REPO, analysis_json
 
 
 def test_sidecar_samples_rotates_and_stops_on_sigterm(tmp_path):

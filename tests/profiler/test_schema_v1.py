@@ -12,10 +12,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from tests.profiler.conftest import analysis_json
 from profiler.loader import load_profile
 from profiler.schema import EVENT_INT_COLUMNS, EVENT_STRING_COLUMNS, META_KEY_SCHEMA
-from tests.profiler.conftest import REPO
+from tests.profiler.conftest import REPO, analysis_json
 
 V1 = REPO / "tests" / "data" / "profiler" / "artifact_v1"
 V1_TRACE = V1 / "algo-1" / "rank-0" / "trace-0000.parquet"

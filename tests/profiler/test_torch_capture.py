@@ -10,9 +10,8 @@ import textwrap
 
 import pytest
 
-from tests.profiler.conftest import analysis_json
 from profiler.loader import load_profile
-from tests.profiler.conftest import script_env
+from tests.profiler.conftest import analysis_json, script_env
 from tests.profiler.test_cpu_ops_duty_cycle import train
 
 SCRIPT = textwrap.dedent(r'''

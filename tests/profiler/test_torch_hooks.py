@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.profiler.conftest import analysis_json
-from tests.profiler.conftest import run_profiled_script
+from tests.profiler.conftest import analysis_json, run_profiled_script
 
 LOOP = """
 import json, sys, time

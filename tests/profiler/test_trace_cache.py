@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 
 from profiler import kineto_reader, trace_cache
-from tests.profiler.conftest import analysis_json
-from tests.profiler.conftest import TRACES
+from tests.profiler.conftest import TRACES, analysis_json
 
 BIG = "v100_rank0.pt.trace.json.gz"  # 15 MB of JSON: cached
 SMALL = "alexnet.pt.trace.json.gz"  # parsed as fast as a cache would load: not cached

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.profiler.conftest import analysis_json
-from tests.profiler.conftest import REPO
+from tests.profiler.conftest import REPO, analysis_json
 from tests.profiler_ui.test_views_browser import cli
 
 JOB = REPO / "tests" / "data" / "profiler" / "findings_set" / "ddp_input_straggler"

@@ -51,6 +51,11 @@ def _launch_wait_share(waits: IdleBreakdown | None) -> float | None:
 
 
 def launch_bound(a: AnalysisResult) -> list[Finding]:
+    """Many short kernels and a GPU that waits for their launches (HTA's idle breakdown and queue length).
+
+    Cannot see: a CPU-only job (no kernels: a loop of tiny CPU operators gets no finding), and launch overhead hidden
+    behind a queue the host keeps full. The labelled set has no real positive case (tests/profiler/
+    test_findings_scored.py); tests/profiler/test_findings.py has a synthetic one."""
     out = []
     for rank, r in _ranks(a):
         k, launch, idle = r.kernels, r.launch, r.idle_share
@@ -144,6 +149,10 @@ def _top_collective(r: RankAnalysis) -> tuple[str, str] | None:
 
 
 def pipeline_bubble(a: AnalysisResult) -> list[Finding]:
+    """pipeline_parallel_degree > 1 (recorded or given) and the stages' GPUs idle for a large share of their span.
+
+    Cannot see: a pipeline run on CPU (gloo, no GPU span: the stages' waits at their receives are not measured), and
+    settings passed only to smp.init(config=...) in the script. No real positive case in the labelled set."""
     pp = a.context.pipeline_parallel_degree or 1
     if pp <= 1:
         return []

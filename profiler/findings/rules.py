@@ -133,8 +133,14 @@ OVERLAP_FIX = {
     "SendRecv": "Pipeline stages wait on send/recv: split each batch into more microbatches (SMP \"microbatches\": "
                 "at least 4× the pipeline degree, \"pipeline\": \"interleaved\") so stages compute while activations "
                 "travel.",
+    "AllToAll": "The embeddings' all-to-all runs alone: pipeline the next batch's input distribution behind this "
+                "batch's compute with TorchRec's TrainPipelineSparseDist (torchrec.distributed.train_pipeline) instead "
+                "of a plain loop, and let the sharding planner group tables so fewer, larger all-to-alls run.",
 }
 COLLECTIVES = re.compile(r"AllReduce|AllGather|ReduceScatter|SendRecv|Broadcast|AllToAll|Send|Recv", re.I)
+# NCCL runs all-to-all as SendRecv kernels: annotations of an all-to-all (TorchRec's awaitables, its sparse data
+# distribution) say which it is, where a pipeline's send/recv has none of these
+ALL_TO_ALL_ANNOTATION = re.compile(r"AllToAll|all_to_all|alltoall|sparse_data_dist", re.I)
 
 
 def _top_collective(r: RankAnalysis) -> tuple[str, str] | None:
@@ -145,6 +151,8 @@ def _top_collective(r: RankAnalysis) -> tuple[str, str] | None:
     m = COLLECTIVES.search(name)
     word = m.group(0) if m else ""
     word = {"send": "SendRecv", "recv": "SendRecv"}.get(word.lower(), word)
+    if word.lower() == "sendrecv" and any(ALL_TO_ALL_ANNOTATION.search(a.name) for a in r.annotations):
+        word = "AllToAll"
     return next((c for c in OVERLAP_FIX if c.lower() == word.lower()), word), name
 
 

@@ -126,10 +126,12 @@ def test_every_rule_is_tested_and_documented():
 
 
 def test_real_traces(analyses):
-    # the sampled job's NCCL send/recv runs with nothing alongside; the v100 job is busy (97% compute)
+    # the sampled job's NCCL SendRecv kernels run with nothing alongside; the v100 job is busy (97% compute)
     overlap = next(f for f in analyses["sampled_rank0.pt.trace.json.gz"]["findings"] if f["rule"] == "low_overlap")
-    # the collective it names is the one the trace shows, and the fix is that collective's
-    assert overlap["evidence"]["collective"] == "SendRecv" and "microbatches" in overlap["fix"]
+    # the collective it names is the one the trace shows: TorchRec's awaitables (KJTAllToAll…) say the SendRecv
+    # kernels are its embeddings' all-to-all, not a pipeline's send/recv, and the fix is that collective's
+    assert overlap["evidence"]["collective"] == "AllToAll" and "SendRecv" in overlap["evidence"]["collective_kernel"]
+    assert "TrainPipelineSparseDist" in overlap["fix"] and "microbatches" not in overlap["fix"]
     assert analyses["v100_rank0.pt.trace.json.gz"]["findings"] == []
     assert analyses["cpu_only.pt.trace.json.gz"]["findings"] == []
 

@@ -158,7 +158,8 @@ def test_findings_and_figures_in_the_report(page, tmp_path, artifacts_dir, size)
     doc = analysis_json(src)
     open_page(page, tmp_path / "r.html", size)
     card = page.locator('#db-findings .db-finding[data-rule="low_overlap"]')
-    assert card.is_visible() and "microbatches" in card.inner_text()  # the fix of the collective shown: SendRecv
+    # the fix of the collective shown: TorchRec's all-to-all (NCCL SendRecv kernels)
+    assert card.is_visible() and "TrainPipelineSparseDist" in card.inner_text()
     assert card.bounding_box()["y"] < size[1]  # findings come first, in the first screen
     figures = page.locator("#db-figures td.db-fig").evaluate_all("els => els.map(e => e.textContent)")
     assert figures == [f["text"] for f in doc["figures"]]  # the same strings the CLI prints

@@ -85,9 +85,9 @@ def _build_app():
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
         if as_json:
-            import orjson
+            from profiler.records import to_json
 
-            typer.echo(orjson.dumps(result).decode())
+            typer.echo(to_json(result).decode())
             return
         from profiler.summary import print_diff
 

@@ -357,6 +357,35 @@ class AnalysisResult(Record, kw_only=True):
     findings: list[Finding]
 
 
+# ------------------------------------------------------------------------------------------ profile diff (diff.py)
+class PhaseChange(Record, kw_only=True):
+    """Mean µs per step of a phase (the cycle, input, forward, …) in A and B."""
+    phase: str
+    a_us_per_step: float
+    b_us_per_step: float
+    diff_us_per_step: float  # B - A
+
+
+class NameChange(Record, kw_only=True):
+    """An annotation's or a kernel's count and total time in A and B (HTA's TraceDiff columns)."""
+    name: str
+    a_count: int
+    b_count: int
+    a_total_us: float
+    b_total_us: float
+    diff_counts: int
+    diff_duration_us: float  # B - A
+
+
+class ProfileDiff(Record, kw_only=True):
+    """`sagelaunch profile diff A B`: largest change first."""
+    a: str  # the profiles' sources
+    b: str
+    phases: list[PhaseChange]  # the cycle first
+    annotations: list[NameChange]
+    kernels: list[NameChange]
+
+
 def rank_analysis(values: dict[str, Any]) -> RankAnalysis:
     """One rank's analysis from the producers' plain values (strict: a wrong value raises, naming its path)."""
     return msgspec.convert(values, RankAnalysis, strict=True)
@@ -367,8 +396,8 @@ def convert(values: Any, record: type) -> Any:
     return msgspec.convert(values, record, strict=True)
 
 
-def to_json(result: AnalysisResult) -> bytes:
-    """The result's JSON, as `profile analyze --json` prints it."""
+def to_json(result: AnalysisResult | ProfileDiff) -> bytes:
+    """The record's JSON, as `profile analyze --json` (and `profile diff --json`) print it."""
     return msgspec.json.encode(result)
 
 

@@ -7,7 +7,7 @@ the JSON, the report and the profile browser print the same figure for the same 
 from __future__ import annotations
 
 from profiler.figures import ms, pct
-from profiler.records import AnalysisResult, Figure
+from profiler.records import AnalysisResult, Figure, ProfileDiff
 
 def _short(name: str, width: int = 150) -> str:
     return name if len(name) <= width else name[: width - 1] + "…"
@@ -101,34 +101,35 @@ def print_summary(result: AnalysisResult, console=None) -> None:
     print_findings(result, console)
 
 
-def print_diff(result: dict, console=None) -> None:
+def print_diff(result: ProfileDiff, console=None) -> None:
     """`profile diff A B`: per-step phases, then annotations and kernels, largest change first (B - A)."""
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
     console = console or Console()
-    console.print(f"[bold]A[/bold] {escape(str(result['a']))}\n[bold]B[/bold] {escape(str(result['b']))}", highlight=False)
+    console.print(f"[bold]A[/bold] {escape(result.a)}\n[bold]B[/bold] {escape(result.b)}", highlight=False)
 
     def change(d: float) -> str:
         return ("slower " if d > 0 else "faster " if d < 0 else "") + ms(abs(d))
 
-    if result["phases"]:
+    if result.phases:
         tab = Table(title="Per step (steps with or without annotations; warm-up left out)")
         for col in ("", "A", "B", "B - A"):
             tab.add_column(col, justify="left" if not col else "right")
-        for p in result["phases"]:
-            tab.add_row(p["phase"], ms(p["a_us_per_step"]), ms(p["b_us_per_step"]), change(p["diff_us_per_step"]))
+        for p in result.phases:
+            tab.add_row(p.phase, ms(p.a_us_per_step), ms(p.b_us_per_step), change(p.diff_us_per_step))
         console.print(tab)
-    for key, title in (("annotations", "Annotations (host-side spans, total)"), ("kernels", "GPU kernels (total, as HTA's trace diff)")):
-        if not result[key]:
+    for rows, title in ((result.annotations, "Annotations (host-side spans, total)"),
+                        (result.kernels, "GPU kernels (total, as HTA's trace diff)")):
+        if not rows:
             continue
         tab = Table(title=title)
         for col in ("name", "count A", "count B", "A", "B", "B - A"):
             tab.add_column(col, justify="left" if col == "name" else "right", overflow="fold")
-        for r in result[key]:
-            tab.add_row(escape(_short(r["name"], 80)), f"{r['a_count']:,}", f"{r['b_count']:,}", ms(r["a_total_us"]),
-                        ms(r["b_total_us"]), change(r["diff_duration_us"]))
+        for r in rows:
+            tab.add_row(escape(_short(r.name, 80)), f"{r.a_count:,}", f"{r.b_count:,}", ms(r.a_total_us),
+                        ms(r.b_total_us), change(r.diff_duration_us))
         console.print(tab)
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from profiler.records import AnalysisResult
+from profiler.records import AnalysisResult, NameChange, PhaseChange, ProfileDiff
 from profiler.schema import Profile
 
 
@@ -53,13 +53,13 @@ def annotation_totals(profile: Profile) -> dict[str, tuple[int, float]]:
     return out
 
 
-def _rows(a: dict, b: dict, top: int) -> list[dict]:
+def _rows(a: dict, b: dict, top: int) -> list[NameChange]:
     rows = []
     for name in a.keys() | b.keys():
         (ac, at), (bc, bt) = a.get(name, (0, 0.0)), b.get(name, (0, 0.0))
-        rows.append({"name": name, "a_count": ac, "b_count": bc, "a_total_us": at, "b_total_us": bt,
-                     "diff_counts": bc - ac, "diff_duration_us": bt - at})
-    rows.sort(key=lambda r: (-abs(r["diff_duration_us"]), r["name"]))
+        rows.append(NameChange(name=name, a_count=ac, b_count=bc, a_total_us=at, b_total_us=bt,
+                               diff_counts=bc - ac, diff_duration_us=bt - at))
+    rows.sort(key=lambda r: (-abs(r.diff_duration_us), r.name))
     return rows[:top] if top else rows
 
 
@@ -70,7 +70,7 @@ def _phases(result: AnalysisResult) -> dict[str, float]:
     return {k: sum(m.get(k, 0.0) for m in means) / len(means) for k in sorted(keys)} if means else {}
 
 
-def diff(path_a, path_b, top: int = 20) -> dict:
+def diff(path_a, path_b, top: int = 20) -> ProfileDiff:
     """What changed from profile A to profile B (paths load_profile accepts, or Profiles)."""
     from profiler.analysis import analyze
     from profiler.loader import load_profile
@@ -79,9 +79,9 @@ def diff(path_a, path_b, top: int = 20) -> dict:
     pb = path_b if isinstance(path_b, Profile) else load_profile(Path(path_b).expanduser())
     ra, rb = analyze(pa), analyze(pb)
     fa, fb = _phases(ra), _phases(rb)
-    phases = [{"phase": k, "a_us_per_step": fa.get(k, 0.0), "b_us_per_step": fb.get(k, 0.0),
-               "diff_us_per_step": fb.get(k, 0.0) - fa.get(k, 0.0)} for k in sorted(fa.keys() | fb.keys())]
-    phases.sort(key=lambda r: (r["phase"] != "cycle", -abs(r["diff_us_per_step"])))
-    return {"a": pa.source, "b": pb.source, "phases": phases,
-            "annotations": _rows(annotation_totals(pa), annotation_totals(pb), top),
-            "kernels": _rows(kernel_totals(pa), kernel_totals(pb), top)}
+    phases = [PhaseChange(phase=k, a_us_per_step=fa.get(k, 0.0), b_us_per_step=fb.get(k, 0.0),
+                          diff_us_per_step=fb.get(k, 0.0) - fa.get(k, 0.0)) for k in sorted(fa.keys() | fb.keys())]
+    phases.sort(key=lambda r: (r.phase != "cycle", -abs(r.diff_us_per_step)))
+    return ProfileDiff(a=pa.source, b=pb.source, phases=phases,
+                       annotations=_rows(annotation_totals(pa), annotation_totals(pb), top),
+                       kernels=_rows(kernel_totals(pa), kernel_totals(pb), top))

@@ -8,7 +8,8 @@ What they cannot see (documented rather than guessed):
 - straggler_rank: a compute straggler hidden inside an unannotated step (no Forward annotation, no operators) looks
   like the others' wait; ranks are compared only when each has steps.
 - step_outlier: slow steps spread without a period and losing < 10% of the time are left alone (a busy machine's
-  noise looks the same).
+  noise looks the same). A warm-up longer than a tenth of a short run is judged as slow steps (a 60-step run of the
+  2-stage SMP pipeline on CPU warmed up over ~15 steps and read as outliers: the labelled case runs 240 steps).
 - memory_growth: host-wide memory (other processes) is not judged; memory that grows then plateaus within the
   last quarter still reads as growth.
 """

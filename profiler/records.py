@@ -7,8 +7,8 @@ is left out of the JSON when it holds that default: the record's optional parts 
 that were not annotated). A field without one is always written, null when it does not apply (``temporal`` of a
 CPU-only rank). Times are µs unless a field's name says otherwise.
 
-The producers (profiler/analysis/*) build plain values; ``rank_analysis`` and ``analysis_result`` convert them here
-(msgspec.convert, strict), so a value that breaks its record fails at the producer, named by its path.
+The producers (profiler/analysis/*) build plain values and ``convert`` makes them records (msgspec.convert, strict),
+so a value that breaks its record fails where it is made, named by its path.
 """
 
 from __future__ import annotations
@@ -47,10 +47,6 @@ class Figure(Record, kw_only=True):
     value: Number  # the number, in `unit`
     unit: str
     text: str  # the number as every view prints it
-
-    @property
-    def scope(self) -> str:
-        return f"rank {self.rank}" if self.rank is not None else f"host {self.host}"
 
 
 # ------------------------------------------------------------------------------------------- HTA's analyses (gpu_breakdown)
@@ -228,9 +224,6 @@ class CpuOpsSampled(Record, kw_only=True):
 
 
 # --------------------------------------------------------------------------------------------- the loop (loop.py)
-PHASES = ("forward", "backward", "optimizer")
-
-
 class LoopMeans(Record, kw_only=True):
     """Mean µs per judged step; input figures over `input_steps`; phases only when annotated/hooked."""
     cycle: float
@@ -386,13 +379,8 @@ class ProfileDiff(Record, kw_only=True):
     kernels: list[NameChange]
 
 
-def rank_analysis(values: dict[str, Any]) -> RankAnalysis:
-    """One rank's analysis from the producers' plain values (strict: a wrong value raises, naming its path)."""
-    return msgspec.convert(values, RankAnalysis, strict=True)
-
-
 def convert(values: Any, record: type) -> Any:
-    """Plain values as a record (strict)."""
+    """Plain values as a record (strict: a wrong value raises msgspec.ValidationError, naming its path)."""
     return msgspec.convert(values, record, strict=True)
 
 
@@ -404,4 +392,4 @@ def to_json(result: AnalysisResult | ProfileDiff) -> bytes:
 def check(document: dict) -> AnalysisResult:
     """A JSON document (``profile analyze --json``'s), validated against the records; a mismatch raises
     msgspec.ValidationError naming the field's path."""
-    return msgspec.convert(document, AnalysisResult, strict=True)
+    return convert(document, AnalysisResult)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from profiler.records import AnalysisResult, JobContext, RankAnalysis, convert, rank_analysis
+from profiler.records import AnalysisResult, JobContext, RankAnalysis, convert
 from profiler.schema import Profile, RankTrace
 
 
@@ -47,7 +47,7 @@ def analyze_rank(rt: RankTrace, n_step_names: int, top_n: int = 10) -> RankAnaly
     if sampled:
         notes.append(f"framework operators were recorded in {sampled['steps']} of every {sampled['every_steps']} "
                      f"steps ({sampled['recorded_steps']} steps held them): operator figures cover those steps only")
-    return rank_analysis({
+    return convert({
         "temporal": temporal,
         "kernel_types": kernel_types,
         "top_kernels": top,
@@ -71,7 +71,7 @@ def analyze_rank(rt: RankTrace, n_step_names: int, top_n: int = 10) -> RankAnaly
         "devices": {str(k): v for k, v in rt.meta.device_names.items()},
         "source": rt.meta.source,
         "notes": notes,
-    })
+    }, RankAnalysis)
 
 
 def analyze(path_or_profile, top_n: int = 10, context: dict | None = None) -> AnalysisResult:

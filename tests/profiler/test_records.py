@@ -13,7 +13,7 @@ import msgspec
 import pytest
 
 from profiler.analysis import analyze
-from profiler.records import AnalysisResult, Finding, Loop, RankAnalysis, check, rank_analysis, to_json
+from profiler.records import AnalysisResult, Finding, Loop, RankAnalysis, check, convert, to_json
 from tests.profiler.conftest import REPO, TRACES
 
 SET = REPO / "tests" / "data" / "profiler" / "findings_set"
@@ -65,4 +65,4 @@ def test_a_record_that_breaks_its_type_is_named(analyses):
         check(bad)
     rank = document["ranks"]["0"]
     with pytest.raises(msgspec.ValidationError, match=r"\$\.launch\.queue\.mean"):
-        rank_analysis({**rank, "launch": {**rank["launch"], "queue": {**rank["launch"]["queue"], "mean": "long"}}})
+        convert({**rank, "launch": {**rank["launch"], "queue": {**rank["launch"]["queue"], "mean": "long"}}}, RankAnalysis)

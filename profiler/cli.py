@@ -85,9 +85,9 @@ def _build_app():
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
         if as_json:
-            import orjson
+            from profiler.records import to_json
 
-            typer.echo(orjson.dumps(result).decode())
+            typer.echo(to_json(result).decode())
             return
         from profiler.summary import print_diff
 
@@ -128,9 +128,9 @@ def run_analyze(path: str, as_json: bool, top: int, context: dict | None = None)
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if as_json:
-        import orjson
+        from profiler.records import to_json
 
-        sys.stdout.buffer.write(orjson.dumps(result, option=orjson.OPT_NON_STR_KEYS) + b"\n")
+        sys.stdout.buffer.write(to_json(result) + b"\n")
         sys.stdout.flush()
         return 0
     from profiler.summary import print_summary

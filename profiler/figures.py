@@ -6,7 +6,7 @@ these strings as they are, so the same quantity reads the same everywhere (tests
 
 from __future__ import annotations
 
-from typing import Any
+from profiler.records import AnalysisResult, Figure, HostSummary, RankAnalysis
 
 ANNOTATIONS_SHOWN = 5
 
@@ -23,78 +23,70 @@ def pct(part: float, whole: float) -> str:
     return f"{100 * part / whole:.1f}%" if whole else "0.0%"
 
 
-def _figure(out: list, scope: dict, key: str, label: str, value: float, unit: str, text: str) -> None:
-    out.append({**scope, "key": key, "label": label, "value": value, "unit": unit, "text": text})
+def _rank_figures(out: list[Figure], rank: str, r: RankAnalysis) -> None:
+    def add(key: str, label: str, value: float, unit: str, text: str) -> None:
+        out.append(Figure(rank=rank, key=key, label=label, value=value, unit=unit, text=text))
 
-
-def _rank_figures(out: list, rank: str, r: dict) -> None:
-    scope = {"rank": rank}
-    t = r.get("temporal")
+    t = r.temporal
     if t:
-        span = t["span_us"]
-        _figure(out, scope, "gpu_span", "GPU span (first to last GPU activity)", span, "us", ms(span))
-        _figure(out, scope, "gpu_idle", "GPU idle within the GPU span", t["idle_us"], "us",
-                f"{ms(t['idle_us'])} ({pct(t['idle_us'], span)})")
-        _figure(out, scope, "gpu_compute", "GPU computing within the GPU span (compute kernels, overlaps counted once)",
-                t["compute_us"], "us", f"{ms(t['compute_us'])} ({pct(t['compute_us'], span)})")
-    k = r.get("kernels") or {}
-    if k.get("count"):
-        _figure(out, scope, "kernel_time",
-                "Kernel time, summed over kernels (exceeds the GPU span when kernels on several streams overlap)",
-                k["total_us"], "us", f"{ms(k['total_us'])} in {plural(k['count'], 'kernel')} ({k['distinct']:,} distinct)")
-    launch = r.get("launch") or {}
-    if launch.get("count"):
-        _figure(out, scope, "launch_delay", "Mean wait from the end of a kernel launch call to the kernel's start",
-                launch["mean_launch_delay_us"], "us", f"{ms(launch['mean_launch_delay_us'])} over {launch['count']:,} launches")
-    ib = r.get("idle_breakdown")
+        span = t.span_us
+        add("gpu_span", "GPU span (first to last GPU activity)", span, "us", ms(span))
+        add("gpu_idle", "GPU idle within the GPU span", t.idle_us, "us", f"{ms(t.idle_us)} ({pct(t.idle_us, span)})")
+        add("gpu_compute", "GPU computing within the GPU span (compute kernels, overlaps counted once)",
+            t.compute_us, "us", f"{ms(t.compute_us)} ({pct(t.compute_us, span)})")
+    k = r.kernels
+    if k.count:
+        add("kernel_time", "Kernel time, summed over kernels (exceeds the GPU span when kernels on several streams overlap)",
+            k.total_us, "us", f"{ms(k.total_us)} in {plural(k.count, 'kernel')} ({k.distinct:,} distinct)")
+    launch = r.launch
+    if launch.count:
+        add("launch_delay", "Mean wait from the end of a kernel launch call to the kernel's start",
+            launch.mean_launch_delay_us, "us", f"{ms(launch.mean_launch_delay_us)} over {launch.count:,} launches")
+    ib = r.idle_breakdown
     if ib:
-        gaps = ib["host_wait_us"] + ib["kernel_wait_us"] + ib["other_us"]
-        _figure(out, scope, "idle_breakdown",
-                "GPU idle gaps by cause, summed over streams (HTA: host wait = launched late, kernel wait = gaps under "
-                "30 µs, other = synchronisation, other streams)", ib["host_wait_us"], "us",
-                f"host wait {ms(ib['host_wait_us'])} ({pct(ib['host_wait_us'], gaps)}), kernel wait "
-                f"{ms(ib['kernel_wait_us'])} ({pct(ib['kernel_wait_us'], gaps)}), other {ms(ib['other_us'])} "
-                f"({pct(ib['other_us'], gaps)})")
-    queue = launch.get("queue")
+        gaps = ib.total_us
+        add("idle_breakdown",
+            "GPU idle gaps by cause, summed over streams (HTA: host wait = launched late, kernel wait = gaps under "
+            "30 µs, other = synchronisation, other streams)", ib.host_wait_us, "us",
+            f"host wait {ms(ib.host_wait_us)} ({pct(ib.host_wait_us, gaps)}), kernel wait "
+            f"{ms(ib.kernel_wait_us)} ({pct(ib.kernel_wait_us, gaps)}), other {ms(ib.other_us)} "
+            f"({pct(ib.other_us, gaps)})")
+    queue = launch.queue
     if queue:
-        _figure(out, scope, "queue_length", "Kernels queued on a stream, launched and not started (HTA's queue length)",
-                queue["mean"], "kernels", f"mean {queue['mean']:.1f}, max {queue['max']:,}")
-    overlap = r.get("overlap")
+        add("queue_length", "Kernels queued on a stream, launched and not started (HTA's queue length)",
+            queue.mean, "kernels", f"mean {queue.mean:.1f}, max {queue.max:,}")
+    overlap = r.overlap
     if overlap:
-        _figure(out, scope, "comm_comp_overlap", "Communication time with computation alongside (HTA's overlap)",
-                overlap["comp_comm_overlap_pct"], "%",
-                f"{overlap['comp_comm_overlap_pct']:.1f}% of {ms(overlap['communication_us'])}")
-    loop = r.get("loop")
-    if loop and loop["judged"]:
-        m = loop["mean_us"]
-        _figure(out, scope, "step_cycle",
-                f"Step cycle, start to next start (steps from {loop['source']}; warm-up left out)", m["cycle"], "us",
-                f"{plural(loop['judged'], 'step')}, mean {ms(m['cycle'])}"
-                + (f", DataLoader {ms(m['input'])} ({pct(m['input'], m['cycle'])})" if loop["input_source"] else ""))
-    for name, series in (r.get("memory") or {}).items():
-        b = series["bytes"]
-        _figure(out, scope, "memory:" + name, f"Process memory, {name.replace('_', ' ')} (first → last sample, peak)",
-                max(b), "bytes", f"{b[0] / 2**20:,.0f} → {b[-1] / 2**20:,.0f} MiB, peak {max(b) / 2**20:,.0f} MiB")
-    s = r.get("steps")
+        add("comm_comp_overlap", "Communication time with computation alongside (HTA's overlap)",
+            overlap.comp_comm_overlap_pct, "%",
+            f"{overlap.comp_comm_overlap_pct:.1f}% of {ms(overlap.communication_us)}")
+    loop = r.loop
+    if loop and loop.judged:
+        m = loop.mean_us
+        add("step_cycle", f"Step cycle, start to next start (steps from {loop.source}; warm-up left out)", m.cycle, "us",
+            f"{plural(loop.judged, 'step')}, mean {ms(m.cycle)}"
+            + (f", DataLoader {ms(m.input)} ({pct(m.input, m.cycle)})" if loop.input_source else ""))
+    for name, series in r.memory.items():
+        b = series.bytes
+        add("memory:" + name, f"Process memory, {name.replace('_', ' ')} (first → last sample, peak)",
+            max(b), "bytes", f"{b[0] / 2**20:,.0f} → {b[-1] / 2**20:,.0f} MiB, peak {max(b) / 2**20:,.0f} MiB")
+    s = r.steps
     if s:
-        _figure(out, scope, "step_time", "Step time (host-side step annotations)", s["mean_us"], "us",
-                f"{plural(s['count'], 'step')}, mean {ms(s['mean_us'])}, p50 {ms(s['p50_us'])}, max {ms(s['max_us'])}")
-    cpu = r.get("cpu")
+        add("step_time", "Step time (host-side step annotations)", s.mean_us, "us",
+            f"{plural(s.count, 'step')}, mean {ms(s.mean_us)}, p50 {ms(s.p50_us)}, max {ms(s.max_us)}")
+    cpu = r.cpu
     if cpu:
-        _figure(out, scope, "cpu_busy_trace",
-                "CPU busy in the trace (time any profiled thread ran an operator, over the trace's CPU span)",
-                cpu["active_us"], "us", f"{ms(cpu['active_us'])} of {ms(cpu['span_us'])} ({pct(cpu['active_us'], cpu['span_us'])})")
-    sampled = r.get("cpu_ops_sampled")
+        add("cpu_busy_trace", "CPU busy in the trace (time any profiled thread ran an operator, over the trace's CPU span)",
+            cpu.active_us, "us", f"{ms(cpu.active_us)} of {ms(cpu.span_us)} ({pct(cpu.active_us, cpu.span_us)})")
+    sampled = r.cpu_ops_sampled
     if sampled:
-        _figure(out, scope, "cpu_ops_sampled",
-                f"Framework operators recorded in {sampled['steps']} of every {sampled['every_steps']} steps "
-                "(operator figures cover those steps only)", sampled["recorded_steps"], "steps",
-                f"{plural(sampled['recorded_steps'], 'step')} of {sampled['total_steps']:,} "
-                f"in {plural(sampled['windows'], 'window')}")
-    for a in (r.get("annotations") or [])[:ANNOTATIONS_SHOWN]:
-        where = "GPU-side spans" if a.get("side") == "GPU" else "CPU-side spans"
-        _figure(out, scope, "annotation:" + a["name"], f"Annotation {a['name']} ({where})", a["p50_us"], "us",
-                f"{plural(a['count'], 'span')}, p50 {ms(a['p50_us'])}, total {ms(a['total_us'])}")
+        add("cpu_ops_sampled", f"Framework operators recorded in {sampled.steps} of every {sampled.every_steps} steps "
+            "(operator figures cover those steps only)", sampled.recorded_steps, "steps",
+            f"{plural(sampled.recorded_steps, 'step')} of {sampled.total_steps:,} in {plural(sampled.windows, 'window')}")
+    for a in r.annotations[:ANNOTATIONS_SHOWN]:
+        where = "GPU-side spans" if a.side == "GPU" else "CPU-side spans"
+        add("annotation:" + a.name, f"Annotation {a.name} ({where})", a.p50_us, "us",
+            f"{plural(a.count, 'span')}, p50 {ms(a.p50_us)}, total {ms(a.total_us)}")
 
 
 SAMPLED = {
@@ -105,25 +97,20 @@ SAMPLED = {
 }
 
 
-def _host_figures(out: list, host: str, h: dict) -> None:
+def _host_figures(out: list[Figure], host: str, h: HostSummary) -> None:
     for metric, label in SAMPLED.items():
-        m = (h.get("metrics") or {}).get(metric)
+        m = h.metrics.get(metric)
         if not m:
             continue
-        series = m.get("series") or {}
         # the host's whole-machine sample when recorded, else the mean of its cores / GPUs
-        mean = series["all"]["mean"] if "all" in series else m["mean"]
-        _figure(out, {"host": host}, metric, label, mean, "%", f"{mean:.1f}%")
+        mean = m.series["all"].mean if "all" in m.series else m.mean
+        out.append(Figure(host=host, key=metric, label=label, value=mean, unit="%", text=f"{mean:.1f}%"))
 
 
-def figures(result: dict[str, Any]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for rank, r in result.get("ranks", {}).items():
+def figures(result: AnalysisResult) -> list[Figure]:
+    out: list[Figure] = []
+    for rank, r in result.ranks.items():
         _rank_figures(out, rank, r)
-    for host, h in (result.get("hosts") or {}).items():
+    for host, h in result.hosts.items():
         _host_figures(out, host, h)
     return out
-
-
-def scope_of(f: dict) -> str:
-    return f"rank {f['rank']}" if "rank" in f else f"host {f['host']}"

@@ -1,40 +1,56 @@
-"""The analysis result's records, typed: what `profile analyze --json` prints and the report and the browser read.
+"""The analysis result's records, typed: what `profile analyze` prints (text and --json), and what the report, the
+dashboard and the profile browser read.
 
-They are TypedDicts, so the result stays the plain JSON-ready dict every view already reads, while each record's
-fields, their types and their meaning are written down once here; tests/profiler/test_records.py checks every
-analysis of the reference traces and of the labelled set against them (msgspec.convert, strict). Times are µs unless
-a field's name says otherwise. Sections typed as ``dict[str, Any]`` are the dashboard's metrics, described in
-profiler/analysis/metrics.py.
+Each record is a msgspec.Struct: the findings' rules, the figures and the views read its attributes, and its JSON
+(``to_json``, ``msgspec.to_builtins``) has the keys the fields name, in their order. A field with a default (None)
+is left out of the JSON when it holds that default: the record's optional parts (a finding's rank, a loop's phases
+that were not annotated). A field without one is always written, null when it does not apply (``temporal`` of a
+CPU-only rank). Times are µs unless a field's name says otherwise.
+
+The producers (profiler/analysis/*) build plain values and ``convert`` makes them records (msgspec.convert, strict),
+so a value that breaks its record fails where it is made, named by its path.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal, Optional, TypedDict, Union
+from typing import Any, Literal, Optional, Union
+
+import msgspec
 
 Number = Union[int, float]
-Evidence = Union[int, float, str, bool, None]
+# a finding's evidence: numbers by name (ms, shares 0–1, counts, step numbers), words, or a number per rank
+Evidence = Union[int, float, str, bool, None, dict[str, float]]
 
 
-class Finding(TypedDict, total=False):
-    rule: str  # the rule's name (profiler/findings): input_bound, step_outlier, …
+class Record(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """The base of every record: defaults left out of the JSON (inherited); keyword fields (each class says
+    kw_only=True again: msgspec applies it to the fields a class defines)."""
+
+
+# ---------------------------------------------------------------------------------------------------- findings, figures
+class Finding(Record, kw_only=True):
+    """What to change (profiler/findings)."""
+    rule: str  # the rule's name: input_bound, step_outlier, …
     severity: Literal["high", "medium", "low"]
     summary: str  # the problem in one sentence, with its number
-    evidence: dict[str, Evidence]  # the numbers behind it, by name (ms, shares 0–1, counts, step numbers)
+    evidence: dict[str, Evidence]  # the numbers behind it, by name
     fix: str  # the setting to change, specific to the evidence
-    rank: str  # the rank it concerns; absent when it concerns the job or a host
+    rank: Optional[str] = None  # the rank it concerns; absent when it concerns the job or a host
 
 
-class Figure(TypedDict, total=False):
+class Figure(Record, kw_only=True):
+    """A headline number as every view prints it (profiler/figures.py)."""
+    rank: Optional[str] = None  # its rank, or
+    host: Optional[str] = None  # its host
     key: str  # stable identifier (gpu_idle, step_cycle, memory:process_rss, …)
     label: str  # what it measures and over which window
     value: Number  # the number, in `unit`
     unit: str
     text: str  # the number as every view prints it
-    rank: str  # its rank, or
-    host: str  # its host
 
 
-class Temporal(TypedDict):
+# ------------------------------------------------------------------------------------------- HTA's analyses (gpu_breakdown)
+class Temporal(Record, kw_only=True):
     """HTA's temporal breakdown of the GPU span."""
     idle_us: float
     compute_us: float
@@ -44,32 +60,62 @@ class Temporal(TypedDict):
     compute_pct: float
     non_compute_pct: float
 
+    @property
+    def idle_share(self) -> Optional[float]:
+        """Idle time over the GPU span; None for an empty span."""
+        return self.idle_us / self.span_us if self.span_us else None
 
-class IdleWaits(TypedDict):
+
+class IdleWaits(Record, kw_only=True):
     host_wait_us: float  # the GPU waited for the host to launch (its launch began after the previous kernel ended)
     kernel_wait_us: float  # gaps under 30 µs between back-to-back kernels
     other_us: float  # synchronisation, waits on other streams
 
+    @property
+    def total_us(self) -> float:
+        return self.host_wait_us + self.kernel_wait_us + self.other_us
 
-class IdleBreakdown(IdleWaits):
+
+class IdleBreakdown(IdleWaits, kw_only=True):
     """HTA's get_idle_time_breakdown, summed over streams, and per stream."""
-    streams: dict[str, dict[str, float]]
+    streams: dict[str, IdleWaits]
 
 
-class QueueSummary(TypedDict):
+class QueueSummary(Record, kw_only=True):
     mean: float
     max: int
     count: int  # points of the series
 
 
-class Queue(TypedDict):
+class Queue(Record, kw_only=True):
     """HTA's queue length: kernels launched and not yet started, per stream."""
     mean: float
     max: int
     streams: dict[str, QueueSummary]
 
 
-class Overlap(TypedDict):
+class KernelLaunchDelay(Record, kw_only=True):
+    name: str
+    count: int
+    mean_launch_delay_us: float
+    max_launch_delay_us: float
+
+
+class Launch(Record, kw_only=True):
+    """HTA's get_cuda_kernel_launch_stats: the wait from a launch call's end to its kernel's start."""
+    count: int  # launches matched to their kernels
+    mean_launch_delay_us: Optional[float]
+    p50_launch_delay_us: Optional[float]
+    p95_launch_delay_us: Optional[float]
+    max_launch_delay_us: Optional[float]
+    mean_cpu_launch_us: Optional[float]  # the launch call's own duration
+    runtime_outliers: int  # launch calls over 50 µs (HTA's runtime_cutoff)
+    delay_outliers: int  # delays over 100 µs (HTA's launch_delay_cutoff)
+    per_kernel: list[KernelLaunchDelay]  # the kernels with the most delay
+    queue: Optional[Queue]
+
+
+class Overlap(Record, kw_only=True):
     """HTA's get_comm_comp_overlap."""
     communication_us: float
     overlapped_us: float
@@ -77,19 +123,124 @@ class Overlap(TypedDict):
     top_kernel: str  # the communication kernel with the most time (its collective names low_overlap's fix)
 
 
-class LoopMeans(TypedDict, total=False):
+# --------------------------------------------------------------------------------------- dashboard metrics (metrics.py)
+class KernelSummary(Record, kw_only=True):
+    count: int
+    total_us: float
+    distinct: int
+    mean_us: Optional[float] = None  # the rest: only when there are kernels
+    p50_us: Optional[float] = None
+    short_share: Optional[float] = None  # share of kernels under metrics.SHORT_KERNEL_US
+
+
+class TopKernel(Record, kw_only=True):
+    name: str
+    total_us: float
+    count: int
+    mean_us: float
+
+
+class Busy(Record, kw_only=True):
+    us: float
+    count: int
+
+
+class MemoryOp(Busy, kw_only=True):
+    bytes: int
+
+
+class Histogram(Record, kw_only=True):
+    edges_us: list[float]
+    counts: list[int]
+
+
+class StepRow(Record, kw_only=True):
+    step: int
+    ts_us: float
+    dur_us: float
+    cpu_ops_recorded: Optional[bool] = None  # duty-cycled capture: the step holds recorded operators
+    profiler_writing: Optional[bool] = None  # it ran while the profiler's writer converted a window
+
+
+class Durations(Record, kw_only=True):
+    """Statistics of durations (µs); only ``count`` when there are none."""
+    count: int
+    total_us: Optional[float] = None
+    mean_us: Optional[float] = None
+    min_us: Optional[float] = None
+    p50_us: Optional[float] = None
+    p90_us: Optional[float] = None
+    max_us: Optional[float] = None
+    std_us: Optional[float] = None
+
+
+class Steps(Durations, kw_only=True):
+    """Host-side step annotations (ProfilerStep#N, step_N)."""
+    steps: list[StepRow]
+    histogram: Histogram
+
+
+class AnnotationStats(Durations, kw_only=True):
+    """An annotation label's spans (metrics.annotation_groups)."""
+    name: str
+    side: Literal["CPU", "GPU"]
+    histogram: Histogram
+
+
+class StepBreakdown(Record, kw_only=True):
+    """Where annotated steps' time goes (metrics.step_breakdown)."""
+    steps: int
+    step_us: float
+    phases: list[str]
+    outside_phases_us: Optional[float]  # None unless Forward, Backward and Optimizer are all annotated
+    dataloader_us: float
+    gpu_idle_us: Optional[float]  # None without GPU activity
+    dataloader_steps: Optional[int] = None  # duty-cycled capture: the steps DataLoader time was measured over
+    dataloader_step_us: Optional[float] = None
+
+
+class Utilization(Record, kw_only=True):
+    """Busy percent per time bin."""
+    t0_us: float
+    bin_us: float
+    busy_pct: list[float]
+
+
+class CpuActivity(Record, kw_only=True):
+    active_us: float
+    span_us: float
+    threads: int
+    utilization: Utilization
+
+
+class CpuOpsSampled(Record, kw_only=True):
+    """A duty-cycled capture: operators recorded in `steps` of every `every_steps` steps."""
+    steps: int
+    every_steps: int
+    windows: int
+    recorded_us: float
+    total_steps: int
+    recorded_steps: int
+
+
+# --------------------------------------------------------------------------------------------- the loop (loop.py)
+class LoopMeans(Record, kw_only=True):
     """Mean µs per judged step; input figures over `input_steps`; phases only when annotated/hooked."""
     cycle: float
     input: float
     input_cycle: float
     input_between_steps: float
     input_inside_steps: float
-    forward: float
-    backward: float
-    optimizer: float
+    forward: Optional[float] = None
+    backward: Optional[float] = None
+    optimizer: Optional[float] = None
+
+    def measured(self) -> dict[str, float]:
+        """Every mean that was measured, by name."""
+        return {k: v for k, v in msgspec.structs.asdict(self).items() if v is not None}
 
 
-class Loop(TypedDict):
+class Loop(Record, kw_only=True):
     """The training loop (profiler/analysis/loop.py)."""
     source: str  # "step annotations", "optimizer.step hooks" or "Optimizer.step operators"
     count: int  # steps found
@@ -97,7 +248,6 @@ class Loop(TypedDict):
     warmup_steps: int
     slowed_by_profiler: int
     input_source: Optional[str]  # "DataLoader hooks", "DataLoader operators" or None
-    input_steps: int
     phases: list[str]
     step: list[int]
     start_us: list[float]  # from the first step's start
@@ -105,69 +255,141 @@ class Loop(TypedDict):
     annotated_us: list[float]  # the step annotation's own duration (the cycle's end for hook-found steps)
     input_us: list[float]
     judged_mask: list[bool]
+    input_steps: int
     mean_us: LoopMeans
     total_judged_us: float
 
 
-class MemorySeries(TypedDict):
+class MemorySeries(Record, kw_only=True):
     t_s: list[float]  # seconds from the first sample
     bytes: list[int]
     samples: int
 
 
-class RankAnalysis(TypedDict):
+# ------------------------------------------------------------------------------------------------------ one rank
+class RankAnalysis(Record, kw_only=True):
     temporal: Optional[Temporal]
     kernel_types: Optional[dict[str, float]]  # HTA's kernel-type sweep: label → µs
-    overlap: Optional[Overlap]
-    top_kernels: list[dict[str, Any]]
-    launch: dict[str, Any]  # HTA's launch statistics; "queue": Queue or None
+    top_kernels: list[TopKernel]
+    launch: Launch
     idle_breakdown: Optional[IdleBreakdown]
-    kernels: dict[str, Any]
-    gpu_activity: dict[str, Any]
-    memory_ops: dict[str, Any]
-    precision: dict[str, float]
-    steps: Optional[dict[str, Any]]
-    step_breakdown: Optional[dict[str, Any]]
+    overlap: Optional[Overlap]
+    kernels: KernelSummary
+    gpu_activity: dict[str, Busy]  # kernel, memcpy, memset, sync
+    memory_ops: dict[str, MemoryOp]  # HtoD, DtoH, …, memset
+    precision: dict[str, float]  # precision label → kernel µs
+    steps: Optional[Steps]
+    step_breakdown: Optional[StepBreakdown]
     loop: Optional[Loop]
     compiled: bool  # torch.compile at work in the trace
     memory: dict[str, MemorySeries]  # process_rss, cuda_allocated, cuda_reserved
-    cpu_ops_sampled: Optional[dict[str, Any]]
-    annotations: list[dict[str, Any]]
-    cpu: Optional[dict[str, Any]]
-    gpu_utilization: dict[str, Any]
+    cpu_ops_sampled: Optional[CpuOpsSampled]
+    annotations: list[AnnotationStats]
+    cpu: Optional[CpuActivity]
+    gpu_utilization: dict[str, Utilization]  # per device
     events: int
     devices: dict[str, str]
     source: str
-    notes: list[str]
+    notes: list[str]  # why a section is null
+
+    @property
+    def idle_share(self) -> Optional[float]:
+        """The GPU's idle share of its span (HTA's temporal breakdown), None without GPU activity."""
+        return self.temporal.idle_share if self.temporal is not None else None
 
 
-class RankColumn(TypedDict):
+# ------------------------------------------------------------------------------------------------- hosts (counters.py)
+class SampledSeries(Record, kw_only=True):
+    t_s: list[float]
+    value: list[float]
+    mean: float
+    max: float
+
+
+class SampledMetric(Record, kw_only=True):
+    series: dict[str, SampledSeries]  # "all" (the whole machine) or a core / GPU index
+    mean: float
+    samples: int
+
+
+class HostSummary(Record, kw_only=True):
+    """Sampled utilisation of a host (the system monitor's counters)."""
+    t0_ns: int
+    span_s: float
+    metrics: dict[str, SampledMetric]  # cpu_util, gpu_util, gpu_mem_used, …
+
+
+# ------------------------------------------------------------------------------------------------------ the whole
+class JobContext(Record, kw_only=True):
+    """Job settings a trace cannot tell (profiler/job_settings.py): recorded in the profile or given."""
+    pipeline_parallel_degree: Optional[int] = None
+    microbatches: Optional[int] = None
+
+
+class RankColumn(Record, kw_only=True):
     key: str
     label: str
     unit: str
 
 
-class RanksCompared(TypedDict):
+class RanksCompared(Record, kw_only=True):
     """The ranks side by side (ranks_compared.py)."""
     columns: list[RankColumn]
     rows: list[dict[str, Union[str, Number]]]  # {"rank": "0", column key: value}
     largest: dict[str, str]  # column key → the rank with the largest value
 
 
-class AnalysisResult(TypedDict):
+class AnalysisResult(Record, kw_only=True):
     ranks: dict[str, RankAnalysis]
-    hosts: dict[str, Any]  # sampled utilisation per host (counters.py)
+    hosts: dict[str, HostSummary]
     warnings: list[str]
     source: str
-    context: dict[str, Any]  # job settings the findings use (pipeline_parallel_degree, microbatches)
+    context: JobContext
     ranks_compared: Optional[RanksCompared]
     figures: list[Figure]
     findings: list[Finding]
 
 
-def check(result: dict) -> AnalysisResult:
-    """The result, validated against the records (msgspec.convert, strict); a mismatch raises msgspec.ValidationError
-    naming the field's path."""
-    import msgspec
+# ------------------------------------------------------------------------------------------ profile diff (diff.py)
+class PhaseChange(Record, kw_only=True):
+    """Mean µs per step of a phase (the cycle, input, forward, …) in A and B."""
+    phase: str
+    a_us_per_step: float
+    b_us_per_step: float
+    diff_us_per_step: float  # B - A
 
-    return msgspec.convert(result, AnalysisResult, strict=True)
+
+class NameChange(Record, kw_only=True):
+    """An annotation's or a kernel's count and total time in A and B (HTA's TraceDiff columns)."""
+    name: str
+    a_count: int
+    b_count: int
+    a_total_us: float
+    b_total_us: float
+    diff_counts: int
+    diff_duration_us: float  # B - A
+
+
+class ProfileDiff(Record, kw_only=True):
+    """`sagelaunch profile diff A B`: largest change first."""
+    a: str  # the profiles' sources
+    b: str
+    phases: list[PhaseChange]  # the cycle first
+    annotations: list[NameChange]
+    kernels: list[NameChange]
+
+
+def convert(values: Any, record: type) -> Any:
+    """Plain values as a record (strict: a wrong value raises msgspec.ValidationError, naming its path)."""
+    return msgspec.convert(values, record, strict=True)
+
+
+def to_json(result: AnalysisResult | ProfileDiff) -> bytes:
+    """The record's JSON, as `profile analyze --json` (and `profile diff --json`) print it."""
+    return msgspec.json.encode(result)
+
+
+def check(document: dict) -> AnalysisResult:
+    """A JSON document (``profile analyze --json``'s), validated against the records; a mismatch raises
+    msgspec.ValidationError naming the field's path."""
+    return convert(document, AnalysisResult)

@@ -73,9 +73,9 @@ import json, os, sys, time
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import profiler.analysis, profiler.analysis.counters, profiler.analysis.gpu_breakdown, profiler.analysis.hta_view
 import profiler.analysis.metrics, profiler.figures, profiler.findings, profiler.job_settings, profiler.kineto_reader
-import profiler.loader
+import profiler.loader, profiler.records
 t, c = time.perf_counter(), time.process_time()
-text = json.dumps(profiler.analysis.analyze(sys.argv[1]), default=str)
+text = profiler.records.to_json(profiler.analysis.analyze(sys.argv[1]))
 print(json.dumps({"work_s": time.perf_counter() - t, "work_cpu_s": time.process_time() - c}))
 """
 

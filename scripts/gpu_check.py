@@ -69,6 +69,14 @@ class Env:
         return None if self.cuda else f"{self.skip}; {what}"
 
 
+def analysis_document(path) -> dict:
+    """`profile analyze --json`'s document of a profile (the typed records as plain values, for the report)."""
+    import msgspec
+
+    from profiler.analysis import analyze
+
+    return msgspec.to_builtins(analyze(path))
+
 def gib(n: int) -> float:
     return round(n / 2**30, 3)
 
@@ -83,7 +91,6 @@ def free_gpu() -> None:
 
 # ----- roberta
 def roberta(entry: dict, env: Env, work: Path) -> None:
-    from profiler.analysis import analyze
     from scripts import bench_roberta
 
     entry["figures"] = dict.fromkeys(ROBERTA_FIGURES)
@@ -113,7 +120,7 @@ def roberta(entry: dict, env: Env, work: Path) -> None:
         raise RuntimeError(f"roberta-base ran out of GPU memory at batches {out_of_memory}")
     report["out_of_memory_batches"] = out_of_memory
     eager, optimized = report["results"]
-    rank = next(iter(analyze(profile_dir)["ranks"].values()))
+    rank = next(iter(analysis_document(profile_dir)["ranks"].values()))
     report["where_time_goes"] = {
         "profiled_steps": (rank["steps"] or {}).get("count", 0),
         "temporal": rank["temporal"], "kernel_types": rank["kernel_types"],
@@ -132,7 +139,6 @@ def roberta(entry: dict, env: Env, work: Path) -> None:
 # ----- profiler
 def profiled_job(entry: dict, env: Env, work: Path) -> None:
     from estimators import PyTorch
-    from profiler.analysis import analyze
     from profiler_config import Profiler, ProfilerConfig
 
     entry["figures"] = dict.fromkeys(PROFILER_FIGURES)
@@ -149,7 +155,7 @@ def profiled_job(entry: dict, env: Env, work: Path) -> None:
     )
     job = estimator.fit(wait=True, logs=False)  # raises with the job's last log lines if it fails
     timings = json.loads((out_dir / "timings.json").read_text())
-    artifact = analyze(job.profiler_output)
+    artifact = analysis_document(job.profiler_output)
     rank = artifact["ranks"]["0"]
     activity = rank["gpu_activity"]
     host_metrics = {h: v["metrics"] for h, v in artifact["hosts"].items()}
@@ -188,7 +194,6 @@ def compare_with_hta(trace: Path) -> dict:
         import hta  # noqa: F401
     except ImportError as err:
         return {"skipped": f"HTA is not importable ({err}); carry its wheel (scripts/gpu_wheels.sh)"}
-    from profiler.analysis import analyze
     from scripts.make_hta_fixtures import analyse as hta_analyse
 
     logging.disable(logging.INFO)  # HTA logs every parsing stage
@@ -199,7 +204,7 @@ def compare_with_hta(trace: Path) -> dict:
     if "error" in theirs:
         return {"skipped": f"HTA could not load the trace: {theirs['error']}"}
     errors = {k: v for k, v in theirs.items() if k.endswith("_error")}
-    result = agreement(next(iter(analyze(trace)["ranks"].values())), next(iter(theirs["ranks"].values())))
+    result = agreement(next(iter(analysis_document(trace)["ranks"].values())), next(iter(theirs["ranks"].values())))
     result["mismatches"] += list(errors)
     return {**result, "hta_errors": errors}
 

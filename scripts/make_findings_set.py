@@ -3,8 +3,8 @@
     PYTHONPATH=. python scripts/make_findings_set.py [OUT_DIR] [CASE ...]
 
 Each case is a real training script, written the way users write loops (the SageMaker docs' annotation style, no
-annotations, the Hugging Face Trainer with sagelaunch's ProfilerCallback, 2-rank DDP under torchrun), profiled by
-sagelaunch's profiler with its defaults. The expected findings of every case were written first, in
+annotations, the Hugging Face Trainer with sagelaunch's ProfilerCallback, 2-rank DDP and a 2-stage SMP pipeline under
+torchrun), profiled by sagelaunch's profiler with its defaults. The expected findings of every case were written first, in
 tests/data/profiler/findings_set/labels.json; tests/profiler/test_findings_scored.py scores the rules on them.
 The profiles land in OUT_DIR/<case>/ (default: tests/data/profiler/findings_set/), as a job's profiler output.
 Run it on an idle machine: the cases are short (1–3 s of training each) and a busy machine adds its own pauses.
@@ -214,7 +214,35 @@ CASES["ddp_compute_straggler"] = CASES["ddp_healthy"].replace(
     "            _w @ _w\n")
 CASES["ddp_input_straggler"] = CASES["ddp_healthy"].replace(
     "DATA = data", "DATA = SlowDataset(8192, 256, 0.0002) if RANK == 1 else data")
-DDP = {"ddp_healthy", "ddp_compute_straggler", "ddp_input_straggler"}
+# SMP v1's pipeline (sagelaunch's modelparallel) on CPU: 2 stages, 2 microbatches, as a SageMaker job delivers its
+# parameters (SM_HP_MP_PARAMETERS); the profiler records them in the profile
+CASES["smp_pipeline"] = '''
+import torch.nn.functional as F
+import modelparallel as smp
+smp.init()
+model = smp.DistributedModel(nn.Sequential(*[nn.Sequential(nn.Linear(256, 256), nn.ReLU()) for _ in range(8)],
+                                           nn.Linear(256, 1)))
+opt = smp.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=1e-3))
+
+@smp.step
+def train_step(model, x, y):
+    loss = F.mse_loss(model(x), y)
+    model.backward(loss)
+    return loss
+
+loader, step = DataLoader(TensorDataset(torch.randn(3840, 256), torch.randn(3840, 1)), batch_size=64), 0
+smprof.start_profiling()
+for epoch in range(4):  # 240 steps: the pipeline's first ~15 steps are its warm-up (schedules, gloo)
+    for x, y in loader:
+        step += 1
+        with smprof.annotate(f"step_{step}"):
+            opt.zero_grad()
+            train_step(model, x, y)
+            opt.step()
+smprof.stop_profiling()
+'''
+DDP = {"ddp_healthy", "ddp_compute_straggler", "ddp_input_straggler", "smp_pipeline"}  # two processes, torchrun
+ENV = {"smp_pipeline": {"SM_HP_MP_PARAMETERS": '{"pipeline_parallel_degree": 2, "microbatches": 2}'}}
 
 
 def run_case(name: str, out: Path) -> None:
@@ -224,7 +252,7 @@ def run_case(name: str, out: Path) -> None:
         script = Path(tmp) / f"{name}.py"
         script.write_text(PRELUDE + CASES[name])
         prof = Path(tmp) / "profile"
-        env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+        env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1", **ENV.get(name, {})}
         env.pop("SAGELAUNCH_PROFILER_CONFIG", None)
         if name in DDP:
             cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--master-port", "29631",

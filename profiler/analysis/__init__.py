@@ -1,28 +1,24 @@
-"""analyze(path_or_profile) -> AnalysisResult: what `sagelaunch profile analyze --json` prints (its records, typed and
-documented field by field: records.py).
+"""analyze(path_or_profile) -> AnalysisResult: the typed records (profiler/records.py, documented field by field)
+that `sagelaunch profile analyze` prints (text, and as JSON with --json) and the report and the browser read.
 
-Shape: ``{"ranks": {"<rank>": {...}}, "hosts": {...}, "warnings": [...], "source": str}``. Per rank:
-``temporal`` {idle_us, compute_us, non_compute_us, span_us, *_pct} and ``kernel_types`` {label: us} use HTA 0.5's
-definitions (see gpu_breakdown.py); ``launch`` {count, mean_launch_delay_us, …} follows get_cuda_kernel_launch_stats;
-``top_kernels`` [{name, total_us, count, mean_us}]; ``kernels``, ``gpu_activity``, ``memory_ops``, ``precision``,
-``steps``, ``annotations``, ``cpu``, ``gpu_utilization``, ``step_breakdown`` are the dashboard metrics (metrics.py);
-``loop`` (steps found with or without annotations, their cycles, input wait, phases) and ``memory`` (the process's
-RSS and CUDA allocator samples) are loop.py's. A section that does
-not apply to a rank (no GPU events, no steps…) is null and ``notes`` says why. ``hosts`` summarises the CPU/GPU
-utilisation counters of our artifacts (counters.py). ``figures``: the headline numbers with their labels, as
-every view prints them; ``findings``: what to change, with evidence (profiler/findings); ``ranks_compared``: the ranks
-side by side (ranks_compared.py), None for one rank.
+Per rank: ``temporal`` and ``kernel_types`` use HTA 0.5's definitions (see gpu_breakdown.py); ``launch`` follows
+get_cuda_kernel_launch_stats; ``kernels``, ``gpu_activity``, ``memory_ops``, ``precision``, ``steps``,
+``annotations``, ``cpu``, ``gpu_utilization``, ``step_breakdown`` are the dashboard metrics (metrics.py); ``loop``
+and ``memory`` are loop.py's. A section that does not apply to a rank is None and ``notes`` says why. ``hosts``
+summarises the system monitor's counters (counters.py); ``figures`` are the headline numbers as every view prints
+them (profiler/figures.py); ``findings`` what to change (profiler/findings); ``ranks_compared`` the ranks side by
+side (ranks_compared.py), None for one rank.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from profiler.records import AnalysisResult
+from profiler.records import AnalysisResult, JobContext, RankAnalysis, convert
 from profiler.schema import Profile, RankTrace
 
 
-def analyze_rank(rt: RankTrace, n_step_names: int, top_n: int = 10) -> dict:
+def analyze_rank(rt: RankTrace, n_step_names: int, top_n: int = 10) -> RankAnalysis:
     from profiler.analysis import gpu_breakdown as gb
     from profiler.analysis import hta_view, loop, metrics
 
@@ -51,7 +47,7 @@ def analyze_rank(rt: RankTrace, n_step_names: int, top_n: int = 10) -> dict:
     if sampled:
         notes.append(f"framework operators were recorded in {sampled['steps']} of every {sampled['every_steps']} "
                      f"steps ({sampled['recorded_steps']} steps held them): operator figures cover those steps only")
-    return {
+    return convert({
         "temporal": temporal,
         "kernel_types": kernel_types,
         "top_kernels": top,
@@ -75,11 +71,11 @@ def analyze_rank(rt: RankTrace, n_step_names: int, top_n: int = 10) -> dict:
         "devices": {str(k): v for k, v in rt.meta.device_names.items()},
         "source": rt.meta.source,
         "notes": notes,
-    }
+    }, RankAnalysis)
 
 
 def analyze(path_or_profile, top_n: int = 10, context: dict | None = None) -> AnalysisResult:
-    """Analyse a profile (a path load_profile accepts, or a Profile) into one JSON-ready dict.
+    """Analyse a profile (a path load_profile accepts, or a Profile) into its typed records.
 
     ``context`` carries job settings the trace cannot tell (``pipeline_parallel_degree``, ``microbatches``);
     the findings use them. Settings the in-job profiler recorded in the profile (profiler/job_settings.py) fill in
@@ -104,22 +100,21 @@ def analyze(path_or_profile, top_n: int = 10, context: dict | None = None) -> An
     return _finish(ranks, profile, context)
 
 
-def _finish(ranks: dict, profile: Profile, context: dict | None) -> AnalysisResult:
+def _finish(ranks: dict[str, RankAnalysis], profile: Profile, context: dict | None) -> AnalysisResult:
     """The whole result from the per-rank analyses: hosts' counters, figures and findings."""
     hosts = {}
     if profile.counters is not None:
         from profiler.analysis.counters import summarize_counters
 
         hosts = summarize_counters(profile.counters)
+    from profiler.analysis.ranks_compared import ranks_compared
     from profiler.figures import figures
     from profiler.findings import findings
     from profiler.job_settings import of_profile
 
-    result = {"ranks": ranks, "hosts": hosts, "warnings": list(profile.warnings), "source": profile.source,
-              "context": {**of_profile(profile), **(context or {})}}
-    from profiler.analysis.ranks_compared import ranks_compared
-
-    result["ranks_compared"] = ranks_compared(ranks)
-    result["figures"] = figures(result)
-    result["findings"] = findings(result)
+    result = AnalysisResult(ranks=ranks, hosts=hosts, warnings=list(profile.warnings), source=profile.source,
+                            context=convert({**of_profile(profile), **(context or {})}, JobContext),
+                            ranks_compared=ranks_compared(ranks), figures=[], findings=[])
+    result.figures = figures(result)  # both read the rest of the result
+    result.findings = findings(result)
     return result

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from profiler.records import HostSummary, convert
+
 MAX_POINTS = 300  # per series in the JSON; the dashboard reads the full table from the artifact if it wants more
 
 
@@ -16,7 +18,7 @@ def _column(table, name):
     return col.to_numpy(zero_copy_only=False)
 
 
-def summarize_counters(table) -> dict:
+def summarize_counters(table) -> dict[str, HostSummary]:
     ts = _column(table, "ts_ns").astype(np.int64)
     host = _column(table, "host")
     metric = _column(table, "metric")
@@ -47,4 +49,4 @@ def summarize_counters(table) -> dict:
                 "samples": int(sel.sum()),
             }
         out[h] = {"t0_ns": t0, "span_s": round((int(ts[hm].max()) - t0) / 1e9, 3), "metrics": per_metric}
-    return out
+    return convert(out, dict[str, HostSummary])

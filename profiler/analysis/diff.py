@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from profiler.records import AnalysisResult, NameChange, PhaseChange, ProfileDiff
 from profiler.schema import Profile
 
 
@@ -52,24 +53,24 @@ def annotation_totals(profile: Profile) -> dict[str, tuple[int, float]]:
     return out
 
 
-def _rows(a: dict, b: dict, top: int) -> list[dict]:
+def _rows(a: dict, b: dict, top: int) -> list[NameChange]:
     rows = []
     for name in a.keys() | b.keys():
         (ac, at), (bc, bt) = a.get(name, (0, 0.0)), b.get(name, (0, 0.0))
-        rows.append({"name": name, "a_count": ac, "b_count": bc, "a_total_us": at, "b_total_us": bt,
-                     "diff_counts": bc - ac, "diff_duration_us": bt - at})
-    rows.sort(key=lambda r: (-abs(r["diff_duration_us"]), r["name"]))
+        rows.append(NameChange(name=name, a_count=ac, b_count=bc, a_total_us=at, b_total_us=bt,
+                               diff_counts=bc - ac, diff_duration_us=bt - at))
+    rows.sort(key=lambda r: (-abs(r.diff_duration_us), r.name))
     return rows[:top] if top else rows
 
 
-def _phases(result: dict) -> dict[str, float]:
+def _phases(result: AnalysisResult) -> dict[str, float]:
     """Mean µs per step of each phase (and the cycle), averaged over the ranks that have steps."""
-    loops = [r["loop"] for r in result["ranks"].values() if r.get("loop") and r["loop"]["judged"]]
-    keys = {k for lp in loops for k in lp["mean_us"]}
-    return {k: sum(lp["mean_us"].get(k, 0.0) for lp in loops) / len(loops) for k in sorted(keys)} if loops else {}
+    means = [r.loop.mean_us.measured() for r in result.ranks.values() if r.loop and r.loop.judged]
+    keys = {k for m in means for k in m}
+    return {k: sum(m.get(k, 0.0) for m in means) / len(means) for k in sorted(keys)} if means else {}
 
 
-def diff(path_a, path_b, top: int = 20) -> dict:
+def diff(path_a, path_b, top: int = 20) -> ProfileDiff:
     """What changed from profile A to profile B (paths load_profile accepts, or Profiles)."""
     from profiler.analysis import analyze
     from profiler.loader import load_profile
@@ -78,9 +79,9 @@ def diff(path_a, path_b, top: int = 20) -> dict:
     pb = path_b if isinstance(path_b, Profile) else load_profile(Path(path_b).expanduser())
     ra, rb = analyze(pa), analyze(pb)
     fa, fb = _phases(ra), _phases(rb)
-    phases = [{"phase": k, "a_us_per_step": fa.get(k, 0.0), "b_us_per_step": fb.get(k, 0.0),
-               "diff_us_per_step": fb.get(k, 0.0) - fa.get(k, 0.0)} for k in sorted(fa.keys() | fb.keys())]
-    phases.sort(key=lambda r: (r["phase"] != "cycle", -abs(r["diff_us_per_step"])))
-    return {"a": pa.source, "b": pb.source, "phases": phases,
-            "annotations": _rows(annotation_totals(pa), annotation_totals(pb), top),
-            "kernels": _rows(kernel_totals(pa), kernel_totals(pb), top)}
+    phases = [PhaseChange(phase=k, a_us_per_step=fa.get(k, 0.0), b_us_per_step=fb.get(k, 0.0),
+                          diff_us_per_step=fb.get(k, 0.0) - fa.get(k, 0.0)) for k in sorted(fa.keys() | fb.keys())]
+    phases.sort(key=lambda r: (r.phase != "cycle", -abs(r.diff_us_per_step)))
+    return ProfileDiff(a=pa.source, b=pb.source, phases=phases,
+                       annotations=_rows(annotation_totals(pa), annotation_totals(pb), top),
+                       kernels=_rows(kernel_totals(pa), kernel_totals(pb), top))

@@ -54,7 +54,7 @@ def _names_matching(rt: RankTrace, test) -> np.ndarray:
     return np.array([bool(test(n)) for n in rt.names] or [False], dtype=bool)
 
 
-def _boundaries(rt: RankTrace):
+def step_boundaries(rt: RankTrace):
     """(source, step numbers, starts, ends, cycle ends) in ns, sorted, or None when no step is found."""
     ts, end, nid = rt["ts_ns"], rt["ts_ns"] + rt["dur_ns"], rt["name_id"]
     is_step = _names_matching(rt, STEP_NAME.match)
@@ -113,7 +113,7 @@ def _us(a) -> list[float]:
 
 def loop(rt: RankTrace) -> dict | None:
     """The rank's steps and their cycles (None when no step is found: no step annotation, no optimizer step)."""
-    found = _boundaries(rt)
+    found = step_boundaries(rt)
     if found is None:
         return None
     source, numbers, starts, ends, cycle_ends = found

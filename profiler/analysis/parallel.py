@@ -1,7 +1,7 @@
 """analyze() of a folder of many ranks: each rank is read and analysed in a worker process.
 
 Memory is bounded by the workers (one rank each at a time, os.cpu_count() of them), not by the folder: the parent
-only ever holds the finished per-rank dicts. Ranks, warnings and errors are assigned by the loader's own code
+only ever holds the finished per-rank records. Ranks, warnings and errors are assigned by the loader's own code
 (profiler.loader.load_with), so the result equals the sequential analyze() key for key.
 
 One fact crosses ranks: HTA drops the last ProfilerStep when the ranks together hold at least two distinct step
@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from profiler.records import RankAnalysis
 from profiler.schema import TraceMeta
 
 MIN_RANKS = 4  # below this, starting processes costs more than it saves
@@ -25,7 +26,7 @@ class RankResult:
     """What a worker sends back for one rank: its meta (for the loader) and its analysis."""
 
     meta: TraceMeta
-    result: dict
+    result: RankAnalysis
     step_names: set = field(default_factory=set)
 
 

@@ -8,53 +8,52 @@ What they cannot see (documented rather than guessed):
 - straggler_rank: a compute straggler hidden inside an unannotated step (no Forward annotation, no operators) looks
   like the others' wait; ranks are compared only when each has steps.
 - step_outlier: slow steps spread without a period and losing < 10% of the time are left alone (a busy machine's
-  noise looks the same).
+  noise looks the same). A warm-up longer than a tenth of a short run is judged as slow steps (a 60-step run of the
+  2-stage SMP pipeline on CPU warmed up over ~15 steps and read as outliers: the labelled case runs 240 steps).
 - memory_growth: host-wide memory (other processes) is not judged; memory that grows then plateaus within the
   last quarter still reads as growth.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from profiler.figures import ms
 from profiler.nputil import percentile
 from profiler.findings import thresholds as T
-from profiler.findings.common import Finding, finding, median, ranks_of
-from profiler.findings.common import idle_share as _idle_share
+from profiler.findings.common import finding, median, ranks_of
+from profiler.records import AnalysisResult, Evidence, Finding, Loop
 
 
-def _judged(loop: dict, key: str) -> np.ndarray:
-    return np.asarray(loop[key], dtype=np.float64)[np.asarray(loop["judged_mask"], dtype=bool)]
+def _judged(values: list, loop: Loop) -> np.ndarray:
+    return np.asarray(values, dtype=np.float64)[np.asarray(loop.judged_mask, dtype=bool)]
 
 
-def input_bound(a: dict) -> list[Finding]:
+def input_bound(a: AnalysisResult) -> list[Finding]:
     out = []
     for rank, r in ranks_of(a):
-        loop = r.get("loop")
-        if not loop or not loop.get("input_source") or not loop["judged"]:
+        loop = r.loop
+        if not loop or not loop.input_source or not loop.judged:
             continue
-        m = loop["mean_us"]
-        share = m["input"] / m["input_cycle"] if m["input_cycle"] else 0.0
-        if share < T.INPUT_WAIT_SHARE or m["input"] < T.INPUT_WAIT_MIN_US:
+        m = loop.mean_us
+        share = m.input / m.input_cycle if m.input_cycle else 0.0
+        if share < T.INPUT_WAIT_SHARE or m.input < T.INPUT_WAIT_MIN_US:
             continue
-        between = m["input_between_steps"] >= m["input_inside_steps"]
+        between = m.input_between_steps >= m.input_inside_steps
         where = ("between steps (the batch is fetched before the step annotation opens)" if between and
-                 loop["source"] == "step annotations" else "between optimizer steps" if between else "inside the steps")
+                 loop.source == "step annotations" else "between optimizer steps" if between else "inside the steps")
         out.append(finding(
             "input_bound", "high" if share >= T.INPUT_WAIT_SHARE_HIGH else "medium",
             f"Steps wait for input data: the DataLoader takes {100 * share:.0f}% of each step "
-            f"({ms(m['input'])} of {ms(m['input_cycle'])}), {where.split(' (')[0]}.",
-            {"steps": loop["input_steps"], "step_cycle_ms": round(m["input_cycle"] / 1e3, 3),
-             "input_wait_ms_per_step": round(m["input"] / 1e3, 3), "input_wait_share": round(share, 3),
-             "between_steps_ms": round(m["input_between_steps"] / 1e3, 3),
-             "inside_steps_ms": round(m["input_inside_steps"] / 1e3, 3), "measured_by": loop["input_source"],
-             "steps_from": loop["source"],
-             **({"steps_measured": f"{loop['input_steps']} of {loop['count']} steps (those with framework operators "
-                                   "recorded)"} if loop["input_steps"] != loop["judged"] else {})},
-            f"The DataLoader's __next__ costs {ms(m['input'])} a step, {where}: load batches in parallel with "
+            f"({ms(m.input)} of {ms(m.input_cycle)}), {where.split(' (')[0]}.",
+            {"steps": loop.input_steps, "step_cycle_ms": round(m.input_cycle / 1e3, 3),
+             "input_wait_ms_per_step": round(m.input / 1e3, 3), "input_wait_share": round(share, 3),
+             "between_steps_ms": round(m.input_between_steps / 1e3, 3),
+             "inside_steps_ms": round(m.input_inside_steps / 1e3, 3), "measured_by": loop.input_source,
+             "steps_from": loop.source,
+             **({"steps_measured": f"{loop.input_steps} of {loop.count} steps (those with framework operators "
+                                   "recorded)"} if loop.input_steps != loop.judged else {})},
+            f"The DataLoader's __next__ costs {ms(m.input)} a step, {where}: load batches in parallel with "
             "DataLoader(num_workers=4, pin_memory=True, persistent_workers=True, prefetch_factor=4) — with the Hugging "
             "Face Trainer, TrainingArguments(dataloader_num_workers=4, dataloader_persistent_workers=True); move "
             "decoding/tokenisation out of Dataset.__getitem__ (pre-process once).",
@@ -94,13 +93,13 @@ def _periodic(numbers: np.ndarray, slow: np.ndarray, excess: np.ndarray) -> tupl
     return best
 
 
-def step_outlier(a: dict) -> list[Finding]:
+def step_outlier(a: AnalysisResult) -> list[Finding]:
     out = []
     for rank, r in ranks_of(a):
-        loop = r.get("loop")
-        if not loop or loop["judged"] < T.STEP_OUTLIER_MIN_STEPS:
+        loop = r.loop
+        if not loop or loop.judged < T.STEP_OUTLIER_MIN_STEPS:
             continue
-        cycles, numbers = _judged(loop, "cycle_us"), _judged(loop, "step").astype(int)
+        cycles, numbers = _judged(loop.cycle_us, loop), _judged(loop.step, loop).astype(int)
         ref = _rolling_median(cycles, T.STEP_OUTLIER_WINDOW)  # slow against its neighbours: a drift is not an outlier
         slow = cycles >= T.STEP_OUTLIER_RATIO * ref
         if not slow.any():
@@ -116,14 +115,14 @@ def step_outlier(a: dict) -> list[Finding]:
             continue
         worst = int(np.argmax(np.where(big, excess, -1.0)))
         big_excess = float(excess[big].mean())
-        evidence: dict[str, Any] = {
+        evidence: dict[str, Evidence] = {
             "steps": int(len(cycles)), "slow_steps": int(big.sum()), "time_lost_ms": round(lost / 1e3, 3),
             "time_lost_share": round(share, 3), "median_step_ms": round(percentile(cycles, 50) / 1e3, 3),
             "slowest_step": int(numbers[worst]), "slowest_step_ms": round(float(cycles[worst]) / 1e3, 3),
             "slow_step_numbers": ", ".join(str(n) for n in numbers[big][:10].tolist()),
-            "left_out_warmup_steps": loop["warmup_steps"]}
-        if loop.get("slowed_by_profiler"):
-            evidence["left_out_steps_slowed_by_the_profiler"] = loop["slowed_by_profiler"]
+            "left_out_warmup_steps": loop.warmup_steps}
+        if loop.slowed_by_profiler:
+            evidence["left_out_steps_slowed_by_the_profiler"] = loop.slowed_by_profiler
         if period:
             evidence["period_steps"] = period
             summary = (f"Every {period} steps, +{ms(big_excess)}: {int(big.sum())} slow steps lose {ms(lost)} "
@@ -145,11 +144,11 @@ def step_outlier(a: dict) -> list[Finding]:
     return out
 
 
-def straggler_rank(a: dict) -> list[Finding]:
-    loops = {rank: r["loop"] for rank, r in ranks_of(a) if r.get("loop") and r["loop"]["judged"]}
+def straggler_rank(a: AnalysisResult) -> list[Finding]:
+    loops = {rank: r.loop for rank, r in ranks_of(a) if r.loop and r.loop.judged}
     out: list[Finding] = []
     if len(loops) >= 2:
-        cycles = {rank: lp["mean_us"]["cycle"] for rank, lp in loops.items()}
+        cycles = {rank: lp.mean_us.cycle for rank, lp in loops.items()}
         for rank, lp in loops.items():
             others = [v for k, v in cycles.items() if k != rank]
             m = median(others)
@@ -165,8 +164,8 @@ def straggler_rank(a: dict) -> list[Finding]:
                     rank))
         if not out:
             out = _synchronised_straggler(loops)
-    seen = {f["rank"] for f in out}
-    idles = {rank: s for rank, r in ranks_of(a) if (s := _idle_share(r)) is not None}
+    seen = {f.rank for f in out}
+    idles = {rank: s for rank, r in ranks_of(a) if (s := r.idle_share) is not None}
     for rank, idle in idles.items():
         others = [v for k, v in idles.items() if k != rank]
         if others and 100 * (idle - median(others)) >= T.STRAGGLER_IDLE_POINTS and rank not in seen:
@@ -180,27 +179,27 @@ def straggler_rank(a: dict) -> list[Finding]:
     return out
 
 
-def _synchronised_straggler(loops: dict[str, dict]) -> list[Finding]:
+def _synchronised_straggler(loops: dict[str, Loop]) -> list[Finding]:
     """Ranks that wait for each other at a collective have equal cycles: the straggler is the rank whose own work
     (input + Forward) is longer, while the others wait longer inside Backward (where DDP's all-reduce waits)."""
-    def own(lp):
-        return lp["mean_us"]["input"] + lp["mean_us"].get("forward", 0.0)
+    def own(lp: Loop) -> float:
+        return lp.mean_us.input + (lp.mean_us.forward or 0.0)
 
     out = []
     for rank, lp in loops.items():
         others = {k: v for k, v in loops.items() if k != rank}
         excess = own(lp) - median([own(v) for v in others.values()])
-        cycle = lp["mean_us"]["cycle"]
+        cycle = lp.mean_us.cycle
         if excess < T.STRAGGLER_OWN_WORK_SHARE * cycle:
             continue
         waits = None
-        if "backward" in lp["phases"] and all("backward" in v["phases"] for v in others.values()):
-            waits = median([v["mean_us"]["backward"] for v in others.values()]) - lp["mean_us"]["backward"]
+        if lp.mean_us.backward is not None and all(v.mean_us.backward is not None for v in others.values()):
+            waits = median([v.mean_us.backward for v in others.values()]) - lp.mean_us.backward
             if waits < T.STRAGGLER_WAIT_SHARE * excess:
                 continue  # the others do not wait for it: its longer work is not what holds them up
-        input_excess = lp["mean_us"]["input"] - median([v["mean_us"]["input"] for v in others.values()])
+        input_excess = lp.mean_us.input - median([v.mean_us.input for v in others.values()])
         cause = "input" if input_excess >= 0.5 * excess else "Forward compute"
-        evidence = {"rank_own_work_ms": round(own(lp) / 1e3, 3), "excess_ms_per_step": round(excess / 1e3, 3),
+        evidence: dict[str, Evidence] = {"rank_own_work_ms": round(own(lp) / 1e3, 3), "excess_ms_per_step": round(excess / 1e3, 3),
                     "step_cycle_ms": round(cycle / 1e3, 3), "cause": cause, "ranks": len(loops)}
         if waits is not None:
             evidence["others_wait_longer_in_backward_ms"] = round(waits / 1e3, 3)
@@ -239,12 +238,13 @@ MEMORY_WHAT = {"process_rss": "resident memory (RSS)", "cuda_allocated": "CUDA m
                "cuda_reserved": "CUDA memory reserved by the caching allocator"}
 
 
-def memory_growth(a: dict) -> list[Finding]:
+def memory_growth(a: AnalysisResult) -> list[Finding]:
     out = []
-    series = [(rank, None, name, s["bytes"]) for rank, r in ranks_of(a) for name, s in (r.get("memory") or {}).items()]
-    for host, h in (a.get("hosts") or {}).items():  # NVML's device memory, when no process sample says more
-        for index, s in (((h.get("metrics") or {}).get("gpu_mem_used") or {}).get("series") or {}).items():
-            series.append((None, host, f"GPU {index} memory used", s["value"]))
+    series = [(rank, None, name, s.bytes) for rank, r in ranks_of(a) for name, s in r.memory.items()]
+    for host, h in a.hosts.items():  # NVML's device memory, when no process sample says more
+        used = h.metrics.get("gpu_mem_used")
+        for index, s in (used.series if used else {}).items():
+            series.append((None, host, f"GPU {index} memory used", s.value))
     for rank, host, name, values in series:
         q = _grew(values)
         if q is None:

@@ -1,87 +1,88 @@
 """The findings' rules: pure functions of the analysis result (profiler.analysis.analyze) to findings.
 
-Each rule returns a list of findings ``{"rule", "severity", "summary", "evidence", "fix"}``: the summary says what
-is wrong in one sentence with its number, the evidence lists the numbers behind it, the fix names the setting to
-change. Thresholds: thresholds.py.
+Each rule reads the typed records (profiler/records.py) and returns Finding records: the summary says what is wrong
+in one sentence with its number, the evidence lists the numbers behind it, the fix names the setting to change.
+Thresholds: thresholds.py.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
-
 from profiler.figures import ms
 from profiler.findings import thresholds as T
-from profiler.findings.common import Finding, finding
-from profiler.findings.common import idle_share as _idle_share
+from profiler.findings.common import finding
 from profiler.findings.common import ranks_of as _ranks
+from profiler.records import AnalysisResult, Evidence, Finding, IdleBreakdown, RankAnalysis
 from profiler.findings.loop_rules import input_bound, memory_growth, step_outlier, straggler_rank
 
 
-def low_gpu_utilization(a: dict) -> list[Finding]:
+def low_gpu_utilization(a: AnalysisResult) -> list[Finding]:
     out = []
     for rank, r in _ranks(a):
-        idle = _idle_share(r)
+        idle = r.idle_share
         if idle is None or idle < T.GPU_IDLE_SHARE:
             continue
-        t = r["temporal"]
+        t = r.temporal
         out.append(finding(
             "low_gpu_utilization", "high" if idle >= T.GPU_IDLE_SHARE_HIGH else "medium",
-            f"The GPU is idle {100 * idle:.0f}% of the time ({ms(t['idle_us'])} of a {ms(t['span_us'])} GPU span).",
-            {"gpu_idle_ms": round(t["idle_us"] / 1e3, 3), "gpu_span_ms": round(t["span_us"] / 1e3, 3),
+            f"The GPU is idle {100 * idle:.0f}% of the time ({ms(t.idle_us)} of a {ms(t.span_us)} GPU span).",
+            {"gpu_idle_ms": round(t.idle_us / 1e3, 3), "gpu_span_ms": round(t.span_us / 1e3, 3),
              "gpu_idle_share": round(idle, 3)},
             "Give the GPU more work per step: raise the batch size (TrainingArguments(per_device_train_batch_size=2×) "
             "or the DataLoader's batch_size) until memory allows; if input_bound or launch_bound also fire, fix those first.",
             rank))
-    for host, h in (a.get("hosts") or {}).items():
-        m = (h.get("metrics") or {}).get("gpu_util")
-        if m and m["mean"] < T.GPU_SAMPLED_UTIL_LOW and not any(f.get("rank") for f in out):
+    for host, h in a.hosts.items():
+        m = h.metrics.get("gpu_util")
+        if m and m.mean < T.GPU_SAMPLED_UTIL_LOW and not any(f.rank for f in out):
             out.append(finding(
                 "low_gpu_utilization", "medium",
-                f"Sampled GPU utilisation on {host} averages {m['mean']:.0f}% (below {T.GPU_SAMPLED_UTIL_LOW:.0f}%).",
-                {"host": host, "mean_gpu_util_pct": m["mean"], "samples": m["samples"]},
+                f"Sampled GPU utilisation on {host} averages {m.mean:.0f}% (below {T.GPU_SAMPLED_UTIL_LOW:.0f}%).",
+                {"host": host, "mean_gpu_util_pct": m.mean, "samples": m.samples},
                 "Raise the batch size (per_device_train_batch_size) and check the input pipeline (DataLoader num_workers).",
             ))
     return out
 
 
-def _launch_wait_share(waits: dict | None) -> float | None:
+def _launch_wait_share(waits: IdleBreakdown | None) -> float | None:
     """The share of the GPU's gaps that HTA's idle breakdown blames on launches (host wait + kernel wait)."""
-    if not waits:
+    if not waits or waits.total_us <= 0:
         return None
-    total = waits["host_wait_us"] + waits["kernel_wait_us"] + waits["other_us"]
-    return (waits["host_wait_us"] + waits["kernel_wait_us"]) / total if total > 0 else None
+    return (waits.host_wait_us + waits.kernel_wait_us) / waits.total_us
 
 
-def launch_bound(a: dict) -> list[Finding]:
+def launch_bound(a: AnalysisResult) -> list[Finding]:
+    """Many short kernels and a GPU that waits for their launches (HTA's idle breakdown and queue length).
+
+    Cannot see: a CPU-only job (no kernels: a loop of tiny CPU operators gets no finding), and launch overhead hidden
+    behind a queue the host keeps full. The labelled set has no real positive case (tests/profiler/
+    test_findings_scored.py); tests/profiler/test_findings.py has a synthetic one."""
     out = []
     for rank, r in _ranks(a):
-        k, launch, idle = r.get("kernels") or {}, r.get("launch") or {}, _idle_share(r)
-        if k.get("count", 0) < T.LAUNCH_MIN_KERNELS or k.get("short_share") is None or idle is None:
+        k, launch, idle = r.kernels, r.launch, r.idle_share
+        if k.count < T.LAUNCH_MIN_KERNELS or k.short_share is None or idle is None:
             continue
-        if k["short_share"] < T.LAUNCH_SHORT_SHARE or idle < T.LAUNCH_GPU_IDLE_SHARE:
+        if k.short_share < T.LAUNCH_SHORT_SHARE or idle < T.LAUNCH_GPU_IDLE_SHARE:
             continue
-        queue = launch.get("queue")
-        if queue is not None and queue["mean"] > T.LAUNCH_MAX_QUEUE:
+        queue = launch.queue
+        if queue is not None and queue.mean > T.LAUNCH_MAX_QUEUE:
             continue  # kernels wait in the queue: the host is ahead of the GPU, launches are not what it waits for
-        waits = r.get("idle_breakdown")
-        launch_wait = _launch_wait_share(waits)
+        launch_wait = _launch_wait_share(r.idle_breakdown)
         if launch_wait is not None and launch_wait < T.LAUNCH_WAIT_SHARE:
             continue  # the GPU's gaps are mostly synchronisation or other streams, not launches
-        evidence = {"kernels": k["count"], "short_kernel_share": k["short_share"], "median_kernel_us": round(k["p50_us"], 2),
-                    "gpu_idle_share": round(idle, 3)}
-        if launch.get("mean_cpu_launch_us") is not None:
-            evidence["mean_launch_call_us"] = round(launch["mean_cpu_launch_us"], 2)
+        evidence: dict[str, Evidence] = {"kernels": k.count, "short_kernel_share": k.short_share,
+                                         "median_kernel_us": round(k.p50_us, 2), "gpu_idle_share": round(idle, 3)}
+        if launch.mean_cpu_launch_us is not None:
+            evidence["mean_launch_call_us"] = round(launch.mean_cpu_launch_us, 2)
         if queue is not None:
-            evidence["mean_queue_length"] = round(queue["mean"], 2)
+            evidence["mean_queue_length"] = round(queue.mean, 2)
         if launch_wait is not None:
             evidence["idle_waiting_for_launches_share"] = round(launch_wait, 3)
-        compiled = r.get("compiled")
-        evidence["compiled"] = bool(compiled)
+        compiled = r.compiled
+        evidence["compiled"] = compiled
         out.append(finding(
             "launch_bound", "high" if idle >= 2 * T.LAUNCH_GPU_IDLE_SHARE else "medium",
-            f"Kernel launches limit the GPU: {100 * k['short_share']:.0f}% of {k['count']:,} kernels run under 10 µs "
-            f"(median {k['p50_us']:.1f} µs) and the GPU is idle {100 * idle:.0f}% of its span.",
+            f"Kernel launches limit the GPU: {100 * k.short_share:.0f}% of {k.count:,} kernels run under 10 µs "
+            f"(median {k.p50_us:.1f} µs) and the GPU is idle {100 * idle:.0f}% of its span.",
             evidence,
             ("The model is already compiled: capture the step in CUDA graphs (torch.compile(model, mode=\"reduce-overhead\") "
              "or torch.cuda.graphs), use fused optimizers (torch.optim.AdamW(fused=True)) and a larger batch size."
@@ -92,26 +93,26 @@ def launch_bound(a: dict) -> list[Finding]:
     return out
 
 
-def low_overlap(a: dict) -> list[Finding]:
+def low_overlap(a: AnalysisResult) -> list[Finding]:
     out = []
     for rank, r in _ranks(a):
-        types, t = r.get("kernel_types") or {}, r.get("temporal")
-        if not t or not t.get("span_us"):
+        types, t = r.kernel_types or {}, r.temporal
+        if not t or not t.span_us:
             continue
         comm = sum(v for k, v in types.items() if "COMMUNICATION" in k)
         exposed = sum(v for k, v in types.items() if "COMMUNICATION" in k and "COMPUTATION" not in k)
-        if comm < T.OVERLAP_MIN_COMM_SHARE * t["span_us"] or exposed < T.OVERLAP_EXPOSED_SHARE * comm:
+        if comm < T.OVERLAP_MIN_COMM_SHARE * t.span_us or exposed < T.OVERLAP_EXPOSED_SHARE * comm:
             continue
         share = exposed / comm
         collective = _top_collective(r)
-        evidence = {"communication_ms": round(comm / 1e3, 3), "exposed_ms": round(exposed / 1e3, 3),
-                    "exposed_share": round(share, 3), "gpu_span_ms": round(t["span_us"] / 1e3, 3)}
+        evidence: dict[str, Evidence] = {"communication_ms": round(comm / 1e3, 3), "exposed_ms": round(exposed / 1e3, 3),
+                                         "exposed_share": round(share, 3), "gpu_span_ms": round(t.span_us / 1e3, 3)}
         if collective:
             evidence["collective"], evidence["collective_kernel"] = collective
         out.append(finding(
-            "low_overlap", "high" if exposed >= 0.2 * t["span_us"] else "medium",
+            "low_overlap", "high" if exposed >= 0.2 * t.span_us else "medium",
             f"Communication is not hidden behind compute: {100 * share:.0f}% of {ms(comm)} of communication runs "
-            f"with no compute kernel alongside ({ms(exposed)}, {100 * exposed / t['span_us']:.0f}% of the GPU span)"
+            f"with no compute kernel alongside ({ms(exposed)}, {100 * exposed / t.span_us:.0f}% of the GPU span)"
             + (f"; most of it is {collective[0]}." if collective else "."),
             evidence, OVERLAP_FIX.get(collective[0] if collective else "", OVERLAP_FIX["AllReduce"]), rank))
     return out
@@ -132,45 +133,56 @@ OVERLAP_FIX = {
     "SendRecv": "Pipeline stages wait on send/recv: split each batch into more microbatches (SMP \"microbatches\": "
                 "at least 4× the pipeline degree, \"pipeline\": \"interleaved\") so stages compute while activations "
                 "travel.",
+    "AllToAll": "The embeddings' all-to-all runs alone: pipeline the next batch's input distribution behind this "
+                "batch's compute with TorchRec's TrainPipelineSparseDist (torchrec.distributed.train_pipeline) instead "
+                "of a plain loop, and let the sharding planner group tables so fewer, larger all-to-alls run.",
 }
 COLLECTIVES = re.compile(r"AllReduce|AllGather|ReduceScatter|SendRecv|Broadcast|AllToAll|Send|Recv", re.I)
+# NCCL runs all-to-all as SendRecv kernels: annotations of an all-to-all (TorchRec's awaitables, its sparse data
+# distribution) say which it is, where a pipeline's send/recv has none of these
+ALL_TO_ALL_ANNOTATION = re.compile(r"AllToAll|all_to_all|alltoall|sparse_data_dist", re.I)
 
 
-def _top_collective(r: dict) -> tuple[str, str] | None:
+def _top_collective(r: RankAnalysis) -> tuple[str, str] | None:
     """(collective, kernel name) of the communication kernel with the most time (the analysis' overlap section)."""
-    name = (r.get("overlap") or {}).get("top_kernel")
+    name = r.overlap.top_kernel if r.overlap else None
     if not name:
         return None
     m = COLLECTIVES.search(name)
     word = m.group(0) if m else ""
     word = {"send": "SendRecv", "recv": "SendRecv"}.get(word.lower(), word)
+    if word.lower() == "sendrecv" and any(ALL_TO_ALL_ANNOTATION.search(a.name) for a in r.annotations):
+        word = "AllToAll"
     return next((c for c in OVERLAP_FIX if c.lower() == word.lower()), word), name
 
 
-def pipeline_bubble(a: dict) -> list[Finding]:
-    ctx = a.get("context") or {}
-    pp = int(ctx.get("pipeline_parallel_degree") or 1)
+def pipeline_bubble(a: AnalysisResult) -> list[Finding]:
+    """pipeline_parallel_degree > 1 (recorded or given) and the stages' GPUs idle for a large share of their span.
+
+    Cannot see: a pipeline run on CPU (gloo, no GPU span: the stages' waits at their receives are not measured), and
+    settings passed only to smp.init(config=...) in the script. No real positive case in the labelled set."""
+    pp = a.context.pipeline_parallel_degree or 1
     if pp <= 1:
         return []
-    idles = [(rank, s) for rank, r in _ranks(a) if (s := _idle_share(r)) is not None]
+    idles = [(rank, s) for rank, r in _ranks(a) if (s := r.idle_share) is not None]
     if not idles:
         return []
     mean_idle = sum(s for _, s in idles) / len(idles)
     if mean_idle < T.PIPELINE_IDLE_SHARE:
         return []
-    mb = ctx.get("microbatches")
+    mb = a.context.microbatches
     want = T.PIPELINE_MICROBATCHES_PER_STAGE * pp
-    evidence: dict[str, Any] = {"pipeline_parallel_degree": pp, "mean_stage_idle_share": round(mean_idle, 3),
+    evidence: dict[str, Evidence] = {"pipeline_parallel_degree": pp, "mean_stage_idle_share": round(mean_idle, 3),
                                 "stage_idle_share": {rank: round(s, 3) for rank, s in idles}}
     if mb:
-        evidence["microbatches"] = int(mb)
-        evidence["expected_bubble_share"] = round((pp - 1) / (int(mb) + pp - 1), 3)
+        evidence["microbatches"] = mb
+        evidence["expected_bubble_share"] = round((pp - 1) / (mb + pp - 1), 3)
     return [finding(
         "pipeline_bubble", "high" if mean_idle >= 2 * T.PIPELINE_IDLE_SHARE else "medium",
         f"Pipeline stages wait for each other: with pipeline_parallel_degree={pp} the GPUs are idle "
         f"{100 * mean_idle:.0f}% of the time on average" + (f" with microbatches={mb}." if mb else "."),
         evidence,
-        f"Split each batch into more microbatches: SMP parameters \"microbatches\": {max(want, int(mb or 0) * 2)} "
+        f"Split each batch into more microbatches: SMP parameters \"microbatches\": {max(want, (mb or 0) * 2)} "
         f"(at least {T.PIPELINE_MICROBATCHES_PER_STAGE}× the pipeline degree) with \"pipeline\": \"interleaved\"; "
         "or lower pipeline_parallel_degree if the model fits in fewer stages.",
     )]

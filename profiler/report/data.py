@@ -11,11 +11,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from profiler import schema as S
 from profiler.analysis.gpu_breakdown import merge_intervals
 from profiler.analysis.metrics import coverage_per_bin
+from profiler.records import AnalysisResult, Busy, RankAnalysis
 
 NO_GPU = "no GPU activity in this profile (a CPU-only run, or the trace did not record CUDA/HIP activity)"
 NO_COUNTERS = ("no {what} samples: the system monitor did not record this profile "
@@ -30,7 +32,7 @@ CPU_ONLY_BANNER = ("CPU-only profile: no GPU kernels or memory copies were recor
                    "Below: CPU activity, steps and annotations.")
 
 
-def dashboard_data(profile: S.Profile, analysis: dict | None = None, title: str = "") -> dict[str, Any]:
+def dashboard_data(profile: S.Profile, analysis: AnalysisResult | None = None, title: str = "") -> dict[str, Any]:
     if analysis is None:
         from profiler.analysis import analyze
 
@@ -59,9 +61,10 @@ def dashboard_data(profile: S.Profile, analysis: dict | None = None, title: str 
         "hosts": sorted({r.meta.host or "algo-1" for r in ranks}),
         "warnings": list(profile.warnings)[:20],
         "banner": None if has_gpu else CPU_ONLY_BANNER,
-        "figures": analysis.get("figures", []),
-        "findings": analysis.get("findings", []),
-        "ranks_compared": analysis.get("ranks_compared"),
+        # the records as their JSON, for dashboard.js
+        "figures": msgspec.to_builtins(analysis.figures),
+        "findings": msgspec.to_builtins(analysis.findings),
+        "ranks_compared": msgspec.to_builtins(analysis.ranks_compared),
         "sections": sections,
     }
 
@@ -86,13 +89,12 @@ def _merged_busy_us(starts: np.ndarray, ends: np.ndarray) -> float:
     return float((run_end - run_start).sum()) / 1e3
 
 
-def _gpu_active(gpu, analysis: dict | None) -> dict[str, Any]:
-    temporal = [r.get("temporal") for r in ((analysis or {}).get("ranks") or {}).values()]
-    temporal = [t for t in temporal if isinstance(t, dict) and "idle_us" in t]
+def _gpu_active(gpu, analysis: AnalysisResult) -> dict[str, Any]:
+    temporal = [r.temporal for r in analysis.ranks.values() if r.temporal is not None]
     if temporal:
-        compute = sum(float(t.get("compute_us", 0)) for t in temporal)
-        non_compute = sum(float(t.get("non_compute_us", 0)) for t in temporal)
-        idle = sum(float(t.get("idle_us", 0)) for t in temporal)
+        compute = sum(t.compute_us for t in temporal)
+        non_compute = sum(t.non_compute_us for t in temporal)
+        idle = sum(t.idle_us for t in temporal)
         out = _pie(["compute (active)", "non-compute (active)", "idle"], [compute, non_compute, idle])
         out["source"] = "analysis temporal breakdown (HTA definitions)"
         return out
@@ -185,22 +187,22 @@ def _gpu_util(profile: S.Profile, gpu, t0: int, has_gpu: bool) -> dict[str, Any]
             "source": "busy time of GPU activity in the trace (no NVML samples were recorded); a node's line is the mean of its GPUs"}
 
 
-def _cpu_active(analysis: dict) -> dict[str, Any]:
+def _cpu_active(analysis: AnalysisResult) -> dict[str, Any]:
     """The pie shows the figure the CLI prints (profiler/figures.py): sampled utilisation when the system monitor
     recorded it, else the trace's CPU busy time; the source line says which."""
-    figs = analysis.get("figures") or []
-    sampled = [f for f in figs if f["key"] == "cpu_util"]
+    figs = analysis.figures
+    sampled = [f for f in figs if f.key == "cpu_util"]
     if sampled:
-        mean = float(np.mean([f["value"] for f in sampled]))
+        mean = float(np.mean([f.value for f in sampled]))
         out = _pie(["active", "idle"], [mean, 100.0 - mean], unit="%")
-        out["source"] = sampled[0]["label"] + (": " + ", ".join(f"{f['host']} {f['text']}" for f in sampled))
+        out["source"] = sampled[0].label + (": " + ", ".join(f"{f.host} {f.text}" for f in sampled))
         return out
-    traced = [f for f in figs if f["key"] == "cpu_busy_trace"]
+    traced = [f for f in figs if f.key == "cpu_busy_trace"]
     if traced:
-        busy = sum(f["value"] for f in traced)
-        span = sum((analysis["ranks"][f["rank"]].get("cpu") or {}).get("span_us", 0.0) for f in traced)
+        busy = sum(f.value for f in traced)
+        span = sum(analysis.ranks[f.rank].cpu.span_us for f in traced)  # the figure exists only with `cpu`
         out = _pie(["busy", "idle"], [busy, max(span - busy, 0.0)])
-        out["source"] = traced[0]["label"] + ": " + ", ".join(f"rank {f['rank']} {f['text']}" for f in traced)
+        out["source"] = traced[0].label + ": " + ", ".join(f"rank {f.rank} {f.text}" for f in traced)
         return out
     return {"missing": NO_COUNTERS.format(what="CPU utilisation")}
 
@@ -298,37 +300,27 @@ def _kernels(ranks) -> dict[str, Any]:
             "count": [v[1] for _, v in items]}
 
 
-def _step_times(analysis: dict) -> dict[str, Any]:
+def _step_times(analysis: AnalysisResult) -> dict[str, Any]:
     """Step durations of every rank (the analysis' host-side steps) and their histogram (metrics.histogram)."""
     from profiler.analysis.metrics import histogram
 
-    durs = [x["dur_us"] for r in analysis["ranks"].values() if r.get("steps") for x in r["steps"]["steps"]]
+    durs = [x.dur_us for r in analysis.ranks.values() if r.steps for x in r.steps.steps]
     if not durs:
         return {"missing": "no step annotations (step_N from our callback/annotate, or ProfilerStep#N from torch.profiler)"}
     us = np.asarray(durs, dtype=np.float64)
     return {"values_ms": (us / 1e3).round(4).tolist(), "histogram": histogram(us * 1000)}
 
 
-def _rank_metrics(ranks, analysis: dict | None) -> list[dict[str, Any]]:
-    """Per-rank precision / gpu_activity / memory_ops as the analysis engine computes them."""
-    from profiler.analysis import metrics
-
-    by_rank = (analysis or {}).get("ranks") or {}
-    out = []
-    for r in ranks:
-        a = by_rank.get(str(r.meta.rank))
-        if a is None or not all(k in a for k in ("precision", "gpu_activity", "memory_ops")):
-            a = {"precision": metrics.precision(r), "gpu_activity": metrics.gpu_activity(r),
-                 "memory_ops": metrics.memory_ops(r)}
-        out.append(a)
-    return out
+def _rank_metrics(ranks, analysis: AnalysisResult) -> list[RankAnalysis]:
+    """The analyses of the ranks with events (their precision, gpu_activity and memory_ops are summed)."""
+    return [analysis.ranks[str(r.meta.rank)] for r in ranks]
 
 
-def _sum_labels(per_rank: list[dict], key: str) -> dict[str, float]:
+def _sum_labels(per_rank: list[RankAnalysis], key: str) -> dict[str, float]:
     acc: dict[str, float] = {}
     for a in per_rank:
-        for label, v in (a.get(key) or {}).items():
-            acc[label] = acc.get(label, 0.0) + float(v["us"] if isinstance(v, dict) else v)
+        for label, v in getattr(a, key).items():
+            acc[label] = acc.get(label, 0.0) + (v.us if isinstance(v, Busy) else v)
     return dict(sorted(acc.items(), key=lambda kv: -kv[1]))
 
 

@@ -9,10 +9,13 @@ from __future__ import annotations
 import html
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from profiler.inline import json_for_script
 from profiler.view_scripts import view_util_script
+
+if TYPE_CHECKING:
+    from profiler.records import AnalysisResult
 
 STATIC = Path(__file__).with_name("static")
 
@@ -58,7 +61,7 @@ def render_report(data: dict[str, Any], timeline: dict[str, Any] | None = None) 
     )
 
 
-def analysis_of(profile) -> dict | None:
+def analysis_of(profile) -> AnalysisResult | None:
     """The analysis engine's result for the GPU active/idle split; None when part 1 cannot analyse it."""
     try:
         from profiler.analysis import analyze

@@ -316,7 +316,9 @@ def _span(start: np.ndarray, dur: np.ndarray, counters: list[Counter]) -> float:
 
 
 def _steps(rank: S.RankTrace, t0: int) -> list[dict[str, Any]]:
-    """Step windows from ProfilerStep#N or step_N annotations, named as their bars are (ProfilerStep#103)."""
+    """Step windows from ProfilerStep#N or step_N annotations, named as their bars are (ProfilerStep#103); without
+    any, the steps the analysis finds (profiler/analysis/loop.py: one per optimizer.step, numbered as the findings
+    number them), so "go to the slowest step" and a finding's "open the timeline at step N" work on plain loops."""
     ann = rank.mask_cat(S.CAT_USER_ANNOTATION, S.CAT_CPU_OP)
     out = []
     for code, nm in enumerate(rank.names):
@@ -328,8 +330,22 @@ def _steps(rank: S.RankTrace, t0: int) -> list[dict[str, Any]]:
             for row in rows[:1]:
                 s = (int(rank["ts_ns"][row]) - t0) / 1e3
                 out.append({"name": nm, "number": int(m.group(1)), "start": s, "end": s + int(rank["dur_ns"][row]) / 1e3})
+    if not out:
+        out = _loop_steps(rank, t0)
     out.sort(key=lambda s: s["start"])
     return out
+
+
+def _loop_steps(rank: S.RankTrace, t0: int) -> list[dict[str, Any]]:
+    """A step per optimizer step, from the previous one's end to its own (the loop's cycles)."""
+    from profiler.analysis.loop import step_boundaries
+
+    found = step_boundaries(rank)
+    if found is None:
+        return []
+    _, numbers, starts, _, cycle_ends = found
+    return [{"name": f"optimizer step {n}", "number": int(n), "start": (int(s) - t0) / 1e3, "end": (int(e) - t0) / 1e3}
+            for n, s, e in zip(numbers.tolist(), starts.tolist(), cycle_ends.tolist())]
 
 
 def _steps_side_by_side(steps_of_rank: dict[int, list[dict[str, Any]]]) -> list[dict[str, Any]]:

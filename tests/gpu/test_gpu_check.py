@@ -59,7 +59,7 @@ def test_cpu_path_says_what_it_skips_and_fabricates_no_gpu_figure(cpu_run):
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_cpu_path_figures_come_from_real_runs(cpu_run):
-    from profiler.analysis import analyze
+    from tests.profiler.conftest import analysis_json
 
     sections = cpu_run["report"]["sections"]
     bench = sections["roberta"]["run"]
@@ -67,7 +67,7 @@ def test_cpu_path_figures_come_from_real_runs(cpu_run):
     assert all(r["samples_per_s"] > 0 and r["peak_mem_gb"] is None and r["mfu"] is None for r in bench["results"])
     assert bench["speedup"] == bench["results"][1]["samples_per_s"] / bench["results"][0]["samples_per_s"]
     assert bench["where_time_goes"]["profiled_steps"] == 3  # the optimized variant's profiled steps, analysed
-    assert analyze(bench["profile_dir"])["ranks"]["0"]["steps"]["count"] == 3
+    assert analysis_json(bench["profile_dir"])["ranks"]["0"]["steps"]["count"] == 3
 
     job = sections["profiler"]["run"]
     timings = json.loads((cpu_run["work"] / "job" / "timings.json").read_text())  # written by the job itself
@@ -75,7 +75,7 @@ def test_cpu_path_figures_come_from_real_runs(cpu_run):
     for mode in ("unprofiled", "profiled"):
         assert len(timings["step_s"][mode]) == job["steps_per_mode"] == 6
         assert job["median_step_ms"][mode] == pytest.approx(1e3 * statistics.median(timings["step_s"][mode]))
-    artifact = analyze(job["profile"])
+    artifact = analysis_json(job["profile"])
     assert artifact["ranks"]["0"]["steps"]["count"] == job["artifact"]["steps"] == 6  # only the profiled steps
     assert job["artifact"]["annotations"] == ["Backward", "Forward", "Optimizer"]
     assert job["artifact"]["gpu_activity"] == {} and job["artifact"]["launch_count"] == 0
@@ -96,11 +96,11 @@ def test_cpu_path_figures_come_from_real_runs(cpu_run):
 
 
 def _v100_rank0() -> tuple[dict, dict]:
-    from profiler.analysis import analyze
+    from tests.profiler.conftest import analysis_json
 
     name = "v100_rank0.pt.trace.json.gz"
     ref = json.loads(HTA_REFERENCE.read_text())["traces"][name]["ranks"]["0"]
-    return analyze(TRACES / name)["ranks"]["0"], ref
+    return analysis_json(TRACES / name)["ranks"]["0"], ref
 
 
 def test_agreement_with_hta_passes_on_a_reference_trace_and_flags_a_drift():

@@ -28,12 +28,19 @@ def hta_reference(hta_reference_doc) -> dict:
     return hta_reference_doc["traces"]
 
 
-@pytest.fixture(scope="session")
-def analyses(traces_dir) -> dict:
-    """Our analysis of every reference trace, computed once for the session."""
+def analysis_json(path_or_profile, **kwargs) -> dict:
+    """The analysis as the JSON document `profile analyze --json` prints (the typed records' builtins)."""
+    import msgspec
+
     from profiler.analysis import analyze
 
-    return {p.name: analyze(p) for p in sorted(traces_dir.glob("*.json.gz"))}
+    return msgspec.to_builtins(analyze(path_or_profile, **kwargs))
+
+
+@pytest.fixture(scope="session")
+def analyses(traces_dir) -> dict:
+    """The JSON document of our analysis of every reference trace, computed once for the session."""
+    return {p.name: analysis_json(p) for p in sorted(traces_dir.glob("*.json.gz"))}
 
 
 def script_env(extra: dict | None = None) -> dict:

@@ -31,10 +31,10 @@ def test_round_trip_keeps_every_column(artifact):
 
 
 def test_analysis_of_artifact_equals_analysis_of_trace(artifact, analyses):
-    from profiler.analysis import analyze
+    from tests.profiler.conftest import analysis_json
 
     _, out, _ = artifact
-    ours = analyze(out)["ranks"]["0"]
+    ours = analysis_json(out)["ranks"]["0"]
     ref = analyses["v100_rank0.pt.trace.json.gz"]["ranks"]["0"]
     for key in ("kernels", "top_kernels", "gpu_activity", "memory_ops", "precision"):
         assert ours[key] == ref[key], key

@@ -12,12 +12,11 @@ import textwrap
 import pyarrow.parquet as pq
 import pytest
 
-from profiler.analysis import analyze
 from profiler.artifact import read_events
 from profiler.loader import load_profile
 from profiler.schema import META_KEY_META, META_KEY_SCHEMA
 from tests.profiler import synthetic as syn
-from tests.profiler.conftest import REPO, script_env
+from tests.profiler.conftest import REPO, analysis_json, script_env
 
 LOOP = textwrap.dedent(r'''
     import json, sys, torch
@@ -106,7 +105,7 @@ def test_each_file_says_when_it_recorded_operators(sampled):
 @pytest.mark.slow
 def test_the_analysis_labels_operator_figures_as_sampled(sampled):
     out, _ = sampled
-    result = analyze(out)
+    result = analysis_json(out)
     r = result["ranks"]["0"]
     s = r["cpu_ops_sampled"]
     assert (s["steps"], s["every_steps"], s["windows"], s["recorded_steps"], s["total_steps"]) == (2, 5, 5, 10, 23)
@@ -129,7 +128,7 @@ def test_the_steps_run_while_the_writer_converted_a_window_are_marked(sampled):
         s, e = int(rank["ts_ns"][i]), int(rank["ts_ns"][i] + rank["dur_ns"][i])
         if n.startswith("step_") and any(a < e and s < b for a, b in spans):
             overlapping.add(int(n[5:]))
-    steps = analyze(out)["ranks"]["0"]["steps"]["steps"]
+    steps = analysis_json(out)["ranks"]["0"]["steps"]["steps"]
     assert {x["step"] for x in steps if x.get("profiler_writing")} == overlapping
 
 
@@ -139,7 +138,7 @@ def test_equal_values_record_every_step_and_say_so(tmp_path):
     rank = load_profile(tmp_path / "algo-1").ranks[0]
     assert steps_holding_operators(rank) == list(range(7))
     assert not rank.meta.cpu_ops_sampled and rank.meta.cpu_ops["every_steps"] == 3
-    assert analyze(tmp_path)["ranks"]["0"]["cpu_ops_sampled"] is None
+    assert analysis_json(tmp_path)["ranks"]["0"]["cpu_ops_sampled"] is None
     assert len(files) == 1  # nothing switches: one window (below SMPFileRotationSteps)
 
 
@@ -176,12 +175,12 @@ def loader_in_first_two_steps(cpu_ops: dict) -> syn.Rank:
 
 
 def test_input_bound_measures_dataloader_operators_over_the_steps_that_recorded_them(tmp_path):
-    result = analyze(syn.write(tmp_path / "sampled", loader_in_first_two_steps(SAMPLED)))
+    result = analysis_json(syn.write(tmp_path / "sampled", loader_in_first_two_steps(SAMPLED)))
     found = [f for f in result["findings"] if f["rule"] == "input_bound"]
     assert len(found) == 1 and found[0]["evidence"]["input_wait_share"] == 0.3, found
     assert found[0]["evidence"]["steps"] == 2 and "2 of 10 steps" in found[0]["evidence"]["steps_measured"]
     # the same events without the duty cycle's metadata: 60 ms of 1 s of steps, below the threshold
-    plain = analyze(syn.write(tmp_path / "plain", loader_in_first_two_steps({})))
+    plain = analysis_json(syn.write(tmp_path / "plain", loader_in_first_two_steps({})))
     assert not [f for f in plain["findings"] if f["rule"] == "input_bound"]
 
 
@@ -197,17 +196,17 @@ def slow_recorded_steps(cpu_ops: dict) -> syn.Rank:
 
 def test_step_outlier_leaves_out_the_steps_slowed_by_recording_operators(tmp_path):
     cpu_ops = {"steps": 2, "every_steps": 10, "recorded_ns": [[syn.T0 + 200 * syn.MS, syn.T0 + 800 * syn.MS]]}
-    result = analyze(syn.write(tmp_path / "sampled", slow_recorded_steps(cpu_ops)))
+    result = analysis_json(syn.write(tmp_path / "sampled", slow_recorded_steps(cpu_ops)))
     assert not [f for f in result["findings"] if f["rule"] == "step_outlier"]
-    plain = analyze(syn.write(tmp_path / "plain", slow_recorded_steps({})))
+    plain = analysis_json(syn.write(tmp_path / "plain", slow_recorded_steps({})))
     assert [f["evidence"]["slow_steps"] for f in plain["findings"] if f["rule"] == "step_outlier"] == [2]
 
 
 def test_step_outlier_leaves_out_the_steps_run_while_the_profiler_wrote(tmp_path):
     r = syn.healthy(steps=10, slow={3: 300.0, 4: 300.0})
     busy = syn.Rank(events=r.events, profiler_busy_ns=[[syn.T0 + 250 * syn.MS, syn.T0 + 600 * syn.MS]])
-    assert not [f for f in analyze(syn.write(tmp_path / "busy", busy))["findings"] if f["rule"] == "step_outlier"]
-    assert [f["rule"] for f in analyze(syn.write(tmp_path / "plain", r))["findings"]] == ["step_outlier"]
+    assert not [f for f in analysis_json(syn.write(tmp_path / "busy", busy))["findings"] if f["rule"] == "step_outlier"]
+    assert [f["rule"] for f in analysis_json(syn.write(tmp_path / "plain", r))["findings"]] == ["step_outlier"]
 
 
 def test_an_artifact_without_the_key_reads_as_operators_over_the_whole_trace(tmp_path):

@@ -12,6 +12,7 @@ import pytest
 
 from profiler.analysis import analyze
 from profiler.findings import thresholds as T
+from profiler.records import Finding
 from tests.profiler import synthetic as syn
 
 REPO = Path(__file__).resolve().parents[2]
@@ -19,17 +20,21 @@ RULES = ("input_bound", "low_gpu_utilization", "launch_bound", "low_overlap", "p
          "step_outlier", "memory_growth")
 
 
-def findings_of(tmp_path: Path, *ranks, counters=None, **context) -> list[dict]:
+def findings_of(tmp_path: Path, *ranks, counters=None, **context) -> list[Finding]:
     root = syn.write(tmp_path / "profile", *ranks, counter_table=counters)
     result = analyze(root, context=context)
-    for f in result["findings"]:  # every finding: what, how bad, the numbers, the setting to change
-        assert set(f) >= {"rule", "severity", "summary", "evidence", "fix"} and f["severity"] in ("high", "medium", "low")
-        assert any(ch.isdigit() for ch in f["summary"]) and f["evidence"] and len(f["fix"]) > 40
-    return result["findings"]
+    for f in result.findings:  # every finding: what, how bad, the numbers, the setting to change
+        assert f.rule in RULES and f.severity in ("high", "medium", "low")
+        assert any(ch.isdigit() for ch in f.summary) and f.evidence and len(f.fix) > 40
+    return result.findings
 
 
-def rules(found: list[dict]) -> set[str]:
-    return {f["rule"] for f in found}
+def rules(found: list[Finding]) -> set[str]:
+    return {f.rule for f in found}
+
+
+def one(found: list[Finding], rule: str) -> Finding:
+    return next(f for f in found if f.rule == rule)
 
 
 def test_a_healthy_profile_has_no_finding(tmp_path):
@@ -39,60 +44,60 @@ def test_a_healthy_profile_has_no_finding(tmp_path):
 
 def test_input_bound(tmp_path):
     found = findings_of(tmp_path, syn.healthy(loader_ms=30))
-    f = next(f for f in found if f["rule"] == "input_bound")
-    assert f["evidence"]["input_wait_share"] == pytest.approx(0.30, abs=0.01)
-    assert "num_workers" in f["fix"] and "30%" in f["summary"]
+    f = one(found, "input_bound")
+    assert f.evidence["input_wait_share"] == pytest.approx(0.30, abs=0.01)
+    assert "num_workers" in f.fix and "30%" in f.summary
     assert "input_bound" not in rules(findings_of(tmp_path / "no", syn.healthy(loader_ms=2)))
 
 
 def test_low_gpu_utilization(tmp_path):
     found = findings_of(tmp_path, syn.healthy(busy=0.2))
-    f = next(f for f in found if f["rule"] == "low_gpu_utilization")
-    assert f["evidence"]["gpu_idle_share"] > T.GPU_IDLE_SHARE and "batch" in f["fix"]
+    f = one(found, "low_gpu_utilization")
+    assert f.evidence["gpu_idle_share"] > T.GPU_IDLE_SHARE and "batch" in f.fix
     assert "low_gpu_utilization" not in rules(findings_of(tmp_path / "no", syn.healthy(busy=0.95)))
 
 
 def test_launch_bound(tmp_path):
     found = findings_of(tmp_path, syn.healthy(kernel_us=4, busy=0.05))
-    f = next(f for f in found if f["rule"] == "launch_bound")
-    assert f["evidence"]["short_kernel_share"] == 1.0 and "torch.compile" in f["fix"]
+    f = one(found, "launch_bound")
+    assert f.evidence["short_kernel_share"] == 1.0 and "torch.compile" in f.fix
     # many kernels but long ones, GPU busy: not launch bound
     assert "launch_bound" not in rules(findings_of(tmp_path / "no", syn.healthy(kernel_us=150, busy=0.97)))
 
 
 def test_low_overlap(tmp_path):
     found = findings_of(tmp_path, syn.healthy(comm="exposed"))
-    f = next(f for f in found if f["rule"] == "low_overlap")
-    assert f["evidence"]["exposed_share"] > 0.9 and "bucket_cap_mb" in f["fix"] and f["evidence"]["collective"] == "AllReduce"
+    f = one(found, "low_overlap")
+    assert f.evidence["exposed_share"] > 0.9 and "bucket_cap_mb" in f.fix and f.evidence["collective"] == "AllReduce"
     assert "low_overlap" not in rules(findings_of(tmp_path / "no", syn.healthy(comm="hidden")))
 
 
 def test_pipeline_bubble(tmp_path):
     idle = syn.healthy(busy=0.5)
     found = findings_of(tmp_path, idle, pipeline_parallel_degree=2, microbatches=2)
-    f = next(f for f in found if f["rule"] == "pipeline_bubble")
-    assert f["evidence"]["expected_bubble_share"] == pytest.approx(1 / 3, abs=1e-3)
-    assert '"microbatches": 8' in f["fix"]
+    f = one(found, "pipeline_bubble")
+    assert f.evidence["expected_bubble_share"] == pytest.approx(1 / 3, abs=1e-3)
+    assert '"microbatches": 8' in f.fix
     assert "pipeline_bubble" not in rules(findings_of(tmp_path / "pp1", idle))  # no pipeline: not a bubble
     assert "pipeline_bubble" not in rules(findings_of(tmp_path / "busy", syn.healthy(), pipeline_parallel_degree=2))
 
 
 def test_straggler_rank(tmp_path):
     found = findings_of(tmp_path, syn.healthy(0), syn.healthy(1, step_ms=150), syn.healthy(2))
-    f = next(f for f in found if f["rule"] == "straggler_rank")
-    assert f["rank"] == "1" and f["evidence"]["ratio"] == pytest.approx(1.5, rel=0.01)
+    f = one(found, "straggler_rank")
+    assert f.rank == "1" and f.evidence["ratio"] == pytest.approx(1.5, rel=0.01)
     assert "straggler_rank" not in rules(findings_of(tmp_path / "no", syn.healthy(0), syn.healthy(1, step_ms=105)))
 
 
 def test_step_outlier(tmp_path):
     found = findings_of(tmp_path, syn.healthy(steps=10, slow={6: 300}))
-    f = next(f for f in found if f["rule"] == "step_outlier")
-    assert f["evidence"]["slowest_step"] == 6 and f["evidence"]["slowest_step_ms"] == pytest.approx(300, rel=0.01)
-    assert f["evidence"]["time_lost_ms"] == pytest.approx(200, rel=0.01) and "timeline at step 6" in f["fix"]
+    f = one(found, "step_outlier")
+    assert f.evidence["slowest_step"] == 6 and f.evidence["slowest_step_ms"] == pytest.approx(300, rel=0.01)
+    assert f.evidence["time_lost_ms"] == pytest.approx(200, rel=0.01) and "timeline at step 6" in f.fix
     # the same +200 ms every 10 steps: a period, named with the setting that sets it
     periodic = findings_of(tmp_path / "periodic", syn.healthy(steps=40, slow={10: 300, 20: 300, 30: 300, 40: 300}))
-    f = next(f for f in periodic if f["rule"] == "step_outlier")
-    assert f["evidence"]["period_steps"] == 10 and "Every 10 steps, +200" in f["summary"] and "save_steps" in f["fix"]
+    f = one(periodic, "step_outlier")
+    assert f.evidence["period_steps"] == 10 and "Every 10 steps, +200" in f.summary and "save_steps" in f.fix
     # the first steps are warm-up (and the profiler's start-up): slow, but not outliers
     assert "step_outlier" not in rules(findings_of(tmp_path / "no", syn.healthy(steps=10, slow={1: 300, 2: 300})))
     # a slow step losing under 0.1 s in all is not worth a change
@@ -101,8 +106,8 @@ def test_step_outlier(tmp_path):
 
 def test_memory_growth(tmp_path):
     growing = syn.counters([2e9 + 1e8 * i for i in range(40)])
-    f = next(f for f in findings_of(tmp_path, syn.healthy(), counters=growing) if f["rule"] == "memory_growth")
-    assert f["evidence"]["series"] == "GPU 0 memory used" and "loss.item()" in f["fix"]
+    f = one(findings_of(tmp_path, syn.healthy(), counters=growing), "memory_growth")
+    assert f.evidence["series"] == "GPU 0 memory used" and "loss.item()" in f.fix
     # grows then stays: the allocator's cache warming up, not a leak of every step
     plateau = syn.counters([2e9 + 1e8 * min(i, 4) for i in range(40)])
     assert "memory_growth" not in rules(findings_of(tmp_path / "no", syn.healthy(), counters=plateau))
@@ -121,10 +126,12 @@ def test_every_rule_is_tested_and_documented():
 
 
 def test_real_traces(analyses):
-    # the sampled job's NCCL send/recv runs with nothing alongside; the v100 job is busy (97% compute)
+    # the sampled job's NCCL SendRecv kernels run with nothing alongside; the v100 job is busy (97% compute)
     overlap = next(f for f in analyses["sampled_rank0.pt.trace.json.gz"]["findings"] if f["rule"] == "low_overlap")
-    # the collective it names is the one the trace shows, and the fix is that collective's
-    assert overlap["evidence"]["collective"] == "SendRecv" and "microbatches" in overlap["fix"]
+    # the collective it names is the one the trace shows: TorchRec's awaitables (KJTAllToAll…) say the SendRecv
+    # kernels are its embeddings' all-to-all, not a pipeline's send/recv, and the fix is that collective's
+    assert overlap["evidence"]["collective"] == "AllToAll" and "SendRecv" in overlap["evidence"]["collective_kernel"]
+    assert "TrainPipelineSparseDist" in overlap["fix"] and "microbatches" not in overlap["fix"]
     assert analyses["v100_rank0.pt.trace.json.gz"]["findings"] == []
     assert analyses["cpu_only.pt.trace.json.gz"]["findings"] == []
 

@@ -93,11 +93,11 @@ def test_queue_length_equals_hta(name, hta_reference, analyses):
 
 
 def test_two_ranks_loaded_as_a_folder_match_hta(hta_reference, tmp_path):
-    from profiler.analysis import analyze
+    from tests.profiler.conftest import analysis_json
 
     for name in ("sampled_rank0.pt.trace.json.gz", "sampled_rank1.pt.trace.json.gz"):
         os.symlink(TRACES / name, tmp_path / name)
-    result = analyze(tmp_path)
+    result = analysis_json(tmp_path)
     ref = hta_reference["sampled (2 ranks)"]["ranks"]
     assert sorted(result["ranks"]) == sorted(ref) == ["0", "1"]
     for rank in ref:

@@ -86,7 +86,8 @@ def test_pipeline_bubble_from_the_profile_without_flags(tmp_path):
 
 
 def test_a_folder_of_many_ranks_analysed_in_workers_reads_them_too(tmp_path):
-    from profiler.analysis import analyze, parallel
+    from profiler.analysis import parallel
+    from tests.profiler.conftest import analysis_json
 
     root = tmp_path / "pp4"
     for r in range(parallel.MIN_RANKS):
@@ -94,7 +95,7 @@ def test_a_folder_of_many_ranks_analysed_in_workers_reads_them_too(tmp_path):
         rt.meta.job_settings = {"pipeline_parallel_degree": 4, "microbatches": 2}
         artifact.write_events(rt, root / "algo-1" / f"rank-{r}" / "trace-0000.parquet")
     assert parallel.worth_it(root) or (os.cpu_count() or 1) < 2
-    result = analyze(root)
+    result = analysis_json(root)
     assert result["context"] == {"pipeline_parallel_degree": 4, "microbatches": 2}
     (f,) = [f for f in result["findings"] if f["rule"] == "pipeline_bubble"]
     assert len(f["evidence"]["stage_idle_share"]) == parallel.MIN_RANKS
@@ -152,7 +153,7 @@ JOB_SCRIPT = textwrap.dedent('''
 def test_a_profiled_model_parallel_job_records_its_settings_on_every_rank(tmp_path, monkeypatch):
     """estimator distribution → SM_HP_MP_PARAMETERS (local backend) → the profile's metadata → analyze's context."""
     from estimators import PyTorch
-    from profiler.analysis import analyze
+    from tests.profiler.conftest import analysis_json
     from profiler_config import ProfilerConfig
 
     monkeypatch.setenv("SAGELAUNCH_HOME", str(tmp_path / "home"))
@@ -172,4 +173,4 @@ def test_a_profiled_model_parallel_job_records_its_settings_on_every_rank(tmp_pa
     assert sorted(profile.ranks) == [0, 1]
     for rank in profile.ranks.values():
         assert rank.meta.job_settings == {"pipeline_parallel_degree": 2, "microbatches": 1}
-    assert analyze(profile)["context"] == {"pipeline_parallel_degree": 2, "microbatches": 1}
+    assert analysis_json(profile)["context"] == {"pipeline_parallel_degree": 2, "microbatches": 1}

@@ -11,9 +11,8 @@ import time
 
 import psutil
 
-from profiler.analysis import analyze
 from profiler.loader import load_profile
-from tests.profiler.conftest import REPO
+from tests.profiler.conftest import REPO, analysis_json
 
 
 def test_sidecar_samples_rotates_and_stops_on_sigterm(tmp_path):
@@ -41,7 +40,7 @@ def test_sidecar_samples_rotates_and_stops_on_sigterm(tmp_path):
     assert sorted(cpu["index"].unique()) == list(range(psutil.cpu_count()))
     assert cpu["value"].between(0, 100).all() and len(cpu) >= 2 * psutil.cpu_count()
     assert (counters["host"] == "algo-1").all()
-    host = analyze(profile)["hosts"]["algo-1"]
+    host = analysis_json(profile)["hosts"]["algo-1"]
     assert set(host["metrics"]) >= {"cpu_util", "host_mem_util"}
     assert set(host["metrics"]["cpu_util"]["series"]) == {str(i) for i in range(psutil.cpu_count())}
 

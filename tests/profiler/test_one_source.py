@@ -67,9 +67,9 @@ def test_cli_json_and_report_agree(trace, tmp_path):
 
 
 def test_v100_figures_fix_the_disagreements_of_the_issue():
-    from profiler.analysis import analyze
+    from tests.profiler.conftest import analysis_json
 
-    doc = analyze(REPO / "tests" / "data" / "traces" / "v100_rank0.pt.trace.json.gz")
+    doc = analysis_json(REPO / "tests" / "data" / "traces" / "v100_rank0.pt.trace.json.gz")
     fig = {f["key"]: f for f in doc["figures"]}
     assert fig["cpu_busy_trace"]["text"] == "483.3 ms of 495.0 ms (97.6%)"
     assert fig["kernel_time"]["value"] > fig["gpu_span"]["value"]  # 468.2 vs 384.6 ms: overlapping streams
@@ -77,7 +77,7 @@ def test_v100_figures_fix_the_disagreements_of_the_issue():
     assert bw["## backward ##"]["count"] == 5 and bw["## backward ## (GPU)"]["count"] == 5  # not 10 mixed
     precision = doc["ranks"]["0"]["precision"]
     assert precision.get("unknown", 0) < 0.01 * sum(precision.values())  # cuDNN's scudnn kernels are FP32
-    sampled = analyze(REPO / "tests" / "data" / "traces" / "sampled_rank0.pt.trace.json.gz")["ranks"]["0"]["precision"]
+    sampled = analysis_json(REPO / "tests" / "data" / "traces" / "sampled_rank0.pt.trace.json.gz")["ranks"]["0"]["precision"]
     assert "INT8" not in list(sampled)[:1] and list(sampled)[0] == "communication"  # NCCL …Sum_int8_t
 
 

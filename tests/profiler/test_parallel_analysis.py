@@ -6,9 +6,9 @@ import gzip
 import json
 import shutil
 
-from profiler.analysis import analyze, parallel
+from profiler.analysis import parallel
 from profiler.loader import load_profile
-from tests.profiler.conftest import TRACES
+from tests.profiler.conftest import TRACES, analysis_json
 
 
 def _rank_copy(src: str, dest, rank: int) -> None:
@@ -25,8 +25,8 @@ def test_many_ranks_in_processes_equal_one_process(tmp_path):
     (tmp_path / "broken.pt.trace.json.gz").write_bytes(b"\x1f\x8bnot gzip")
     (tmp_path / "hyperparameters.json").write_text('{"lr": 1}')
     assert parallel.worth_it(tmp_path)
-    together = analyze(tmp_path)
-    alone = analyze(load_profile(tmp_path))  # a Profile: the one-process path
+    together = analysis_json(tmp_path)
+    alone = analysis_json(load_profile(tmp_path))  # a Profile: the one-process path
     assert together == alone
     assert sorted(together["ranks"], key=int) == ["0", "1", "2", "3", "4", "5"]
     assert any("both say rank" in w for w in together["warnings"])

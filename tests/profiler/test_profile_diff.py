@@ -18,16 +18,16 @@ SET = REPO / "tests" / "data" / "profiler" / "findings_set"
 def test_kernels_equal_hta_trace_diff(hta_reference_doc):
     ref = hta_reference_doc["trace_diff"]
     result = diff(TRACES / ref["control"], TRACES / ref["test"], top=0)
-    ours = {r["name"]: r for r in result["kernels"]}
+    ours = {r.name: r for r in result.kernels}
     assert set(ours) == set(ref["kernels"]) and len(ours) > 100
     for name, r in ref["kernels"].items():
         o = ours[name]
-        assert (o["a_count"], o["b_count"]) == (r["a_count"], r["b_count"]), name
-        assert o["a_total_us"] == pytest.approx(r["a_total_us"], abs=1e-6), name
-        assert o["b_total_us"] == pytest.approx(r["b_total_us"], abs=1e-6), name
-        assert o["diff_duration_us"] == pytest.approx(r["b_total_us"] - r["a_total_us"], abs=1e-6)
+        assert (o.a_count, o.b_count) == (r["a_count"], r["b_count"]), name
+        assert o.a_total_us == pytest.approx(r["a_total_us"], abs=1e-6), name
+        assert o.b_total_us == pytest.approx(r["b_total_us"], abs=1e-6), name
+        assert o.diff_duration_us == pytest.approx(r["b_total_us"] - r["a_total_us"], abs=1e-6)
     # largest change first
-    changes = [abs(r["diff_duration_us"]) for r in result["kernels"]]
+    changes = [abs(r.diff_duration_us) for r in result.kernels]
     assert changes == sorted(changes, reverse=True)
 
 

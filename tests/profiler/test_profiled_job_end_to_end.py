@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from profiler.analysis import analyze
+from tests.profiler.conftest import analysis_json
 from profiler.loader import load_profile
 
 SMPROF_SCRIPT = textwrap.dedent('''
@@ -114,7 +114,7 @@ def profiled_jobs(tmp_path_factory) -> dict[str, dict]:
             assert status == "Completed", f"{kind} job ended {status}: {job.describe().get('FailureReason')}\n{log_tail}"
             output = job.profiler_output
             assert output, f"{kind} job has no profiler output"
-            results[kind] = {"path": Path(output), "analysis": analyze(output)}
+            results[kind] = {"path": Path(output), "analysis": analysis_json(output)}
     return results
 
 

@@ -12,10 +12,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from profiler.analysis import analyze
 from profiler.loader import load_profile
 from profiler.schema import EVENT_INT_COLUMNS, EVENT_STRING_COLUMNS, META_KEY_SCHEMA
-from tests.profiler.conftest import REPO
+from tests.profiler.conftest import REPO, analysis_json
 
 V1 = REPO / "tests" / "data" / "profiler" / "artifact_v1"
 V1_TRACE = V1 / "algo-1" / "rank-0" / "trace-0000.parquet"
@@ -26,7 +25,7 @@ def test_the_committed_v1_artifact_is_read_and_analysed(analyses):
     profile = load_profile(V1)
     assert list(profile.ranks) == [0] and len(profile.ranks[0]) == 867
     assert profile.ranks[0].meta.host == "algo-1"
-    result = analyze(profile)
+    result = analysis_json(profile)
     ref = analyses["alexnet.pt.trace.json.gz"]["ranks"]["0"]
     for key in ("kernels", "top_kernels", "gpu_activity", "memory_ops"):
         assert result["ranks"]["0"][key] == ref[key], key

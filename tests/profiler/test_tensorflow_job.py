@@ -59,10 +59,10 @@ def tf_job(tmp_path_factory):
 
 @pytest.mark.slow
 def test_tf_job_profile_is_analysed(tf_job):
-    from profiler.analysis import analyze
+    from tests.profiler.conftest import analysis_json
     from profiler.loader import load_profile
 
-    result = analyze(tf_job)
+    result = analysis_json(tf_job)
     rank = result["ranks"]["0"]
     assert rank["steps"]["count"] == 4 and sorted(s["step"] for s in rank["steps"]["steps"]) == [1, 2, 3, 4]
     names = {a["name"] for a in rank["annotations"]}

@@ -10,9 +10,8 @@ import textwrap
 
 import pytest
 
-from profiler.analysis import analyze
 from profiler.loader import load_profile
-from tests.profiler.conftest import script_env
+from tests.profiler.conftest import analysis_json, script_env
 from tests.profiler.test_cpu_ops_duty_cycle import train
 
 SCRIPT = textwrap.dedent(r'''
@@ -67,7 +66,7 @@ def test_callback_annotates_steps_forward_backward_optimizer(runs, run):
     assert len(fwd) == len(bwd) == len(opt) == 4
     for (s0, s1), f, b, o in zip((s[0] for s in steps), fwd, bwd, opt):
         assert s0 <= f[0] < f[1] <= b[0] < b[1] <= o[0] < o[1] <= s1  # in order, inside their step
-    result = analyze(runs / run)["ranks"]["0"]
+    result = analysis_json(runs / run)["ranks"]["0"]
     assert result["steps"]["count"] == 4
 
 
@@ -76,7 +75,7 @@ def test_record_cpu_ops_captures_operators_and_the_default_does_not(runs):
     assert "cpu_op" in detailed.cats
     ops = {detailed.names[i] for i, c in zip(detailed["name_id"], detailed["cat_id"]) if detailed.cats[c] == "cpu_op"}
     assert {"aten::addmm", "aten::embedding"} <= ops or "aten::linear" in ops
-    result = analyze(runs / "cpu_ops")["ranks"]["0"]
+    result = analysis_json(runs / "cpu_ops")["ranks"]["0"]
     assert result["cpu"]["active_us"] > 0 and result["temporal"] is None  # no GPU here
     annotations_only = load_profile(runs / "default" / "algo-1").ranks[0]
     # the default: annotations and the torch hooks' steps/DataLoader/memory samples, never an operator

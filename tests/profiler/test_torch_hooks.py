@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from profiler.analysis import analyze
-from tests.profiler.conftest import run_profiled_script
+from tests.profiler.conftest import analysis_json, run_profiled_script
 
 LOOP = """
 import json, sys, time
@@ -44,7 +43,7 @@ print(json.dumps({"hooked": hooked, "restored": dl._BaseDataLoaderIter.__next__ 
 def test_a_loop_without_annotations_has_steps_input_wait_and_memory(tmp_path):
     _, out = run_profiled_script(LOOP, tmp_path)
     assert out == {"hooked": True, "restored": True, "post_hooks_left": 0}
-    rank = analyze(tmp_path)["ranks"]["0"]
+    rank = analysis_json(tmp_path)["ranks"]["0"]
     loop = rank["loop"]
     # 32 optimizer steps (16 batches twice): a step ends at each, the first has no known start
     assert loop["source"] == "optimizer.step hooks" and loop["count"] == 31 and loop["step"][0] == 2

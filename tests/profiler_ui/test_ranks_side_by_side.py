@@ -5,19 +5,18 @@ from __future__ import annotations
 
 import pytest
 
-from profiler.analysis import analyze
-from tests.profiler.conftest import REPO
+from tests.profiler.conftest import REPO, analysis_json
 from tests.profiler_ui.test_views_browser import cli
 
 JOB = REPO / "tests" / "data" / "profiler" / "findings_set" / "ddp_input_straggler"
 
 
 def test_the_analysis_compares_the_ranks():
-    compared = analyze(JOB)["ranks_compared"]
+    compared = analysis_json(JOB)["ranks_compared"]
     assert [row["rank"] for row in compared["rows"]] == ["0", "1"]
     assert compared["largest"]["input"] == "1" and compared["largest"]["backward"] == "0"
     assert {c["key"] for c in compared["columns"]} >= {"cycle", "input", "forward", "backward", "rss_peak"}
-    assert analyze(REPO / "tests" / "data" / "profiler" / "findings_set" / "leak")["ranks_compared"] is None
+    assert analysis_json(REPO / "tests" / "data" / "profiler" / "findings_set" / "leak")["ranks_compared"] is None
 
 
 @pytest.mark.browser

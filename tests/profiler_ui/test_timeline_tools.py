@@ -106,3 +106,22 @@ def test_a_step_of_every_rank_side_by_side(page, tmp_path):
         assert view[0] <= w["start"] < w["end"] <= view[1]
     label = page.inner_text(".tl-step-label")
     assert "rank 0 " in label and "rank 1 " in label and label.startswith("50 of 100")
+
+
+def test_a_loop_without_annotations_has_steps_and_its_slowest_is_the_finding_s(page, tmp_path):
+    """The labelled job with a checkpoint every 50 steps has no step annotation: the timeline's steps are the
+    optimizer steps the analysis finds, and one click goes to the step step_outlier names."""
+    from profiler.analysis import analyze
+    from tests.profiler.conftest import REPO
+
+    job = REPO / "tests" / "data" / "profiler" / "findings_set" / "checkpoint_every_50"
+    outlier = next(f for f in analyze(job).findings if f.rule == "step_outlier")
+    out = tmp_path / "plain.html"
+    assert "wrote" in cli("timeline", str(job), "-o", str(out))
+    open_page(page, out)
+    t = "window.timeline"
+    assert page.evaluate(f"{t}.steps.length") == 199  # 200 optimizer steps; the first has no known start
+    page.click(".tl-step-slowest")
+    step, view = page.evaluate(f"[{t}.steps[{t}.currentStep], [{t}.view.t0, {t}.view.t1]]")
+    assert step["number"] == outlier.evidence["slowest_step"] and step["name"].startswith("optimizer step ")
+    assert view[0] <= step["start"] < step["end"] <= view[1]

@@ -267,8 +267,6 @@ def check_world(params: SMPParameters, world_size: int, gpus_per_host: int | Non
 # Parameters sagelaunch's SMP implementation cannot honour and whose silent omission would change what the user
 # gets (numerics, memory, or an API the script then calls): refused. (name, predicate, what to do)
 NOT_IMPLEMENTED = (
-    ("fp16", bool, "supported: False (fp32 training; no FP16_Module / loss scaling); fix: drop fp16"),
-    ("bf16", bool, "supported: False (fp32 training); fix: drop bf16"),
     ("pipeline", lambda v: v == "_only_forward",
      "supported: 'interleaved' or 'simple' (SMP's internal forward-only pipeline has no equivalent); "
      "fix: drop it or use 'simple'"),
@@ -281,6 +279,14 @@ NOT_IMPLEMENTED_WITH = (
      "supported: with tensor parallelism and (unsharded) data parallelism, where each rank materialises only its "
      "shards; with pipeline_parallel_degree > 1 or sharded_data_parallel_degree > 1 a rank would materialise the "
      "whole model first; fix: drop delayed_parameter_initialization, or use tensor_parallel_degree instead"),
+    ("fp16", lambda p: p.fp16 and p.sharded_data_parallel_degree > 1,
+     "supported: fp16 with tensor, pipeline and data parallelism and shard_optimizer_state (fp32 master weights in "
+     "smp.DistributedOptimizer); sharded data parallelism trains in fp32 here; fix: drop fp16, or use "
+     "shard_optimizer_state=True instead of sharded_data_parallel_degree"),
+    ("bf16", lambda p: p.bf16 and p.sharded_data_parallel_degree > 1,
+     "supported: bf16 with tensor, pipeline and data parallelism and shard_optimizer_state (fp32 master weights in "
+     "smp.DistributedOptimizer); sharded data parallelism trains in fp32 here; fix: drop bf16, or use "
+     "shard_optimizer_state=True instead of sharded_data_parallel_degree"),
 )
 
 # Parameters that are accepted but have no effect here; ignoring them changes neither the numbers nor the API,

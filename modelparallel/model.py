@@ -38,6 +38,11 @@ class DistributedModel(nn.Module):
         from modelparallel.delayed_init import check_delayed, is_delayed, materialize
 
         check_delayed(module, cfg)
+        from modelparallel.amp import half_dtype
+
+        self.half_dtype = half_dtype(cfg)  # fp16/bf16: SMP casts the whole model (its Bit16_Module)
+        if self.half_dtype is not None:
+            module.to(dtype=self.half_dtype)
         if is_delayed(module) and tp == 1:  # with tp > 1, tensor parallelism materialises layer by layer
             materialize(module, st.device)
         if not is_delayed(module):
@@ -126,8 +131,14 @@ class DistributedModel(nn.Module):
             tp_pg, tp_size = st.groups["tp"], len(st.layout.groups["tp"])
             args = scaled_batch.gather_inputs(args, tp_pg, tp_size)
             kwargs = scaled_batch.gather_inputs(kwargs, tp_pg, tp_size)
+        if self.half_dtype is not None:
+            from modelparallel.amp import to_float_outputs, to_half_inputs
+
+            args, kwargs = to_half_inputs(args, kwargs, self.half_dtype)
         with self.offload_context():
             out = self._forward_module(*args, **kwargs)
+        if self.half_dtype is not None:
+            out = to_float_outputs(out)
         if self.scaled_batch:
             out = scaled_batch.keep_own_slice(out, st.groups["tp"], st.layout.tp_rank, len(st.layout.groups["tp"]))
         return out
@@ -149,15 +160,17 @@ class DistributedModel(nn.Module):
         return dict(self._offloader.stats) if self._offloader is not None else None
 
     def backward(self, tensors, grad_tensors=None):
-        """Replaces loss.backward(): gradients are averaged over microbatches (average_grads_across_microbatches)."""
+        """Replaces loss.backward(): gradients are averaged over microbatches (average_grads_across_microbatches)
+        and, with fp16, multiplied by the optimizer's loss scale (SMP scales the loss here)."""
+        loss_scale = state.optimizer.loss_scale if state.optimizer is not None else 1.0
         if self.pipeline is not None:
             if grad_tensors is not None:
                 raise SMPValidationError("model.backward(tensors, grad_tensors) is not supported with pipelining; "
                                          "call model.backward(loss) with a scalar loss")
-            self._pipeline_loss.append(tensors)
+            self._pipeline_loss.append(tensors * loss_scale if loss_scale != 1.0 else tensors)
             return
         n = state.num_microbatches if state.microbatch is not None else 1
-        scale = 1.0 / n if self.average_grads_across_microbatches and n > 1 else 1.0
+        scale = (1.0 / n if self.average_grads_across_microbatches and n > 1 else 1.0) * loss_scale
         if grad_tensors is None:
             torch.autograd.backward(tensors * scale if scale != 1.0 else tensors)
         else:

@@ -107,8 +107,12 @@ def test_error_names_mp_parameters_once(monkeypatch):
         load_parameters({"microbatches": 0})
 
 
+SHARDED_DP2 = {"sharded_data_parallel_degree": 2, "ddp": True}  # fp16/bf16 are refused with it
+
+
 @pytest.mark.parametrize("config,field", [
-    ({"bf16": True}, "bf16=True"), ({"fp16_params": True}, "fp16=True"),
+    ({"bf16": True, **SHARDED_DP2}, "bf16=True with pipeline_parallel_degree=1, sharded_data_parallel_degree=2"),
+    ({"fp16_params": True, **SHARDED_DP2}, "fp16=True with pipeline_parallel_degree=1, sharded_data_parallel_degree=2"),
     ({"delayed_parameter_initialization": True, "pipeline_parallel_degree": 2},
      "delayed_parameter_initialization=True with pipeline_parallel_degree=2, sharded_data_parallel_degree=1"),
 ])

@@ -93,8 +93,8 @@ def run(case: dict) -> dict:
            "param_dtypes": sorted({str(p.dtype) for p in dmodel.parameters()}),
            "master_dtypes": sorted({str(p.dtype) for g in opt.fp32_from_fp16_groups for p in g}),
            "inner_is_fp32": all(p.dtype == torch.float32 for g in opt.optimizer.param_groups for p in g["params"])}
-    local = dict(dmodel.module.named_parameters())[SHARDED_NAME]
-    out["sharded_shape"] = list((local.to_local() if hasattr(local, "to_local") else local).shape)
+    held = dict(dmodel.module.named_parameters()).get(SHARDED_NAME)  # a pipeline stage may not hold it
+    out["sharded_shape"] = list(_full(held).shape) if held is not None else None
     for step in range(case["steps"]):
         x = shard(global_batch("gpt2", step, BATCH), smp.dp_rank(), smp.dp_size())["x"]
         opt.zero_grad()

@@ -74,6 +74,12 @@ class MasterWeights:
         for half, masters in zip(self.fp16_groups, self.fp32_from_fp16_groups):
             yield from zip(half, masters)
 
+    def master_of(self, param):
+        """The fp32 master of a half model parameter (an fp32 parameter is its own)."""
+        if getattr(self, "_masters", None) is None:
+            self._masters = {id(half): master for half, master in self.pairs()}
+        return self._masters.get(id(param), param)
+
     @property
     def loss_scale(self) -> float:
         return self.loss_scaler.loss_scale if self.scale_loss else 1.0

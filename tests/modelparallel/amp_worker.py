@@ -77,9 +77,23 @@ def reference(dtype: torch.dtype, steps: int, overflow_step: int | None, static_
     return out
 
 
-def run(case: dict) -> dict:
+def run(case: dict, out_dir: str) -> dict:
+    """Train case["steps"] steps; or, with "checkpoint_at": n, train n steps and save a partial checkpoint, then
+    start afresh (new model and optimizer), resume from it and train the remaining steps."""
+    at = case.get("checkpoint_at")
+    if at is None:
+        out = train(case, range(case["steps"]))
+        out["reference"] = reference(torch.float16 if case["precision"] == "fp16" else torch.bfloat16,
+                                     case["steps"], case.get("overflow_step"), case.get("static_loss_scale"))
+        return out
+    folder = os.path.join(out_dir, f"checkpoint_{case['name']}")
+    first = train(case, range(at), save_to=folder)
+    second = train(case, range(at, case["steps"]), resume_from=folder)
+    return {**second, "losses": first["losses"] + second["losses"], "scales": first["scales"] + second["scales"]}
+
+
+def train(case: dict, steps: range, save_to: str | None = None, resume_from: str | None = None) -> dict:
     config, precision = case["config"], case["precision"]
-    dtype = torch.float16 if precision == "fp16" else torch.bfloat16
     smp.init({"ddp": True, precision: True, **config})
     with smp.model_creation(tensor_parallelism=smp.tp_size() > 1):
         model = build_model()
@@ -95,7 +109,9 @@ def run(case: dict) -> dict:
            "inner_is_fp32": all(p.dtype == torch.float32 for g in opt.optimizer.param_groups for p in g["params"])}
     held = dict(dmodel.module.named_parameters()).get(SHARDED_NAME)  # a pipeline stage may not hold it
     out["sharded_shape"] = list(_full(held).shape) if held is not None else None
-    for step in range(case["steps"]):
+    if resume_from:
+        smp.resume_from_checkpoint(resume_from, tag="checkpoint", partial=True)
+    for step in steps:
         x = shard(global_batch("gpt2", step, BATCH), smp.dp_rank(), smp.dp_size())["x"]
         opt.zero_grad()
         loss = train_step(dmodel, x).reduce_mean().detach()
@@ -111,7 +127,8 @@ def run(case: dict) -> dict:
         out["losses"].append(loss.item() / smp.dp_size())
         out["scales"].append(opt.loss_scale)
         out["overflow"].append(bool(opt.overflow))
-    out["reference"] = reference(dtype, case["steps"], overflow_step, static)
+    if save_to:
+        smp.save_checkpoint(save_to, tag="checkpoint", partial=True, model=dmodel, optimizer=opt)
     return out
 
 
@@ -124,7 +141,7 @@ def main() -> None:
     results = {}
     for case in cases:
         try:
-            results[case["name"]] = run(case)
+            results[case["name"]] = run(case, sys.argv[2])
         except Exception as err:  # the test names the failing case with its traceback
             results[case["name"]] = {"error": f"{type(err).__name__}: {err}", "traceback": traceback.format_exc()}
     with open(os.path.join(sys.argv[2], f"rank{dist.get_rank()}.json"), "w") as fd:

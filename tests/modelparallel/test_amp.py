@@ -35,9 +35,15 @@ WORLD2 = [
     _case("fp16_pp2", "fp16", config={"pipeline_parallel_degree": 2, "microbatches": 2}),
     _case("fp16_dp2_shard_optimizer_state_static_scale", "fp16", static_loss_scale=128.0,
           config={"shard_optimizer_state": True, "microbatches": 2}),
+    _case("bf16_dp2_shard_optimizer_state", "bf16", config={"shard_optimizer_state": True}),
     # an inf in one tensor-parallel shard's gradient, on rank 1 only, at step 1
     _case("fp16_tp2_overflow", "fp16", overflow_step=1, overflow_rank=1, config={"tensor_parallel_degree": 2}),
+    # the same runs saved after 2 steps (smp.save_checkpoint, partial) and resumed by a fresh model and optimizer
+    _case("fp16_tp2_overflow_resume", "fp16", overflow_step=1, overflow_rank=1, checkpoint_at=2,
+          config={"tensor_parallel_degree": 2}),
+    _case("bf16_dp2_shard_optimizer_state_resume", "bf16", checkpoint_at=2, config={"shard_optimizer_state": True}),
 ]
+REFERENCE_CASES = [c["name"] for c in WORLD1 + WORLD2 if "overflow" not in c["name"] and "resume" not in c["name"]]
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +59,7 @@ def _ranks(worlds, name: str) -> list[dict]:
     return [rank[name] for rank in ranks]
 
 
-@pytest.mark.parametrize("name", [c["name"] for c in WORLD1 + WORLD2 if "overflow" not in c["name"]])
+@pytest.mark.parametrize("name", REFERENCE_CASES)
 def test_losses_and_norms_follow_the_pytorch_amp_reference(worlds, name):
     precision = name.split("_")[0]
     for got in _ranks(worlds, name):
@@ -82,3 +88,11 @@ def test_an_overflow_on_one_rank_skips_the_step_everywhere_and_halves_the_scale_
         assert got["unchanged_on_overflow"]  # the fp32 master weights were not stepped
         assert got["scales"] == ref["scales"] == [2.0**16, 2.0**15, 2.0**15, 2.0**15]  # torch's GradScaler too
         assert got["losses"] == pytest.approx(ref["losses"], abs=LOSS_TOLERANCE["fp16"])  # both skipped step 1
+
+
+@pytest.mark.parametrize("name", ["fp16_tp2_overflow", "bf16_dp2_shard_optimizer_state"])
+def test_checkpoint_then_resume_reproduces_the_uninterrupted_run_exactly(worlds, name):
+    # the fp32 master weights and the loss scaler (halved at step 1 here) travel in the optimizer's partial state
+    for uninterrupted, resumed in zip(_ranks(worlds, name), _ranks(worlds, f"{name}_resume")):
+        assert resumed["losses"] == uninterrupted["losses"]
+        assert resumed["scales"] == uninterrupted["scales"]

@@ -294,7 +294,6 @@ NOT_IMPLEMENTED_WITH = (
 IGNORED = {
     "optimize": "SMP's memory/speed partition heuristic; stages are split evenly or by smp.partition",
     "memory_weight": "SMP's partition balancing weight; stages are split evenly or by smp.partition",
-    "active_microbatches": "torch.distributed.pipelining's schedule decides how many microbatches are in flight",
     "ddp_port": "the process group uses torchrun's MASTER_ADDR/MASTER_PORT",
     "ddp_dist_backend": "the backend is chosen by device: NCCL on CUDA, gloo on CPU",
     "tensor_parallel_seed": "RNG streams are not offset per tp rank (no effect without dropout)",
@@ -314,6 +313,8 @@ IGNORED = {
 }
 # sdp_gradient_clipping is honoured: with sharded_data_parallel_degree > 1 the gradients' global L2 norm is clipped
 # to it at the end of each smp.step (SMP v1 turns clipping on with sharded data parallelism, default 1.0)
+# active_microbatches is honoured: the pipeline runs the microbatches in waves of at most that many
+# (modelparallel/pipeline.py); without pipelining microbatches run one at a time.
 # honoured trivially: skip_tracing (nothing is traced), deterministic_server (the schedules are deterministic);
 # contiguous/horovod (TensorFlow only) are refused by SMPParameters.check_framework("pytorch").
 

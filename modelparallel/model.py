@@ -102,7 +102,8 @@ class DistributedModel(nn.Module):
         if pp > 1:
             self.pipeline = PipelineRunner(wrapped, self.stage_plan.stage_indices, self.stage_plan.num_stages,
                                            st.groups["pp"], st.device, cfg.pipeline,
-                                           scale_grads=average_grads_across_microbatches)
+                                           scale_grads=average_grads_across_microbatches,
+                                           active_microbatches=cfg.active_microbatches)
         self.partitioned = True
         self._capturing = False
         self._pipeline_output = None  # the last stage's output while the step function runs as the loss

@@ -113,7 +113,7 @@ def test_parameters_without_effect_warn_once_on_rank_zero(world2):
     assert len(first) == 1 and not second, (first, second)
     assert first[0].startswith("SMPIgnoredParameterWarning: smp.init: mp_parameters without effect here: "
                                "optimize='speed'"), first
-    assert "active_microbatches=3" in first[0]
+    assert "active_microbatches" not in first[0]  # honoured: microbatches run one at a time without pipelining
 
 
 def test_object_communication_between_ranks(world2):

@@ -111,6 +111,9 @@ class DistributedOptimizer(torch.optim.Optimizer):
     def backward(self, loss, update_master_grads: bool = True, retain_graph: bool = False):
         """SMP's optimizer.backward(loss): the loss scaled by the current loss scale, through model.backward."""
         mixed = self._mixed_precision("backward")
+        if retain_graph:
+            raise SMPValidationError("smp.DistributedOptimizer.backward(loss, retain_graph=True) is not supported "
+                                     "(model.backward frees the graph); compute every loss into one before backward")
         self.model.backward(loss)
         if update_master_grads and state.microbatch is None:  # inside @smp.step the step is not over yet
             mixed.update_master_grads()

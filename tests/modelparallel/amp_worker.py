@@ -39,6 +39,13 @@ def train_step(model, x):
     return loss
 
 
+@smp.step
+def train_step_optimizer_backward(model, optimizer, x):
+    loss = lm_loss(model(x).logits, x)
+    optimizer.backward(loss)  # apex/SMP's FP16_Optimizer spelling
+    return loss
+
+
 def _inject_inf(params) -> None:
     """An overflow in one gradient: what a too-large loss scale produces in fp16."""
     grad = next(p.grad for p in params if p.grad is not None)
@@ -114,7 +121,9 @@ def train(case: dict, steps: range, save_to: str | None = None, resume_from: str
     for step in steps:
         x = shard(global_batch("gpt2", step, BATCH), smp.dp_rank(), smp.dp_size())["x"]
         opt.zero_grad()
-        loss = train_step(dmodel, x).reduce_mean().detach()
+        output = (train_step_optimizer_backward(dmodel, opt, x) if case.get("optimizer_backward")
+                  else train_step(dmodel, x))
+        loss = output.reduce_mean().detach()
         dist.all_reduce(loss, group=smp.get_dp_process_group())
         if step == overflow_step and smp.rank() == overflow_rank:
             _inject_inf(dmodel.parameters())

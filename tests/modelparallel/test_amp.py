@@ -27,7 +27,8 @@ def _case(name: str, precision: str, **extra) -> dict:
     return {"name": name, "precision": precision, "steps": STEPS, "config": extra.pop("config", {}), **extra}
 
 
-WORLD1 = [_case("fp16_degree1", "fp16"), _case("bf16_degree1", "bf16")]
+WORLD1 = [_case("fp16_degree1", "fp16"), _case("bf16_degree1", "bf16"),
+          _case("fp16_degree1_optimizer_backward", "fp16", optimizer_backward=True)]
 WORLD2 = [
     _case("fp16_dp2", "fp16"), _case("bf16_dp2", "bf16"),
     _case("fp16_tp2", "fp16", config={"tensor_parallel_degree": 2}),
@@ -53,7 +54,7 @@ def worlds(tmp_path_factory):
 
 
 def _ranks(worlds, name: str) -> list[dict]:
-    ranks = worlds[1] if name.endswith("degree1") else worlds[2]
+    ranks = worlds[1] if "degree1" in name else worlds[2]
     for rank in ranks:
         assert "error" not in rank[name], rank[name].get("traceback")
     return [rank[name] for rank in ranks]

@@ -279,14 +279,6 @@ NOT_IMPLEMENTED_WITH = (
      "supported: with tensor parallelism and (unsharded) data parallelism, where each rank materialises only its "
      "shards; with pipeline_parallel_degree > 1 or sharded_data_parallel_degree > 1 a rank would materialise the "
      "whole model first; fix: drop delayed_parameter_initialization, or use tensor_parallel_degree instead"),
-    ("fp16", lambda p: p.fp16 and p.sharded_data_parallel_degree > 1,
-     "supported: fp16 with tensor, pipeline and data parallelism and shard_optimizer_state (fp32 master weights in "
-     "smp.DistributedOptimizer); sharded data parallelism trains in fp32 here; fix: drop fp16, or use "
-     "shard_optimizer_state=True instead of sharded_data_parallel_degree"),
-    ("bf16", lambda p: p.bf16 and p.sharded_data_parallel_degree > 1,
-     "supported: bf16 with tensor, pipeline and data parallelism and shard_optimizer_state (fp32 master weights in "
-     "smp.DistributedOptimizer); sharded data parallelism trains in fp32 here; fix: drop bf16, or use "
-     "shard_optimizer_state=True instead of sharded_data_parallel_degree"),
 )
 
 # Parameters that are accepted but have no effect here; ignoring them changes neither the numbers nor the API,

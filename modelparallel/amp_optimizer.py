@@ -123,14 +123,18 @@ class MasterWeights:
         if self.overflow:
             return -1
         grads = [p.grad for p in self.master_params() if p.grad is not None]
-        total = self._total_norm(grads, float(norm_type))
+        if self.model.sharded_data_parallel:  # every gradient a DTensor shard of one FSDP mesh: torch's own norm
+            norm = torch.nn.utils.get_total_norm(grads, float(norm_type))
+            total = float(norm.full_tensor() if hasattr(norm, "full_tensor") else norm)
+        else:
+            total = self._total_norm(float(norm_type))
         coeff = float(max_norm) / (total + 1.0e-6)
         if coeff < 1.0:
             for g in grads:
                 _local(g).mul_(coeff)
         return total
 
-    def _total_norm(self, grads, norm_type: float) -> float:
+    def _total_norm(self, norm_type: float) -> float:
         """Sharded gradients are summed over the tp group; replicated ones counted once; pipeline stages summed,
         a tied parameter held by several stages counted once (weighted by 1/holders)."""
         inf = norm_type == float("inf")
@@ -177,9 +181,13 @@ class MasterWeights:
         """inner_step() steps the fp32 masters (the wrapped or the ZeRO optimizer); skipped on overflow."""
         self.update_master_grads()
         self.loss_scaler.update_scale(self.overflow)
-        self._grads_ready = False
         if self.overflow:
+            self._grads_ready = False
             return None
+        clip = state.cfg.sdp_gradient_clipping
+        if self.model.sharded_data_parallel and clip > 0:  # SMP's clipping, on the unscaled gradients
+            self.clip_master_grads(clip)
+        self._grads_ready = False
         result = inner_step()
         self.master_params_to_model_params()
         return result

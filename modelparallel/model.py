@@ -42,7 +42,9 @@ class DistributedModel(nn.Module):
 
         self.half_dtype = half_dtype(cfg)  # fp16/bf16: SMP casts the whole model (its Bit16_Module)
         if self.half_dtype is not None:
-            module.to(dtype=self.half_dtype)
+            # with sharded data parallelism the sharded fp32 parameters are the master weights and FSDP2 computes
+            # in half precision (sharded_data_parallel.shard_model); otherwise the model itself becomes half
+            module.to(dtype=torch.float32 if cfg.sharded_data_parallel_degree > 1 else self.half_dtype)
         if is_delayed(module) and tp == 1:  # with tp > 1, tensor parallelism materialises layer by layer
             materialize(module, st.device)
         if not is_delayed(module):
@@ -61,7 +63,7 @@ class DistributedModel(nn.Module):
             from modelparallel.sharded_data_parallel import shard_model, sharding_mesh
 
             mesh = sharding_mesh(st.device.type, dist.get_world_size(), cfg.sharded_data_parallel_degree)
-            shard_model(module, mesh, st.groups["dp"])
+            shard_model(module, mesh, st.groups["dp"], compute_dtype=self.half_dtype)
         self.scaled_batch = bool(self.tp_shard_dims) and not cfg.prescaled_batch
         self.replica_group_name = "rdp" if self.tp_shard_dims else "dp"
         replica_pg = st.groups[self.replica_group_name]
@@ -197,7 +199,8 @@ class DistributedModel(nn.Module):
         With sharded data parallelism, clip the gradients' global norm to sdp_gradient_clipping as SMP does."""
         if self.pipeline is not None and hasattr(self.stage_plan.builder, "sync_tied_gradients"):
             self.stage_plan.builder.sync_tied_gradients(state.groups["pp"])
-        if self.sharded_data_parallel and state.cfg.sdp_gradient_clipping > 0:
+        if self.sharded_data_parallel and state.cfg.sdp_gradient_clipping > 0 and self.half_dtype is None:
+            # (fp16/bf16: the optimizer clips, once the gradients are unscaled: amp_optimizer)
             torch.nn.utils.clip_grad_norm_(self.module.parameters(), state.cfg.sdp_gradient_clipping)
         if not self.manual_sync:
             return

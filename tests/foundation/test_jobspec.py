@@ -41,8 +41,7 @@ def _mp(**parameters):
 
 
 @pytest.mark.parametrize("parameters", [
-    {"fp16": True, "sharded_data_parallel_degree": 2, "ddp": True},
-    {"bf16": True, "sharded_data_parallel_degree": 2, "ddp": True},
+    {"pipeline": "_only_forward"},
 ])
 def test_a_local_job_refuses_at_construction_what_smp_init_refuses(parameters):
     mp = _mp(**parameters)

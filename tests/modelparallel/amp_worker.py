@@ -114,6 +114,10 @@ def train(case: dict, steps: range, save_to: str | None = None, resume_from: str
            "param_dtypes": sorted({str(p.dtype) for p in dmodel.parameters()}),
            "master_dtypes": sorted({str(p.dtype) for g in opt.fp32_from_fp16_groups for p in g}),
            "inner_is_fp32": all(p.dtype == torch.float32 for g in opt.optimizer.param_groups for p in g["params"])}
+    computed = set()  # the dtype this rank's attention projections compute in
+    for name, module in dmodel.module.named_modules():
+        if name.endswith("attn.c_attn"):
+            module.register_forward_hook(lambda m, args, output: computed.add(str(output.dtype)))
     held = dict(dmodel.module.named_parameters()).get(SHARDED_NAME)  # a pipeline stage may not hold it
     out["sharded_shape"] = list(_full(held).shape) if held is not None else None
     if resume_from:
@@ -136,6 +140,7 @@ def train(case: dict, steps: range, save_to: str | None = None, resume_from: str
         out["losses"].append(loss.item() / smp.dp_size())
         out["scales"].append(opt.loss_scale)
         out["overflow"].append(bool(opt.overflow))
+    out["compute_dtypes"] = sorted(computed)
     if save_to:
         smp.save_checkpoint(save_to, tag="checkpoint", partial=True, model=dmodel, optimizer=opt)
     return out

@@ -1,6 +1,6 @@
 """SMP's fp16/bf16 modes against plain PyTorch AMP (torch.autocast + GradScaler, fp32 weights, one process, the whole
 batch): a tiny GPT-2 (2 layers, hidden 32) trained 4 steps with AdamW and clip_master_grads(1.0), at degree 1 and on
-2 ranks (dp, tp, pp, shard_optimizer_state), with real torchrun processes."""
+2 ranks (dp, tp, pp, shard_optimizer_state, sharded data parallelism), with real torchrun processes."""
 
 from __future__ import annotations
 
@@ -37,6 +37,9 @@ WORLD2 = [
     _case("fp16_dp2_shard_optimizer_state_static_scale", "fp16", static_loss_scale=128.0,
           config={"shard_optimizer_state": True, "microbatches": 2}),
     _case("bf16_dp2_shard_optimizer_state", "bf16", config={"shard_optimizer_state": True}),
+    # sharded data parallelism also clips to sdp_gradient_clipping (1.0): after unscaling, or fp16 would be off
+    _case("fp16_sdp2", "fp16", config={"sharded_data_parallel_degree": 2}),
+    _case("bf16_sdp2", "bf16", config={"sharded_data_parallel_degree": 2}),
     # an inf in one tensor-parallel shard's gradient, on rank 1 only, at step 1
     _case("fp16_tp2_overflow", "fp16", overflow_step=1, overflow_rank=1, config={"tensor_parallel_degree": 2}),
     # the same runs saved after 2 steps (smp.save_checkpoint, partial) and resumed by a fresh model and optimizer
@@ -69,9 +72,13 @@ def test_losses_and_norms_follow_the_pytorch_amp_reference(worlds, name):
         assert got["norms"] == pytest.approx(ref["norms"], rel=NORM_TOLERANCE[precision])
         assert len(set(round(x, 3) for x in got["losses"])) == STEPS  # every step really updated the model
         assert got["scales"] == ref["scales"] and not any(got["overflow"])
-        # half-precision model, fp32 master weights in the optimizer: not fp32 training in disguise
-        assert got["param_dtypes"] == [f"torch.{'float16' if precision == 'fp16' else 'bfloat16'}"]
-        assert got["master_dtypes"] == ["torch.float32"] and got["inner_is_fp32"]
+        # half-precision compute, fp32 master weights in the optimizer: not fp32 training in disguise
+        half = f"torch.{'float16' if precision == 'fp16' else 'bfloat16'}"
+        assert got["compute_dtypes"] == [half] and got["inner_is_fp32"]
+        if "sdp" in name:  # FSDP2 keeps the sharded parameters in fp32 (they are the masters) and gathers them in half
+            assert got["param_dtypes"] == ["torch.float32"] and got["master_dtypes"] == []
+        else:  # the model itself is half, the optimizer holds fp32 copies
+            assert got["param_dtypes"] == [half] and got["master_dtypes"] == ["torch.float32"]
 
 
 @pytest.mark.parametrize("name", ["fp16_tp2", "bf16_tp2", "fp16_tp2_overflow"])

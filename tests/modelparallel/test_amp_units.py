@@ -46,11 +46,8 @@ def test_scaler_arguments_are_checked_by_name():
 
 
 @pytest.mark.parametrize("precision", ["fp16", "bf16"])
-def test_fp16_and_bf16_are_accepted_and_refused_only_with_sharded_data_parallelism(monkeypatch, precision):
+@pytest.mark.parametrize("layout", [{"tensor_parallel_degree": 2, "shard_optimizer_state": True},
+                                    {"pipeline_parallel_degree": 2}, {"sharded_data_parallel_degree": 2}])
+def test_fp16_and_bf16_are_accepted_with_every_layout(monkeypatch, precision, layout):
     monkeypatch.delenv("SM_HP_MP_PARAMETERS", raising=False)
-    assert check_supported(load_parameters({precision: True, "tensor_parallel_degree": 2, "ddp": True,
-                                            "shard_optimizer_state": True})) == []
-    with pytest.raises(SMPValidationError, match=rf"mp_parameters\.{precision}=True with pipeline_parallel_degree=1, "
-                                                 r"sharded_data_parallel_degree=2 is not supported .*fix: drop "
-                                                 rf"{precision}, or use shard_optimizer_state=True"):
-        check_supported(load_parameters({precision: True, "sharded_data_parallel_degree": 2, "ddp": True}))
+    assert check_supported(load_parameters({precision: True, "ddp": True, **layout})) == []

@@ -60,10 +60,8 @@ def test_live_ranks_and_process_groups_follow_the_layout(world4):
     ("bad_batch_not_divisible", 2, "batch size 6 along axis 0, which is not divisible by microbatches=4"),
     ("optimizer_before_wrap", 2, "optimizer was created before smp.DistributedModel"),
     ("bad_pp_tp_not_dividing", 4, "= 3 must divide the world size 4"),
-    ("bad_bf16", 2, "mp_parameters.bf16=True with pipeline_parallel_degree=1, sharded_data_parallel_degree=2 is not "
-                    "supported by sagelaunch's modelparallel; supported: bf16 with tensor"),
-    ("bad_fp16", 2, "mp_parameters.fp16=True with pipeline_parallel_degree=1, sharded_data_parallel_degree=2 is not "
-                    "supported by sagelaunch's modelparallel; supported: fp16 with tensor"),
+    ("bad_only_forward_pipeline", 2, "mp_parameters.pipeline='_only_forward' is not supported by sagelaunch's "
+                                     "modelparallel; supported: 'interleaved' or 'simple'"),
     ("bad_delayed_parameter_initialization", 2, "mp_parameters.delayed_parameter_initialization=True with "
                                                 "pipeline_parallel_degree=2, sharded_data_parallel_degree=1 is not "
                                                 "supported by sagelaunch's modelparallel; supported: with tensor"),

@@ -84,9 +84,42 @@ def reference(dtype: torch.dtype, steps: int, overflow_step: int | None, static_
     return out
 
 
+def grad_scaler(case: dict) -> dict:
+    """smp.amp.GradScaler on an fp32 DistributedModel (as transformers' Trainer uses it): an inf in rank 1's
+    gradients after DDP's all-reduce must make both ranks skip and back off, or the replicas would diverge."""
+    smp.init({"ddp": True})
+    dmodel = smp.DistributedModel(build_model())
+    opt = smp.DistributedOptimizer(torch.optim.AdamW(dmodel.parameters(), lr=LR))
+    scaler = smp.amp.GradScaler(init_scale=INIT_SCALE)
+
+    @smp.step
+    def scaled_step(model, x):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            logits = model(x).logits
+        loss = lm_loss(logits.float(), x)
+        model.backward(scaler.scale(loss))
+        return loss
+
+    scales = []
+    for step in range(case["steps"]):
+        opt.zero_grad()
+        scaled_step(dmodel, shard(global_batch("gpt2", step, BATCH), smp.dp_rank(), smp.dp_size())["x"])
+        if step == case["overflow_step"] and smp.rank() == 1:
+            _inject_inf(dmodel.parameters())
+        scaler.step(opt)
+        scaler.update()
+        scales.append(scaler.get_scale())
+    flat = torch.cat([p.detach().reshape(-1) for p in dmodel.parameters()])
+    rank0 = flat.clone()
+    dist.broadcast(rank0, src=0)
+    return {"scales": scales, "max_diff_to_rank0": (flat - rank0).abs().max().item()}
+
+
 def run(case: dict, out_dir: str) -> dict:
     """Train case["steps"] steps; or, with "checkpoint_at": n, train n steps and save a partial checkpoint, then
     start afresh (new model and optimizer), resume from it and train the remaining steps."""
+    if case.get("grad_scaler"):
+        return grad_scaler(case)
     at = case.get("checkpoint_at")
     if at is None:
         out = train(case, range(case["steps"]))

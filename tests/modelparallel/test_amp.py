@@ -46,8 +46,10 @@ WORLD2 = [
     _case("fp16_tp2_overflow_resume", "fp16", overflow_step=1, overflow_rank=1, checkpoint_at=2,
           config={"tensor_parallel_degree": 2}),
     _case("bf16_dp2_shard_optimizer_state_resume", "bf16", checkpoint_at=2, config={"shard_optimizer_state": True}),
+    {"name": "grad_scaler_dp2", "grad_scaler": True, "steps": 3, "overflow_step": 1},
 ]
-REFERENCE_CASES = [c["name"] for c in WORLD1 + WORLD2 if "overflow" not in c["name"] and "resume" not in c["name"]]
+REFERENCE_CASES = [c["name"] for c in WORLD1 + WORLD2
+                   if not any(word in c["name"] for word in ("overflow", "resume", "grad_scaler"))]
 
 
 @pytest.fixture(scope="module")
@@ -104,3 +106,9 @@ def test_checkpoint_then_resume_reproduces_the_uninterrupted_run_exactly(worlds,
     for uninterrupted, resumed in zip(_ranks(worlds, name), _ranks(worlds, f"{name}_resume")):
         assert resumed["losses"] == uninterrupted["losses"]
         assert resumed["scales"] == uninterrupted["scales"]
+
+
+def test_smp_amp_grad_scaler_skips_on_every_rank_when_one_rank_overflows(worlds):
+    for got in _ranks(worlds, "grad_scaler_dp2"):
+        assert got["scales"] == [2.0**16, 2.0**15, 2.0**15]
+        assert got["max_diff_to_rank0"] == 0.0  # both replicas skipped step 1: still identical

@@ -21,6 +21,7 @@ import torch.distributed as dist  # noqa: E402
 
 import modelparallel as smp  # noqa: E402
 from models import _causal_lm, global_batch, lm_loss, shard  # noqa: E402
+from mp_worker import lm_step as train_step  # noqa: E402  (the area's causal-LM step: loss, model.backward)
 
 BATCH, LR, CLIP = 8, 1e-2, 1.0
 INIT_SCALE = 2.0**16  # torch's GradScaler default, given to SMP's dynamic scaler (whose own default is 2**32)
@@ -30,13 +31,6 @@ SHARDED_NAME = "transformer.h.0.attn.c_attn.weight"
 def build_model():
     return _causal_lm("GPT2Config", "GPT2LMHeadModel", 0, n_positions=8, n_embd=32, n_layer=2, n_head=2,
                       bos_token_id=0, eos_token_id=0, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
-
-
-@smp.step
-def train_step(model, x):
-    loss = lm_loss(model(x).logits, x)
-    model.backward(loss)
-    return loss
 
 
 @smp.step

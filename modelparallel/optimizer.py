@@ -17,7 +17,6 @@ from modelparallel.comm import CommGroup, agree_on_error
 from modelparallel.core import _require_init, state
 from modelparallel.errors import SMPValidationError
 
-
 MIXED_KEY = "_smp_fp16_master_weights"  # fp32 masters and the loss scaler in a saved optimizer state
 
 

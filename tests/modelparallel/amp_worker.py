@@ -7,7 +7,6 @@ usage: python -m torch.distributed.run --nproc-per-node N amp_worker.py cases.js
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import sys

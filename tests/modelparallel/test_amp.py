@@ -72,7 +72,7 @@ def test_losses_and_norms_follow_the_pytorch_amp_reference(worlds, name):
         ref = got["reference"]
         assert got["losses"] == pytest.approx(ref["losses"], abs=LOSS_TOLERANCE[precision])
         assert got["norms"] == pytest.approx(ref["norms"], rel=NORM_TOLERANCE[precision])
-        assert len(set(round(x, 3) for x in got["losses"])) == STEPS  # every step really updated the model
+        assert len({round(x, 3) for x in got["losses"]}) == STEPS  # every step really updated the model
         assert got["scales"] == ref["scales"] and not any(got["overflow"])
         # half-precision compute, fp32 master weights in the optimizer: not fp32 training in disguise
         half = f"torch.{'float16' if precision == 'fp16' else 'bfloat16'}"

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.slow  # torchrun
 
 WORKER = Path(__file__).with_name("amp_worker.py")
 STEPS = 4
-# |loss - AMP reference| over the 4 steps. Measured (every layout below, 2 shared cores): fp16 ≤ 3.4e-4, bf16
+# |loss - AMP reference| over the 4 steps. Measured (every layout below, 2 shared cores): fp16 ≤ 3.8e-4, bf16
 # ≤ 2.3e-3 (loss ≈ 4.2). They are two ways of computing in half precision — SMP casts the whole model (layer norms
 # and softmax too), autocast keeps those in fp32 — so the gap is bf16's and fp16's rounding, 3x and 2x margin.
 LOSS_TOLERANCE = {"fp16": 1e-3, "bf16": 5e-3}

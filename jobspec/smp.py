@@ -267,8 +267,6 @@ def check_world(params: SMPParameters, world_size: int, gpus_per_host: int | Non
 # Parameters sagelaunch's SMP implementation cannot honour and whose silent omission would change what the user
 # gets (numerics, memory, or an API the script then calls): refused. (name, predicate, what to do)
 NOT_IMPLEMENTED = (
-    ("fp16", bool, "supported: False (fp32 training; no FP16_Module / loss scaling); fix: drop fp16"),
-    ("bf16", bool, "supported: False (fp32 training); fix: drop bf16"),
     ("pipeline", lambda v: v == "_only_forward",
      "supported: 'interleaved' or 'simple' (SMP's internal forward-only pipeline has no equivalent); "
      "fix: drop it or use 'simple'"),
@@ -288,7 +286,6 @@ NOT_IMPLEMENTED_WITH = (
 IGNORED = {
     "optimize": "SMP's memory/speed partition heuristic; stages are split evenly or by smp.partition",
     "memory_weight": "SMP's partition balancing weight; stages are split evenly or by smp.partition",
-    "active_microbatches": "torch.distributed.pipelining's schedule decides how many microbatches are in flight",
     "ddp_port": "the process group uses torchrun's MASTER_ADDR/MASTER_PORT",
     "ddp_dist_backend": "the backend is chosen by device: NCCL on CUDA, gloo on CPU",
     "tensor_parallel_seed": "RNG streams are not offset per tp rank (no effect without dropout)",
@@ -308,6 +305,8 @@ IGNORED = {
 }
 # sdp_gradient_clipping is honoured: with sharded_data_parallel_degree > 1 the gradients' global L2 norm is clipped
 # to it at the end of each smp.step (SMP v1 turns clipping on with sharded data parallelism, default 1.0)
+# active_microbatches is honoured: the pipeline runs the microbatches in waves of at most that many
+# (modelparallel/pipeline.py); without pipelining microbatches run one at a time.
 # honoured trivially: skip_tracing (nothing is traced), deterministic_server (the schedules are deterministic);
 # contiguous/horovod (TensorFlow only) are refused by SMPParameters.check_framework("pytorch").
 

@@ -70,11 +70,22 @@ def load_model_state(model, state_dict: dict[str, Any], strict: bool = True):
             if not partial:
                 value = own_part(value, target)
             _local_tensor(target).copy_(value)
+    if state.optimizer is not None and state.optimizer.mixed is not None:  # fp16/bf16: masters follow the model
+        state.optimizer.reload_model_params()
 
 
 # ----- optimizer state
 def _param_names(optimizer) -> dict[int, str]:
-    return {id(p): n for n, p in optimizer.model.local_named_parameters()}
+    """The model's parameter names by id, also for their fp32 masters (fp16/bf16: the optimizer holds those)."""
+    names = {id(p): n for n, p in optimizer.model.local_named_parameters()}
+    if optimizer.mixed is not None:
+        names.update({id(master): names[id(half)] for half, master in optimizer.mixed.pairs()})
+    return names
+
+
+def _optimizer_param(optimizer, p):
+    """The tensor the optimizer steps for model parameter p: p itself, or its fp32 master with fp16/bf16."""
+    return optimizer.mixed.master_of(p) if optimizer.mixed is not None else p
 
 
 def full_optimizer_state(optimizer) -> dict[str, Any]:
@@ -87,6 +98,7 @@ def full_optimizer_state(optimizer) -> dict[str, Any]:
     mine: dict[str, dict[str, Any]] = {}
     # same parameter order on every tp peer, so the tp all_gathers below pair up
     for name, p in model.local_named_parameters():
+        p = _optimizer_param(optimizer, p)
         if p not in local:
             continue
         entry = {}

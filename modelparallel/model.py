@@ -38,6 +38,13 @@ class DistributedModel(nn.Module):
         from modelparallel.delayed_init import check_delayed, is_delayed, materialize
 
         check_delayed(module, cfg)
+        from modelparallel.amp import half_dtype
+
+        self.half_dtype = half_dtype(cfg)  # fp16/bf16: SMP casts the whole model (its Bit16_Module)
+        if self.half_dtype is not None:
+            # with sharded data parallelism the sharded fp32 parameters are the master weights and FSDP2 computes
+            # in half precision (sharded_data_parallel.shard_model); otherwise the model itself becomes half
+            module.to(dtype=torch.float32 if cfg.sharded_data_parallel_degree > 1 else self.half_dtype)
         if is_delayed(module) and tp == 1:  # with tp > 1, tensor parallelism materialises layer by layer
             materialize(module, st.device)
         if not is_delayed(module):
@@ -56,7 +63,7 @@ class DistributedModel(nn.Module):
             from modelparallel.sharded_data_parallel import shard_model, sharding_mesh
 
             mesh = sharding_mesh(st.device.type, dist.get_world_size(), cfg.sharded_data_parallel_degree)
-            shard_model(module, mesh, st.groups["dp"])
+            shard_model(module, mesh, st.groups["dp"], compute_dtype=self.half_dtype)
         self.scaled_batch = bool(self.tp_shard_dims) and not cfg.prescaled_batch
         self.replica_group_name = "rdp" if self.tp_shard_dims else "dp"
         replica_pg = st.groups[self.replica_group_name]
@@ -97,7 +104,8 @@ class DistributedModel(nn.Module):
         if pp > 1:
             self.pipeline = PipelineRunner(wrapped, self.stage_plan.stage_indices, self.stage_plan.num_stages,
                                            st.groups["pp"], st.device, cfg.pipeline,
-                                           scale_grads=average_grads_across_microbatches)
+                                           scale_grads=average_grads_across_microbatches,
+                                           active_microbatches=cfg.active_microbatches)
         self.partitioned = True
         self._capturing = False
         self._pipeline_output = None  # the last stage's output while the step function runs as the loss
@@ -126,8 +134,14 @@ class DistributedModel(nn.Module):
             tp_pg, tp_size = st.groups["tp"], len(st.layout.groups["tp"])
             args = scaled_batch.gather_inputs(args, tp_pg, tp_size)
             kwargs = scaled_batch.gather_inputs(kwargs, tp_pg, tp_size)
+        if self.half_dtype is not None:
+            from modelparallel.amp import to_float_outputs, to_half_inputs
+
+            args, kwargs = to_half_inputs(args, kwargs, self.half_dtype)
         with self.offload_context():
             out = self._forward_module(*args, **kwargs)
+        if self.half_dtype is not None:
+            out = to_float_outputs(out)
         if self.scaled_batch:
             out = scaled_batch.keep_own_slice(out, st.groups["tp"], st.layout.tp_rank, len(st.layout.groups["tp"]))
         return out
@@ -149,15 +163,17 @@ class DistributedModel(nn.Module):
         return dict(self._offloader.stats) if self._offloader is not None else None
 
     def backward(self, tensors, grad_tensors=None):
-        """Replaces loss.backward(): gradients are averaged over microbatches (average_grads_across_microbatches)."""
+        """Replaces loss.backward(): gradients are averaged over microbatches (average_grads_across_microbatches)
+        and, with fp16, multiplied by the optimizer's loss scale (SMP scales the loss here)."""
+        loss_scale = state.optimizer.loss_scale if state.optimizer is not None else 1.0
         if self.pipeline is not None:
             if grad_tensors is not None:
                 raise SMPValidationError("model.backward(tensors, grad_tensors) is not supported with pipelining; "
                                          "call model.backward(loss) with a scalar loss")
-            self._pipeline_loss.append(tensors)
+            self._pipeline_loss.append(tensors * loss_scale if loss_scale != 1.0 else tensors)
             return
         n = state.num_microbatches if state.microbatch is not None else 1
-        scale = 1.0 / n if self.average_grads_across_microbatches and n > 1 else 1.0
+        scale = (1.0 / n if self.average_grads_across_microbatches and n > 1 else 1.0) * loss_scale
         if grad_tensors is None:
             torch.autograd.backward(tensors * scale if scale != 1.0 else tensors)
         else:
@@ -183,7 +199,8 @@ class DistributedModel(nn.Module):
         With sharded data parallelism, clip the gradients' global norm to sdp_gradient_clipping as SMP does."""
         if self.pipeline is not None and hasattr(self.stage_plan.builder, "sync_tied_gradients"):
             self.stage_plan.builder.sync_tied_gradients(state.groups["pp"])
-        if self.sharded_data_parallel and state.cfg.sdp_gradient_clipping > 0:
+        if self.sharded_data_parallel and state.cfg.sdp_gradient_clipping > 0 and self.half_dtype is None:
+            # (fp16/bf16: the optimizer clips, once the gradients are unscaled: amp_optimizer)
             torch.nn.utils.clip_grad_norm_(self.module.parameters(), state.cfg.sdp_gradient_clipping)
         if not self.manual_sync:
             return

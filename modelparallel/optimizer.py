@@ -14,7 +14,10 @@ from typing import Any
 import torch
 
 from modelparallel.comm import CommGroup, agree_on_error
-from modelparallel.core import _require_init
+from modelparallel.core import _require_init, state
+from modelparallel.errors import SMPValidationError
+
+MIXED_KEY = "_smp_fp16_master_weights"  # fp32 masters and the loss scaler in a saved optimizer state
 
 
 class DistributedOptimizer(torch.optim.Optimizer):
@@ -24,6 +27,8 @@ class DistributedOptimizer(torch.optim.Optimizer):
 
     def __init__(self, optimizer: torch.optim.Optimizer, static_loss_scale: float | None = 1.0,
                  dynamic_loss_scale: bool = False, **dynamic_loss_args: Any):
+        """The loss-scaling arguments matter with fp16 (amp_optimizer); SMP's scripts pass them as
+        dynamic_loss_args={...} or as keywords. Without fp16/bf16 training is fp32 and they have no effect."""
         st = _require_init()
         model = st.model
         error = None
@@ -42,6 +47,13 @@ class DistributedOptimizer(torch.optim.Optimizer):
                 )
         agree_on_error(error, CommGroup.WORLD)  # every rank raises the same message
         self.model = model
+        self.mixed = None  # fp16/bf16: fp32 master weights in the optimizer's parameter groups
+        if st.cfg.fp16 or st.cfg.bf16:
+            from modelparallel.amp_optimizer import MasterWeights, make_scaler
+
+            scaler = make_scaler(st.cfg.fp16, static_loss_scale, dynamic_loss_scale,
+                                 {**(dynamic_loss_args.pop("dynamic_loss_args", None) or {}), **dynamic_loss_args})
+            self.mixed = MasterWeights(optimizer, model, scaler, scale_loss=st.cfg.fp16)
         self.sharded = bool(st.cfg.shard_optimizer_state) and model.replica_size > 1
         if self.sharded:  # every parameter group with its own options (weight decay, lr, ...)
             groups = [{**{k: v for k, v in g.items() if k != "params"}, "params": list(g["params"])}
@@ -75,10 +87,68 @@ class DistributedOptimizer(torch.optim.Optimizer):
         self.optimizer.add_param_group(param_group)
 
     def step(self, closure=None):
+        if self.mixed is not None:
+            if closure is not None:
+                raise SMPValidationError("smp.DistributedOptimizer.step(closure) is not supported with fp16/bf16 "
+                                         "(as in SMP); call model.backward(loss) in the @smp.step function, then "
+                                         "optimizer.step()")
+            return self.mixed.step(self.optimizer.step)
         return self.optimizer.step(closure) if closure is not None else self.optimizer.step()
 
     def zero_grad(self, set_to_none: bool = True):
         self.optimizer.zero_grad(set_to_none=set_to_none)
+        if self.mixed is not None:
+            self.mixed.zero_grad(set_to_none)
+
+    # SMP's fp16/bf16 optimizer surface (fp32 master weights and loss scaling: amp_optimizer.py)
+    def _mixed_precision(self, name: str):
+        if self.mixed is None:  # an AttributeError: hasattr(optimizer, "loss_scaler") stays False in fp32
+            raise AttributeError(f"smp.DistributedOptimizer.{name} exists with fp16 or bf16 training only; set "
+                                 "\"fp16\": true (or \"bf16\": true) in mp_parameters / smp.init")
+        return self.mixed
+
+    def backward(self, loss, update_master_grads: bool = True, retain_graph: bool = False):
+        """SMP's optimizer.backward(loss): the loss scaled by the current loss scale, through model.backward."""
+        mixed = self._mixed_precision("backward")
+        if retain_graph:
+            raise SMPValidationError("smp.DistributedOptimizer.backward(loss, retain_graph=True) is not supported "
+                                     "(model.backward frees the graph); compute every loss into one before backward")
+        self.model.backward(loss)
+        if update_master_grads and state.microbatch is None:  # inside @smp.step the step is not over yet
+            mixed.update_master_grads()
+
+    def update_master_grads(self) -> None:
+        self._mixed_precision("update_master_grads").update_master_grads()
+
+    def clip_master_grads(self, max_norm: float, norm_type: float = 2):
+        return self._mixed_precision("clip_master_grads").clip_master_grads(max_norm, norm_type)
+
+    def reload_model_params(self) -> None:
+        self._mixed_precision("reload_model_params").model_params_to_master_params()
+
+    @property
+    def overflow(self) -> bool:
+        return self.mixed.overflow if self.mixed is not None else False
+
+    @property
+    def loss_scaler(self):
+        return self._mixed_precision("loss_scaler").loss_scaler
+
+    @property
+    def loss_scale(self) -> float:
+        return self.mixed.loss_scale if self.mixed is not None else 1.0
+
+    @property
+    def fp16_groups(self):
+        return self._mixed_precision("fp16_groups").fp16_groups
+
+    @property
+    def fp32_from_fp16_groups(self):
+        return self._mixed_precision("fp32_from_fp16_groups").fp32_from_fp16_groups
+
+    @property
+    def fp32_from_fp32_groups(self):
+        return self._mixed_precision("fp32_from_fp32_groups").fp32_from_fp32_groups
 
     def local_optimizer(self) -> torch.optim.Optimizer:
         """The optimizer that holds this rank's state (the ZeRO shard's optimizer when sharded)."""
@@ -96,6 +166,8 @@ class DistributedOptimizer(torch.optim.Optimizer):
     def local_state_dict(self) -> dict[str, Any]:
         sd = dict(self.local_optimizer().state_dict())
         sd["_smp_is_partial"] = True
+        if self.mixed is not None:
+            sd[MIXED_KEY] = self.mixed.state_dict()
         return sd
 
     def state_dict(self) -> dict[str, Any]:
@@ -106,6 +178,9 @@ class DistributedOptimizer(torch.optim.Optimizer):
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         sd = dict(state_dict)
         partial = sd.pop("_smp_is_partial", False)
+        mixed = sd.pop(MIXED_KEY, None)
+        if mixed is not None and self.mixed is not None:
+            self.mixed.load_state_dict(mixed)
         if not partial:  # the gathered state_dict(): any rank takes its own part
             from modelparallel.checkpointing import load_full_optimizer_state
 

@@ -29,17 +29,21 @@ def _units(module: nn.Module) -> list[nn.Module]:
             if any(True for _ in child.parameters())]
 
 
-def shard_model(module: nn.Module, mesh, group) -> None:
-    """Start every rank from rank 0's weights (FSDP2 does not broadcast), then shard block by block."""
-    from torch.distributed.fsdp import fully_shard
+def shard_model(module: nn.Module, mesh, group, compute_dtype: torch.dtype | None = None) -> None:
+    """Start every rank from rank 0's weights (FSDP2 does not broadcast), then shard block by block. With a
+    compute_dtype (SMP's fp16/bf16) the sharded parameters stay fp32 and are gathered in that dtype; gradients are
+    reduced in fp32."""
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
     with torch.no_grad():
         src = dist.get_global_rank(group, 0)
         for p in module.parameters():
             dist.broadcast(p.data, src=src, group=group)
+    policy = MixedPrecisionPolicy(param_dtype=compute_dtype, reduce_dtype=torch.float32) if compute_dtype else None
+    options = {"mp_policy": policy} if policy else {}
     for unit in _units(module):
-        fully_shard(unit, mesh=mesh)
-    fully_shard(module, mesh=mesh)
+        fully_shard(unit, mesh=mesh, **options)
+    fully_shard(module, mesh=mesh, **options)
 
 
 def gradient_sync(module: nn.Module, enabled: bool) -> None:

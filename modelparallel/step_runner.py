@@ -89,6 +89,12 @@ def _run_pipelined(fn, model, mbs) -> list[Any]:
         kwarg_mbs = [scaled_batch.gather_inputs(k, tp_pg, tp_size) for k in kwarg_mbs]
     results: list[Any] = [None] * len(mbs)
     finalize = model.stage_plan.builder.finalize
+    if model.half_dtype is not None:  # fp16/bf16: half inputs in, fp32 outputs out, as without pipelining
+        from modelparallel.amp import to_float_outputs, to_half_inputs
+
+        cast = [to_half_inputs(a, k, model.half_dtype) for a, k in zip(arg_mbs, kwarg_mbs)]
+        arg_mbs, kwarg_mbs = [a for a, _ in cast], [k for _, k in cast]
+        finalize = lambda output, _finalize=finalize: to_float_outputs(_finalize(output))  # noqa: E731
 
     def loss_fn(output, mb_index: int):
         if model.scaled_batch:

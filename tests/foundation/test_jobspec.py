@@ -42,7 +42,7 @@ def _mp(**parameters):
 
 
 @pytest.mark.parametrize("parameters", [
-    {"fp16": True}, {"bf16": True},
+    {"pipeline": "_only_forward"},
 ])
 def test_a_local_job_refuses_at_construction_what_smp_init_refuses(parameters):
     mp = _mp(**parameters)

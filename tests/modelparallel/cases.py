@@ -59,8 +59,7 @@ WORLD2 = [
     {"name": "comm", "kind": "comm", "config": {**DP, "optimize": "speed", "active_microbatches": 3}},
     {"name": "bad_tp_larger_than_world", "kind": "bad_config", "config": {"tensor_parallel_degree": 4, "ddp": True}},
     # parameters the implementation cannot honour: refused at smp.init, never silently ignored
-    {"name": "bad_bf16", "kind": "bad_config", "config": {"bf16": True, "ddp": True}},
-    {"name": "bad_fp16", "kind": "bad_config", "config": {"fp16": True, "ddp": True}},
+    {"name": "bad_only_forward_pipeline", "kind": "bad_config", "config": {"pipeline": "_only_forward", "ddp": True}},
     {"name": "bad_delayed_parameter_initialization", "kind": "bad_config",
      "config": {"delayed_parameter_initialization": True, "pipeline_parallel_degree": 2}},
     {"name": "bad_horovod", "kind": "bad_config", "config": {"horovod": True}},

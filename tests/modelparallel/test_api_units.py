@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 
 import pytest
@@ -108,7 +107,7 @@ def test_error_names_mp_parameters_once(monkeypatch):
 
 
 @pytest.mark.parametrize("config,field", [
-    ({"bf16": True}, "bf16=True"), ({"fp16_params": True}, "fp16=True"),
+    ({"pipeline": "_only_forward"}, "pipeline='_only_forward'"),
     ({"delayed_parameter_initialization": True, "pipeline_parallel_degree": 2},
      "delayed_parameter_initialization=True with pipeline_parallel_degree=2, sharded_data_parallel_degree=1"),
 ])
@@ -116,8 +115,7 @@ def test_parameters_that_cannot_be_honoured_are_refused(monkeypatch, config, fie
     from modelparallel.config import check_supported
 
     monkeypatch.delenv("SM_HP_MP_PARAMETERS", raising=False)
-    with pytest.warns(DeprecationWarning) if "fp16_params" in config else contextlib.nullcontext():
-        cfg = load_parameters(config)
+    cfg = load_parameters(config)
     with pytest.raises(SMPValidationError, match=rf"mp_parameters\.{field} is not supported .*supported: .*fix: "):
         check_supported(cfg)
     assert check_supported(load_parameters({"sdp_reduce_bucket_size": 5})) == [

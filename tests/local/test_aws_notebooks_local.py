@@ -16,7 +16,7 @@ import boto3
 import numpy as np
 import pytest
 
-from tests.fixtures.aws_examples import (NOTEBOOKS, STAND_INS, TEST_IMAGES, copy_examples, notebook_cells,
+from tests.fixtures.aws_examples import (NOTEBOOKS, STAND_INS, TEST_IMAGES, case_id, copy_examples, notebook_cells,
                                          seed_public_bucket)
 from tests.fixtures.sdk_v2 import ROOT, assume_notebook_role
 
@@ -60,20 +60,15 @@ def run_locally(folder: str, notebook: str, workdir, monkeypatch) -> dict:
     return namespace
 
 
-@pytest.fixture
-def notebook_env(tmp_path, monkeypatch, sagemaker_env):
-    workdir = copy_examples(tmp_path / "aws")
-    seed_public_bucket(tmp_path)
-    assume_notebook_role(monkeypatch, "AwsNotebookLocalRole")
-    return workdir
-
-
 @pytest.mark.parametrize(("folder", "notebook"), NOTEBOOKS, ids=[f"{f}/{n}" for f, n in NOTEBOOKS])
-def test_the_notebook_runs_in_local_mode(folder, notebook, notebook_env, monkeypatch):
+def test_the_notebook_runs_in_local_mode(folder, notebook, tmp_path, monkeypatch, sagemaker_env):
     reason = local_skip_reason(folder, notebook)
     if reason:
         pytest.skip(reason)
-    namespace = run_locally(folder, notebook, notebook_env, monkeypatch)
+    workdir = copy_examples(tmp_path / "aws")
+    seed_public_bucket(tmp_path)
+    assume_notebook_role(monkeypatch, case_id(folder, notebook))
+    namespace = run_locally(folder, notebook, workdir, monkeypatch)
     CHECKS[(folder, notebook)](namespace)
 
 

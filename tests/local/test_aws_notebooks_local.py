@@ -16,12 +16,20 @@ import boto3
 import numpy as np
 import pytest
 
-from tests.fixtures.aws_examples import (NOTEBOOKS, STAND_INS, TEST_IMAGES, case_id, copy_examples, notebook_cells,
-                                         seed_public_bucket)
+from tests.fixtures.aws_examples import (
+    NOTEBOOKS,
+    STAND_INS,
+    TEST_IMAGES,
+    case_id,
+    clear_notebook_data,
+    copy_examples,
+    notebook_cells,
+    seed_public_bucket,
+)
 from tests.fixtures.sdk_v2 import ROOT, assume_notebook_role
 
 sys.path.insert(0, str(ROOT / "scripts"))
-from sdk_v2_oracle import swap_imports  # noqa: E402
+from sdk_v2_oracle import swap_imports
 
 pytestmark = pytest.mark.slow  # local jobs and local endpoints
 
@@ -61,12 +69,13 @@ def run_locally(folder: str, notebook: str, workdir, monkeypatch) -> dict:
 
 
 @pytest.mark.parametrize(("folder", "notebook"), NOTEBOOKS, ids=[f"{f}/{n}" for f, n in NOTEBOOKS])
-def test_the_notebook_runs_in_local_mode(folder, notebook, tmp_path, monkeypatch, sagemaker_env):
+def test_the_notebook_runs_in_local_mode(folder, notebook, request, tmp_path, monkeypatch, sagemaker_env):
     reason = local_skip_reason(folder, notebook)
     if reason:
         pytest.skip(reason)
     workdir = copy_examples(tmp_path / "aws")
     seed_public_bucket(tmp_path)
+    request.addfinalizer(clear_notebook_data)
     assume_notebook_role(monkeypatch, case_id(folder, notebook))
     namespace = run_locally(folder, notebook, workdir, monkeypatch)
     CHECKS[(folder, notebook)](namespace)

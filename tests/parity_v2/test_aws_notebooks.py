@@ -13,8 +13,17 @@ import json
 
 import pytest
 
-from tests.fixtures.aws_examples import (HARNESS, NOTEBOOKS, SKIPPED_CELLS, STAND_INS, case_id, copy_examples,
-                                         notebook_cells, seed_public_bucket)
+from tests.fixtures.aws_examples import (
+    HARNESS,
+    NOTEBOOKS,
+    SKIPPED_CELLS,
+    STAND_INS,
+    case_id,
+    clear_notebook_data,
+    copy_examples,
+    notebook_cells,
+    seed_public_bucket,
+)
 from tests.fixtures.sdk_v2 import requests, without_documented_differences
 
 # every SageMaker request but DescribeTrainingJob, whose count is how often a side polls (v2 and we poll differently)
@@ -29,7 +38,10 @@ def side(sdk_v2, sagemaker_endpoints, tmp_path_factory):
     cases = [{"id": case_id(folder, notebook), "cells": [HARNESS, *notebook_cells(folder, notebook)],
               "names": {"WORKDIR": str(workdir / folder), "STAND_INS": str(STAND_INS)}}
              for folder, notebook in NOTEBOOKS]
-    return sdk_v2(cases)
+    try:
+        yield sdk_v2(cases)
+    finally:
+        clear_notebook_data()
 
 
 def test_every_cell_runs_on_both_sides(side):

@@ -34,7 +34,7 @@ SAGEMAKER_REQUESTS = ("CreateTrainingJob", "CreateModel", "CreateEndpointConfig"
 @pytest.fixture(scope="module")
 def side(sdk_v2, sagemaker_endpoints, tmp_path_factory):
     workdir = copy_examples(tmp_path_factory.mktemp("aws_notebooks") / "aws")
-    seed_public_bucket(workdir.parent)
+    seed_public_bucket(workdir.parent, data_already_downloaded=True)  # the two runs share the notebooks' /tmp/data
     cases = [{"id": case_id(folder, notebook), "cells": [HARNESS, *notebook_cells(folder, notebook)],
               "names": {"WORKDIR": str(workdir / folder), "STAND_INS": str(STAND_INS)}}
              for folder, notebook in NOTEBOOKS]

@@ -1,12 +1,14 @@
 """AWS's own example notebooks (tests/data/v2_notebooks/aws/) in local mode: swapped by the one rule, their SageMaker
 instance type set to "local" (the only change; the harness adds what tests/fixtures/aws_examples.py says, the same as
 for the moto runs), run cell by cell in this process. The PyTorch getting-started notebook really trains on CPU; the
-TensorFlow deploy notebook deploys a SavedModel locally and predicts. A notebook that cannot run here is skipped
+deploy notebooks serve their models locally (PyTorch through the notebook's handlers, TensorFlow as TF Serving) and
+predict. A notebook that cannot run here is skipped
 with the physical reason."""
 
 from __future__ import annotations
 
 import io
+import math
 import random
 import re
 import sys
@@ -95,18 +97,31 @@ def _trained_locally(namespace: dict) -> None:
         assert "model.pth" in tar.getnames()  # the script's save_model ran
 
 
-def _deployed_and_predicted_locally(namespace: dict) -> None:
-    assert len(namespace["res"]["predictions"]) == 4 and len(namespace["res"]["predictions"][0]) == 10
-    predictions = namespace["predictions"].tolist()
-    assert len(predictions) == 16 and all(0 <= p < 10 for p in predictions)
+def _stopped(namespace: dict) -> None:
     from launcher.deploy.local_endpoint import running_endpoint
 
     assert running_endpoint(namespace["predictor"].endpoint_name) is None  # the clean-up cell stopped it
 
 
+def _pytorch_deployed_and_predicted_locally(namespace: dict) -> None:
+    # the handler's output_fn answered 16 rows of log-probabilities from the pretrained Net's weights
+    assert len(namespace["res"]) == 16 and all(len(row) == 10 for row in namespace["res"])
+    assert all(abs(sum(math.exp(p) for p in row) - 1) < 1e-4 for row in namespace["res"])
+    assert len(namespace["predictions"]) == 16 and all(0 <= p < 10 for p in namespace["predictions"])
+    _stopped(namespace)
+
+
+def _tensorflow_deployed_and_predicted_locally(namespace: dict) -> None:
+    assert len(namespace["res"]["predictions"]) == 4 and len(namespace["res"]["predictions"][0]) == 10
+    predictions = namespace["predictions"].tolist()
+    assert len(predictions) == 16 and all(0 <= p < 10 for p in predictions)
+    _stopped(namespace)
+
+
 CHECKS = {
-    ("pytorch_mnist_train", "get_started_mnist_train.ipynb"): _trained_locally,
-    ("tensorflow_mnist", "get_started_mnist_deploy.ipynb"): _deployed_and_predicted_locally,
+    ("pytorch_mnist", "get_started_mnist_train.ipynb"): _trained_locally,
+    ("pytorch_mnist", "get_started_mnist_deploy.ipynb"): _pytorch_deployed_and_predicted_locally,
+    ("tensorflow_mnist", "get_started_mnist_deploy.ipynb"): _tensorflow_deployed_and_predicted_locally,
 }
 
 

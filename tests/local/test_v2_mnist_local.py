@@ -6,16 +6,15 @@ The scripts are sagelaunch's own (tests/data/v2_notebooks/mnist_code), in the sh
 
 from __future__ import annotations
 
-import gzip
 import math
 import shutil
-import struct
 import sys
 
 import boto3
 import numpy as np
 import pytest
 
+from tests.fixtures.aws_examples import mnist_idx_files
 from tests.fixtures.sdk_v2 import ROOT, assume_notebook_role
 from tests.parity_v2.test_notebooks import NOTEBOOKS
 
@@ -70,20 +69,13 @@ predictor.delete_endpoint()
 ]
 
 
-def _idx_files(prefix: str, count: int, rng) -> dict[str, bytes]:
-    images = rng.integers(0, 256, (count, 28, 28), dtype=np.uint8)
-    labels = rng.integers(0, 10, count, dtype=np.uint8)
-    return {f"{prefix}-images-idx3-ubyte.gz": gzip.compress(struct.pack(">IIII", 2051, count, 28, 28) + images.tobytes()),
-            f"{prefix}-labels-idx1-ubyte.gz": gzip.compress(struct.pack(">II", 2049, count) + labels.tobytes())}
-
-
 def test_the_mnist_flow_trains_deploys_its_model_and_predicts_locally(tmp_path, monkeypatch, sagemaker_env):
     workdir = tmp_path / "nb"
     shutil.copytree(NOTEBOOKS / "mnist_code", workdir / "mnist_code")
     rng = np.random.default_rng(0)
     s3 = boto3.client("s3")
     s3.create_bucket(Bucket=PUBLIC_BUCKET, CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
-    for name, body in {**_idx_files("train", 64, rng), **_idx_files("t10k", 16, rng)}.items():
+    for name, body in {**mnist_idx_files("train", 64, rng), **mnist_idx_files("t10k", 16, rng)}.items():
         s3.put_object(Bucket=PUBLIC_BUCKET, Key=f"datasets/image/MNIST/{name}", Body=body)
     monkeypatch.chdir(workdir)
     assume_notebook_role(monkeypatch, "MnistNotebookRole")

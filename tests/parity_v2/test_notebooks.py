@@ -17,19 +17,16 @@ import tarfile
 import boto3
 import pytest
 
-from tests.fixtures.sdk_v2 import ROOT, requests, without_documented_differences
+from tests.fixtures.sdk_v2 import (
+    ASSUME_ROLE_CELL,
+    ROOT,
+    requests,
+    without_documented_differences,
+    without_magics,
+)
 
 NOTEBOOKS = ROOT / "tests" / "data" / "v2_notebooks"
-HARNESS = """
-import os, boto3
-os.chdir(WORKDIR)
-boto3.client("iam").create_role(RoleName=JOB, Path="/service-role/", AssumeRolePolicyDocument="{}")
-c = boto3.client("sts").assume_role(RoleArn="arn:aws:iam::123456789012:role/service-role/" + JOB,
-                                    RoleSessionName="notebook")["Credentials"]
-os.environ.update(AWS_ACCESS_KEY_ID=c["AccessKeyId"], AWS_SECRET_ACCESS_KEY=c["SecretAccessKey"],
-                  AWS_SESSION_TOKEN=c["SessionToken"])
-boto3.DEFAULT_SESSION = None  # the notebook's sessions start from the role's credentials
-"""
+HARNESS = ASSUME_ROLE_CELL + "os.chdir(WORKDIR)\n"
 REQUESTS = ("CreateTrainingJob", "CreateModel", "CreateEndpointConfig", "CreateEndpoint", "InvokeEndpoint",
             "DescribeEndpoint", "DescribeEndpointConfig", "DeleteModel", "DeleteEndpointConfig", "DeleteEndpoint")
 
@@ -37,9 +34,7 @@ REQUESTS = ("CreateTrainingJob", "CreateModel", "CreateEndpointConfig", "CreateE
 def notebook_cells(path) -> list[str]:
     """A notebook's code cells; IPython magics (%…, !…) become comments."""
     cells = json.loads(path.read_text())["cells"]
-    return ["\n".join(f"# IPython: {line}" if line.lstrip().startswith(("%", "!")) else line
-                      for line in "".join(c["source"]).splitlines())
-            for c in cells if c["cell_type"] == "code"]
+    return [without_magics("".join(c["source"])) for c in cells if c["cell_type"] == "code"]
 
 
 @pytest.fixture(scope="module")

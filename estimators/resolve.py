@@ -16,6 +16,7 @@ from estimators.distribution import DistributionPlan, parse_distribution
 from estimators.settings import settings_problems, training_instance_type
 from jobspec import catalog as support
 from jobspec.contract import is_local_instance_type
+from jobspec.errors import ProblemsError, SagelaunchError, SagelaunchException, problem_of
 from jobspec.spec import ProfilerSettings
 from launcher import environment
 
@@ -40,22 +41,29 @@ class Resolved:
 
 
 class _Problems:
-    """Run checks, keep going after a failure, raise all messages at the end."""
+    """Run checks, keep going after a failure, raise them all at the end (one ProblemsError)."""
 
     def __init__(self) -> None:
-        self.messages: list[str] = []
+        self.problems: list[SagelaunchException] = []
         self.resolved: Resolved | None = None
+
+    @property
+    def messages(self) -> list[str]:
+        return [str(p) for p in self.problems]
+
+    def add(self, *problems: SagelaunchException | str) -> None:
+        self.problems.extend(p if isinstance(p, SagelaunchException) else SagelaunchError(p) for p in problems)
 
     def check(self, fn: Callable[[], Any], default: Any = None) -> Any:
         try:
             return fn()
         except ValueError as err:
-            self.messages.append(str(err))
+            self.problems.append(problem_of(err))
             return default
 
     def raise_if_any(self) -> None:
-        if self.messages:
-            raise ValueError("\n".join(self.messages))
+        if self.problems:
+            raise ProblemsError(self.problems)
 
 
 def _image(est: "FrameworkEstimator", region: str, local: bool, kind: str,
@@ -157,7 +165,7 @@ def cross_field_problems(est: "FrameworkEstimator", invalid: frozenset[str] = fr
     # a misspelt ml.* type is still a SageMaker job; a misspelt "local" may not be
     sagemaker_job = not local and (valid("instance_type") or str(instance_type).startswith("ml."))
     if valid("instance_groups"):
-        problems.messages.extend(settings_problems(est, local, valid))
+        problems.add(*settings_problems(est, local, valid))
     info = support.instance_info(instance_type) if valid("instance_type", "instance_groups") and instance_type else None
     region = None
     if valid("region"):
@@ -190,8 +198,10 @@ def cross_field_problems(est: "FrameworkEstimator", invalid: frozenset[str] = fr
             ))
     if plan is not None and valid("hyperparameters") and est.user_hyperparameters \
             and len(est.user_hyperparameters) + len(plan.hyperparameters) + 5 > 100:
-        problems.messages.append("hyperparameters: too many entries with the distribution settings; allowed: 100 in all")
-    if not problems.messages and not invalid:
+        problems.add(SagelaunchError("hyperparameters: too many entries with the distribution settings; allowed: 100 in all",
+                                     field="hyperparameters", value=len(est.user_hyperparameters), allowed="100 in all",
+                                     fix="drop some hyperparameters"))
+    if not problems.problems and not invalid:
         assert image is not None and plan is not None and info is not None and region is not None
         version, py, uri, repository = image
         problems.resolved = Resolved(version, py, uri, region, _gpus_per_host(instance_type, info), plan, profiler,

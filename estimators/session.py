@@ -45,9 +45,9 @@ class Session:
             boto_session = boto3.session.Session(region_name=configured_region())
         region = getattr(boto_session, "region_name", None)
         if not region:
-            from launcher.environment import NO_REGION
+            from launcher.environment import no_region_error
 
-            raise ValueError(f"Session: {NO_REGION}")
+            raise no_region_error("Session: ")
         self.boto_session = boto_session
         self._region_name = region
         self._default_bucket_name = default_bucket

@@ -1,10 +1,24 @@
-"""pydantic ValidationError → one line per problem, each naming its field (`a.b: message (got …)`); values
-shown short."""
+"""sagelaunch's errors: one family, one line per problem, secrets never shown.
+
+The family (catch the root to catch anything sagelaunch raises on purpose):
+
+    SagelaunchException                  the root; every error carries `field`, `value`, `allowed`, `fix`
+    ├── SagelaunchError(ValueError)      a rejected input: the message names the field, the value, what is
+    │   │                                allowed and a fix (`except ValueError` keeps working)
+    │   ├── SagelaunchTypeError(TypeError)   an input of the wrong type, where callers may catch TypeError
+    │   └── ProblemsError                every independent problem at once (`problems`, one line each)
+    └── SagelaunchRuntimeError(RuntimeError)  a failure while running (a job failed, an AWS call failed, a worker
+                                         was lost): not the input's fault, so never a ValueError
+
+Also here: pydantic ValidationError → one line per problem, each naming its field (`a.b: message (got …)`);
+values shown short, secret ones hidden.
+"""
 
 from __future__ import annotations
 
 import re
 import reprlib
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -67,3 +81,51 @@ def masked(loc: tuple[Any, ...], value: Any) -> Any:
     if isinstance(value, dict):
         return {k: HIDDEN if looks_secret(k) else v for k, v in value.items()}
     return value
+
+
+class SagelaunchException(Exception):
+    """The root of sagelaunch's errors. `message` is the one-line text users read (kept as the raise site wrote it);
+    `field` the argument or setting at fault, `value` what it was given (hidden when the field looks secret),
+    `allowed` what it accepts and `fix` what to do; each is empty (value None) where the site has nothing to say."""
+
+    def __init__(self, message: str = "", *, field: str = "", value: Any = None, allowed: str = "",
+                 fix: str = "") -> None:
+        super().__init__(message)
+        self.field, self.allowed, self.fix = field, allowed, fix
+        self.value = HIDDEN if looks_secret(field) and value is not None else value
+
+
+class SagelaunchError(SagelaunchException, ValueError):
+    """A rejected input (a ValueError, so `except ValueError` keeps working)."""
+
+
+class SagelaunchTypeError(SagelaunchError, TypeError):
+    """A rejected input of the wrong type, where SDK v2 or Python raise TypeError (callers may catch either)."""
+
+
+class SagelaunchRuntimeError(SagelaunchException, RuntimeError):
+    """A failure while running, not an input mistake (a RuntimeError, as before the family existed)."""
+
+
+class ProblemsError(SagelaunchError):
+    """Every independent problem at once: `problems` keeps each one as a SagelaunchError, the message lists their
+    texts one per line. `field`, `value`, `allowed` and `fix` are the first problem's."""
+
+    def __init__(self, problems: Iterable[SagelaunchException | str]) -> None:
+        self.problems: list[SagelaunchException] = []
+        for p in problems:  # a ProblemsError among them adds its own problems: the list stays flat
+            if isinstance(p, ProblemsError):
+                self.problems.extend(p.problems)
+            else:
+                self.problems.append(problem_of(p) if isinstance(p, BaseException) else SagelaunchError(p))
+        first = self.problems[0] if self.problems else SagelaunchError()
+        super().__init__("\n".join(str(p) for p in self.problems), field=first.field, value=first.value,
+                         allowed=first.allowed, fix=first.fix)
+
+    def __reduce__(self) -> tuple[Any, ...]:  # the constructor takes the list, not the message
+        return type(self), (self.problems,)
+
+
+def problem_of(err: BaseException) -> SagelaunchException:
+    """`err` as a member of the family: itself, or its text with no parts (a pydantic or library ValueError)."""
+    return err if isinstance(err, SagelaunchException) else SagelaunchError(str(err))

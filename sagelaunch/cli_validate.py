@@ -14,6 +14,8 @@ from typing import Any
 import typer
 
 from jobspec.catalog import FRAMEWORKS
+from jobspec.errors import SagelaunchError
+from jobspec.suggest import closest, did_you_mean
 
 FIT_KEYS = ("inputs", "job_name")
 
@@ -22,7 +24,7 @@ MAX_JOB_FILE_BYTES = 1_000_000  # a job file is a page of settings; this bounds 
 MAX_YAML_NESTING = 64  # deeper nesting is refused before PyYAML's recursive composer reaches Python's limit
 
 
-class JobFileRefused(ValueError):
+class JobFileRefused(SagelaunchError):
     """A job file refused before anything is built from it (aliases, nesting)."""
 
 
@@ -154,7 +156,7 @@ def check_local_inputs(spec: Any) -> None:
 VALUE_IN_MESSAGE = {"value_error", "missing", "assertion_error"}
 
 
-class FrameworkError(ValueError):
+class FrameworkError(SagelaunchError):
     """`framework:` is missing or wrong; carries the rest of the file so its other problems can be shown."""
 
     def __init__(self, message: str, likely: str | None, kwargs: dict[str, Any], fit_kwargs: dict[str, Any]):
@@ -163,19 +165,18 @@ class FrameworkError(ValueError):
 
 
 def closest_framework(value: Any) -> str | None:
-    import difflib
-
-    matches = difflib.get_close_matches(str(value).lower(), FRAMEWORKS, n=1) if value is not None else []
+    matches = closest(str(value).lower(), FRAMEWORKS) if value is not None else []
     return matches[0] if matches else None
 
 
 def check_framework(value: Any) -> str:
     framework = str(value).lower() if value is not None else ""
     if framework not in FRAMEWORKS:
-        likely = closest_framework(value)
-        hint = f" (did you mean {likely!r}?)" if likely else ""
-        raise ValueError(f"framework={value!r} is not supported{hint}; allowed: {', '.join(FRAMEWORKS)} "
-                         "(e.g. `framework: pytorch` in the file)")
+        hint = did_you_mean(str(value).lower(), FRAMEWORKS) if value is not None else ""
+        fix = "e.g. `framework: pytorch` in the file"
+        raise SagelaunchError(f"framework={value!r} is not supported{hint}; allowed: {', '.join(FRAMEWORKS)} ({fix})",
+                              field="framework", value=value, allowed=", ".join(FRAMEWORKS),
+                              fix=hint.strip(" ()") or fix)
     return framework
 
 

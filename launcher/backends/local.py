@@ -32,11 +32,13 @@ DEFAULT_STOP_GRACE = 10.0
 def _check_options(options: dict[str, Any]) -> None:
     unknown = sorted(set(options) - _OPTIONS)
     if unknown:
-        import difflib
+        from jobspec.errors import SagelaunchError
+        from jobspec.suggest import did_you_mean
 
-        hints = [f"{u!r} (did you mean {difflib.get_close_matches(u, _OPTIONS, n=1)[0]!r}?)"
-                 if difflib.get_close_matches(u, _OPTIONS, n=1) else repr(u) for u in unknown]
-        raise ValueError(f"local backend options {', '.join(hints)} are unknown; allowed: {sorted(_OPTIONS)}")
+        hints = [repr(u) + did_you_mean(u, _OPTIONS) for u in unknown]
+        raise SagelaunchError(f"local backend options {', '.join(hints)} are unknown; allowed: {sorted(_OPTIONS)}",
+                              field="options", value=unknown, allowed=", ".join(sorted(_OPTIONS)),
+                              fix="drop them or correct their names")
 
 
 def submit(spec: TrainingJobSpec, *, wait: bool = True, logs: bool = True, **options: Any) -> "LocalTrainingJob":

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+from jobspec.errors import SagelaunchError
 from jobspec.net import port_is_free
 from jobspec.spec import TrainingJobSpec
+from jobspec.suggest import closest, did_you_mean
 from launcher.sourcedir import iter_source_files, list_source_files, loop_error, symlink_loop
 
 # distributions that provide each framework's module, in the order we look for them
@@ -45,18 +46,20 @@ def source_files(spec: TrainingJobSpec) -> list[tuple[Path, str]]:
         files = list_source_files(root, spec.entry_point, spec.ignore_patterns, spec.dependencies)
         names = [name for _, name in files]
         if spec.entry_point not in names:
-            close = difflib.get_close_matches(spec.entry_point, names, n=1)
-            hint = f"did you mean {close[0]!r}?" if close else "pass a path relative to source_dir"
-            raise ValueError(f"entry_point {spec.entry_point!r} is not in source_dir {spec.source_dir!r} "
-                             f"(or it is excluded by ignore_patterns); {hint}")
+            hint = (did_you_mean(spec.entry_point, names, form="did you mean {}?")
+                    or "pass a path relative to source_dir")
+            raise SagelaunchError(f"entry_point {spec.entry_point!r} is not in source_dir {spec.source_dir!r} "
+                                  f"(or it is excluded by ignore_patterns); {hint}", field="entry_point",
+                                  value=spec.entry_point, allowed=f"a file in source_dir {spec.source_dir!r}", fix=hint)
         return files
     entry = Path(spec.entry_point_path or spec.entry_point).expanduser()
     check_no_loop(entry, "entry_point")
     if not entry.is_file():
         siblings = [p.name for p in entry.parent.glob("*")] if entry.parent.is_dir() else []
-        close = difflib.get_close_matches(entry.name, siblings, n=1)
+        close = closest(entry.name, siblings)
         hint = f"did you mean {str(entry.parent / close[0])!r}?" if close else "check the path"
-        raise ValueError(f"entry_point {str(entry)!r} does not exist; {hint}")
+        raise SagelaunchError(f"entry_point {str(entry)!r} does not exist; {hint}", field="entry_point", value=str(entry),
+                              allowed="an existing file", fix=hint)
     return list(iter_source_files(None, str(entry), (), spec.dependencies))
 
 

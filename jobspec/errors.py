@@ -28,17 +28,25 @@ if TYPE_CHECKING:
 def validation_error_text(prefix: str, err: "ValidationError") -> str:
     """`prefix.loc: msg (got value)` per error, joined by "; ". A message that already starts with
     `prefix` (the models' own cross-field messages name their field) is kept as it is."""
-    lines = []
+    return "; ".join(str(p) for p in validation_problems(prefix, err))
+
+
+def validation_problems(prefix: str, err: "ValidationError") -> list["SagelaunchError"]:
+    """One SagelaunchError per error of `err`, its message `prefix.loc: msg (got value)`, its field `prefix.loc`;
+    a validator's own family error lends its parts (it knows its field better than pydantic's location)."""
+    problems = []
     for e in err.errors():
         msg = e["msg"].removeprefix("Value error, ")
-        if prefix and msg.startswith(prefix):
-            lines.append(msg)
-            continue
         loc = ".".join(str(p) for p in (prefix, *e["loc"]) if p != "")
         value = masked(tuple(e["loc"]), e.get("input"))
+        cause = (e.get("ctx") or {}).get("error")
+        parts = cause.parts() if isinstance(cause, SagelaunchException) and cause.field else {"field": loc, "value": value}
+        if prefix and msg.startswith(prefix):
+            problems.append(SagelaunchError(msg, **parts))
+            continue
         got = "" if isinstance(value, dict) or e["type"] == "missing" else f" (got {shown(value)})"
-        lines.append(f"{loc}: {msg}{got}")
-    return "; ".join(lines)
+        problems.append(SagelaunchError(f"{loc}: {msg}{got}", **parts))
+    return problems
 
 
 def cut(text: str, limit: int = 60) -> str:
@@ -94,6 +102,10 @@ class SagelaunchException(Exception):
         self.field, self.allowed, self.fix = field, allowed, fix
         self.value = HIDDEN if looks_secret(field) and value is not None else value
 
+    def parts(self) -> dict[str, Any]:
+        """field, value, allowed and fix: for another error of the family that reports this one."""
+        return {"field": self.field, "value": self.value, "allowed": self.allowed, "fix": self.fix}
+
 
 class SagelaunchError(SagelaunchException, ValueError):
     """A rejected input (a ValueError, so `except ValueError` keeps working)."""
@@ -124,6 +136,17 @@ class ProblemsError(SagelaunchError):
 
     def __reduce__(self) -> tuple[Any, ...]:  # the constructor takes the list, not the message
         return type(self), (self.problems,)
+
+
+def parts_of(err: BaseException) -> dict[str, Any]:
+    """An error's field, value, allowed and fix (none for an error outside the family)."""
+    return err.parts() if isinstance(err, SagelaunchException) else {}
+
+
+def validation_error(cls: type[SagelaunchError], prefix: str, err: "ValidationError") -> SagelaunchError:
+    """`err` as one `cls` error: validation_error_text's message, the first problem's field, value, allowed, fix."""
+    problems = validation_problems(prefix, err)
+    return cls("; ".join(str(p) for p in problems), **(problems[0].parts() if problems else {}))
 
 
 def problem_of(err: BaseException) -> SagelaunchException:

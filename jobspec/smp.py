@@ -21,6 +21,7 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 
+from jobspec.errors import SagelaunchError
 from jobspec.suggest import did_you_mean
 
 PLACEMENT_PERMUTATIONS = tuple("".join(p) for p in itertools.permutations("DPT"))
@@ -103,13 +104,16 @@ class SMPParameters(BaseModel):
         known = set(cls.model_fields) | {"partitions", "fp16_params"}
         for key in data:
             if key not in known:
-                raise ValueError(
-                    f"mp_parameters: unknown SMP v1 parameter {key!r}{did_you_mean(key, sorted(known))}; "
-                    f"allowed: {', '.join(sorted(known))}"
-                )
+                hint = did_you_mean(key, sorted(known))
+                raise SagelaunchError(
+                    f"mp_parameters: unknown SMP v1 parameter {key!r}{hint}; allowed: {', '.join(sorted(known))}",
+                    field=f"mp_parameters.{key}", value=data[key], allowed=", ".join(sorted(known)),
+                    fix=hint.strip(" ()") or "drop it (SMP v1 has no such parameter)")
         for a, b in (("partitions", "pipeline_parallel_degree"), ("fp16_params", "fp16")):
             if a in data and b in data and data[a] != data[b]:
-                raise ValueError(f"mp_parameters: {a}={data[a]!r} and {b}={data[b]!r} are aliases; give only {b}")
+                raise SagelaunchError(f"mp_parameters: {a}={data[a]!r} and {b}={data[b]!r} are aliases; give only {b}",
+                                      field=f"mp_parameters.{a}", value=data[a], allowed=f"one of {a} and {b}",
+                                      fix=f"give only {b}")
         if "fp16_params" in data:
             warnings.warn("mp_parameters: fp16_params is deprecated; use fp16", DeprecationWarning, stacklevel=2)
         return data
@@ -118,10 +122,7 @@ class SMPParameters(BaseModel):
     def _cross_rules(self) -> "SMPParameters":
         pp, tp, sdp = self.pipeline_parallel_degree, self.tensor_parallel_degree, self.sharded_data_parallel_degree
         if self.placement_strategy not in PLACEMENT_STRATEGIES:
-            raise ValueError(
-                f"mp_parameters.placement_strategy={self.placement_strategy!r} is not valid; allowed: "
-                f"{', '.join(PLACEMENT_STRATEGIES)}{did_you_mean(self.placement_strategy, PLACEMENT_STRATEGIES)}"
-            )
+            raise placement_error("mp_parameters.placement_strategy", self.placement_strategy)
         if self.ddp and self.horovod:
             raise ValueError("mp_parameters: ddp=True and horovod=True are exclusive; set one of them (ddp for PyTorch)")
         if self.ddp_port is not None and not self.ddp:
@@ -193,11 +194,15 @@ def placement_order(strategy: str) -> str:
     """'cluster' → 'DPT', 'spread' → 'TPD', a permutation of D/P/T → itself."""
     order = NAMED_PLACEMENTS.get(strategy, strategy)
     if order not in PLACEMENT_PERMUTATIONS:
-        raise ValueError(
-            f"placement_strategy={strategy!r} is not valid; allowed: {', '.join(PLACEMENT_STRATEGIES)}"
-            f"{did_you_mean(strategy, PLACEMENT_STRATEGIES)}"
-        )
+        raise placement_error("placement_strategy", strategy)
     return order
+
+
+def placement_error(field: str, strategy: str) -> SagelaunchError:
+    hint = did_you_mean(strategy, PLACEMENT_STRATEGIES)
+    allowed = ", ".join(PLACEMENT_STRATEGIES)
+    return SagelaunchError(f"{field}={strategy!r} is not valid; allowed: {allowed}{hint}", field=field, value=strategy,
+                           allowed=allowed, fix=hint.strip(" ()") or "pick one of the allowed strategies")
 
 
 def mesh_shape(order: str, rdp: int, pp: int, tp: int) -> tuple[int, ...]:

@@ -21,6 +21,7 @@ from estimators.instance_group import InstanceGroup
 from estimators.resolve import Resolved, resolve
 from estimators.settings import job_settings
 from jobspec import catalog as support
+from jobspec.argument_errors import ArgumentErrors, argument_errors
 from jobspec.contract import is_local_instance_type
 from jobspec.names import check_name, job_name
 from jobspec.spec import TrainingJobSpec
@@ -210,7 +211,8 @@ class FrameworkEstimator(BaseModel):
         session = kwargs.get("sagemaker_session")
         if session is not None and kwargs.get("region") is None:
             kwargs["region"] = _session_region(session)
-        super().__init__(**bind_positional(type(self).__name__, self.POSITIONAL, args, kwargs))
+        with argument_errors():  # the same ValidationError, as a member of sagelaunch's family too
+            super().__init__(**bind_positional(type(self).__name__, self.POSITIONAL, args, kwargs))
 
     @classmethod
     def argument_names(cls) -> list[str]:
@@ -227,13 +229,14 @@ class FrameworkEstimator(BaseModel):
             if not name.startswith("_") and not hasattr(type(self), name):  # a misspelt argument
                 from estimators.explain import unknown_argument_error
 
-                raise ValidationError.from_exception_data(type(self).__name__, [{
+                raise ArgumentErrors.from_exception_data(type(self).__name__, [{
                     "type": unknown_argument_error(name, type(self).argument_names(), type(self).__name__),
                     "loc": (name,), "input": value}])
             return super().__setattr__(name, value)
         old = self.__dict__.get(name)
         try:
-            super().__setattr__(name, value)
+            with argument_errors():
+                super().__setattr__(name, value)
         except Exception:
             self.__dict__[name] = old
             raise

@@ -47,10 +47,6 @@ class _Problems:
         self.problems: list[SagelaunchException] = []
         self.resolved: Resolved | None = None
 
-    @property
-    def messages(self) -> list[str]:
-        return [str(p) for p in self.problems]
-
     def add(self, *problems: SagelaunchException | str) -> None:
         self.problems.extend(p if isinstance(p, SagelaunchException) else SagelaunchError(p) for p in problems)
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from jobspec.contract import LOCAL_INSTANCE_TYPES
+from jobspec.errors import SagelaunchError
 from jobspec.suggest import allowed_list, choice_error, did_you_mean
 
 MATRIX_PATH = Path(__file__).with_name("support_matrix.json")
@@ -418,42 +419,50 @@ def check_distribution_support(strategy: str, framework: str, version: str, inst
     if strategy == "dataparallel":
         types, versions = d["dataparallel"]["instance_types"], d["dataparallel"]["versions"][framework]
         if instance_type not in types:
-            raise ValueError(
+            hint = did_you_mean(instance_type, types)
+            raise SagelaunchError(
                 f"instance_type={instance_type!r}: smdistributed dataparallel runs on {', '.join(types)} only"
-                f"{did_you_mean(instance_type, types)}; or use torch_distributed"
-            )
+                f"{hint}; or use torch_distributed", field="instance_type", value=instance_type,
+                allowed=", ".join(types), fix=hint.strip(" ()") or "use torch_distributed")
         if version not in versions:
-            raise ValueError(
+            raise SagelaunchError(
                 f"framework_version={version!r}: smdistributed dataparallel supports {framework} "
-                f"{', '.join(versions) or 'no version'}; use torch_distributed for newer PyTorch"
-            )
+                f"{', '.join(versions) or 'no version'}; use torch_distributed for newer PyTorch",
+                field="framework_version", value=version, allowed=", ".join(versions),
+                fix="use torch_distributed for newer PyTorch")
     elif strategy == "torch_distributed":
         key = "trainium_versions" if info["kind"] == "trainium" else "gpu_versions"
         versions = d["torch_distributed"][key]
         if info["kind"] == "cpu":
-            raise ValueError(
+            raise SagelaunchError(
                 f"instance_type={instance_type!r}: torch_distributed needs GPU or Trainium instances; "
-                "choose e.g. ml.g5.12xlarge or ml.p4d.24xlarge"
-            )
+                "choose e.g. ml.g5.12xlarge or ml.p4d.24xlarge", field="instance_type", value=instance_type,
+                allowed="GPU or Trainium instance types", fix="choose e.g. ml.g5.12xlarge or ml.p4d.24xlarge")
         if version not in versions:
-            raise ValueError(
+            raise SagelaunchError(
                 f"framework_version={version!r}: torch_distributed supports PyTorch {', '.join(versions)} "
-                f"on {info['kind'].upper()} instances"
-            )
+                f"on {info['kind'].upper()} instances", field="framework_version", value=version,
+                allowed=", ".join(versions), fix=f"choose one of {', '.join(versions)}")
     elif strategy == "pytorchddp":
         if info["kind"] != "gpu":
-            raise ValueError(f"instance_type={instance_type!r}: pytorchddp needs a GPU instance such as ml.g5.12xlarge")
+            raise SagelaunchError(f"instance_type={instance_type!r}: pytorchddp needs a GPU instance such as ml.g5.12xlarge",
+                                  field="instance_type", value=instance_type, allowed="GPU instance types",
+                                  fix="choose a GPU instance such as ml.g5.12xlarge")
         if _version_key(version) < _version_key(d["pytorchddp"]["min_version"]):
-            raise ValueError(f"framework_version={version!r}: pytorchddp needs PyTorch ≥ {d['pytorchddp']['min_version']}")
+            minimum = d["pytorchddp"]["min_version"]
+            raise SagelaunchError(f"framework_version={version!r}: pytorchddp needs PyTorch ≥ {minimum}",
+                                  field="framework_version", value=version, allowed=f"≥ {minimum}",
+                                  fix=f"use framework_version {minimum} or newer")
     elif strategy == "modelparallel":
         versions = d["modelparallel"]["versions"][framework]
         if info["kind"] != "gpu":
-            raise ValueError(
+            raise SagelaunchError(
                 f"instance_type={instance_type!r}: smdistributed modelparallel needs GPU instances "
-                "(e.g. ml.p4d.24xlarge), or run with instance_type='local'"
-            )
+                "(e.g. ml.p4d.24xlarge), or run with instance_type='local'", field="instance_type",
+                value=instance_type, allowed="GPU instance types", fix="use e.g. ml.p4d.24xlarge, or instance_type='local'")
         if version not in versions:
-            raise ValueError(
+            raise SagelaunchError(
                 f"framework_version={version!r}: SMP v1 (smdistributed modelparallel) ships in {framework} "
-                f"{', '.join(versions) or 'no'} images on SageMaker; use one of them or instance_type='local'"
-            )
+                f"{', '.join(versions) or 'no'} images on SageMaker; use one of them or instance_type='local'",
+                field="framework_version", value=version, allowed=", ".join(versions),
+                fix="use one of them or instance_type='local'")

@@ -40,6 +40,9 @@ def validation_problems(prefix: str, err: "ValidationError") -> list["Sagelaunch
         loc = ".".join(str(p) for p in (prefix, *e["loc"]) if p != "")
         value = masked(tuple(e["loc"]), e.get("input"))
         cause = (e.get("ctx") or {}).get("error")
+        if isinstance(cause, ProblemsError):  # a model's cross-field checks: each problem as it was written
+            problems.extend(cause.problems)
+            continue
         parts = cause.parts() if isinstance(cause, SagelaunchException) and cause.field else {"field": loc, "value": value}
         if prefix and msg.startswith(prefix):
             problems.append(SagelaunchError(msg, **parts))

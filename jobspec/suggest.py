@@ -40,8 +40,11 @@ def allowed_list(choices: Iterable[object], limit: int = 12) -> str:
 
 def invalid(field: str, value: object, allowed: Iterable[object] | str, fix: str = "") -> SagelaunchError:
     """The error that says field, value, allowed values and a fix (a ValueError)."""
-    allowed_text = allowed if isinstance(allowed, str) else allowed_list(allowed)
-    parts = {"field": field, "value": value, "allowed": allowed_text, "fix": fix.strip(" ()")}
+    if not isinstance(allowed, str):
+        allowed = list(allowed)
+    allowed_text = allowed if isinstance(allowed, str) else allowed_list(allowed)  # the message shows a dozen
+    everything = allowed if isinstance(allowed, str) else ", ".join(str(c) for c in allowed)
+    parts = {"field": field, "value": value, "allowed": everything, "fix": fix.strip(" ()")}
     if fix.startswith(" ("):  # a "did you mean" goes right after the value
         return SagelaunchError(f"{field}={value!r} is not supported{fix}; allowed: {allowed_text}", **parts)
     return SagelaunchError(f"{field}={value!r} is not supported; allowed: {allowed_text}" + (f"; {fix}" if fix else ""),

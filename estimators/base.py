@@ -23,6 +23,7 @@ from estimators.settings import job_settings
 from jobspec import catalog as support
 from jobspec.argument_errors import ArgumentErrors, argument_errors
 from jobspec.contract import is_local_instance_type
+from jobspec.errors import SagelaunchTypeError
 from jobspec.names import check_name, job_name
 from jobspec.spec import TrainingJobSpec
 from profiler_config import DebuggerHookConfig, ProfilerConfig, ProfilerRule, Rule, TensorBoardOutputConfig
@@ -223,9 +224,11 @@ class FrameworkEstimator(BaseModel):
         # pydantic stores the field before the cross-field check runs: put it back when that fails
         if name not in type(self).model_fields:
             if name == "hyperparameters":  # v2's method, not an attribute
-                raise TypeError(f"{type(self).__name__}.hyperparameters is a method, as in the SageMaker SDK v2 "
-                                "(est.hyperparameters() returns what the job is sent); change them with "
-                                "est.set_hyperparameters(name=value, ...)")
+                fix = "change them with est.set_hyperparameters(name=value, ...)"
+                raise SagelaunchTypeError(f"{type(self).__name__}.hyperparameters is a method, as in the SageMaker SDK "
+                                          f"v2 (est.hyperparameters() returns what the job is sent); {fix}",
+                                          field="hyperparameters", value=value, allowed="set_hyperparameters(...)",
+                                          fix=fix)
             if not name.startswith("_") and not hasattr(type(self), name):  # a misspelt argument
                 from estimators.explain import unknown_argument_error
 

@@ -59,16 +59,14 @@ class FrameworkModel:
     )
 
     def _setup(self, model_data: str, role: str | None, entry_point: str | None, options: dict[str, Any]) -> None:
-        unknown = [k for k in options if k not in self.KEYWORDS]
+        unknown = {k: v for k, v in options.items() if k not in self.KEYWORDS}
         if unknown:
             import inspect
 
-            from jobspec.suggest import did_you_mean
+            from jobspec.suggest import unexpected_arguments
 
             named = [p for p in inspect.signature(type(self).__init__).parameters if p not in ("self", "kwargs")]
-            choices = (*named, *self.KEYWORDS)
-            raise TypeError("; ".join(f"{type(self).__name__} got an unexpected argument {k!r}"
-                                      f"{did_you_mean(k, choices)}" for k in unknown))
+            raise unexpected_arguments(type(self).__name__, unknown, (*named, *self.KEYWORDS))
         if not isinstance(model_data, str) or not model_data:
             raise ValueError(f"model_data={model_data!r} must be the s3:// URI (or local path) of a model.tar.gz")
         if model_data.startswith("s3://"):

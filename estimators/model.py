@@ -105,13 +105,11 @@ class Model(BaseModel):
         InService. Without a serializer the predictor sends and reads JSON. max_body_bytes applies to local
         endpoints (SageMaker's own limit is 6 MB).
         """
-        unknown = [k for k in v2_options if k not in UNSUPPORTED_DEPLOY]
+        unknown = {k: v for k, v in v2_options.items() if k not in UNSUPPORTED_DEPLOY}
         if unknown:
-            from jobspec.suggest import did_you_mean
+            from jobspec.suggest import unexpected_arguments
 
-            raise TypeError("; ".join(f"Model.deploy got an unexpected argument {k!r}"
-                                      f"{did_you_mean(k, (*UNSUPPORTED_DEPLOY, 'endpoint_name', 'wait'))}"
-                                      for k in unknown))
+            raise unexpected_arguments("Model.deploy", unknown, (*UNSUPPORTED_DEPLOY, "endpoint_name", "wait"))
         refuse_unsupported({"accelerator_type": accelerator_type, **v2_options})
         count = check_instance_count(initial_instance_count, instance_type)
         entry, requirements = self.handler_files()

@@ -3,9 +3,9 @@ sagelaunch comes from `did_you_mean` (the only user of difflib)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
-from jobspec.errors import SagelaunchError
+from jobspec.errors import SagelaunchError, SagelaunchTypeError
 
 DID_YOU_MEAN = " (did you mean {}?)"
 
@@ -54,3 +54,14 @@ def invalid(field: str, value: object, allowed: Iterable[object] | str, fix: str
 def choice_error(field: str, value: object, choices: Iterable[str]) -> SagelaunchError:
     choices = list(choices)
     return invalid(field, value, choices, did_you_mean(value, choices))
+
+
+def unexpected_arguments(owner: str, unknown: Mapping[str, object], choices: Iterable[str]) -> SagelaunchTypeError:
+    """Python's TypeError for keyword arguments `owner` does not take, each with its "did you mean"; its parts are
+    the first one's."""
+    choices = list(choices)
+    first = next(iter(unknown))
+    return SagelaunchTypeError(
+        "; ".join(f"{owner} got an unexpected argument {k!r}{did_you_mean(k, choices)}" for k in unknown),
+        field=first, value=unknown[first], allowed=", ".join(choices),
+        fix=did_you_mean(first, choices).strip(" ()") or f"drop {first}")

@@ -14,6 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from jobspec.errors import SagelaunchTypeError
 from jobspec.suggest import did_you_mean
 
 _RULES_PATH = Path(__file__).with_name("builtin_rules.json")
@@ -107,10 +108,14 @@ def _profiler_rule_class(rule: str, params: tuple[tuple[str, Any, str], ...]) ->
 
     def __init__(self: ProfilerRuleBase, *args: Any, **kwargs: Any) -> None:
         if len(args) > len(names):
-            raise TypeError(f"{rule} takes at most {len(names)} positional arguments ({', '.join(names)})")
+            raise SagelaunchTypeError(f"{rule} takes at most {len(names)} positional arguments ({', '.join(names)})",
+                                      field=rule, value=args, allowed=", ".join(names), fix="pass the others by name")
         for key in kwargs:
             if key not in names:
-                raise TypeError(f"{rule} has no argument {key!r}{did_you_mean(key, names)}; allowed: {', '.join(names)}")
+                hint = did_you_mean(key, names)
+                raise SagelaunchTypeError(f"{rule} has no argument {key!r}{hint}; allowed: {', '.join(names)}",
+                                          field=key, value=kwargs[key], allowed=", ".join(names),
+                                          fix=hint.strip(" ()") or f"drop {key}")
         values = {name: default for name, default, _ in params}
         values.update(zip(names, args))
         values.update(kwargs)

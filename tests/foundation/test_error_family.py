@@ -254,3 +254,13 @@ def test_no_code_branches_on_an_error_message():
 ])
 def test_the_walk_sees_each_way_of_reading_a_message(source):
     assert branches_on_error_text(source)
+
+
+def test_a_wrong_call_is_still_a_type_error_and_names_its_parts():
+    from profiler_config import ProfilerConfig
+
+    with pytest.raises(TypeError) as info:
+        ProfilerConfig("s3://my-bucket/profiles", s3_output_path="s3://my-bucket/other")
+    assert isinstance(info.value, SagelaunchTypeError)
+    assert (info.value.field, info.value.value) == ("s3_output_path", "s3://my-bucket/profiles")
+    assert "both by position and by name" in str(info.value)

@@ -264,3 +264,12 @@ def test_a_wrong_call_is_still_a_type_error_and_names_its_parts():
     assert isinstance(info.value, SagelaunchTypeError)
     assert (info.value.field, info.value.value) == ("s3_output_path", "s3://my-bucket/profiles")
     assert "both by position and by name" in str(info.value)
+
+
+def test_a_secret_field_keeps_its_value_out_of_the_error():
+    from jobspec.fields import environment
+
+    with pytest.raises(SagelaunchError) as info:
+        environment({"API_TOKEN": 12345})
+    assert info.value.field == "environment.API_TOKEN" and info.value.value == "<hidden>"
+    assert "12345" not in str(info.value) and info.value.allowed == "text"

@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from jobspec.errors import SagelaunchTypeError
+from jobspec.errors import SagelaunchError, SagelaunchTypeError
 from jobspec.suggest import did_you_mean
 
 _RULES_PATH = Path(__file__).with_name("builtin_rules.json")
@@ -91,7 +91,8 @@ def _check(rule: str, key: str, value: Any, kind: str) -> None:
         and (0 <= value <= 100 if kind == _PERCENT else value > 0))
     if not ok:
         allowed = {"percentile": "a number from 0 to 100", "positive": "a number > 0", "text": "a string or None"}[kind]
-        raise ValueError(f"{rule}({key}={value!r}): allowed: {allowed}")
+        raise SagelaunchError(f"{rule}({key}={value!r}): allowed: {allowed}", field=key, value=value, allowed=allowed,
+                              fix=f"give {key} {allowed}")
 
 
 class ProfilerRuleBase:
@@ -139,7 +140,9 @@ class ProfilerReport(ProfilerRuleBase):
             rule_name, _, parameter = key.partition("_")
             rule = by_name.get(rule_name.lower())
             if not parameter or rule is None:
-                raise ValueError(f"ProfilerReport({key}=...): keys are <rule>_<parameter>, rule one of "
-                                 f"{', '.join(PROFILER_RULES)}{did_you_mean(rule_name, list(PROFILER_RULES))}")
+                hint = did_you_mean(rule_name, list(PROFILER_RULES))
+                raise SagelaunchError(f"ProfilerReport({key}=...): keys are <rule>_<parameter>, rule one of "
+                                      f"{', '.join(PROFILER_RULES)}{hint}", field=key, value=value,
+                                      allowed="<rule>_<parameter>", fix=hint.strip(" ()") or "name a profiler rule")
             globals()[rule](**{parameter.lower(): value})  # the rule's own checks
         super().__init__(**rule_parameters)

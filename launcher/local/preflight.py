@@ -42,7 +42,9 @@ def source_files(spec: TrainingJobSpec) -> list[tuple[Path, str]]:
         root = Path(spec.source_dir).expanduser()
         check_no_loop(root, "source_dir")
         if not root.is_dir():
-            raise ValueError(f"source_dir {spec.source_dir!r} is not a folder; pass the folder holding {spec.entry_point!r}")
+            fix = f"pass the folder holding {spec.entry_point!r}"
+            raise SagelaunchError(f"source_dir {spec.source_dir!r} is not a folder; {fix}", field="source_dir",
+                                  value=spec.source_dir, allowed="a folder", fix=fix)
         files = list_source_files(root, spec.entry_point, spec.ignore_patterns, spec.dependencies)
         names = [name for _, name in files]
         if spec.entry_point not in names:
@@ -82,7 +84,9 @@ def framework_version(python: str, framework: str) -> str | None:
     try:
         out = subprocess.run([python, "-c", _PROBE, module, *dists], capture_output=True, text=True, timeout=60, check=True)
     except (OSError, subprocess.SubprocessError) as error:
-        raise ValueError(f"python {python!r}: cannot run it to look for {module} ({error}); pass an existing interpreter") from error
+        raise SagelaunchError(f"python {python!r}: cannot run it to look for {module} ({error}); pass an existing "
+                              "interpreter", field="python", value=python, allowed="a Python interpreter that runs",
+                              fix="pass an existing interpreter") from error
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -92,8 +96,10 @@ def check_framework(spec: TrainingJobSpec, python: str) -> str | None:
     installed = framework_version(python, spec.framework)
     if installed is None:
         extra = "torch" if spec.framework == "pytorch" else "tensorflow-cpu (or tensorflow)"
-        raise ValueError(f"framework {spec.framework!r}: {module} is not installed in {python}; local jobs run in "
-                         f"this Python environment — install it (pip install {extra}) or pass python= an interpreter that has it")
+        fix = f"install it (pip install {extra}) or pass python= an interpreter that has it"
+        raise SagelaunchError(f"framework {spec.framework!r}: {module} is not installed in {python}; local jobs run in "
+                              f"this Python environment — {fix}", field="framework", value=spec.framework,
+                              allowed=f"a framework installed in {python}", fix=fix)
     if installed != "unknown" and not same_release(spec.framework_version, installed):
         return (f"warning: job {spec.job_name} asks for {spec.framework} {spec.framework_version}; it runs locally "
                 f"with the installed {module} {installed}")
@@ -111,10 +117,12 @@ def same_release(wanted: str, installed: str) -> bool:
 
 def check_port(port: int, option: str) -> int:
     if not (0 < port < 65536):
-        raise ValueError(f"{option}={port}: a TCP port is 1–65535")
+        raise SagelaunchError(f"{option}={port}: a TCP port is 1–65535", field=option, value=port, allowed="1–65535",
+                              fix=f"pick a port in 1–65535 or leave {option} unset")
     if not port_is_free(port):
-        raise ValueError(f"{option}={port}: the port is in use on 127.0.0.1; pick another or leave {option} unset "
-                         "to use a free one")
+        fix = f"pick another or leave {option} unset to use a free one"
+        raise SagelaunchError(f"{option}={port}: the port is in use on 127.0.0.1; {fix}", field=option, value=port,
+                              allowed="a free port", fix=fix)
     return port
 
 
@@ -133,4 +141,6 @@ def check_writable_folder(path: Path, field: str) -> None:
             break
         probe = probe.parent
     if probe.exists() and (not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK)):
-        raise ValueError(f"{field} {str(path)!r}: {str(probe)!r} is not a writable folder; choose a folder you can write to")
+        raise SagelaunchError(f"{field} {str(path)!r}: {str(probe)!r} is not a writable folder; choose a folder you "
+                              "can write to", field=field, value=str(path), allowed="a writable folder",
+                              fix="choose a folder you can write to")

@@ -6,9 +6,14 @@ The family (catch the root to catch anything sagelaunch raises on purpose):
     ├── SagelaunchError(ValueError)      a rejected input: the message names the field, the value, what is
     │   │                                allowed and a fix (`except ValueError` keeps working)
     │   ├── SagelaunchTypeError(TypeError)   an input of the wrong type, where callers may catch TypeError
-    │   └── ProblemsError                every independent problem at once (`problems`, one line each)
+    │   └── ProblemsError                every independent problem at once (`problems`, one line each);
+    │       └── ArgumentErrors           a model's rejected arguments, also pydantic's ValidationError
+    │                                    (jobspec.argument_errors)
     └── SagelaunchRuntimeError(RuntimeError)  a failure while running (a job failed, an AWS call failed, a worker
                                          was lost): not the input's fault, so never a ValueError
+
+Outside it on purpose: three private control-flow exceptions caught in their own module (see
+tests/foundation/test_error_family.py), and scripts/ (it runs in inference images without sagelaunch).
 
 Also here: pydantic ValidationError → one line per problem, each naming its field (`a.b: message (got …)`);
 values shown short, secret ones hidden.

@@ -21,7 +21,9 @@ from estimators.instance_group import InstanceGroup
 from estimators.resolve import Resolved, resolve
 from estimators.settings import job_settings
 from jobspec import catalog as support
+from jobspec.argument_errors import ArgumentErrors, argument_errors
 from jobspec.contract import is_local_instance_type
+from jobspec.errors import SagelaunchError, SagelaunchTypeError
 from jobspec.names import check_name, job_name
 from jobspec.spec import (CodeSpec, ComputeSpec, NetworkSpec, ObservabilitySpec, OutputSpec, StoppingSpec,
                           TrainingJobSpec)
@@ -195,13 +197,17 @@ class FrameworkEstimator(BaseModel):
         if v is None:
             return v
         if not isinstance(v, (list, tuple)):
-            raise ValueError(f"rules={v!r} must be a list of Rule/ProfilerRule, e.g. "
-                             "[Rule.sagemaker(rule_configs.loss_not_decreasing())]")
+            raise SagelaunchError(f"rules={v!r} must be a list of Rule/ProfilerRule, e.g. "
+                                  "[Rule.sagemaker(rule_configs.loss_not_decreasing())]", field="rules", value=v,
+                                  allowed="a list of Rule/ProfilerRule",
+                                  fix="e.g. [Rule.sagemaker(rule_configs.loss_not_decreasing())]")
         for i, rule in enumerate(v):
             if not isinstance(rule, (Rule, ProfilerRule)):
-                raise ValueError(f"rules[{i}]={rule!r} is not a Rule or ProfilerRule; allowed: e.g. "
-                                 "Rule.sagemaker(rule_configs.vanishing_gradient()) or "
-                                 "ProfilerRule.sagemaker(rule_configs.ProfilerReport())")
+                example = ("Rule.sagemaker(rule_configs.vanishing_gradient()) or "
+                           "ProfilerRule.sagemaker(rule_configs.ProfilerReport())")
+                raise SagelaunchError(f"rules[{i}]={rule!r} is not a Rule or ProfilerRule; allowed: e.g. {example}",
+                                      field=f"rules[{i}]", value=rule, allowed="a Rule or ProfilerRule",
+                                      fix=f"e.g. {example}")
         return list(v)
 
     _metrics = field_validator("metric_definitions")(classmethod(lambda cls, v: check.metric_definitions(v)))
@@ -235,14 +241,18 @@ class FrameworkEstimator(BaseModel):
         if v is None or v.lower().startswith("s3:") or v.startswith("s3/"):  # s3:/b, S3://b: meant as S3
             return check.s3_uri("output_path", v)
         if not v:
-            raise ValueError(f"output_path={v!r} must be s3://<bucket>[/prefix] or a local folder")
+            raise SagelaunchError(f"output_path={v!r} must be s3://<bucket>[/prefix] or a local folder",
+                                  field="output_path", value=v, allowed="s3://<bucket>[/prefix] or a local folder",
+                                  fix="e.g. s3://my-bucket/output")
         return check.local_path("output_path", v)
 
     @field_validator("checkpoint_local_path")
     @classmethod
     def _ckpt_local(cls, v: str | None) -> str | None:
         if v is not None and not v.startswith("/"):
-            raise ValueError(f"checkpoint_local_path={v!r} must be an absolute path such as /opt/ml/checkpoints")
+            raise SagelaunchError(f"checkpoint_local_path={v!r} must be an absolute path such as /opt/ml/checkpoints",
+                                  field="checkpoint_local_path", value=v, allowed="an absolute path",
+                                  fix="e.g. /opt/ml/checkpoints")
         return check.local_path("checkpoint_local_path", v)
 
     @model_validator(mode="wrap")
@@ -260,7 +270,8 @@ class FrameworkEstimator(BaseModel):
     @classmethod
     def _version_is_text(cls, v: Any, info: ValidationInfo) -> Any:
         if isinstance(v, (int, float)) and not isinstance(v, bool):
-            raise ValueError(check.number_as_version(info.field_name, v, cls.framework))
+            raise SagelaunchError(check.number_as_version(info.field_name, v, cls.framework), field=info.field_name,
+                                  value=v, allowed="text", fix="quote it")
         return v
 
     @model_validator(mode="after")
@@ -277,7 +288,8 @@ class FrameworkEstimator(BaseModel):
         session = kwargs.get("sagemaker_session")
         if session is not None and kwargs.get("region") is None:
             kwargs["region"] = _session_region(session)
-        super().__init__(**bind_positional(type(self).__name__, self.POSITIONAL, args, kwargs))
+        with argument_errors():  # the same ValidationError, as a member of sagelaunch's family too
+            super().__init__(**bind_positional(type(self).__name__, self.POSITIONAL, args, kwargs))
 
     @classmethod
     def argument_names(cls) -> list[str]:
@@ -288,19 +300,22 @@ class FrameworkEstimator(BaseModel):
         # pydantic stores the field before the cross-field check runs: put it back when that fails
         if name not in type(self).model_fields:
             if name == "hyperparameters":  # v2's method, not an attribute
-                raise TypeError(f"{type(self).__name__}.hyperparameters is a method, as in the SageMaker SDK v2 "
-                                "(est.hyperparameters() returns what the job is sent); change them with "
-                                "est.set_hyperparameters(name=value, ...)")
+                fix = "change them with est.set_hyperparameters(name=value, ...)"
+                raise SagelaunchTypeError(f"{type(self).__name__}.hyperparameters is a method, as in the SageMaker SDK "
+                                          f"v2 (est.hyperparameters() returns what the job is sent); {fix}",
+                                          field="hyperparameters", value=value, allowed="set_hyperparameters(...)",
+                                          fix=fix)
             if not name.startswith("_") and not hasattr(type(self), name):  # a misspelt argument
                 from estimators.explain import unknown_argument_error
 
-                raise ValidationError.from_exception_data(type(self).__name__, [{
+                raise ArgumentErrors.from_exception_data(type(self).__name__, [{
                     "type": unknown_argument_error(name, type(self).argument_names(), type(self).__name__),
                     "loc": (name,), "input": value}])
             return super().__setattr__(name, value)
         old = self.__dict__.get(name)
         try:
-            super().__setattr__(name, value)
+            with argument_errors():
+                super().__setattr__(name, value)
         except Exception:
             self.__dict__[name] = old
             raise
@@ -392,8 +407,9 @@ class FrameworkEstimator(BaseModel):
 
     def _require_job(self, what: str) -> TrainingJob:
         if self._latest_training_job is None:
-            raise ValueError(f"{what} needs a training job: call fit() first, or "
-                             f"{type(self).__name__}.attach(job_name) for an existing one (latest_training_job is None)")
+            fix = f"call fit() first, or {type(self).__name__}.attach(job_name) for an existing one"
+            raise SagelaunchError(f"{what} needs a training job: {fix} (latest_training_job is None)",
+                                  field="latest_training_job", value=None, allowed="a training job", fix=fix)
         return self._latest_training_job
 
     @classmethod
@@ -532,15 +548,22 @@ class FrameworkEstimator(BaseModel):
                 raise loop_error(field, path)
         if source_dir is None:
             if not os.path.isfile(entry_point):
-                raise ValueError(f"entry_point={entry_point!r}: no such file (from {os.getcwd()})")
+                raise SagelaunchError(f"entry_point={entry_point!r}: no such file (from {os.getcwd()})",
+                                      field="entry_point", value=entry_point, allowed="an existing file",
+                                      fix=f"check the path (relative to {os.getcwd()})")
         elif not source_dir.startswith("s3://"):
             if not os.path.isdir(source_dir):
-                raise ValueError(f"source_dir={source_dir!r}: no such folder")
+                raise SagelaunchError(f"source_dir={source_dir!r}: no such folder", field="source_dir", value=source_dir,
+                                      allowed="an existing folder", fix="check the path")
             if not os.path.isfile(os.path.join(source_dir, self._entry_in_source_dir(entry_point, source_dir))):
-                raise ValueError(f"entry_point={entry_point!r}: no such file in source_dir={source_dir!r}")
+                raise SagelaunchError(f"entry_point={entry_point!r}: no such file in source_dir={source_dir!r}",
+                                      field="entry_point", value=entry_point, allowed=f"a file in {source_dir!r}",
+                                      fix="give the path relative to source_dir")
         for dependency in dependencies:
             if not os.path.exists(dependency):
-                raise ValueError(f"dependencies: {dependency!r}: no such file or folder (from {os.getcwd()})")
+                raise SagelaunchError(f"dependencies: {dependency!r}: no such file or folder (from {os.getcwd()})",
+                                      field="dependencies", value=dependency, allowed="existing files or folders",
+                                      fix=f"check the path (relative to {os.getcwd()})")
 
     def fit(self, inputs: Any = None, wait: bool = True, logs: bool = True, job_name: str | None = None, **options: Any
             ) -> TrainingJob:
@@ -597,8 +620,9 @@ class FrameworkEstimator(BaseModel):
 
         trained_job_of(self)
         if use_compiled_model:
-            raise ValueError("use_compiled_model=True: SageMaker Neo compilation is not implemented by sagelaunch; "
-                             "deploy the trained model (use_compiled_model=False)")
+            raise SagelaunchError("use_compiled_model=True: SageMaker Neo compilation is not implemented by sagelaunch; "
+                                  "deploy the trained model (use_compiled_model=False)", field="use_compiled_model",
+                                  value=True, allowed="False", fix="deploy the trained model (use_compiled_model=False)")
         default_name = job_name(self._default_base_job_name())
         kwargs.setdefault("model_kms_key", self.output_kms_key)
         model = self.create_model(**kwargs)

@@ -14,6 +14,7 @@ import warnings
 from typing import TYPE_CHECKING, Any
 
 from jobspec import catalog as support
+from jobspec.errors import SagelaunchError
 from jobspec.names import job_name
 from jobspec.spec import ProfilerSettings
 from profiler_config.debugger import (DEFAULT_RULE_EVALUATOR_IMAGE, DETAILED_PROFILER_RULE, DebuggerHookConfig,
@@ -34,8 +35,10 @@ def profiler_settings(est: "FrameworkEstimator", version: str, region: str, loca
     training instance type (the first group's with instance_groups)."""
     config = est.profiler_config
     if config is not None and est.disable_profiler and not config.disable_profiler:
-        raise ValueError("profiler_config is set while disable_profiler=True; drop one of them "
-                         "(or pass ProfilerConfig(disable_profiler=True))")
+        raise SagelaunchError("profiler_config is set while disable_profiler=True; drop one of them "
+                              "(or pass ProfilerConfig(disable_profiler=True))", field="profiler_config", value=config,
+                              allowed="None with disable_profiler=True",
+                              fix="drop one of them (or pass ProfilerConfig(disable_profiler=True))")
     if config is not None and config.framework_profile_params is not None:
         support.check_framework_profiling(est.framework, version)
     _, profiler_rules = split_rules(est)
@@ -46,13 +49,16 @@ def profiler_settings(est: "FrameworkEstimator", version: str, region: str, loca
     monitoring = support.monitoring_available(region, instance_type)
     if est.disable_profiler or not monitoring or (config is not None and config.disable_profiler):
         if config is not None and not config.disable_profiler:
-            raise ValueError(
+            raise SagelaunchError(
                 f"profiler_config: SageMaker Debugger's profiler does not run in region={region!r} on "
-                f"instance_type={instance_type!r} (SDK v2 turns it off there); drop profiler_config")
+                f"instance_type={instance_type!r} (SDK v2 turns it off there); drop profiler_config",
+                field="profiler_config", value=config, allowed="None here", fix="drop profiler_config")
         if profiler_rules:
-            raise ValueError("rules: a ProfilerRule needs the profiler, which is off (disable_profiler=True, or "
-                             f"region={region!r}/instance_type={instance_type!r} without Debugger monitoring); "
-                             "drop the ProfilerRule or the reason the profiler is off")
+            raise SagelaunchError("rules: a ProfilerRule needs the profiler, which is off (disable_profiler=True, or "
+                                  f"region={region!r}/instance_type={instance_type!r} without Debugger monitoring); "
+                                  "drop the ProfilerRule or the reason the profiler is off", field="rules",
+                                  value=profiler_rules, allowed="no ProfilerRule while the profiler is off",
+                                  fix="drop the ProfilerRule or the reason the profiler is off")
         return config.to_settings() if config is not None else ProfilerSettings(disable_profiler=True)
     if config is None:
         return ProfilerSettings()  # Debugger's default system monitoring
@@ -75,8 +81,10 @@ def check_debugger(est: "FrameworkEstimator", region: str, local: bool) -> None:
     if not support.region_supports_debugger(region):
         hook = est.debugger_hook_config
         if isinstance(hook, DebuggerHookConfig) or hook is True or debug_rules:
-            raise ValueError(f"debugger_hook_config/rules: SageMaker Debugger is not available in region={region!r}; "
-                             "drop them (or set debugger_hook_config=False)")
+            raise SagelaunchError(f"debugger_hook_config/rules: SageMaker Debugger is not available in "
+                                  f"region={region!r}; drop them (or set debugger_hook_config=False)",
+                                  field="debugger_hook_config", value=hook, allowed="False here",
+                                  fix="drop them (or set debugger_hook_config=False)")
     if est.rules:
         builtin = [r for r in est.rules if r.image_uri == DEFAULT_RULE_EVALUATOR_IMAGE
                    and not r.name.startswith(DETAILED_PROFILER_RULE)]

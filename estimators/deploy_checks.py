@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from jobspec.contract import LOCAL_INSTANCE_TYPES
+from jobspec.errors import SagelaunchError
 
 # v2's Model.deploy arguments sagelaunch does not implement (None/False = not asked for)
 UNSUPPORTED_DEPLOY = {
@@ -25,23 +26,30 @@ def refuse_unsupported(options: dict[str, Any]) -> None:
     """One error naming every v2 deploy option asked for that sagelaunch does not implement."""
     asked = [k for k, v in options.items() if k in UNSUPPORTED_DEPLOY and v not in (None, False)]
     if options.get("accelerator_type"):
-        raise ValueError(RETIRED_ACCELERATOR.format(options["accelerator_type"]))
+        raise SagelaunchError(RETIRED_ACCELERATOR.format(options["accelerator_type"]), field="accelerator_type",
+                              value=options["accelerator_type"], allowed="None",
+                              fix="deploy to a GPU instance type such as ml.g5.xlarge, or to Graviton (ml.c7g.*)")
     if asked:
         what = "; ".join(f"{k} ({UNSUPPORTED_DEPLOY[k]})" for k in asked)
-        raise ValueError(f"sagelaunch's deploy does not implement {what}; drop {'it' if len(asked) == 1 else 'them'} "
-                         "for a real-time endpoint, or use the SageMaker SDK for that feature")
+        fix = f"drop {'it' if len(asked) == 1 else 'them'} for a real-time endpoint, or use the SageMaker SDK for that feature"
+        raise SagelaunchError(f"sagelaunch's deploy does not implement {what}; {fix}", field=asked[0],
+                              value=options[asked[0]], allowed="None", fix=fix)
 
 
 def check_instance_count(count: Any, instance_type: str | None) -> int:
     """v2 needs both for a real-time endpoint; a local endpoint is one process whatever the count."""
     if instance_type is None:
-        raise ValueError("deploy needs instance_type: 'local' (here, no Docker) or a SageMaker hosting type such as "
-                         "'ml.m5.xlarge'; v2's order is deploy(initial_instance_count, instance_type, …)")
+        raise SagelaunchError("deploy needs instance_type: 'local' (here, no Docker) or a SageMaker hosting type such "
+                              "as 'ml.m5.xlarge'; v2's order is deploy(initial_instance_count, instance_type, …)",
+                              field="instance_type", value=None, allowed="'local' or a SageMaker hosting type",
+                              fix="e.g. instance_type='ml.m5.xlarge'")
     if count is None and instance_type in LOCAL_INSTANCE_TYPES:
         return 1
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise ValueError(f"initial_instance_count={count!r} must be a whole number >= 1 for instance_type="
-                         f"{instance_type!r}; v2's order is deploy(initial_instance_count, instance_type, …)")
+        raise SagelaunchError(f"initial_instance_count={count!r} must be a whole number >= 1 for instance_type="
+                              f"{instance_type!r}; v2's order is deploy(initial_instance_count, instance_type, …)",
+                              field="initial_instance_count", value=count, allowed="a whole number >= 1",
+                              fix="v2's order is deploy(initial_instance_count, instance_type, …)")
     return count
 
 

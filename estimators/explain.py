@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from jobspec.errors import masked
+from pydantic import ValidationError
+
+from jobspec.errors import SagelaunchException, masked
 from jobspec.suggest import did_you_mean
 
 if TYPE_CHECKING:
-    from pydantic import ValidationError
     from pydantic_core import PydanticCustomError
 
     from estimators.base import FrameworkEstimator
@@ -95,28 +96,27 @@ def _validated_values(cls: type["FrameworkEstimator"], data: dict[str, Any], inv
     return values
 
 
-def cross_field_messages(cls: type["FrameworkEstimator"], data: dict[str, Any], invalid: set[str]) -> list[str]:
+def cross_field_errors(cls: type["FrameworkEstimator"], data: dict[str, Any],
+                       invalid: set[str]) -> list[SagelaunchException]:
     """The cross-field problems that do not involve an invalid field."""
     from estimators.resolve import cross_field_problems
 
     try:
         given = set(data) & set(cls.model_fields)  # what the user set (v2 defaults depend on it)
         partial = cls.model_construct(_fields_set=given, **_validated_values(cls, data, invalid))
-        return cross_field_problems(partial, frozenset(invalid)).messages
+        return cross_field_problems(partial, frozenset(invalid)).problems
     except Exception:  # the field errors are reported anyway; never hide them behind a second failure
         return []
 
 
-def explain(cls: type["FrameworkEstimator"], data: Any, err: "ValidationError") -> "ValidationError":
-    from pydantic import ValidationError
-
+def explain(cls: type["FrameworkEstimator"], data: Any, err: ValidationError) -> ValidationError:
     errors = err.errors()
     line_errors = [_details(e, cls) for e in errors]
     field_errors = [e for e in errors if e["loc"]]
     if isinstance(data, dict) and field_errors and len(field_errors) == len(errors):
         invalid = {str(e["loc"][0]) for e in field_errors}
-        for message in cross_field_messages(cls, data, invalid):
-            line_errors.append({"type": "value_error", "loc": (), "input": _input(data), "ctx": {"error": ValueError(message)}})
+        for problem in cross_field_errors(cls, data, invalid):
+            line_errors.append({"type": "value_error", "loc": (), "input": _input(data), "ctx": {"error": problem}})
     try:
         return ValidationError.from_exception_data(err.title, line_errors)
     except Exception:  # an error type we cannot rebuild: the original is still correct

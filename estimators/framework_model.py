@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from estimators import field_checks as check
 from estimators.deploy_checks import check_endpoint_name, check_instance_count, refuse_unsupported
 from jobspec.contract import LOCAL_INSTANCE_TYPES
+from jobspec.errors import SagelaunchError
 
 if TYPE_CHECKING:
     from launcher.deploy.predictors import LocalPredictor, Predictor, SageMakerPredictor
@@ -84,26 +85,29 @@ class FrameworkModel:
     )
 
     def _setup(self, model_data: str, role: str | None, entry_point: str | None, options: dict[str, Any]) -> None:
-        unknown = [k for k in options if k not in self.KEYWORDS]
+        unknown = {k: v for k, v in options.items() if k not in self.KEYWORDS}
         if unknown:
             import inspect
 
-            from jobspec.suggest import did_you_mean
+            from jobspec.suggest import unexpected_arguments
 
             named = [p for p in inspect.signature(type(self).__init__).parameters if p not in ("self", "kwargs")]
-            choices = (*named, *self.KEYWORDS)
-            raise TypeError("; ".join(f"{type(self).__name__} got an unexpected argument {k!r}"
-                                      f"{did_you_mean(k, choices)}" for k in unknown))
+            raise unexpected_arguments(type(self).__name__, unknown, (*named, *self.KEYWORDS))
         if not isinstance(model_data, str) or not model_data:
-            raise ValueError(f"model_data={model_data!r} must be the s3:// URI (or local path) of a model.tar.gz")
+            raise SagelaunchError(f"model_data={model_data!r} must be the s3:// URI (or local path) of a model.tar.gz",
+                                  field="model_data", value=model_data, allowed="the s3:// URI or local path of a model.tar.gz",
+                                  fix="e.g. s3://my-bucket/model/model.tar.gz")
         if model_data.startswith("s3://"):
             check.s3_uri("model_data", model_data)
         if options.get("git_config"):
-            raise ValueError("git_config for a model is not implemented by sagelaunch; clone the repository and pass "
-                             "entry_point / source_dir from it")
+            fix = "clone the repository and pass entry_point / source_dir from it"
+            raise SagelaunchError(f"git_config for a model is not implemented by sagelaunch; {fix}", field="git_config",
+                                  value=options["git_config"], allowed="None", fix=fix)
         if options.get("predictor_cls") is not None:
-            raise ValueError("predictor_cls is not implemented by sagelaunch; deploy returns a predictor whose "
-                             "serializer / deserializer you choose with deploy(serializer=…, deserializer=…)")
+            raise SagelaunchError("predictor_cls is not implemented by sagelaunch; deploy returns a predictor whose "
+                                  "serializer / deserializer you choose with deploy(serializer=…, deserializer=…)",
+                                  field="predictor_cls", value=options["predictor_cls"], allowed="None",
+                                  fix="choose deploy(serializer=…, deserializer=…)")
         self.model_data, self.role, self.entry_point = model_data, check.role(role), entry_point
         self.image_uri = check.image_uri(options.get("image_uri"))
         self.framework_version = options.get("framework_version")
@@ -121,8 +125,9 @@ class FrameworkModel:
         self.region = check.region(options.get("region")) or region_of(self.sagemaker_session)
         self.endpoint_name: str | None = None
         if self.framework_version is None and self.image_uri is None:
-            raise ValueError(f"{type(self).__name__} needs framework_version (or image_uri) to choose the serving "
-                             "image, e.g. framework_version='2.0.0'")
+            raise SagelaunchError(f"{type(self).__name__} needs framework_version (or image_uri) to choose the serving "
+                                  "image, e.g. framework_version='2.0.0'", field="framework_version", value=None,
+                                  allowed="a version, or image_uri", fix="e.g. framework_version='2.0.0'")
         if self.framework_version is not None:
             check.version_text(self.framework_version)
 
@@ -247,7 +252,9 @@ class FrameworkModel:
 
         local = self.model_data.removeprefix("file://")
         if not os.path.isfile(local):
-            raise ValueError(f"model_data={self.model_data!r} is not a model.tar.gz file; pass one, or its s3:// URI")
+            raise SagelaunchError(f"model_data={self.model_data!r} is not a model.tar.gz file; pass one, or its s3:// URI",
+                                  field="model_data", value=self.model_data, allowed="a model.tar.gz file or s3:// URI",
+                                  fix="pass one, or its s3:// URI")
         return s3.upload_file(local, f"{self._code_prefix(image, region)}/model.tar.gz", region), False
 
     def _deploy_local(self, endpoint_name: str | None, serializer: Any, deserializer: Any,
@@ -315,8 +322,9 @@ class PyTorchModel(FrameworkModel):
                                                         py_version=py_version, image_uri=image_uri,
                                                         predictor_cls=predictor_cls))
         if model_server_workers is not None and (not isinstance(model_server_workers, int) or model_server_workers < 1):
-            raise ValueError(f"model_server_workers={model_server_workers!r} must be a whole number >= 1 (or None: "
-                             "one worker per vCPU)")
+            raise SagelaunchError(f"model_server_workers={model_server_workers!r} must be a whole number >= 1 (or None: "
+                                  "one worker per vCPU)", field="model_server_workers", value=model_server_workers,
+                                  allowed="a whole number >= 1, or None", fix="or None: one worker per vCPU")
         self.model_server_workers = model_server_workers
 
     def _environment(self, region: str, repacked: bool) -> dict[str, str]:
@@ -368,9 +376,10 @@ class TensorFlowModel(FrameworkModel):
     def _deploy_local(self, endpoint_name: str | None, serializer: Any, deserializer: Any,
                       max_body_bytes: int | None) -> LocalPredictor:
         if self.entry_point and os.path.basename(self.entry_point) != "inference.py":  # before anything starts
-            raise ValueError(f"entry_point={self.entry_point!r} for a TensorFlowModel: SageMaker's TensorFlow "
-                             "container only runs code/inference.py (its input_handler/output_handler), so this "
-                             "script would never run; name it inference.py")
+            raise SagelaunchError(f"entry_point={self.entry_point!r} for a TensorFlowModel: SageMaker's TensorFlow "
+                                  "container only runs code/inference.py (its input_handler/output_handler), so this "
+                                  "script would never run; name it inference.py", field="entry_point",
+                                  value=self.entry_point, allowed="inference.py", fix="name it inference.py")
         return super()._deploy_local(endpoint_name, serializer, deserializer, max_body_bytes)
 
 
@@ -388,14 +397,20 @@ class HuggingFaceModel(PyTorchModel):
                  pytorch_version: str | None = None, py_version: str | None = None, image_uri: str | None = None,
                  model_server_workers: int | None = None, **kwargs: Any) -> None:
         if tensorflow_version is not None:
-            raise ValueError(f"tensorflow_version={tensorflow_version!r}: the TensorFlow flavour of HuggingFaceModel "
-                             "is not supported by sagelaunch; allowed: pytorch_version=...")
+            raise SagelaunchError(f"tensorflow_version={tensorflow_version!r}: the TensorFlow flavour of "
+                                  "HuggingFaceModel is not supported by sagelaunch; allowed: pytorch_version=...",
+                                  field="tensorflow_version", value=tensorflow_version, allowed="pytorch_version=...",
+                                  fix="use pytorch_version=... instead")
         if model_data is None:
-            raise ValueError("model_data=None (a Hugging Face Hub model named by env HF_MODEL_ID) is not supported by "
-                             "sagelaunch; pass the model.tar.gz of a trained model as model_data")
+            raise SagelaunchError("model_data=None (a Hugging Face Hub model named by env HF_MODEL_ID) is not supported "
+                                  "by sagelaunch; pass the model.tar.gz of a trained model as model_data",
+                                  field="model_data", value=None, allowed="a trained model's model.tar.gz",
+                                  fix="pass the model.tar.gz of a trained model as model_data")
         if image_uri is None and (transformers_version is None or pytorch_version is None):
-            raise ValueError("HuggingFaceModel needs transformers_version and pytorch_version (or image_uri), e.g. "
-                             "transformers_version='4.28.1', pytorch_version='2.0.0', py_version='py310'")
+            example = "transformers_version='4.28.1', pytorch_version='2.0.0', py_version='py310'"
+            raise SagelaunchError(f"HuggingFaceModel needs transformers_version and pytorch_version (or image_uri), e.g. "
+                                  f"{example}", field="transformers_version" if transformers_version is None
+                                  else "pytorch_version", value=None, allowed="a version, or image_uri", fix=f"e.g. {example}")
         super().__init__(model_data, role, entry_point, framework_version=pytorch_version, py_version=py_version,
                          image_uri=image_uri, model_server_workers=model_server_workers, **kwargs)
         self.transformers_version, self.pytorch_version = transformers_version, pytorch_version

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import model_validator
 
 from estimators.pytorch import PyTorch
+from jobspec.errors import SagelaunchError
 
 if TYPE_CHECKING:
     from estimators.framework_model import HuggingFaceModel
@@ -40,16 +41,24 @@ class HuggingFace(PyTorch):
         if not isinstance(data, dict):
             return data
         if data.get("tensorflow_version") is not None:
-            raise ValueError(f"tensorflow_version={data['tensorflow_version']!r}: the TensorFlow flavour of the Hugging "
-                             "Face estimator is not supported by sagelaunch; allowed: pytorch_version=... (or the "
-                             "TensorFlow estimator with the Hugging Face image as image_uri)")
+            raise SagelaunchError(f"tensorflow_version={data['tensorflow_version']!r}: the TensorFlow flavour of the "
+                                  "Hugging Face estimator is not supported by sagelaunch; allowed: pytorch_version=... "
+                                  "(or the TensorFlow estimator with the Hugging Face image as image_uri)",
+                                  field="tensorflow_version", value=data["tensorflow_version"],
+                                  allowed="pytorch_version=...",
+                                  fix="or the TensorFlow estimator with the Hugging Face image as image_uri")
         if data.get("framework_version") not in (None, data.get("pytorch_version")):  # (assignments re-validate)
-            raise ValueError("framework_version is not a HuggingFace argument (v2 takes pytorch_version); "
-                             f"pass pytorch_version={data['framework_version']!r}")
+            raise SagelaunchError("framework_version is not a HuggingFace argument (v2 takes pytorch_version); "
+                                  f"pass pytorch_version={data['framework_version']!r}", field="framework_version",
+                                  value=data["framework_version"], allowed="pytorch_version",
+                                  fix=f"pass pytorch_version={data['framework_version']!r}")
         if data.get("image_uri") is None and (data.get("transformers_version") is None
                                               or data.get("pytorch_version") is None):
-            raise ValueError("HuggingFace needs transformers_version and pytorch_version (or image_uri), e.g. "
-                             "transformers_version='4.28.1', pytorch_version='2.0.0', py_version='py310'")
+            example = "transformers_version='4.28.1', pytorch_version='2.0.0', py_version='py310'"
+            raise SagelaunchError(f"HuggingFace needs transformers_version and pytorch_version (or image_uri), e.g. "
+                                  f"{example}", field="transformers_version" if data.get("transformers_version") is None
+                                  else "pytorch_version", value=None, allowed="a version, or image_uri",
+                                  fix=f"e.g. {example}")
         return {**data, "framework_version": data.get("pytorch_version")}
 
     def catalog_image(self, version: str, py_version: str, region: str, instance_type: str) -> tuple[str, str, str]:

@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from estimators import field_checks as check
-from jobspec.errors import shown
+from jobspec.errors import SagelaunchError, shown
 from jobspec.s3uri import S3_URI
 from jobspec.spec import InputChannel
 from jobspec.positional import bind_positional
@@ -81,7 +81,9 @@ class TrainingInput(BaseModel):
     @classmethod
     def _names(cls, v: list[str] | None, info: Any) -> list[str] | None:
         if v is not None and (not v or not all(isinstance(x, str) and 0 < len(x) <= 256 for x in v)):
-            raise ValueError(f"{info.field_name}={shown(v)} must be a non-empty list of names (1-256 characters)")
+            raise SagelaunchError(f"{info.field_name}={shown(v)} must be a non-empty list of names (1-256 characters)",
+                                  field=info.field_name, value=v, allowed="a non-empty list of names (1-256 characters)",
+                                  fix="give at least one name")
         return v
 
     @property
@@ -122,35 +124,43 @@ def to_channels(inputs: Any, *, local: bool, input_mode: str = "File") -> tuple[
     if isinstance(inputs, (str, TrainingInput)):
         inputs = {"training": inputs}
     if not isinstance(inputs, dict):
-        raise ValueError(
-            f"inputs={inputs!r} must be an S3 URI, a TrainingInput or a dict of channel name → URI/TrainingInput"
-        )
+        allowed = "an S3 URI, a TrainingInput or a dict of channel name → URI/TrainingInput"
+        raise SagelaunchError(f"inputs={inputs!r} must be {allowed}", field="inputs", value=inputs, allowed=allowed,
+                              fix="e.g. {'train': 's3://my-bucket/train'}")
     channels = []
     for name, value in inputs.items():
         check.channel_name("inputs channel", name)
         ti = value if isinstance(value, TrainingInput) else TrainingInput(s3_data=value) if isinstance(value, str) else None
         if ti is None:
-            raise ValueError(f"inputs[{name!r}]={value!r} must be a URI string or a TrainingInput")
+            raise SagelaunchError(f"inputs[{name!r}]={value!r} must be a URI string or a TrainingInput",
+                                  field=f"inputs[{name!r}]", value=value, allowed="a URI string or a TrainingInput",
+                                  fix="e.g. 's3://my-bucket/train'")
         uri = ti.s3_data
         check.local_path(f"inputs[{name!r}]", uri)
         if uri.startswith("s3://"):
             if not S3_URI.match(uri):
-                raise ValueError(f"inputs[{name!r}]={uri!r} is not a valid S3 URI; allowed: s3://<bucket>/<prefix>")
+                raise SagelaunchError(f"inputs[{name!r}]={uri!r} is not a valid S3 URI; allowed: s3://<bucket>/<prefix>",
+                                      field=f"inputs[{name!r}]", value=uri, allowed="s3://<bucket>/<prefix>",
+                                      fix="write s3://<bucket>/<prefix>")
         elif not local:
-            raise ValueError(
-                f"inputs[{name!r}]={uri!r}: a SageMaker job reads its data from S3; upload it and pass "
-                "s3://<bucket>/<prefix>, or run with instance_type='local'"
-            )
+            fix = "upload it and pass s3://<bucket>/<prefix>, or run with instance_type='local'"
+            raise SagelaunchError(f"inputs[{name!r}]={uri!r}: a SageMaker job reads its data from S3; {fix}",
+                                  field=f"inputs[{name!r}]", value=uri, allowed="s3://<bucket>/<prefix>", fix=fix)
         elif not uri:
-            raise ValueError(f"inputs[{name!r}] is empty; give a folder or an s3:// URI")
+            raise SagelaunchError(f"inputs[{name!r}] is empty; give a folder or an s3:// URI", field=f"inputs[{name!r}]",
+                                  value=uri, allowed="a folder or an s3:// URI", fix="give a folder or an s3:// URI")
         if ti.target_attribute_name is not None:  # v2 passes it on and botocore refuses the request
-            raise ValueError(f"inputs[{name!r}]: TrainingInput(target_attribute_name={ti.target_attribute_name!r}) "
-                             "is for SageMaker AutoML jobs; a training job's channels have no TargetAttributeName — "
-                             "drop it (your script decides which column it predicts)")
+            fix = "drop it (your script decides which column it predicts)"
+            raise SagelaunchError(f"inputs[{name!r}]: TrainingInput(target_attribute_name={ti.target_attribute_name!r}) "
+                                  "is for SageMaker AutoML jobs; a training job's channels have no TargetAttributeName "
+                                  f"— {fix}", field=f"inputs[{name!r}].target_attribute_name",
+                                  value=ti.target_attribute_name, allowed="None", fix=fix)
         if local:
             for field, why in LOCAL_REFUSED.items():
                 if getattr(ti, field) is not None:
-                    raise ValueError(f"inputs[{name!r}]: TrainingInput({field}={shown(getattr(ti, field))}) is not "
-                                     f"available in local jobs: {why}; drop it for a local run, or run on SageMaker")
+                    raise SagelaunchError(f"inputs[{name!r}]: TrainingInput({field}={shown(getattr(ti, field))}) is "
+                                          f"not available in local jobs: {why}; drop it for a local run, or run on "
+                                          "SageMaker", field=f"inputs[{name!r}].{field}", value=getattr(ti, field),
+                                          allowed="unset in local jobs", fix="drop it for a local run, or run on SageMaker")
         channels.append(ti.to_channel(name, input_mode))
     return tuple(channels)

@@ -7,6 +7,8 @@ import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator
+
+from jobspec.errors import SagelaunchError
 from jobspec.positional import bind_positional
 
 GROUP_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9\-_.]{0,63}$")
@@ -29,8 +31,9 @@ class InstanceGroup(BaseModel):
     @classmethod
     def _name(cls, v: str) -> str:
         if not GROUP_NAME.match(v):
-            raise ValueError(f"instance_group_name={v!r} is not valid; allowed: 1-64 of A-Z a-z 0-9 - _ . starting "
-                             "with a letter or digit, e.g. 'workers'")
+            allowed = "1-64 of A-Z a-z 0-9 - _ . starting with a letter or digit"
+            raise SagelaunchError(f"instance_group_name={v!r} is not valid; allowed: {allowed}, e.g. 'workers'",
+                                  field="instance_group_name", value=v, allowed=allowed, fix="e.g. 'workers'")
         return v
 
     @field_validator("instance_type")
@@ -40,16 +43,18 @@ class InstanceGroup(BaseModel):
         from jobspec.contract import is_local_instance_type
 
         if is_local_instance_type(v):
-            raise ValueError(f"instance_type={v!r}: a heterogeneous cluster (instance_groups) runs on SageMaker only; "
-                             "allowed: an ml.* training instance type — for a local run use instance_type='local' "
-                             "without instance_groups")
+            fix = "for a local run use instance_type='local' without instance_groups"
+            raise SagelaunchError(f"instance_type={v!r}: a heterogeneous cluster (instance_groups) runs on SageMaker "
+                                  f"only; allowed: an ml.* training instance type — {fix}", field="instance_type",
+                                  value=v, allowed="an ml.* training instance type", fix=fix)
         return catalog.check_instance_type(v)
 
     @field_validator("instance_count")
     @classmethod
     def _count(cls, v: int) -> int:
         if not 1 <= v <= 1000:
-            raise ValueError(f"instance_count={v!r} is not valid; allowed: 1..1000")
+            raise SagelaunchError(f"instance_count={v!r} is not valid; allowed: 1..1000", field="instance_count",
+                                  value=v, allowed="1..1000", fix="use 1 to 1000 instances")
         return v
 
     def _to_request_dict(self) -> dict[str, Any]:  # the SDK v2's name for it

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from estimators import field_checks as check
 from estimators.deploy_checks import UNSUPPORTED_DEPLOY, check_endpoint_name, check_instance_count, refuse_unsupported
 from jobspec.contract import LOCAL_INSTANCE_TYPES
+from jobspec.errors import SagelaunchError
 
 if TYPE_CHECKING:
     from launcher.deploy.predictors import LocalPredictor, Predictor
@@ -67,12 +68,15 @@ class Model(BaseModel):
     @classmethod
     def _model_data(cls, v: str) -> str:
         if not v:
-            raise ValueError("model_data='' is empty; pass s3://…/model.tar.gz, a local model.tar.gz or a model folder")
+            raise SagelaunchError("model_data='' is empty; pass s3://…/model.tar.gz, a local model.tar.gz or a model "
+                                  "folder", field="model_data", value=v, allowed="s3://…/model.tar.gz, a local model.tar.gz or a model folder",
+                                  fix="pass s3://…/model.tar.gz, a local model.tar.gz or a model folder")
         if v.startswith("s3://"):
             _check_bucket_name(v)
             return check.s3_uri("model_data", v)
         if "://" in v and not v.startswith("file://"):
-            raise ValueError(f"model_data={v!r}: allowed are s3://…, file://… or a local path")
+            raise SagelaunchError(f"model_data={v!r}: allowed are s3://…, file://… or a local path", field="model_data",
+                                  value=v, allowed="s3://…, file://… or a local path", fix="use one of those forms")
         return v
 
     @field_validator("name")
@@ -92,7 +96,9 @@ class Model(BaseModel):
         base = self.source_dir or ""
         entry = os.path.join(base, self.entry_point)
         if not os.path.isfile(entry):
-            raise ValueError(f"entry_point={self.entry_point!r}: no such file" + (f" in source_dir={base!r}" if base else ""))
+            raise SagelaunchError(f"entry_point={self.entry_point!r}: no such file" + (f" in source_dir={base!r}" if base
+                                  else ""), field="entry_point", value=self.entry_point, allowed="an existing file",
+                                  fix="check the path")
         requirements = os.path.join(base, "requirements.txt") if base else None
         return entry, requirements if requirements and os.path.isfile(requirements) else None
 
@@ -121,13 +127,11 @@ class Model(BaseModel):
         InService. Without a serializer the predictor sends and reads JSON. max_body_bytes applies to local
         endpoints (SageMaker's own limit is 6 MB).
         """
-        unknown = [k for k in v2_options if k not in UNSUPPORTED_DEPLOY]
+        unknown = {k: v for k, v in v2_options.items() if k not in UNSUPPORTED_DEPLOY}
         if unknown:
-            from jobspec.suggest import did_you_mean
+            from jobspec.suggest import unexpected_arguments
 
-            raise TypeError("; ".join(f"Model.deploy got an unexpected argument {k!r}"
-                                      f"{did_you_mean(k, (*UNSUPPORTED_DEPLOY, 'endpoint_name', 'wait'))}"
-                                      for k in unknown))
+            raise unexpected_arguments("Model.deploy", unknown, (*UNSUPPORTED_DEPLOY, "endpoint_name", "wait"))
         refuse_unsupported({"accelerator_type": accelerator_type, **v2_options})
         count = check_instance_count(initial_instance_count, instance_type)
         entry, requirements = self.handler_files()
@@ -179,10 +183,14 @@ def _check_bucket_name(uri: str) -> None:
 
     bucket = uri[len("s3://"):].split("/", 1)[0]
     if not bucket:
-        raise ValueError(f"model_data={uri!r} has no bucket name; use s3://<bucket>/<key>/model.tar.gz")
+        raise SagelaunchError(f"model_data={uri!r} has no bucket name; use s3://<bucket>/<key>/model.tar.gz",
+                              field="model_data", value=uri, allowed="s3://<bucket>/<key>",
+                              fix="use s3://<bucket>/<key>/model.tar.gz")
     if not 3 <= len(bucket) <= 63:
-        raise ValueError(f"model_data={uri!r}: bucket name {bucket!r} has {len(bucket)} characters; S3 bucket "
-                         "names have 3 to 63 — check the bucket name")
+        raise SagelaunchError(f"model_data={uri!r}: bucket name {bucket!r} has {len(bucket)} characters; S3 bucket "
+                              "names have 3 to 63 — check the bucket name", field="model_data", value=uri,
+                              allowed="bucket names of 3 to 63 characters", fix="check the bucket name")
     if not re.fullmatch(r"[a-z0-9][a-z0-9.-]*[a-z0-9]", bucket):
-        raise ValueError(f"model_data={uri!r}: bucket name {bucket!r} may hold only lowercase letters, digits, "
-                         "'.' and '-', starting and ending with a letter or digit")
+        raise SagelaunchError(f"model_data={uri!r}: bucket name {bucket!r} may hold only lowercase letters, digits, "
+                              "'.' and '-', starting and ending with a letter or digit", field="model_data", value=uri,
+                              allowed="lowercase letters, digits, '.' and '-'", fix="check the bucket name")

@@ -16,6 +16,7 @@ from estimators.distribution import DistributionPlan, parse_distribution
 from estimators.settings import settings_problems, training_instance_type
 from jobspec import catalog as support
 from jobspec.contract import is_local_instance_type
+from jobspec.errors import ProblemsError, SagelaunchError, SagelaunchException, problem_of
 from jobspec.spec import ProfilerSettings
 from launcher import environment
 
@@ -40,22 +41,25 @@ class Resolved:
 
 
 class _Problems:
-    """Run checks, keep going after a failure, raise all messages at the end."""
+    """Run checks, keep going after a failure, raise them all at the end (one ProblemsError)."""
 
     def __init__(self) -> None:
-        self.messages: list[str] = []
+        self.problems: list[SagelaunchException] = []
         self.resolved: Resolved | None = None
+
+    def add(self, *problems: SagelaunchException | str) -> None:
+        self.problems.extend(p if isinstance(p, SagelaunchException) else SagelaunchError(p) for p in problems)
 
     def check(self, fn: Callable[[], Any], default: Any = None) -> Any:
         try:
             return fn()
         except ValueError as err:
-            self.messages.append(str(err))
+            self.problems.append(problem_of(err))
             return default
 
     def raise_if_any(self) -> None:
-        if self.messages:
-            raise ValueError("\n".join(self.messages))
+        if self.problems:
+            raise ProblemsError(self.problems)
 
 
 def _image(est: "FrameworkEstimator", region: str, local: bool, kind: str,
@@ -67,56 +71,62 @@ def _image(est: "FrameworkEstimator", region: str, local: bool, kind: str,
         tag_version = _TAG_VERSION.search(image)
         version = est.framework_version or (tag_version.group(1) if tag_version else None)
         if version is None:
-            raise ValueError("framework_version is required with an image_uri whose tag has no version")
+            raise SagelaunchError("framework_version is required with an image_uri whose tag has no version",
+                                  field="framework_version", value=None, allowed="a version such as '2.0.0'",
+                                  fix="set framework_version to the image's version")
         tag_py = _TAG_PY.search(image)
         py = est.py_version or (tag_py.group(1) if tag_py else "py3")
         _check_image_processor(image, instance_type, kind)
         return version, py, image, image.rsplit("/", 1)[-1].split(":")[0].split("@")[0]
     if est.framework_version is None:
-        raise ValueError(
-            f"framework_version is required (or image_uri); supported: {', '.join(support.framework_versions(framework))}"
-        )
+        raise version_required(framework)
     version = support.resolve_framework_version(framework, est.framework_version)
     py = support.check_py_version(framework, version, est.py_version)
     entry = support.version_entry(framework, version, py_version=py)
     if not local and region not in entry["regions"]:
-        raise ValueError(
-            f"region={region!r}: {framework} {version} images are not published there; "
-            f"choose one of {', '.join(entry['regions'][:8])}, … or another framework_version"
-        )
+        fix = f"choose one of {', '.join(entry['regions'][:8])}, … or another framework_version"
+        raise SagelaunchError(f"region={region!r}: {framework} {version} images are not published there; {fix}",
+                              field="region", value=region, allowed=", ".join(entry["regions"]), fix=fix)
     support.warn_if_unpatched(framework, est.framework_version)
     return (version, *est.catalog_image(version, py, region, instance_type))
 
 
 def _job_settings(est: "FrameworkEstimator", local: bool) -> None:
     if not local and est.role is None:
-        raise ValueError(
-            "role is required for SageMaker jobs; allowed: an IAM role ARN such as "
-            "arn:aws:iam::<account-id>:role/SageMakerExecutionRole (or use instance_type='local')"
-        )
+        allowed = "an IAM role ARN such as arn:aws:iam::<account-id>:role/SageMakerExecutionRole"
+        raise SagelaunchError(f"role is required for SageMaker jobs; allowed: {allowed} (or use instance_type='local')",
+                              field="role", value=None, allowed=allowed, fix="pass role=…, or use instance_type='local'")
 
 
 def _output(est: "FrameworkEstimator", local: bool) -> None:
     if est.output_path is not None and not est.output_path.startswith("s3://") and not local:
-        raise ValueError(
+        raise SagelaunchError(
             f"output_path={est.output_path!r}: SageMaker jobs write to S3; allowed: s3://<bucket>[/prefix] "
-            "(a local folder works with instance_type='local')"
-        )
+            "(a local folder works with instance_type='local')", field="output_path", value=est.output_path,
+            allowed="s3://<bucket>[/prefix]", fix="write to S3, or use instance_type='local' for a local folder")
 
 
 def _spot(est: "FrameworkEstimator") -> None:
     if est.use_spot_instances:
         if est.max_wait is None:
-            raise ValueError(f"max_wait is required with use_spot_instances=True; set max_wait ≥ max_run={est.max_run}")
+            raise SagelaunchError(f"max_wait is required with use_spot_instances=True; set max_wait ≥ max_run={est.max_run}",
+                                  field="max_wait", value=None, allowed=f"≥ max_run={est.max_run}",
+                                  fix=f"set max_wait ≥ max_run={est.max_run}")
         if est.max_wait < est.max_run:
-            raise ValueError(f"max_wait={est.max_wait} must be ≥ max_run={est.max_run} with spot instances")
+            raise SagelaunchError(f"max_wait={est.max_wait} must be ≥ max_run={est.max_run} with spot instances",
+                                  field="max_wait", value=est.max_wait, allowed=f"≥ max_run={est.max_run}",
+                                  fix=f"set max_wait ≥ {est.max_run}")
     elif est.max_wait is not None:
-        raise ValueError(f"max_wait={est.max_wait} applies to spot training only; set use_spot_instances=True or drop it")
+        raise SagelaunchError(f"max_wait={est.max_wait} applies to spot training only; set use_spot_instances=True or "
+                              "drop it", field="max_wait", value=est.max_wait, allowed="with use_spot_instances=True",
+                              fix="set use_spot_instances=True or drop it")
 
 
 def _vpc(est: "FrameworkEstimator") -> None:
     if (est.subnets is None) != (est.security_group_ids is None):
-        raise ValueError("subnets and security_group_ids go together (VpcConfig); give both or neither")
+        given, missing = ("subnets", "security_group_ids") if est.subnets is not None else ("security_group_ids", "subnets")
+        raise SagelaunchError("subnets and security_group_ids go together (VpcConfig); give both or neither",
+                              field=missing, value=None, allowed=f"given with {given}", fix="give both or neither")
 
 
 def _profiler(est: "FrameworkEstimator", version: str, region: str, local: bool,
@@ -130,11 +140,16 @@ def _versions(est: "FrameworkEstimator") -> None:
     if est.image_uri is not None:
         return
     if est.framework_version is None:
-        raise ValueError(
-            f"framework_version is required (or image_uri); supported: {', '.join(support.framework_versions(est.framework))}"
-        )
+        raise version_required(est.framework)
     version = support.resolve_framework_version(est.framework, est.framework_version)
     support.check_py_version(est.framework, version, est.py_version)
+
+
+def version_required(framework: str) -> SagelaunchError:
+    versions = ", ".join(support.framework_versions(framework))
+    return SagelaunchError(f"framework_version is required (or image_uri); supported: {versions}",
+                           field="framework_version", value=None, allowed=versions,
+                           fix="set framework_version (or image_uri)")
 
 
 def resolve(est: "FrameworkEstimator") -> Resolved:
@@ -157,7 +172,7 @@ def cross_field_problems(est: "FrameworkEstimator", invalid: frozenset[str] = fr
     # a misspelt ml.* type is still a SageMaker job; a misspelt "local" may not be
     sagemaker_job = not local and (valid("instance_type") or str(instance_type).startswith("ml."))
     if valid("instance_groups"):
-        problems.messages.extend(settings_problems(est, local, valid))
+        problems.add(*settings_problems(est, local, valid))
     info = support.instance_info(instance_type) if valid("instance_type", "instance_groups") and instance_type else None
     region = None
     if valid("region"):
@@ -190,8 +205,10 @@ def cross_field_problems(est: "FrameworkEstimator", invalid: frozenset[str] = fr
             ))
     if plan is not None and valid("hyperparameters") and est.user_hyperparameters \
             and len(est.user_hyperparameters) + len(plan.hyperparameters) + 5 > 100:
-        problems.messages.append("hyperparameters: too many entries with the distribution settings; allowed: 100 in all")
-    if not problems.messages and not invalid:
+        problems.add(SagelaunchError("hyperparameters: too many entries with the distribution settings; allowed: 100 in all",
+                                     field="hyperparameters", value=len(est.user_hyperparameters), allowed="100 in all",
+                                     fix="drop some hyperparameters"))
+    if not problems.problems and not invalid:
         assert image is not None and plan is not None and info is not None and region is not None
         version, py, uri, repository = image
         problems.resolved = Resolved(version, py, uri, region, _gpus_per_host(instance_type, info), plan, profiler,
@@ -207,12 +224,12 @@ def _gpus_per_host(instance_type: str, info: dict[str, Any]) -> int:
 def _check_image_processor(image: str, instance_type: str, kind: str) -> None:
     tag = image.rsplit(":", 1)[-1] if ":" in image.rsplit("/", 1)[-1] else ""
     if kind == "gpu" and "-cpu" in tag:
-        raise ValueError(
+        raise SagelaunchError(
             f"image_uri={image!r} is a CPU image but instance_type={instance_type!r} has GPUs; "
-            "use the -gpu- tag of the image or a CPU instance type"
-        )
+            "use the -gpu- tag of the image or a CPU instance type", field="image_uri", value=image,
+            allowed="a -gpu- image for a GPU instance type", fix="use the -gpu- tag of the image or a CPU instance type")
     if kind == "cpu" and "-gpu" in tag and instance_type != "local":
-        raise ValueError(
+        raise SagelaunchError(
             f"image_uri={image!r} is a GPU image but instance_type={instance_type!r} has no GPU; "
-            "use the -gpu- tag or a GPU instance type such as ml.g5.xlarge"
-        )
+            "use the -gpu- tag or a GPU instance type such as ml.g5.xlarge", field="image_uri", value=image,
+            allowed="a CPU image for a CPU instance type", fix="use the -gpu- tag or a GPU instance type such as ml.g5.xlarge")

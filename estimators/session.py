@@ -12,6 +12,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from jobspec.errors import SagelaunchError
+
 # v2 Session arguments sagelaunch cannot honour: it makes its own clients from boto_session
 _CLIENT_ARGUMENTS = ("sagemaker_client", "sagemaker_runtime_client", "sagemaker_featurestore_runtime_client",
                      "sagemaker_metrics_client", "settings", "sagemaker_config")
@@ -29,10 +31,11 @@ class Session:
                      sagemaker_metrics_client=sagemaker_metrics_client, sagemaker_config=sagemaker_config)
         refused = [name for name in _CLIENT_ARGUMENTS if given[name] is not None]
         if refused:
-            raise ValueError(f"Session({', '.join(f'{n}=…' for n in refused)}) is not supported: sagelaunch makes its "
-                             "own clients from boto_session; allowed: boto_session, default_bucket, "
-                             "default_bucket_prefix — pass boto_session=boto3.Session(...) with the credentials and "
-                             "region those clients had")
+            fix = "pass boto_session=boto3.Session(...) with the credentials and region those clients had"
+            raise SagelaunchError(f"Session({', '.join(f'{n}=…' for n in refused)}) is not supported: sagelaunch makes "
+                                  "its own clients from boto_session; allowed: boto_session, default_bucket, "
+                                  f"default_bucket_prefix — {fix}", field=refused[0], value=given[refused[0]],
+                                  allowed="boto_session, default_bucket, default_bucket_prefix", fix=fix)
         if default_bucket is not None:
             from estimators.field_checks import s3_uri
 
@@ -45,9 +48,9 @@ class Session:
             boto_session = boto3.session.Session(region_name=configured_region())
         region = getattr(boto_session, "region_name", None)
         if not region:
-            from launcher.environment import NO_REGION
+            from launcher.environment import no_region_error
 
-            raise ValueError(f"Session: {NO_REGION}")
+            raise no_region_error("Session: ")
         self.boto_session = boto_session
         self._region_name = region
         self._default_bucket_name = default_bucket
@@ -84,7 +87,8 @@ class Session:
         from launcher.aws.clients import client, using_session
 
         if not os.path.exists(path):
-            raise ValueError(f"upload_data: path={path!r} does not exist; pass a file or a folder")
+            raise SagelaunchError(f"upload_data: path={path!r} does not exist; pass a file or a folder", field="path",
+                                  value=path, allowed="an existing file or folder", fix="pass a file or a folder")
         if bucket is None:
             bucket = self.default_bucket()
             if self.default_bucket_prefix:
@@ -146,7 +150,9 @@ class Session:
         for key in keys:
             destination = os.path.join(path, os.path.basename(key) if one_file else os.path.relpath(key, key_prefix))
             if not os.path.realpath(destination).startswith(root + os.sep):
-                raise ValueError(f"download_data: key {key!r} would be written outside path={path!r}; refused")
+                raise SagelaunchError(f"download_data: key {key!r} would be written outside path={path!r}; refused",
+                                      field="key_prefix", value=key, allowed=f"keys that land under {path!r}",
+                                      fix="download a prefix whose keys stay inside the folder")
             os.makedirs(os.path.dirname(destination), exist_ok=True)
             s3.download_file(Bucket=bucket, Key=key, Filename=destination,
                              ExtraArgs={**(extra_args or {}), **owner} or None)
@@ -239,9 +245,10 @@ class Session:
 def get_execution_role(sagemaker_session: Session | None = None, use_default: bool = False) -> str:
     """The caller's role ARN, as v2 finds it outside a notebook instance; an error when the caller is no role."""
     if use_default:
-        raise ValueError("get_execution_role(use_default=True) is not supported: sagelaunch does not create IAM "
-                         "roles (v2 would create AmazonSageMaker-DefaultRole); allowed: use_default=False — create "
-                         "the role once and pass its ARN as role=")
+        raise SagelaunchError("get_execution_role(use_default=True) is not supported: sagelaunch does not create IAM "
+                              "roles (v2 would create AmazonSageMaker-DefaultRole); allowed: use_default=False — create "
+                              "the role once and pass its ARN as role=", field="use_default", value=True,
+                              allowed="False", fix="create the role once and pass its ARN as role=")
     from launcher.aws.clients import using_session
     from launcher.aws.identity import execution_role
 
@@ -266,9 +273,11 @@ def session_parts(value: Any) -> SessionParts:
                             prefix.strip("/") if isinstance(prefix, str) and prefix.strip("/") else None)
     if callable(getattr(value, "client", None)) and hasattr(value, "region_name") and hasattr(value, "get_credentials"):
         if not value.region_name:
-            raise ValueError("sagemaker_session: the boto3.Session has no region; allowed: a Session with one, "
-                             "e.g. boto3.Session(region_name='us-west-2')")
+            raise SagelaunchError("sagemaker_session: the boto3.Session has no region; allowed: a Session with one, "
+                                  "e.g. boto3.Session(region_name='us-west-2')", field="sagemaker_session", value=value,
+                                  allowed="a Session with a region", fix="e.g. boto3.Session(region_name='us-west-2')")
         return SessionParts(value, value.region_name, None, None)
-    raise ValueError(f"sagemaker_session={type(value).__name__} object is not a session; allowed: a "
-                     "sagemaker.Session, estimators.Session or boto3.Session — e.g. "
-                     "sagemaker_session=Session(boto_session=boto3.Session(region_name='us-west-2'))")
+    fix = "e.g. sagemaker_session=Session(boto_session=boto3.Session(region_name='us-west-2'))"
+    raise SagelaunchError(f"sagemaker_session={type(value).__name__} object is not a session; allowed: a "
+                          f"sagemaker.Session, estimators.Session or boto3.Session — {fix}", field="sagemaker_session",
+                          value=value, allowed="a sagemaker.Session, estimators.Session or boto3.Session", fix=fix)

@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from jobspec.errors import SagelaunchError
+
 if TYPE_CHECKING:
     from estimators.base import FrameworkEstimator
     from jobspec.spec import TrainingJobSpec
@@ -111,16 +113,20 @@ def job_settings(est: "FrameworkEstimator", inputs: Any, local: bool) -> dict[st
     channels = list(to_channels(inputs, local=local, input_mode=est.input_mode))
     if est.model_uri is not None:
         if any(c.name == est.model_channel_name for c in channels):
-            raise ValueError(f"inputs[{est.model_channel_name!r}] and model_uri both make the channel "
-                             f"{est.model_channel_name!r}; rename one (model_channel_name=…)")
+            raise SagelaunchError(f"inputs[{est.model_channel_name!r}] and model_uri both make the channel "
+                                  f"{est.model_channel_name!r}; rename one (model_channel_name=…)",
+                                  field="model_channel_name", value=est.model_channel_name,
+                                  allowed="a channel name the inputs do not use", fix="rename one (model_channel_name=…)")
         model = TrainingInput(est.model_uri, content_type=MODEL_CONTENT_TYPE, input_mode="File")
         channels.append(model.to_channel(est.model_channel_name))
     groups = [g.instance_group_name for g in est.instance_groups or ()]
     for c in channels:
         unknown = sorted(set(c.instance_groups or ()) - set(groups))
         if unknown:
-            raise ValueError(f"inputs[{c.name!r}]: instance_groups {unknown} are not among the estimator's "
-                             f"instance_groups {groups}; name groups you defined")
+            raise SagelaunchError(f"inputs[{c.name!r}]: instance_groups {unknown} are not among the estimator's "
+                                  f"instance_groups {groups}; name groups you defined",
+                                  field=f"inputs[{c.name!r}].instance_groups", value=unknown, allowed=", ".join(groups),
+                                  fix="name groups you defined")
     mode = est.input_mode
     if isinstance(inputs, TrainingInput) and inputs.input_mode is not None:
         mode = inputs.input_mode  # as v2: a lone TrainingInput's mode is the job's

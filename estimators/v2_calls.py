@@ -13,6 +13,8 @@ import posixpath
 import re
 from typing import TYPE_CHECKING, Any
 
+from jobspec.errors import SagelaunchError
+
 if TYPE_CHECKING:
     from estimators.base import FrameworkEstimator
     from launcher.jobs import TrainingJob
@@ -44,11 +46,14 @@ def artifacts_path(est: "FrameworkEstimator", kind: str) -> str | None:
     it has no such output), from the request it was sent (an attached job: its description)."""
     job = est.latest_training_job
     if job is None:
-        raise ValueError(f"latest_job_{kind}_artifacts_path() needs a training job: call fit() or attach() first")
+        raise SagelaunchError(f"latest_job_{kind}_artifacts_path() needs a training job: call fit() or attach() first",
+                              field="latest_training_job", value=None, allowed="a training job",
+                              fix="call fit() or attach() first")
     if getattr(job, "backend", None) != "sagemaker":
-        raise ValueError(f"latest_job_{kind}_artifacts_path(): {job.name} is a local job, whose artifacts stay on "
-                         f"this machine; read them with `sagelaunch jobs describe {job.name}` (profiles: "
-                         f"`sagelaunch profile analyze`)")
+        fix = f"read them with `sagelaunch jobs describe {job.name}` (profiles: `sagelaunch profile analyze`)"
+        raise SagelaunchError(f"latest_job_{kind}_artifacts_path(): {job.name} is a local job, whose artifacts stay on "
+                              f"this machine; {fix}", field="latest_training_job", value=job.name,
+                              allowed="a SageMaker job", fix=fix)
     section, folder = ARTIFACT_FOLDERS[kind]
     config = (job.request or job.describe()).get(section) or {}
     if not config.get("S3OutputPath") or config.get("DisableProfiler"):
@@ -75,8 +80,9 @@ def model_data(job: "TrainingJob") -> str | dict[str, Any] | None:
     if uri is None or compression == "GZIP":
         return uri
     if compression != "NONE":
-        raise ValueError(f"training job {job.name}: OutputDataConfig.CompressionType={compression!r} is not "
-                         "known; allowed: 'GZIP', 'NONE'")
+        raise SagelaunchError(f"training job {job.name}: OutputDataConfig.CompressionType={compression!r} is not "
+                              "known; allowed: 'GZIP', 'NONE'", field="OutputDataConfig.CompressionType",
+                              value=compression, allowed="GZIP, NONE", fix="the job's record is not one SageMaker wrote")
     return {"S3DataSource": {"S3Uri": uri if uri.endswith("/") else uri + "/", "S3DataType": "S3Prefix",
                              "CompressionType": "None"}}
 
@@ -189,8 +195,9 @@ def _image_params(cls: type["FrameworkEstimator"], job_name: str, image: str) ->
     framework = repository.split("-")[0]
     if framework in ("pytorch", "tensorflow") and framework != cls.framework:
         other = {"pytorch": "PyTorch", "tensorflow": "TensorFlow"}[framework]
-        raise ValueError(f"training job {job_name} ran the {framework} image {image}, not a {cls.framework} one; "
-                         f"attach it with {other}.attach({job_name!r})")
+        raise SagelaunchError(f"training job {job_name} ran the {framework} image {image}, not a {cls.framework} one; "
+                              f"attach it with {other}.attach({job_name!r})", field="training_job_name", value=job_name,
+                              allowed=f"a {cls.framework} job", fix=f"attach it with {other}.attach({job_name!r})")
     version, py = _TAG_VERSION.search(image), _TAG_PY.search(image)
     if framework != cls.framework or version is None:
         return {"image_uri": image}
@@ -200,10 +207,11 @@ def _image_params(cls: type["FrameworkEstimator"], job_name: str, image: str) ->
 # ------------------------------------------------------------------ profiler updates (UpdateTrainingJob)
 def _update(job: "TrainingJob", what: str, **params: Any) -> None:
     if job.backend != "sagemaker":
-        raise ValueError(
+        fix = "set profiler_config=ProfilerConfig(...) (or disable_profiler=True) on the estimator before fit()"
+        raise SagelaunchError(
             f"{what} changes a running SageMaker job's profiler (UpdateTrainingJob); the local job {job.name} "
-            "reads its profiler settings once, when it starts. Fix: set profiler_config=ProfilerConfig(...) "
-            "(or disable_profiler=True) on the estimator before fit()")
+            f"reads its profiler settings once, when it starts. Fix: {fix}", field="latest_training_job",
+            value=job.name, allowed="a running SageMaker job", fix=fix)
     job.update(**params)
 
 
@@ -214,8 +222,10 @@ def enable_default_profiling(est: "FrameworkEstimator", job: "TrainingJob") -> N
         _update(job, "enable_default_profiling()")
     description = job.describe()
     if description.get("ProfilingStatus") == "Enabled":
-        raise ValueError("enable_default_profiling(): Debugger monitoring is already enabled for training job "
-                         f"{job.name}; change its settings with update_profiler(...)")
+        raise SagelaunchError("enable_default_profiling(): Debugger monitoring is already enabled for training job "
+                              f"{job.name}; change its settings with update_profiler(...)", field="ProfilerConfig",
+                              value=job.name, allowed="a job without monitoring",
+                              fix="change its settings with update_profiler(...)")
     s3_output_path = ((description.get("ProfilerConfig") or {}).get("S3OutputPath") or est.output_path
                       or (description.get("OutputDataConfig") or {}).get("S3OutputPath"))
     config: dict[str, Any] = {"S3OutputPath": s3_output_path} if s3_output_path else {}
@@ -231,11 +241,15 @@ def update_profiler(job: "TrainingJob", rules: Any, system_monitor_interval_mill
 
     if not (rules or system_monitor_interval_millis or s3_output_path or framework_profile_params
             or disable_framework_metrics):
-        raise ValueError("update_profiler() needs something to change: rules, system_monitor_interval_millis, "
-                         "s3_output_path, framework_profile_params or disable_framework_metrics=True")
+        allowed = ("rules, system_monitor_interval_millis, s3_output_path, framework_profile_params or "
+                   "disable_framework_metrics=True")
+        raise SagelaunchError(f"update_profiler() needs something to change: {allowed}", field="update_profiler",
+                              value=None, allowed=allowed, fix="pass one of them")
     if disable_framework_metrics and framework_profile_params:
-        raise ValueError("update_profiler(): framework_profile_params cannot be set with "
-                         "disable_framework_metrics=True; give one of them")
+        raise SagelaunchError("update_profiler(): framework_profile_params cannot be set with "
+                              "disable_framework_metrics=True; give one of them", field="framework_profile_params",
+                              value=framework_profile_params, allowed="unset with disable_framework_metrics=True",
+                              fix="give one of them")
     if system_monitor_interval_millis is not None:  # the same allowed values as ProfilerConfig
         ProfilerConfig(system_monitor_interval_millis=system_monitor_interval_millis)
     config: dict[str, Any] = {}
@@ -259,7 +273,9 @@ def disable_profiling(job: "TrainingJob") -> None:
     if job.backend != "sagemaker":
         _update(job, "disable_profiling()")
     if job.describe().get("ProfilingStatus") == "Disabled":
-        raise ValueError(f"disable_profiling(): profiling is already disabled for training job {job.name}")
+        raise SagelaunchError(f"disable_profiling(): profiling is already disabled for training job {job.name}",
+                              field="ProfilerConfig.DisableProfiler", value=True, allowed="a job with profiling on",
+                              fix="nothing to do")
     _update(job, "disable_profiling()", ProfilerConfig={"DisableProfiler": True})
 
 
@@ -271,8 +287,9 @@ def _profiling_parameters(params: Any) -> dict[str, str]:
         value = getattr(params, attribute, None)
         if value is not None:
             return dict(value() if callable(value) else value)
-    raise ValueError(f"framework_profile_params={params!r} is not a FrameworkProfile; allowed: "
-                     "FrameworkProfile(...), Profiler(...) or a ProfilingParameters dict")
+    allowed = "FrameworkProfile(...), Profiler(...) or a ProfilingParameters dict"
+    raise SagelaunchError(f"framework_profile_params={params!r} is not a FrameworkProfile; allowed: {allowed}",
+                          field="framework_profile_params", value=params, allowed=allowed, fix="pass one of them")
 
 
 def _rule_config(rule: Any, region: str) -> dict[str, Any]:
@@ -286,6 +303,9 @@ def _rule_config(rule: Any, region: str) -> dict[str, Any]:
         return rule_configuration(rule.to_settings(region))
     to_dict = getattr(rule, "to_profiler_rule_config_dict", None)  # a v2 ProfilerRule, where v2 is installed
     if to_dict is None:
-        raise ValueError(f"update_profiler(rules=[{rule!r}]): not a ProfilerRule; allowed: ProfilerRule objects "
-                         "(ProfilerRule.sagemaker(rule_configs.ProfilerReport())) or ProfilerRuleConfigurations dicts")
+        allowed = ("ProfilerRule objects (ProfilerRule.sagemaker(rule_configs.ProfilerReport())) or "
+                   "ProfilerRuleConfigurations dicts")
+        raise SagelaunchError(f"update_profiler(rules=[{rule!r}]): not a ProfilerRule; allowed: {allowed}",
+                              field="rules", value=rule, allowed=allowed,
+                              fix="e.g. ProfilerRule.sagemaker(rule_configs.ProfilerReport())")
     return to_dict()

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from jobspec.contract import LOCAL_INSTANCE_TYPES
+from jobspec.errors import SagelaunchError
 from jobspec.suggest import allowed_list, choice_error, did_you_mean
 
 MATRIX_PATH = Path(__file__).with_name("support_matrix.json")
@@ -65,10 +66,11 @@ def resolve_framework_version(framework: str, version: str, scope: str = "traini
     same_minor = [v for v in versions if v.rsplit(".", 1)[0] == version]
     if same_minor:
         return max(same_minor, key=_version_key)
-    raise ValueError(
+    hint = _version_hint(version, versions)
+    raise SagelaunchError(
         f"framework_version={version!r} has no {framework} {scope.replace('_', ' ')} image (SDK v2 refuses it too); "
-        f"supported: {allowed_list(reversed(versions))} (newest first){_version_hint(version, versions)}"
-    )
+        f"supported: {allowed_list(reversed(versions))} (newest first){hint}", field="framework_version",
+        value=version, allowed=", ".join(reversed(versions)), fix=hint.strip(" ()") or "pick a supported version")
 
 
 def _version_hint(version: str, versions: tuple[str, ...]) -> str:
@@ -114,10 +116,11 @@ def check_py_version(framework: str, version: str, py_version: str | None, scope
     if py_version is None:
         return allowed[-1] if allowed else "py3"
     if allowed and py_version not in allowed:
-        raise ValueError(
+        hint = did_you_mean(py_version, allowed)
+        raise SagelaunchError(
             f"py_version={py_version!r} is not available for {framework} {version}; supported: "
-            f"{', '.join(allowed)}{did_you_mean(py_version, allowed)} (or omit py_version to derive it)"
-        )
+            f"{', '.join(allowed)}{hint} (or omit py_version to derive it)", field="py_version", value=py_version,
+            allowed=", ".join(allowed), fix=hint.strip(" ()") or "omit py_version to derive it")
     return py_version
 
 
@@ -211,10 +214,11 @@ def image_tag(framework: str, version: str, py_version: str, processor: str, sco
     `tag_version` is the version as written (v2 tags an alias such as '1.10' as written)."""
     entry = version_entry(framework, version, scope, py_version)
     if processor not in entry["processors"]:
-        raise ValueError(
+        raise SagelaunchError(
             f"{framework} {version} has no {processor.upper()} {scope.replace('_', ' ')} image; "
-            f"available: {', '.join(entry['processors'])} images — pick a matching instance_type"
-        )
+            f"available: {', '.join(entry['processors'])} images — pick a matching instance_type",
+            field="instance_type", value=instance_type or processor, allowed=f"{', '.join(entry['processors'])} instances",
+            fix="pick a matching instance_type")
     if scope == "training" and "os" in entry:
         cuda = f"-{entry['cuda']}" if processor == "gpu" and entry.get("cuda") else ""
         return f"{version}-{processor}-{py_version}{cuda}-{entry['os']}-sagemaker"
@@ -236,10 +240,11 @@ def image_uri(
     entry = version_entry(framework, resolved, scope, py_version)
     processor = processor_for(instance_type)
     if processor == "neuron":
-        raise ValueError(
+        fix = "pass image_uri=... or choose a GPU instance such as ml.p4d.24xlarge"
+        raise SagelaunchError(
             f"instance_type={instance_type!r} is a Trainium instance: it needs a Neuron image "
-            f"({framework}-training-neuronx); pass image_uri=... or choose a GPU instance such as ml.p4d.24xlarge"
-        )
+            f"({framework}-training-neuronx); {fix}", field="instance_type", value=instance_type,
+            allowed="CPU or GPU instances (Trainium with image_uri)", fix=fix)
     if instance_type in LOCAL_INSTANCE_TYPES and processor not in entry["processors"]:
         processor = entry["processors"][0]  # local runs use no image: name the one SageMaker has
     tag = image_tag(framework, resolved, py_version, processor, scope, version, instance_type, smdistributed)
@@ -283,11 +288,11 @@ def inference_image_uri(
     except ValueError:
         older = [v for v in versions if _version_key(v) <= _version_key(version)] or list(versions)
         nearest = max(older, key=_version_key)
-        raise ValueError(
+        fix = f"serve it with framework_version={nearest!r} (the nearest), or pass image_uri=..."
+        raise SagelaunchError(
             f"framework_version={version!r} has no {framework} {scope.replace('_', ' ')} image (SDK v2 refuses it too); "
-            f"serve it with framework_version={nearest!r} (the nearest), or pass image_uri=...; "
-            f"supported: {allowed_list(reversed(versions))} (newest first)"
-        ) from None
+            f"{fix}; supported: {allowed_list(reversed(versions))} (newest first)", field="framework_version",
+            value=version, allowed=", ".join(reversed(versions)), fix=fix) from None
     py = check_py_version(framework, resolved, py_version, scope)
     processor = "cpu" if scope == "inference_graviton" else serving_processor(instance_type)
     tag = image_tag(framework, resolved, py, processor, scope, version, instance_type)
@@ -302,28 +307,36 @@ def huggingface_image_uri(transformers_version: str, pytorch_version: str, py_ve
     hf = matrix()["huggingface"][scope]
     key = transformers_version if transformers_version in hf["versions"] else hf["aliases"].get(transformers_version)
     if key is None:
-        raise ValueError(
+        hint = did_you_mean(transformers_version, list(hf["versions"]))
+        raise SagelaunchError(
             f"transformers_version={transformers_version!r} has no Hugging Face {scope} image (SDK v2 refuses it "
-            f"too); supported: {allowed_list(reversed(list(hf['versions'])))} (newest first)"
-            f"{did_you_mean(transformers_version, list(hf['versions']))}")
+            f"too); supported: {allowed_list(reversed(list(hf['versions'])))} (newest first){hint}",
+            field="transformers_version", value=transformers_version, allowed=", ".join(reversed(list(hf["versions"]))),
+            fix=hint.strip(" ()") or "pick a supported version")
     entry = hf["versions"][key]
     base = entry["base_aliases"].get(f"pytorch{pytorch_version}", f"pytorch{pytorch_version}")
     if base not in entry["bases"]:
         paired = [b.removeprefix("pytorch") for b in entry["bases"] if b.startswith("pytorch")]
-        raise ValueError(
+        raise SagelaunchError(
             f"pytorch_version={pytorch_version!r}: the Hugging Face {scope} image of transformers {key} is built "
-            f"with PyTorch {', '.join(paired) or '(none: TensorFlow only)'}; set pytorch_version to one of them")
+            f"with PyTorch {', '.join(paired) or '(none: TensorFlow only)'}; set pytorch_version to one of them",
+            field="pytorch_version", value=pytorch_version, allowed=", ".join(paired),
+            fix="set pytorch_version to one of them")
     image = entry["bases"][base]
     py = py_version or image["py_versions"][-1]
     if py not in image["py_versions"]:
-        raise ValueError(f"py_version={py!r} is not available for transformers {key} with PyTorch "
-                         f"{base.removeprefix('pytorch')}; supported: {', '.join(image['py_versions'])}")
+        raise SagelaunchError(f"py_version={py!r} is not available for transformers {key} with PyTorch "
+                              f"{base.removeprefix('pytorch')}; supported: {', '.join(image['py_versions'])}",
+                              field="py_version", value=py, allowed=", ".join(image["py_versions"]),
+                              fix="pick a supported py_version, or omit it")
     processor = processor_for(instance_type) if scope == "training" else serving_processor(instance_type)
     if instance_type in LOCAL_INSTANCE_TYPES and processor not in hf["processors"]:
         processor = hf["processors"][0]  # local runs use no image: name the one SageMaker has
     if processor not in hf["processors"]:
-        raise ValueError(f"instance_type={instance_type!r}: Hugging Face {scope} images are {'/'.join(hf['processors'])}"
-                         " only; choose a GPU instance type such as ml.g5.xlarge")
+        raise SagelaunchError(f"instance_type={instance_type!r}: Hugging Face {scope} images are "
+                              f"{'/'.join(hf['processors'])} only; choose a GPU instance type such as ml.g5.xlarge",
+                              field="instance_type", value=instance_type, allowed=f"{'/'.join(hf['processors'])} instances",
+                              fix="choose a GPU instance type such as ml.g5.xlarge")
     tag = "-".join(p for p in (f"{pytorch_version}-transformers{transformers_version}", processor, py,
                                image["container_version"].get(processor)) if p)
     return f"{registry(region, image.get('registries', {}).get(region))}/{image['repository']}:{tag}", py
@@ -345,20 +358,22 @@ def check_profiler_support(framework: str, version: str, region: str, instance_t
     p = profiler_facts()
     versions = list(p["images"][framework])
     if version not in versions:
-        raise ValueError(
-            f"framework_version={version!r}: SageMaker Profiler supports {framework} {', '.join(versions)} only; "
-            f"set framework_version={versions[0]!r}, drop profiler_config, or run with instance_type='local'"
-        )
+        fix = f"set framework_version={versions[0]!r}, drop profiler_config, or run with instance_type='local'"
+        raise SagelaunchError(
+            f"framework_version={version!r}: SageMaker Profiler supports {framework} {', '.join(versions)} only; {fix}",
+            field="framework_version", value=version, allowed=", ".join(versions), fix=fix)
     if region not in p["regions"]:
-        raise ValueError(
+        hint = did_you_mean(region, p["regions"])
+        raise SagelaunchError(
             f"region={region!r}: SageMaker Profiler is available in {', '.join(p['regions'])}"
-            f"{did_you_mean(region, p['regions'])}; choose one of them or drop profiler_config"
-        )
+            f"{hint}; choose one of them or drop profiler_config", field="region", value=region,
+            allowed=", ".join(p["regions"]), fix=hint.strip(" ()") or "choose one of them or drop profiler_config")
     if instance_type not in p["instance_types"]:
-        raise ValueError(
+        hint = did_you_mean(instance_type, p["instance_types"])
+        raise SagelaunchError(
             f"instance_type={instance_type!r}: SageMaker Profiler supports {', '.join(p['instance_types'])}"
-            f"{did_you_mean(instance_type, p['instance_types'])}; choose one of them or drop profiler_config"
-        )
+            f"{hint}; choose one of them or drop profiler_config", field="instance_type", value=instance_type,
+            allowed=", ".join(p["instance_types"]), fix=hint.strip(" ()") or "choose one of them or drop profiler_config")
 
 
 def profiler_image_uri(framework: str, version: str, region: str) -> str:
@@ -392,11 +407,12 @@ def check_framework_profiling(framework: str, version: str) -> None:
     """Debugger's framework profiling (FrameworkProfile) collects nothing from PyTorch 2.0 / TensorFlow 2.12 on."""
     last = debugger_facts()["framework_profiling_discontinued_from"][framework]
     if _version_key(version) >= _version_key(last):
-        raise ValueError(
+        fix = "use ProfilerConfig(profile_params=Profiler(...)) for SageMaker Profiler, or an older version"
+        raise SagelaunchError(
             f"profiler_config.framework_profile_params: SageMaker Debugger's framework profiling was discontinued "
             f"from {framework} {last} (SDK v2 warns that no framework metrics are collected) and framework_version="
-            f"{version!r}; use ProfilerConfig(profile_params=Profiler(...)) for SageMaker Profiler, or an older version"
-        )
+            f"{version!r}; {fix}", field="profiler_config.framework_profile_params", value=version,
+            allowed=f"{framework} versions before {last}", fix=fix)
 
 
 def rule_evaluator_image_uri(region: str) -> str:
@@ -404,10 +420,11 @@ def rule_evaluator_image_uri(region: str) -> str:
     d = debugger_facts()["rule_evaluator"]
     account = d["registries"].get(region)
     if account is None:
-        raise ValueError(
+        fix = "drop rules= or give each rule its image_uri (Rule.custom)"
+        raise SagelaunchError(
             f"rules: SageMaker Debugger's rule evaluator has no image in region={region!r}; available in "
-            f"{allowed_list(sorted(d['registries']))}; drop rules= or give each rule its image_uri (Rule.custom)"
-        )
+            f"{allowed_list(sorted(d['registries']))}; {fix}", field="rules", value=region,
+            allowed=", ".join(sorted(d["registries"])), fix=fix)
     return f"{registry(region, account)}/{d['repository']}:{d['tag']}"
 
 
@@ -418,42 +435,50 @@ def check_distribution_support(strategy: str, framework: str, version: str, inst
     if strategy == "dataparallel":
         types, versions = d["dataparallel"]["instance_types"], d["dataparallel"]["versions"][framework]
         if instance_type not in types:
-            raise ValueError(
+            hint = did_you_mean(instance_type, types)
+            raise SagelaunchError(
                 f"instance_type={instance_type!r}: smdistributed dataparallel runs on {', '.join(types)} only"
-                f"{did_you_mean(instance_type, types)}; or use torch_distributed"
-            )
+                f"{hint}; or use torch_distributed", field="instance_type", value=instance_type,
+                allowed=", ".join(types), fix=hint.strip(" ()") or "use torch_distributed")
         if version not in versions:
-            raise ValueError(
+            raise SagelaunchError(
                 f"framework_version={version!r}: smdistributed dataparallel supports {framework} "
-                f"{', '.join(versions) or 'no version'}; use torch_distributed for newer PyTorch"
-            )
+                f"{', '.join(versions) or 'no version'}; use torch_distributed for newer PyTorch",
+                field="framework_version", value=version, allowed=", ".join(versions),
+                fix="use torch_distributed for newer PyTorch")
     elif strategy == "torch_distributed":
         key = "trainium_versions" if info["kind"] == "trainium" else "gpu_versions"
         versions = d["torch_distributed"][key]
         if info["kind"] == "cpu":
-            raise ValueError(
+            raise SagelaunchError(
                 f"instance_type={instance_type!r}: torch_distributed needs GPU or Trainium instances; "
-                "choose e.g. ml.g5.12xlarge or ml.p4d.24xlarge"
-            )
+                "choose e.g. ml.g5.12xlarge or ml.p4d.24xlarge", field="instance_type", value=instance_type,
+                allowed="GPU or Trainium instance types", fix="choose e.g. ml.g5.12xlarge or ml.p4d.24xlarge")
         if version not in versions:
-            raise ValueError(
+            raise SagelaunchError(
                 f"framework_version={version!r}: torch_distributed supports PyTorch {', '.join(versions)} "
-                f"on {info['kind'].upper()} instances"
-            )
+                f"on {info['kind'].upper()} instances", field="framework_version", value=version,
+                allowed=", ".join(versions), fix=f"choose one of {', '.join(versions)}")
     elif strategy == "pytorchddp":
         if info["kind"] != "gpu":
-            raise ValueError(f"instance_type={instance_type!r}: pytorchddp needs a GPU instance such as ml.g5.12xlarge")
+            raise SagelaunchError(f"instance_type={instance_type!r}: pytorchddp needs a GPU instance such as ml.g5.12xlarge",
+                                  field="instance_type", value=instance_type, allowed="GPU instance types",
+                                  fix="choose a GPU instance such as ml.g5.12xlarge")
         if _version_key(version) < _version_key(d["pytorchddp"]["min_version"]):
-            raise ValueError(f"framework_version={version!r}: pytorchddp needs PyTorch ≥ {d['pytorchddp']['min_version']}")
+            minimum = d["pytorchddp"]["min_version"]
+            raise SagelaunchError(f"framework_version={version!r}: pytorchddp needs PyTorch ≥ {minimum}",
+                                  field="framework_version", value=version, allowed=f"≥ {minimum}",
+                                  fix=f"use framework_version {minimum} or newer")
     elif strategy == "modelparallel":
         versions = d["modelparallel"]["versions"][framework]
         if info["kind"] != "gpu":
-            raise ValueError(
+            raise SagelaunchError(
                 f"instance_type={instance_type!r}: smdistributed modelparallel needs GPU instances "
-                "(e.g. ml.p4d.24xlarge), or run with instance_type='local'"
-            )
+                "(e.g. ml.p4d.24xlarge), or run with instance_type='local'", field="instance_type",
+                value=instance_type, allowed="GPU instance types", fix="use e.g. ml.p4d.24xlarge, or instance_type='local'")
         if version not in versions:
-            raise ValueError(
+            raise SagelaunchError(
                 f"framework_version={version!r}: SMP v1 (smdistributed modelparallel) ships in {framework} "
-                f"{', '.join(versions) or 'no'} images on SageMaker; use one of them or instance_type='local'"
-            )
+                f"{', '.join(versions) or 'no'} images on SageMaker; use one of them or instance_type='local'",
+                field="framework_version", value=version, allowed=", ".join(versions),
+                fix="use one of them or instance_type='local'")

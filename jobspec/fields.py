@@ -14,7 +14,7 @@ import json
 import re
 from typing import Any
 
-from jobspec.errors import cut, secret_shown, shown
+from jobspec.errors import SagelaunchError, cut, secret_shown, shown
 
 CHANNEL_NAME = re.compile(r"^[A-Za-z0-9.\-_]{1,64}$")  # ChannelName: [A-Za-z0-9\.\-_]+, 1-64
 MAX_CHANNELS = 20  # InputDataConfig
@@ -30,25 +30,31 @@ RESERVED_HYPERPARAMETERS = (
     "sagemaker_program", "sagemaker_submit_directory", "sagemaker_region", "sagemaker_job_name",
     "sagemaker_container_log_level",
 )
-NUL_FIX = "allowed: text without \\x00 — remove it"
+NUL_ALLOWED, NUL_REMOVE = "text without \\x00", "remove it"
+NUL_FIX = f"allowed: {NUL_ALLOWED} — {NUL_REMOVE}"
+LARGE_SETTINGS = "pass large settings as an input channel or a file in source_dir"
 
 
 def channel_name(field: str, v: Any) -> str:
     """A channel name SageMaker accepts and that names its own folder under /opt/ml/input/data."""
     if not isinstance(v, str) or not CHANNEL_NAME.match(v):
-        raise ValueError(f"{field}={shown(v)} is not a channel name; allowed: 1-64 of A-Z a-z 0-9 . - _ "
-                         "(SageMaker's ChannelName), e.g. 'train'")
+        raise SagelaunchError(f"{field}={shown(v)} is not a channel name; allowed: 1-64 of A-Z a-z 0-9 . - _ "
+                              "(SageMaker's ChannelName), e.g. 'train'", field=field, value=v,
+                              allowed="1-64 of A-Z a-z 0-9 . - _", fix="e.g. 'train'")
     if v in (".", ".."):
-        raise ValueError(f"{field}={v!r} is not a channel name: a channel is the folder /opt/ml/input/data/<name>, "
-                         f"and {v!r} would be that folder or its parent; allowed: a name with a letter or digit, "
-                         "e.g. 'train'")
+        raise SagelaunchError(f"{field}={v!r} is not a channel name: a channel is the folder /opt/ml/input/data/<name>, "
+                              f"and {v!r} would be that folder or its parent; allowed: a name with a letter or digit, "
+                              "e.g. 'train'", field=field, value=v, allowed="a name with a letter or digit",
+                              fix="e.g. 'train'")
     return v
 
 
 def channel_count(count: int) -> None:
     if count > MAX_CHANNELS:
-        raise ValueError(f"inputs has {count} channels; allowed: at most {MAX_CHANNELS} (SageMaker's InputDataConfig) "
-                         "— put related data under one channel's prefix")
+        raise SagelaunchError(f"inputs has {count} channels; allowed: at most {MAX_CHANNELS} (SageMaker's "
+                              "InputDataConfig) — put related data under one channel's prefix", field="inputs",
+                              value=count, allowed=f"at most {MAX_CHANNELS} channels",
+                              fix="put related data under one channel's prefix")
 
 
 def local_path(field: str, v: str | None) -> str | None:
@@ -56,10 +62,12 @@ def local_path(field: str, v: str | None) -> str | None:
     if v is None:
         return v
     if "\x00" in v:
-        raise ValueError(f"{field}={v!r} contains a NUL character (\\x00), which no path can hold; {NUL_FIX}")
+        raise SagelaunchError(f"{field}={v!r} contains a NUL character (\\x00), which no path can hold; {NUL_FIX}",
+                              field=field, value=v, allowed=NUL_ALLOWED, fix=NUL_REMOVE)
     if len(v) > MAX_PATH_CHARS:
-        raise ValueError(f"{field}={cut(v)!r} has {len(v)} characters; allowed: at most {MAX_PATH_CHARS} "
-                         "— use a shorter path")
+        raise SagelaunchError(f"{field}={cut(v)!r} has {len(v)} characters; allowed: at most {MAX_PATH_CHARS} "
+                              "— use a shorter path", field=field, value=v,
+                              allowed=f"at most {MAX_PATH_CHARS} characters", fix="use a shorter path")
     return v
 
 
@@ -68,20 +76,27 @@ def environment(v: dict[str, Any] | None, field: str = "environment") -> dict[st
     if v is None:
         return v
     if len(v) > MAX_ENVIRONMENT:
-        raise ValueError(f"{field} has {len(v)} variables; allowed: at most {MAX_ENVIRONMENT}")
+        raise SagelaunchError(f"{field} has {len(v)} variables; allowed: at most {MAX_ENVIRONMENT}", field=field,
+                              value=len(v), allowed=f"at most {MAX_ENVIRONMENT} variables", fix="drop some variables")
     for key, value in v.items():
         if not isinstance(key, str) or not ENV_KEY.match(key):
-            raise ValueError(f"{field} key {shown(key)} is not a variable name; allowed: [A-Za-z_][A-Za-z0-9_]* "
-                             "(at most 512 characters), e.g. 'MY_SETTING'")
+            raise SagelaunchError(f"{field} key {shown(key)} is not a variable name; allowed: [A-Za-z_][A-Za-z0-9_]* "
+                                  "(at most 512 characters), e.g. 'MY_SETTING'", field=field, value=key,
+                                  allowed="[A-Za-z_][A-Za-z0-9_]* (at most 512 characters)", fix="e.g. 'MY_SETTING'")
         if not isinstance(value, str):
-            raise ValueError(f"{field}[{key!r}]={secret_shown(key, value)} is {type(value).__name__}; allowed: text "
-                             f"— quote it, e.g. {field}: {{{key}: '1'}}")
+            raise SagelaunchError(f"{field}[{key!r}]={secret_shown(key, value)} is {type(value).__name__}; allowed: "
+                                  f"text — quote it, e.g. {field}: {{{key}: '1'}}", field=f"{field}.{key}", value=value,
+                                  allowed="text", fix=f"quote it, e.g. {field}: {{{key}: '1'}}")
         if len(value) > MAX_ENV_VALUE_CHARS:
-            raise ValueError(f"{field}[{key!r}] is {len(value)} characters; allowed: at most {MAX_ENV_VALUE_CHARS} "
-                             "— pass large settings as an input channel or a file in source_dir")
+            raise SagelaunchError(f"{field}[{key!r}] is {len(value)} characters; allowed: at most "
+                                  f"{MAX_ENV_VALUE_CHARS} — pass large settings as an input channel or a file in "
+                                  "source_dir", field=f"{field}.{key}", value=value,
+                                  allowed=f"at most {MAX_ENV_VALUE_CHARS} characters",
+                                  fix="pass large settings as an input channel or a file in source_dir")
         if "\x00" in value:
-            raise ValueError(f"{field}[{key!r}]={secret_shown(key, value)} contains a NUL character (\\x00), which "
-                             f"no process environment can hold; {NUL_FIX}")
+            raise SagelaunchError(f"{field}[{key!r}]={secret_shown(key, value)} contains a NUL character (\\x00), "
+                                  f"which no process environment can hold; {NUL_FIX}", field=f"{field}.{key}",
+                                  value=value, allowed=NUL_ALLOWED, fix=NUL_REMOVE)
     return v
 
 
@@ -90,37 +105,46 @@ def hyperparameters(v: dict[str, Any] | None) -> dict[str, Any] | None:
     if v is None:
         return v
     if len(v) > MAX_HYPERPARAMETERS - 15:  # room for sagemaker_* and distribution entries
-        raise ValueError(f"hyperparameters has {len(v)} entries; allowed: at most {MAX_HYPERPARAMETERS - 15}")
+        raise SagelaunchError(f"hyperparameters has {len(v)} entries; allowed: at most {MAX_HYPERPARAMETERS - 15}",
+                              field="hyperparameters", value=len(v), allowed=f"at most {MAX_HYPERPARAMETERS - 15}",
+                              fix="drop some entries")
     for key, value in v.items():
         hyperparameter_key(key)
         _check_encoded_size(key, value)  # before json.dumps: its work is bounded from here on
         try:
             encoded = json.dumps(value)
         except (TypeError, ValueError):
-            raise ValueError(
-                f"hyperparameters[{key!r}]={secret_shown(key, value)} is not JSON-serialisable; allowed: str, int, "
-                "float, bool, list, dict"
+            allowed = "str, int, float, bool, list, dict"
+            raise SagelaunchError(
+                f"hyperparameters[{key!r}]={secret_shown(key, value)} is not JSON-serialisable; allowed: {allowed}",
+                field=f"hyperparameters.{key}", value=value, allowed=allowed, fix="convert it to one of those"
             ) from None
         if len(encoded) > MAX_HYPERPARAMETER_CHARS:
-            raise ValueError(f"hyperparameters[{key!r}] encodes to {len(encoded)} characters; allowed: at most "
-                             f"{MAX_HYPERPARAMETER_CHARS} (SageMaker's limit) — pass large settings as an input "
-                             "channel or a file in source_dir")
+            raise SagelaunchError(f"hyperparameters[{key!r}] encodes to {len(encoded)} characters; allowed: at most "
+                                  f"{MAX_HYPERPARAMETER_CHARS} (SageMaker's limit) — {LARGE_SETTINGS}",
+                                  field=f"hyperparameters.{key}", value=len(encoded),
+                                  allowed=f"at most {MAX_HYPERPARAMETER_CHARS} characters", fix=LARGE_SETTINGS)
     return v
 
 
 def hyperparameter_key(key: Any) -> str:
     if not isinstance(key, str) or not 1 <= len(key) <= MAX_HYPERPARAMETER_KEY_CHARS:
-        raise ValueError(f"hyperparameters key {shown(key)} must be a string of 1-{MAX_HYPERPARAMETER_KEY_CHARS} "
-                         "characters")
+        raise SagelaunchError(f"hyperparameters key {shown(key)} must be a string of 1-{MAX_HYPERPARAMETER_KEY_CHARS} "
+                              "characters", field="hyperparameters", value=key,
+                              allowed=f"a string of 1-{MAX_HYPERPARAMETER_KEY_CHARS} characters", fix="rename the key")
     if key in RESERVED_HYPERPARAMETERS or key == "mp_parameters":
-        raise ValueError(f"hyperparameters[{key!r}] is set by sagelaunch; use a different name")
+        raise SagelaunchError(f"hyperparameters[{key!r}] is set by sagelaunch; use a different name",
+                              field="hyperparameters", value=key, allowed="names sagelaunch does not set",
+                              fix="use a different name")
     if "\x00" in key:
-        raise ValueError(f"hyperparameters key {cut(key)!r} contains a NUL character (\\x00); {NUL_FIX}")
+        raise SagelaunchError(f"hyperparameters key {cut(key)!r} contains a NUL character (\\x00); {NUL_FIX}",
+                              field="hyperparameters", value=key, allowed=NUL_ALLOWED, fix=NUL_REMOVE)
     if "=" in key:
         fixed = re.sub(r"=+", "_", key)
-        raise ValueError(f"hyperparameters key {cut(key)!r} contains '=': the job receives each hyperparameter as "
-                         f"the environment variable SM_HP_<KEY>, whose name cannot hold '='; allowed: any other "
-                         f"characters — did you mean {cut(fixed)!r}?")
+        raise SagelaunchError(f"hyperparameters key {cut(key)!r} contains '=': the job receives each hyperparameter "
+                              f"as the environment variable SM_HP_<KEY>, whose name cannot hold '='; allowed: any other "
+                              f"characters — did you mean {cut(fixed)!r}?", field="hyperparameters", value=key,
+                              allowed="any characters but '='", fix=f"did you mean {cut(fixed)!r}?")
     return key
 
 
@@ -136,8 +160,10 @@ def _check_encoded_size(key: str, value: Any) -> None:
     while stack:
         item, depth = stack.pop()
         if depth > MAX_NESTING:
-            raise ValueError(f"{field} nests lists/dicts more than {MAX_NESTING} levels deep; allowed: at most "
-                             f"{MAX_NESTING} levels — flatten it, or pass it as a JSON string the script decodes")
+            fix = "flatten it, or pass it as a JSON string the script decodes"
+            raise SagelaunchError(f"{field} nests lists/dicts more than {MAX_NESTING} levels deep; allowed: at most "
+                                  f"{MAX_NESTING} levels — {fix}", field=f"hyperparameters.{key}",
+                                  allowed=f"at most {MAX_NESTING} levels", fix=fix)
         if isinstance(item, dict):
             size += 2 + 2 * len(item)
             children = [*item.keys(), *item.values()] if size <= MAX_HYPERPARAMETER_CHARS else []
@@ -146,13 +172,15 @@ def _check_encoded_size(key: str, value: Any) -> None:
             children = list(item) if size <= MAX_HYPERPARAMETER_CHARS else []
         else:
             if isinstance(item, str) and "\x00" in item:
-                raise ValueError(f"{field} contains a NUL character (\\x00) in {secret_shown(key, item)}; jobs "
-                                 "receive hyperparameters as arguments and environment variables, which cannot hold "
-                                 f"one; {NUL_FIX}")
+                raise SagelaunchError(f"{field} contains a NUL character (\\x00) in {secret_shown(key, item)}; jobs "
+                                      "receive hyperparameters as arguments and environment variables, which cannot "
+                                      f"hold one; {NUL_FIX}", field=f"hyperparameters.{key}", value=item,
+                                      allowed=NUL_ALLOWED, fix=NUL_REMOVE)
             size += len(item) if isinstance(item, str) else 1
             children = []
         if size > MAX_HYPERPARAMETER_CHARS:
-            raise ValueError(f"{field} encodes to more than {MAX_HYPERPARAMETER_CHARS} characters; allowed: at most "
-                             f"{MAX_HYPERPARAMETER_CHARS} (SageMaker's limit) — pass large settings as an input "
-                             "channel or a file in source_dir")
+            raise SagelaunchError(f"{field} encodes to more than {MAX_HYPERPARAMETER_CHARS} characters; allowed: at "
+                                  f"most {MAX_HYPERPARAMETER_CHARS} (SageMaker's limit) — {LARGE_SETTINGS}",
+                                  field=f"hyperparameters.{key}",  # the value is not kept: it may be huge
+                                  allowed=f"at most {MAX_HYPERPARAMETER_CHARS} characters", fix=LARGE_SETTINGS)
         stack.extend((child, depth + 1) for child in children)

@@ -5,7 +5,10 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 
+from jobspec.errors import SagelaunchError
+
 MAX_NAME_LENGTH = 63
+NAME_ALLOWED = f"letters, digits and hyphens (at most {MAX_NAME_LENGTH})"
 # SageMaker's own pattern for TrainingJobName / ModelName / EndpointName
 NAME_PATTERN = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
 _TIMESTAMP_LENGTH = len("-2026-01-01-00-00-00-000")
@@ -22,10 +25,10 @@ def sanitize_base(base: str) -> str:
     cleaned = re.sub(r"[^a-zA-Z0-9-]+", "-", base).strip("-")
     cleaned = re.sub(r"-{2,}", "-", cleaned)
     if not cleaned:
-        raise ValueError(
+        raise SagelaunchError(
             f"base_job_name={base!r} has no letter or digit; SageMaker names use [a-zA-Z0-9-]. "
-            "Fix: pass base_job_name='my-training-job'."
-        )
+            "Fix: pass base_job_name='my-training-job'.", field="base_job_name", value=base, allowed="[a-zA-Z0-9-]",
+            fix="pass base_job_name='my-training-job'")
     return cleaned
 
 
@@ -47,18 +50,17 @@ def check_name(name: str, field: str = "job_name") -> str:
     """Reject a user-given name SageMaker would refuse, saying why."""
     if not isinstance(name, str):
         quoted = f"; quote it: {field}: '{name}'" if isinstance(name, (int, float)) and not isinstance(name, bool) else ""
-        raise ValueError(f"{field}={name!r} is not text ({type(name).__name__}); allowed: letters, digits "
-                         f"and hyphens (at most {MAX_NAME_LENGTH}){quoted}")
+        raise SagelaunchError(f"{field}={name!r} is not text ({type(name).__name__}); allowed: {NAME_ALLOWED}{quoted}",
+                              field=field, value=name, allowed=NAME_ALLOWED, fix=quoted.strip("; ") or "pass text")
     if len(name) > MAX_NAME_LENGTH:
-        raise ValueError(
-            f"{field}={name!r} has {len(name)} characters; SageMaker allows at most {MAX_NAME_LENGTH}. "
-            f"Fix: shorten it, e.g. {name[:MAX_NAME_LENGTH].rstrip('-')!r}."
-        )
+        fix = f"shorten it, e.g. {name[:MAX_NAME_LENGTH].rstrip('-')!r}"
+        raise SagelaunchError(f"{field}={name!r} has {len(name)} characters; SageMaker allows at most "
+                              f"{MAX_NAME_LENGTH}. Fix: {fix}.", field=field, value=name, allowed=NAME_ALLOWED, fix=fix)
     if not NAME_PATTERN.match(name):
-        raise ValueError(
-            f"{field}={name!r} is not a valid SageMaker name: use letters, digits and hyphens, "
-            f"starting and ending with a letter or digit; did you mean {sanitize_base(name)!r}?"
-        )
+        fix = f"did you mean {sanitize_base(name)!r}?"
+        raise SagelaunchError(f"{field}={name!r} is not a valid SageMaker name: use letters, digits and hyphens, "
+                              f"starting and ending with a letter or digit; {fix}", field=field, value=name,
+                              allowed=NAME_ALLOWED, fix=fix)
     return name
 
 

@@ -6,6 +6,8 @@ import os
 import re
 from pathlib import Path
 
+from jobspec.errors import SagelaunchError
+
 # what the estimators accept as an S3 URI (bucket naming rules, then any key)
 S3_URI = re.compile(r"^s3://[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9](/.*)?$")
 
@@ -17,10 +19,12 @@ def is_s3_uri(uri: str) -> bool:
 def parse_s3_uri(uri: str) -> tuple[str, str]:
     """'s3://bucket/key/prefix' → ('bucket', 'key/prefix')."""
     if not uri.startswith("s3://") or len(uri) <= 5:
-        raise ValueError(f"{uri!r} is not an S3 URI; expected s3://bucket/key, e.g. s3://my-bucket/data/train.")
+        raise SagelaunchError(f"{uri!r} is not an S3 URI; expected s3://bucket/key, e.g. s3://my-bucket/data/train.",
+                              field="uri", value=uri, allowed="s3://bucket/key", fix="e.g. s3://my-bucket/data/train")
     bucket, _, key = uri[5:].partition("/")
     if not bucket:
-        raise ValueError(f"{uri!r} has no bucket name; expected s3://bucket/key.")
+        raise SagelaunchError(f"{uri!r} has no bucket name; expected s3://bucket/key.", field="uri", value=uri,
+                              allowed="s3://bucket/key", fix="name the bucket")
     return bucket, key
 
 

@@ -21,6 +21,7 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 
+from jobspec.errors import SagelaunchError
 from jobspec.suggest import did_you_mean
 
 PLACEMENT_PERMUTATIONS = tuple("".join(p) for p in itertools.permutations("DPT"))
@@ -103,13 +104,16 @@ class SMPParameters(BaseModel):
         known = set(cls.model_fields) | {"partitions", "fp16_params"}
         for key in data:
             if key not in known:
-                raise ValueError(
-                    f"mp_parameters: unknown SMP v1 parameter {key!r}{did_you_mean(key, sorted(known))}; "
-                    f"allowed: {', '.join(sorted(known))}"
-                )
+                hint = did_you_mean(key, sorted(known))
+                raise SagelaunchError(
+                    f"mp_parameters: unknown SMP v1 parameter {key!r}{hint}; allowed: {', '.join(sorted(known))}",
+                    field=f"mp_parameters.{key}", value=data[key], allowed=", ".join(sorted(known)),
+                    fix=hint.strip(" ()") or "drop it (SMP v1 has no such parameter)")
         for a, b in (("partitions", "pipeline_parallel_degree"), ("fp16_params", "fp16")):
             if a in data and b in data and data[a] != data[b]:
-                raise ValueError(f"mp_parameters: {a}={data[a]!r} and {b}={data[b]!r} are aliases; give only {b}")
+                raise SagelaunchError(f"mp_parameters: {a}={data[a]!r} and {b}={data[b]!r} are aliases; give only {b}",
+                                      field=f"mp_parameters.{a}", value=data[a], allowed=f"one of {a} and {b}",
+                                      fix=f"give only {b}")
         if "fp16_params" in data:
             warnings.warn("mp_parameters: fp16_params is deprecated; use fp16", DeprecationWarning, stacklevel=2)
         return data
@@ -118,39 +122,43 @@ class SMPParameters(BaseModel):
     def _cross_rules(self) -> "SMPParameters":
         pp, tp, sdp = self.pipeline_parallel_degree, self.tensor_parallel_degree, self.sharded_data_parallel_degree
         if self.placement_strategy not in PLACEMENT_STRATEGIES:
-            raise ValueError(
-                f"mp_parameters.placement_strategy={self.placement_strategy!r} is not valid; allowed: "
-                f"{', '.join(PLACEMENT_STRATEGIES)}{did_you_mean(self.placement_strategy, PLACEMENT_STRATEGIES)}"
-            )
+            raise placement_error("mp_parameters.placement_strategy", self.placement_strategy)
         if self.ddp and self.horovod:
-            raise ValueError("mp_parameters: ddp=True and horovod=True are exclusive; set one of them (ddp for PyTorch)")
+            raise SagelaunchError("mp_parameters: ddp=True and horovod=True are exclusive; set one of them (ddp for "
+                                  "PyTorch)", field="mp_parameters.horovod", value=True, allowed="one of ddp and horovod",
+                                  fix="set one of them (ddp for PyTorch)")
         if self.ddp_port is not None and not self.ddp:
-            raise ValueError(f"mp_parameters.ddp_port={self.ddp_port} needs ddp=True; add \"ddp\": true or drop ddp_port")
+            raise SagelaunchError(f"mp_parameters.ddp_port={self.ddp_port} needs ddp=True; add \"ddp\": true or drop "
+                                  "ddp_port", field="mp_parameters.ddp_port", value=self.ddp_port, allowed="with ddp=True",
+                                  fix="add \"ddp\": true or drop ddp_port")
         if not self.auto_partition:
             if self.default_partition is None:
-                raise ValueError(
+                raise SagelaunchError(
                     "mp_parameters.default_partition is required when auto_partition=False; "
-                    f"set it to a partition id in 0..{pp - 1}"
-                )
+                    f"set it to a partition id in 0..{pp - 1}", field="mp_parameters.default_partition", value=None,
+                    allowed=f"0..{pp - 1}", fix=f"set it to a partition id in 0..{pp - 1}")
         if self.default_partition is not None and self.default_partition >= pp:
-            raise ValueError(
+            raise SagelaunchError(
                 f"mp_parameters.default_partition={self.default_partition} must be < pipeline_parallel_degree={pp}; "
-                f"allowed: 0..{pp - 1}"
-            )
+                f"allowed: 0..{pp - 1}", field="mp_parameters.default_partition", value=self.default_partition,
+                allowed=f"0..{pp - 1}", fix=f"use a partition id below {pp}")
         if self.fp16 and self.bf16:
-            raise ValueError("mp_parameters: bf16=True excludes fp16=True; pick one precision")
+            raise SagelaunchError("mp_parameters: bf16=True excludes fp16=True; pick one precision",
+                                  field="mp_parameters.bf16", value=True, allowed="one of bf16 and fp16",
+                                  fix="pick one precision")
         if sdp > 1 and (tp > 1 or pp > 1):
-            raise ValueError(
+            raise SagelaunchError(
                 f"mp_parameters.sharded_data_parallel_degree={sdp} excludes tensor_parallel_degree={tp} / "
-                f"pipeline_parallel_degree={pp} > 1; set both to 1 or sharded_data_parallel_degree to 1"
-            )
+                f"pipeline_parallel_degree={pp} > 1; set both to 1 or sharded_data_parallel_degree to 1",
+                field="mp_parameters.sharded_data_parallel_degree", value=sdp,
+                allowed="1 with tensor or pipeline parallelism", fix="set both to 1 or sharded_data_parallel_degree to 1")
         if sdp > 1 and self.shard_optimizer_state:
-            raise ValueError(
+            raise SagelaunchError(
                 "mp_parameters: sharded_data_parallel_degree > 1 already shards optimizer state; "
-                "drop shard_optimizer_state"
-            )
+                "drop shard_optimizer_state", field="mp_parameters.shard_optimizer_state", value=True,
+                allowed="False with sharded_data_parallel_degree > 1", fix="drop shard_optimizer_state")
         if tp > 1 and not self.ddp:
-            raise ValueError(f"mp_parameters.tensor_parallel_degree={tp} needs ddp=True; add \"ddp\": true")
+            raise needs_ddp("tensor_parallel_degree", tp)
         return self
 
     # derived values the SMP runtime uses when a key is absent
@@ -182,10 +190,11 @@ class SMPParameters(BaseModel):
         else:
             bad = [k for k in TENSORFLOW_ONLY if k in given and getattr(self, k) != type(self).model_fields[k].default]
         if bad:
-            raise ValueError(
-                f"mp_parameters: {', '.join(bad)} not supported by SMP v1 for {framework}"
-                + ("; TensorFlow supports pipeline parallelism only (placement cluster|spread)" if framework == "tensorflow" else "; use ddp instead of horovod")
-            )
+            fix = ("TensorFlow supports pipeline parallelism only (placement cluster|spread)" if framework == "tensorflow"
+                   else "use ddp instead of horovod")
+            raise SagelaunchError(f"mp_parameters: {', '.join(bad)} not supported by SMP v1 for {framework}; {fix}",
+                                  field=f"mp_parameters.{bad[0]}", value=getattr(self, bad[0]),
+                                  allowed=f"the SMP v1 parameters of {framework}", fix=fix)
 
 
 # ---------------------------------------------------------------- placement
@@ -193,11 +202,20 @@ def placement_order(strategy: str) -> str:
     """'cluster' → 'DPT', 'spread' → 'TPD', a permutation of D/P/T → itself."""
     order = NAMED_PLACEMENTS.get(strategy, strategy)
     if order not in PLACEMENT_PERMUTATIONS:
-        raise ValueError(
-            f"placement_strategy={strategy!r} is not valid; allowed: {', '.join(PLACEMENT_STRATEGIES)}"
-            f"{did_you_mean(strategy, PLACEMENT_STRATEGIES)}"
-        )
+        raise placement_error("placement_strategy", strategy)
     return order
+
+
+def needs_ddp(name: str, degree: int) -> SagelaunchError:
+    return SagelaunchError(f"mp_parameters.{name}={degree} needs ddp=True; add \"ddp\": true",
+                           field=f"mp_parameters.{name}", value=degree, allowed="with ddp=True", fix='add "ddp": true')
+
+
+def placement_error(field: str, strategy: str) -> SagelaunchError:
+    hint = did_you_mean(strategy, PLACEMENT_STRATEGIES)
+    allowed = ", ".join(PLACEMENT_STRATEGIES)
+    return SagelaunchError(f"{field}={strategy!r} is not valid; allowed: {allowed}{hint}", field=field, value=strategy,
+                           allowed=allowed, fix=hint.strip(" ()") or "pick one of the allowed strategies")
 
 
 def mesh_shape(order: str, rdp: int, pp: int, tp: int) -> tuple[int, ...]:
@@ -210,11 +228,11 @@ def mesh_shape(order: str, rdp: int, pp: int, tp: int) -> tuple[int, ...]:
 def check_grid(world_size: int, pp: int, tp: int) -> None:
     """The ranks must fill a D × P × T grid: pp × tp divides the world size."""
     if world_size % (pp * tp):
-        raise ValueError(
+        raise SagelaunchError(
             f"mp_parameters: pipeline_parallel_degree × tensor_parallel_degree = {pp}×{tp} = {pp * tp} "
             f"must divide the world size {world_size} (instance_count × processes_per_host); "
-            f"change the degrees or processes_per_host"
-        )
+            f"change the degrees or processes_per_host", field="mp_parameters.pipeline_parallel_degree", value=pp,
+            allowed=f"degrees whose product divides {world_size}", fix="change the degrees or processes_per_host")
 
 
 class WorldLayout(NamedTuple):
@@ -233,33 +251,38 @@ def check_world(params: SMPParameters, world_size: int, gpus_per_host: int | Non
     pp, tp = params.pipeline_parallel_degree, params.tensor_parallel_degree
     sdp = params.sharded_data_parallel_degree
     if world_size < 1:
-        raise ValueError(f"world_size={world_size} must be ≥ 1 (instance_count × processes_per_host)")
+        raise SagelaunchError(f"world_size={world_size} must be ≥ 1 (instance_count × processes_per_host)",
+                              field="world_size", value=world_size, allowed="≥ 1",
+                              fix="raise instance_count or processes_per_host")
     if gpus_per_host and tp > gpus_per_host:
-        raise ValueError(
+        raise SagelaunchError(
             f"mp_parameters.tensor_parallel_degree={tp} exceeds the {gpus_per_host} GPUs per instance; "
-            f"allowed: 1..{gpus_per_host}, or pick an instance_type with more GPUs"
-        )
+            f"allowed: 1..{gpus_per_host}, or pick an instance_type with more GPUs",
+            field="mp_parameters.tensor_parallel_degree", value=tp, allowed=f"1..{gpus_per_host}",
+            fix="lower it, or pick an instance_type with more GPUs")
     for name, degree in (("tensor_parallel_degree", tp), ("pipeline_parallel_degree", pp)):
         if degree > world_size:
-            raise ValueError(
+            raise SagelaunchError(
                 f"mp_parameters.{name}={degree} is larger than the world size {world_size} "
                 "(instance_count × processes_per_host); "
-                f"allowed: a divisor of {world_size} (1..{world_size}); lower it or launch more processes"
-            )
+                f"allowed: a divisor of {world_size} (1..{world_size}); lower it or launch more processes",
+                field=f"mp_parameters.{name}", value=degree, allowed=f"a divisor of {world_size} (1..{world_size})",
+                fix="lower it or launch more processes")
     check_grid(world_size, pp, tp)
     if world_size > pp * tp and not (params.ddp or params.horovod):
-        raise ValueError(
+        raise SagelaunchError(
             f"mp_parameters: world size {world_size} (instance_count × processes_per_host) > "
             f"pipeline_parallel_degree × tensor_parallel_degree = {pp * tp} means data parallelism across model "
-            "replicas: set mp_parameters.ddp=True (PyTorch) or horovod=True (TensorFlow)"
-        )
+            "replicas: set mp_parameters.ddp=True (PyTorch) or horovod=True (TensorFlow)", field="mp_parameters.ddp",
+            value=params.ddp, allowed="ddp=True (or horovod=True) with data parallelism",
+            fix="set mp_parameters.ddp=True (PyTorch) or horovod=True (TensorFlow)")
     if sdp > 1 and (world_size % sdp or sdp > world_size):
-        raise ValueError(
+        raise SagelaunchError(
             f"mp_parameters.sharded_data_parallel_degree={sdp} must divide the world size {world_size} "
-            "(instance_count × processes_per_host)"
-        )
+            "(instance_count × processes_per_host)", field="mp_parameters.sharded_data_parallel_degree", value=sdp,
+            allowed=f"a divisor of {world_size}", fix="change it or processes_per_host")
     if sdp > 1 and not params.ddp:
-        raise ValueError(f"mp_parameters.sharded_data_parallel_degree={sdp} needs ddp=True; add \"ddp\": true")
+        raise needs_ddp("sharded_data_parallel_degree", sdp)
     return WorldLayout(world_size, pp, tp, world_size // pp, world_size // (pp * tp))
 
 
@@ -311,18 +334,25 @@ IGNORED = {
 # contiguous/horovod (TensorFlow only) are refused by SMPParameters.check_framework("pytorch").
 
 
+def _not_implemented(params: SMPParameters, name: str, where: str, why: str) -> SagelaunchError:
+    """One refused parameter; `why` is its table entry, "supported: …; fix: …"."""
+    supported, _, fix = why.partition("; fix: ")
+    return SagelaunchError(f"mp_parameters.{name}={getattr(params, name)!r}{where} is not supported by sagelaunch's "
+                           f"modelparallel; {why}", field=f"mp_parameters.{name}", value=getattr(params, name),
+                           allowed=supported.removeprefix("supported: "), fix=fix)
+
+
 def check_local_support(params: SMPParameters) -> list[str]:
     """Raise ValueError for a parameter sagelaunch's modelparallel cannot honour; return one note per
     parameter that is set but has no effect there (the caller warns)."""
     params.check_framework("pytorch")
-    errors = [f"mp_parameters.{name}={getattr(params, name)!r} is not supported by sagelaunch's modelparallel; {fix}"
-              for name, unsupported, fix in NOT_IMPLEMENTED if unsupported(getattr(params, name))]
-    errors += [f"mp_parameters.{name}={getattr(params, name)!r} with pipeline_parallel_degree="
-               f"{params.pipeline_parallel_degree}, sharded_data_parallel_degree={params.sharded_data_parallel_degree} "
-               f"is not supported by sagelaunch's modelparallel; {fix}"
-               for name, unsupported, fix in NOT_IMPLEMENTED_WITH if unsupported(params)]
-    if errors:
-        raise ValueError("; ".join(errors))
+    problems = [_not_implemented(params, name, "", why)
+                for name, unsupported, why in NOT_IMPLEMENTED if unsupported(getattr(params, name))]
+    problems += [_not_implemented(params, name, f" with pipeline_parallel_degree={params.pipeline_parallel_degree}, "
+                                  f"sharded_data_parallel_degree={params.sharded_data_parallel_degree}", why)
+                 for name, unsupported, why in NOT_IMPLEMENTED_WITH if unsupported(params)]
+    if problems:
+        raise SagelaunchError("; ".join(str(p) for p in problems), **problems[0].parts())
     defaults = type(params).model_fields
     return [f"{name}={getattr(params, name)!r} ({why})" for name, why in IGNORED.items()
             if getattr(params, name) != defaults[name].default]

@@ -21,6 +21,8 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from jobspec.errors import SagelaunchError
+
 GiB = 2**30
 # Generous: a large language model's weights fit; a 1 MB archive can still not fill a disk.
 MAX_TOTAL_ENV, MAX_MEMBER_ENV, MAX_RATIO_ENV = ("SAGELAUNCH_UNPACK_MAX_BYTES", "SAGELAUNCH_UNPACK_MAX_MEMBER_BYTES",
@@ -33,7 +35,7 @@ RATIO_ALLOWANCE_BYTES = 16 * 2**20  # small archives may always expand this far
 CHUNK = 1 << 20
 
 
-class UnsafeArchiveError(ValueError):
+class UnsafeArchiveError(SagelaunchError):
     """An archive member sagelaunch will not write (the message is one line naming it)."""
 
 

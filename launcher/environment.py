@@ -12,11 +12,19 @@ from functools import lru_cache
 from pathlib import Path
 
 from jobspec.catalog import LOCAL_DEFAULT_REGION
+from jobspec.errors import SagelaunchError
 
 
 REGION_VARIABLES = ("AWS_REGION", "AWS_DEFAULT_REGION")
 NO_REGION = ("no AWS region is configured (none of AWS_REGION, AWS_DEFAULT_REGION or a region in the AWS config "
              "file's profile); fix: pass --region us-west-2 (region= in Python) or export AWS_REGION=us-west-2")
+REGION_ALLOWED = "an AWS region such as us-west-2"
+
+
+def no_region_error(prefix: str = "") -> SagelaunchError:
+    """NO_REGION as an error of the `region` field (callers tell it by its field, never by its text)."""
+    return SagelaunchError(prefix + NO_REGION, field="region", value=None, allowed=REGION_ALLOWED,
+                           fix="pass --region us-west-2 (region= in Python) or export AWS_REGION=us-west-2")
 
 
 def configured_region() -> str | None:
@@ -51,11 +59,12 @@ def default_region(local: bool = True) -> str:
         return region
     if local:
         return LOCAL_DEFAULT_REGION
-    raise ValueError(
+    fix = ("pass region='us-west-2' (or your region), export AWS_REGION=us-west-2, or run "
+           "`aws configure set region us-west-2`")
+    raise SagelaunchError(
         "region is not set, and a SageMaker job runs in the region you choose; no AWS_REGION, "
-        "AWS_DEFAULT_REGION or region in the AWS config file was found. Fix: pass region='us-west-2' "
-        "(or your region), export AWS_REGION=us-west-2, or run `aws configure set region us-west-2`."
-    )
+        f"AWS_DEFAULT_REGION or region in the AWS config file was found. Fix: {fix}.",
+        field="region", value=None, allowed=REGION_ALLOWED, fix=fix)
 
 
 def visible_gpus(env: Mapping[str, str] | None = None) -> list[str]:

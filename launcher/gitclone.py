@@ -19,6 +19,8 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 
+from jobspec.errors import SagelaunchError
+
 KEYS = ("repo", "branch", "commit", "2FA_enabled", "username", "password", "token")
 _CREDENTIALS = re.compile(r"(https://)[^@/]+@")
 
@@ -35,21 +37,29 @@ def check_git_config(config: dict) -> dict:
     """The single-field check of git_config (no network)."""
     unknown = sorted(set(config) - set(KEYS))
     if unknown:
-        raise ValueError(f"git_config has unknown key(s) {unknown}; allowed: {', '.join(KEYS)}")
+        raise SagelaunchError(f"git_config has unknown key(s) {unknown}; allowed: {', '.join(KEYS)}",
+                              field="git_config", value=unknown, allowed=", ".join(KEYS), fix="drop or rename them")
     if "repo" not in config:
-        raise ValueError("git_config needs 'repo', e.g. {'repo': 'https://github.com/org/project.git', 'branch': 'main'}")
+        example = "{'repo': 'https://github.com/org/project.git', 'branch': 'main'}"
+        raise SagelaunchError(f"git_config needs 'repo', e.g. {example}", field="git_config.repo", value=None,
+                              allowed="a Git URL", fix=f"e.g. {example}")
     for key, value in config.items():
         wanted = bool if key == "2FA_enabled" else str
         if not isinstance(value, wanted) or (wanted is str and (not value or "\x00" in value)):
-            raise ValueError(f"git_config[{key!r}]={'<hidden>' if key in ('password', 'token') else repr(value)} "
-                             f"must be a {'bool' if wanted is bool else 'non-empty string'}")
+            kind = "bool" if wanted is bool else "non-empty string"
+            raise SagelaunchError(f"git_config[{key!r}]={'<hidden>' if key in ('password', 'token') else repr(value)} "
+                                  f"must be a {kind}", field=f"git_config.{key}", value=value, allowed=f"a {kind}",
+                                  fix=f"give a {kind}")
     repo = config["repo"]
     if not (repo.startswith("https://") or repo.startswith("ssh://") or repo.startswith("git@")):
-        raise ValueError(f"git_config['repo']={_shown_url(repo)!r} is not a Git URL the SageMaker SDK clones; "
-                         "allowed: https://…, ssh://… or git@host:path — for a local folder use source_dir instead")
+        allowed, fix = "https://…, ssh://… or git@host:path", "for a local folder use source_dir instead"
+        raise SagelaunchError(f"git_config['repo']={_shown_url(repo)!r} is not a Git URL the SageMaker SDK clones; "
+                              f"allowed: {allowed} — {fix}", field="git_config.repo", value=_shown_url(repo),
+                              allowed=allowed, fix=fix)
     if repo.startswith("https://") and _CREDENTIALS.match(repo):
-        raise ValueError("git_config['repo'] holds credentials in the URL; pass them as git_config['token'] "
-                         "(or 'username' and 'password') instead")
+        fix = "pass them as git_config['token'] (or 'username' and 'password') instead"
+        raise SagelaunchError(f"git_config['repo'] holds credentials in the URL; {fix}", field="git_config.repo",
+                              value=_shown_url(repo), allowed="a URL without credentials", fix=fix)
     return config
 
 
@@ -88,8 +98,9 @@ def _git(args: list[str], cwd: str | None, what: str, url: str, askpass: dict[st
         proc = subprocess.run(["git", *no_helper, *args], cwd=cwd, env=env, capture_output=True, text=True,
                               stdin=subprocess.DEVNULL)
     except FileNotFoundError:
-        raise ValueError("git_config needs the `git` command, which is not installed here; install git or pass "
-                         "the code as source_dir") from None
+        raise SagelaunchError("git_config needs the `git` command, which is not installed here; install git or pass "
+                              "the code as source_dir", field="git_config", value=None, allowed="with git installed",
+                              fix="install git or pass the code as source_dir") from None
     if proc.returncode != 0:
         output = (proc.stderr or proc.stdout).strip()
         detail = _shown_url(output.splitlines()[-1] if output else f"exit status {proc.returncode}")
@@ -114,8 +125,10 @@ def _inside_clone(folder: str, path: str, field: str, value: str, where: str) ->
         return path
     real, root = os.path.realpath(path), os.path.realpath(folder)
     if real != root and not real.startswith(root + os.sep):
-        raise ValueError(f"{field}={value!r} of {where} is a symlink to {real!r}, outside the repository; only "
-                         "the repository's own files ship — commit the files instead of a link")
+        raise SagelaunchError(f"{field}={value!r} of {where} is a symlink to {real!r}, outside the repository; only "
+                              "the repository's own files ship — commit the files instead of a link", field=field,
+                              value=value, allowed="files inside the repository",
+                              fix="commit the files instead of a link")
     return path
 
 
@@ -147,19 +160,27 @@ def _clone_into(folder: str, config: dict, entry_point: str, source_dir: str | N
     if source_dir:
         source = _inside_clone(folder, os.path.join(folder, source_dir), "source_dir", source_dir, where)
         if not os.path.isdir(source):
-            raise ValueError(f"source_dir={source_dir!r} is not a folder of {where}; give a path relative to its root")
+            raise SagelaunchError(f"source_dir={source_dir!r} is not a folder of {where}; give a path relative to its "
+                                  "root", field="source_dir", value=source_dir, allowed=f"a folder of {where}",
+                                  fix="give a path relative to its root")
         if not os.path.isfile(os.path.join(source, entry_point)):
-            raise ValueError(f"entry_point={entry_point!r} is not a file in source_dir={source_dir!r} of {where}")
+            raise SagelaunchError(f"entry_point={entry_point!r} is not a file in source_dir={source_dir!r} of {where}",
+                                  field="entry_point", value=entry_point, allowed=f"a file in source_dir={source_dir!r}",
+                                  fix="give a path relative to source_dir")
         _inside_clone(folder, os.path.join(source, entry_point), "entry_point", entry_point, where)
         entry, source_dir = entry_point, source
     else:
         entry = _inside_clone(folder, os.path.join(folder, entry_point), "entry_point", entry_point, where)
         if not os.path.isfile(entry):
-            raise ValueError(f"entry_point={entry_point!r} is not a file of {where}; give a path relative to its root")
+            raise SagelaunchError(f"entry_point={entry_point!r} is not a file of {where}; give a path relative to its "
+                                  "root", field="entry_point", value=entry_point, allowed=f"a file of {where}",
+                                  fix="give a path relative to its root")
     found = []
     for dependency in dependencies:
         path = os.path.join(folder, dependency)
         if not os.path.lexists(path):
-            raise ValueError(f"dependencies: {dependency!r} is not in {where}; give paths relative to its root")
+            raise SagelaunchError(f"dependencies: {dependency!r} is not in {where}; give paths relative to its root",
+                                  field="dependencies", value=dependency, allowed=f"paths in {where}",
+                                  fix="give paths relative to its root")
         found.append(_inside_clone(folder, path, "dependencies", dependency, where))
     return ClonedCode(entry, source_dir, tuple(found), folder)

@@ -10,6 +10,8 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any, Iterator
 
+from jobspec.errors import SagelaunchError, SagelaunchRuntimeError
+
 
 # `logs=` of wait() (and the estimators' fit()) as the SageMaker SDK v2 takes it: a bool or a v2 log type
 LOG_CHOICES = {True: True, False: False, "All": True, "Training": True, "Rules": True, "None": False}
@@ -85,7 +87,7 @@ class TrainingJob(ABC):
         return f"<{type(self).__name__} {self.name}>"
 
 
-class JobFailedError(RuntimeError):
+class JobFailedError(SagelaunchRuntimeError):
     """A job ended Failed, Stopped or MaxRuntimeExceeded; carries the reason and the last log lines."""
 
     def __init__(self, name: str, status: str, reason: str | None, last_logs: list[str] | None = None):
@@ -95,24 +97,22 @@ class JobFailedError(RuntimeError):
         super().__init__(msg + (f"\n--- last log lines ---\n{tail}" if tail else ""))
 
 
-class JobNotFoundError(ValueError):
+class JobNotFoundError(SagelaunchError):
     """No local job has this name and SageMaker could not be asked, or does not know it either."""
 
     @classmethod
     def for_name(cls, name: str, sagemaker_error: Exception) -> "JobNotFoundError":
-        import difflib
-
+        from jobspec.suggest import did_you_mean
         from launcher import registry
 
         local_names = [r["TrainingJobName"] for r in registry.list_jobs()]
-        close = difflib.get_close_matches(name, local_names, n=3)
         local = f"no local job named {name!r}" + (
-            f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else " (`sagelaunch jobs list` shows them)")
+            did_you_mean(name, local_names, n=3) or " (`sagelaunch jobs list` shows them)")
         code = getattr(sagemaker_error, "code", None)
         if code == "NotFound":  # SageMaker was asked and does not know it either
             return cls(f"{local}, and {getattr(sagemaker_error, 'cause', sagemaker_error)}\n"
                        f"Fix: {getattr(sagemaker_error, 'fix', 'check the name with `sagelaunch jobs list`.')}")
-        no_region = isinstance(sagemaker_error, ValueError) and "no AWS region" in str(sagemaker_error)
+        no_region = isinstance(sagemaker_error, SagelaunchError) and sagemaker_error.field == "region"
         if code in ("NoRegion", "NoCredentials") or no_region:  # SageMaker could not be asked at all
             why = getattr(sagemaker_error, "cause", None) or "no AWS region is configured"
             return cls(f"{local}; SageMaker jobs were not searched ({why})\n"

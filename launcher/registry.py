@@ -8,7 +8,6 @@ write at once: the database runs in WAL mode and every read-modify-write is one
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import sqlite3
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from jobspec.contract import TERMINAL_STATUSES
+from jobspec.suggest import did_you_mean
 from launcher.local.record import check_record
 from launcher.safe_write import private_file, private_folder
 
@@ -170,8 +170,8 @@ def get(name: str) -> dict[str, Any]:
         if row is None:
             names = [r[0] for r in conn.execute("SELECT name FROM jobs")]
     if row is None:
-        close = difflib.get_close_matches(name, names, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else f"; `sagelaunch jobs list` shows the {len(names)} known jobs"
+        hint = (did_you_mean(name, names, form="; did you mean {}?")
+                or f"; `sagelaunch jobs list` shows the {len(names)} known jobs")
         raise KeyError(f"no local job named {name!r} in {db_path()}{hint}")
     return _decode(row[0])
 

@@ -25,6 +25,8 @@ import tarfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from jobspec.errors import SagelaunchError
+
 # Never shipped. A pattern matches a file or folder name at any depth, or a path relative to source_dir.
 # README ("What never ships") lists the same entries; tests/local/test_sourcedir.py checks each one.
 CREDENTIAL_PATTERNS = (
@@ -85,8 +87,10 @@ def refuse_credential_root(field: str, path: str | os.PathLike) -> None:
     for name in sorted(names):
         pattern = _ignored(name, (*CREDENTIAL_PATTERNS, *VCS_PATTERNS))
         if pattern is not None:
-            raise ValueError(f"{field}: {str(path)!r} is {_kind(pattern)} (matches {pattern!r}), which never ships; "
-                             "pass the folder or files the job needs, without credentials")
+            raise SagelaunchError(f"{field}: {str(path)!r} is {_kind(pattern)} (matches {pattern!r}), which never "
+                                  "ships; pass the folder or files the job needs, without credentials", field=field,
+                                  value=str(path), allowed=f"paths that do not match {pattern!r}",
+                                  fix="pass the folder or files the job needs, without credentials")
 
 
 def symlink_loop(path: Path) -> bool:
@@ -158,8 +162,9 @@ def dependency_files(dependencies: Iterable[str], ignore_patterns: tuple[str, ..
     for dependency in dependencies:
         top = f"{under}/{Path(dependency).name}" if under else Path(dependency).name
         if any(name == top or name.startswith(top + "/") for name in taken):
-            raise ValueError(f"dependencies: {dependency!r} would ship as {top!r}, which the code already holds; "
-                             "rename it or drop it from dependencies")
+            raise SagelaunchError(f"dependencies: {dependency!r} would ship as {top!r}, which the code already holds; "
+                                  "rename it or drop it from dependencies", field="dependencies", value=dependency,
+                                  allowed="names the code does not hold", fix="rename it or drop it from dependencies")
         taken.append(top)
         refuse_credential_root("dependencies", dependency)
         if symlink_loop(Path(dependency)):
@@ -171,8 +176,9 @@ def dependency_files(dependencies: Iterable[str], ignore_patterns: tuple[str, ..
         elif Path(dependency).is_file():
             yield Path(dependency).resolve(), top
         else:
-            raise ValueError(f"dependencies: {dependency!r} does not exist; pass existing files or folders "
-                             "(paths are relative to where you run)")
+            raise SagelaunchError(f"dependencies: {dependency!r} does not exist; pass existing files or folders "
+                                  "(paths are relative to where you run)", field="dependencies", value=dependency,
+                                  allowed="existing files or folders", fix="paths are relative to where you run")
     if own:
         left_out.warn()
 
@@ -187,9 +193,11 @@ def folder_files(folder: str | os.PathLike, field: str) -> list[tuple[Path, str]
     files = list(_walk(Path(folder).resolve(), (), left_out, field))
     if left_out.links_out:
         shown = ", ".join(repr(rel) for rel in left_out.links_out[:5])
-        raise ValueError(f"{field}: {len(left_out.links_out)} file(s) are symlinks out of the folder ({shown}), "
-                         "whose content never ships; copy the files into a folder of their own "
-                         "(cp -rL MODEL COPY) and pass that folder")
+        raise SagelaunchError(f"{field}: {len(left_out.links_out)} file(s) are symlinks out of the folder ({shown}), "
+                              "whose content never ships; copy the files into a folder of their own "
+                              "(cp -rL MODEL COPY) and pass that folder", field=field, value=left_out.links_out,
+                              allowed="files inside the folder",
+                              fix="copy the files into a folder of their own (cp -rL MODEL COPY) and pass that folder")
     left_out.warn()
     return files
 

@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from jobspec.contract import SM_HP_MP_PARAMETERS as ENV_VAR
-from jobspec.errors import validation_error_text
+from jobspec.errors import parts_of, validation_error
 from jobspec.smp import SMPParameters, check_local_support
 from modelparallel.errors import SMPValidationError
 
@@ -24,14 +24,17 @@ def load_parameters(config: dict[str, Any] | None = None):
         try:
             from_env = json.loads(raw)
         except json.JSONDecodeError as err:
-            raise SMPValidationError(f"{ENV_VAR} is not valid JSON ({err}); expected an object such as "
-                                     '{"pipeline_parallel_degree": 2, "microbatches": 4}') from None
+            example = '{"pipeline_parallel_degree": 2, "microbatches": 4}'
+            raise SMPValidationError(f"{ENV_VAR} is not valid JSON ({err}); expected an object such as {example}",
+                                     field=ENV_VAR, value=raw, allowed="a JSON object", fix=f"set it to e.g. {example}") from None
         if not isinstance(from_env, dict):
-            raise SMPValidationError(f"{ENV_VAR} must be a JSON object, got {type(from_env).__name__}")
+            raise SMPValidationError(f"{ENV_VAR} must be a JSON object, got {type(from_env).__name__}", field=ENV_VAR,
+                                     value=from_env, allowed="a JSON object", fix="set it to a JSON object of SMP parameters")
         merged.update(from_env)
     if config:
         if not isinstance(config, dict):
-            raise SMPValidationError(f"smp.init(config=...) must be a dict, got {type(config).__name__}")
+            raise SMPValidationError(f"smp.init(config=...) must be a dict, got {type(config).__name__}", field="config",
+                                     value=config, allowed="a dict", fix="pass a dict of SMP parameters")
         # an alias in config replaces the canonical key from the environment (and vice versa)
         aliases = {"partitions": "pipeline_parallel_degree", "fp16_params": "fp16"}
         for key in config:
@@ -42,7 +45,7 @@ def load_parameters(config: dict[str, Any] | None = None):
     try:
         return SMPParameters.model_validate(merged)
     except ValidationError as err:
-        raise SMPValidationError(validation_error_text("mp_parameters", err)) from None
+        raise validation_error(SMPValidationError, "mp_parameters", err) from None
 
 
 def check_supported(cfg: SMPParameters) -> list[str]:
@@ -51,4 +54,4 @@ def check_supported(cfg: SMPParameters) -> list[str]:
     try:
         return check_local_support(cfg)
     except ValueError as err:
-        raise SMPValidationError(str(err)) from None
+        raise SMPValidationError(str(err), **parts_of(err)) from None

@@ -28,6 +28,8 @@ import weakref
 import torch
 import torch.nn as nn
 
+from modelparallel.errors import SMPValidationError
+
 
 class _Group:
     """The saved tensors of one run of one module: on the host, and on the device once fetched."""
@@ -84,7 +86,8 @@ def layer_stack(module: nn.Module) -> list[nn.Module]:
 class ActivationOffloader:
     def __init__(self, device: torch.device, horizon: int):
         if horizon < 1:
-            raise ValueError(f"activation_loading_horizon={horizon} must be ≥ 1")
+            raise SMPValidationError(f"activation_loading_horizon={horizon} must be ≥ 1", field="activation_loading_horizon",
+                                     value=horizon, allowed="≥ 1", fix="set it to 1 or more")
         self.device, self.horizon = torch.device(device), horizon
         self.cuda = self.device.type == "cuda"
         if self.cuda and self.device.index is None:  # compare like tensors' devices, which carry an index

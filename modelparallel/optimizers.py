@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import torch
 
+from modelparallel.errors import SMPValidationError
+
 
 class FusedLAMB(torch.optim.Optimizer):
     def __init__(self, params, lr: float = 1e-3, bias_correction: bool = True, betas=(0.9, 0.999), eps: float = 1e-6,
@@ -13,7 +15,8 @@ class FusedLAMB(torch.optim.Optimizer):
                  grad_averaging: bool = True, set_grad_none: bool = True, max_grad_norm: float = 1.0,
                  use_nvlamb: bool = False):
         if amsgrad:
-            raise ValueError("FusedLAMB(amsgrad=True): not supported (nor by apex's FusedLAMB); fix: amsgrad=False")
+            raise SMPValidationError("FusedLAMB(amsgrad=True): not supported (nor by apex's FusedLAMB); fix: amsgrad=False",
+                                     field="amsgrad", value=True, allowed="False", fix="amsgrad=False")
         defaults = dict(lr=lr, bias_correction=bias_correction, betas=betas, eps=eps, weight_decay=weight_decay,
                         grad_averaging=grad_averaging, max_grad_norm=max_grad_norm)
         super().__init__(params, defaults)

@@ -24,7 +24,7 @@ import msgspec
 import numpy as np
 
 from profiler.schema import CAT_CPU_OP, RankTrace, TraceMeta
-from profiler.trace_file import ProfileLoadError, read_trace_bytes
+from profiler.trace_file import NotATrace, ProfileLoadError, read_trace_bytes
 
 __all__ = ["ProfileLoadError", "read_kineto", "parse_trace", "events_to_rank"]
 
@@ -129,7 +129,7 @@ def decode_trace(raw: bytes | bytearray, path: Path) -> Any:
     except msgspec.DecodeError as exc:
         raise ProfileLoadError(f"{path}: not valid JSON ({exc}); is the file truncated?") from None
     except RecursionError:
-        raise ProfileLoadError(
+        raise NotATrace(
             f"{path}: JSON nested deeper than the decoder's limit of about {_MAX_DEPTH} levels (an event's args?); "
             "torch.profiler/Kineto traces nest a few levels: the file is damaged or not a trace torch wrote"
         ) from None
@@ -147,7 +147,7 @@ def decode_trace(raw: bytes | bytearray, path: Path) -> Any:
     if isinstance(events, list) and any(isinstance(e, dict) for e in events):
         raise ProfileLoadError(f"{path}: a trace whose events are not all JSON objects ({problem})")
     keys = sorted(obj)[:6] if isinstance(obj, dict) else type(obj).__name__
-    raise ProfileLoadError(
+    raise NotATrace(
         f"{path}: JSON but not a trace: no 'traceEvents' list (found {keys}); "
         "expected a torch.profiler/Kineto Chrome trace"
     )

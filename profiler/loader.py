@@ -18,6 +18,7 @@ from pathlib import Path
 
 from profiler.kineto_reader import ProfileLoadError, read_kineto
 from profiler.schema import Profile, RankTrace
+from profiler.trace_file import NotATrace
 
 __all__ = ["load_profile", "load_with", "ProfileLoadError", "find_profile_files"]
 
@@ -104,7 +105,7 @@ def load_with(path, read_trace, read_rank_folder) -> Profile:
         try:
             _add_rank(ranks, read_trace(f), warnings)
         except ProfileLoadError as exc:
-            if "not a trace" in str(exc):  # a job folder also holds config JSON (hyperparameters.json…)
+            if isinstance(exc, NotATrace):  # a job folder also holds config JSON (hyperparameters.json…)
                 not_traces.append(f.name)
             else:
                 errors.append(str(exc))

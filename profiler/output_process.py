@@ -22,6 +22,8 @@ import sys
 import threading
 from pathlib import Path
 
+from jobspec.errors import SagelaunchRuntimeError
+
 log = logging.getLogger("sagelaunch.profiler")
 _ROOT = str(Path(__file__).resolve().parents[1])  # the folder that holds the profiler package
 PROCESS_ENV = "SAGELAUNCH_PROFILER_OUTPUT_PROCESS"  # 0: write in the training process (no helper)
@@ -29,7 +31,7 @@ _EXIT = "exit"
 _SERVE = f"import sys; sys.path.insert(0, {_ROOT!r}); from profiler.output_process import serve; serve()"
 
 
-class OutputError(RuntimeError):
+class OutputError(SagelaunchRuntimeError):
     """A write failed in the helper process (its traceback is the message)."""
 
 

@@ -17,11 +17,13 @@ from __future__ import annotations
 import os
 import threading
 
+from jobspec.errors import SagelaunchRuntimeError
+
 MIN_CHUNK_BYTES = 4 << 20  # below two of these a trace is decoded whole: forking costs more than it saves
 MAX_CHUNK_BYTES = 64 << 20  # bounds one process's decoded events on giant traces
 
 
-class WorkerLost(RuntimeError):
+class WorkerLost(SagelaunchRuntimeError):
     """A forked worker ended without sending its result (killed, out of memory)."""
 
 

@@ -12,14 +12,20 @@ import os
 import zlib
 from pathlib import Path
 
+from jobspec.errors import SagelaunchError
+
 MAX_JSON_BYTES = 2 << 30
 MAX_JSON_ENV = "SAGELAUNCH_PROFILE_MAX_JSON_BYTES"
 _CHUNK = 16 << 20  # decompress in bounded steps so that we stop at the cap, not after the whole expansion
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
 
-class ProfileLoadError(ValueError):
+class ProfileLoadError(SagelaunchError):
     """A file or folder that cannot be read as a profile; the message says which and why."""
+
+
+class NotATrace(ProfileLoadError):
+    """JSON that is not a torch.profiler/Kineto trace (a job folder's hyperparameters.json…): skipped in a folder."""
 
 
 def max_json_bytes() -> int:

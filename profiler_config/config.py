@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 from pydantic import Field, field_validator, model_validator
 
 from jobspec.contract import DEFAULT_CPU_PROFILING_DURATION_S, DEFAULT_FILE_ROTATION_S
+from jobspec.errors import SagelaunchError
 from jobspec.profiling import profiling_parameters
 from jobspec.s3uri import S3_URI
 from jobspec.spec import ProfilerSettings
@@ -29,7 +30,8 @@ MAX_DURATION_SECS = 28 * 24 * 3600  # the longest a training job can run
 def check_s3_uri(field: str, value: str) -> str:
     if not S3_URI.match(value):
         fix = f"s3://{value.removeprefix('s3:/').lstrip('/')}" if value.startswith("s3:/") else "s3://my-bucket/profiler"
-        raise ValueError(f"{field}={value!r} is not an S3 URI; allowed: s3://<bucket>[/prefix]; did you mean {fix!r}?")
+        raise SagelaunchError(f"{field}={value!r} is not an S3 URI; allowed: s3://<bucket>[/prefix]; did you mean {fix!r}?",
+                              field=field, value=value, allowed="s3://<bucket>[/prefix]", fix=f"did you mean {fix!r}?")
     return value
 
 
@@ -69,7 +71,9 @@ class ProfilerConfig(V2Args):
     def _accept_profiler_params(cls, data: Any) -> Any:
         if isinstance(data, dict) and "profiler_params" in data:
             if "profile_params" in data:
-                raise ValueError("give profile_params only (profiler_params is its misspelt alias)")
+                raise SagelaunchError("give profile_params only (profiler_params is its misspelt alias)",
+                                      field="profiler_params", value=data["profiler_params"],
+                                      allowed="profile_params only", fix="drop profiler_params")
             warnings.warn(
                 "ProfilerConfig(profiler_params=...) is a misspelling; use profile_params=",
                 DeprecationWarning, stacklevel=4,
@@ -81,8 +85,11 @@ class ProfilerConfig(V2Args):
     @model_validator(mode="after")
     def _one_framework_capture(self) -> "ProfilerConfig":
         if self.profile_params is not None and self.framework_profile_params is not None:
-            raise ValueError("profile_params (SageMaker Profiler) and framework_profile_params (Debugger's framework "
-                             "profiling) cannot both be set; keep profile_params=Profiler(...)")
+            raise SagelaunchError("profile_params (SageMaker Profiler) and framework_profile_params (Debugger's framework "
+                                  "profiling) cannot both be set; keep profile_params=Profiler(...)",
+                                  field="framework_profile_params", value=self.framework_profile_params,
+                                  allowed="one of profile_params and framework_profile_params",
+                                  fix="keep profile_params=Profiler(...)")
         return self
 
     @field_validator("s3_output_path")
@@ -95,10 +102,10 @@ class ProfilerConfig(V2Args):
     def _interval(cls, v: int | None) -> int | None:
         if v is not None and v not in ALLOWED_INTERVALS_MILLIS:
             nearest = min(ALLOWED_INTERVALS_MILLIS, key=lambda a: abs(a - v))
-            raise ValueError(
-                f"system_monitor_interval_millis={v} is not allowed; allowed: "
-                f"{', '.join(map(str, ALLOWED_INTERVALS_MILLIS))}; did you mean {nearest}?"
-            )
+            allowed = ", ".join(map(str, ALLOWED_INTERVALS_MILLIS))
+            raise SagelaunchError(f"system_monitor_interval_millis={v} is not allowed; allowed: {allowed}; did you mean "
+                                  f"{nearest}?", field="system_monitor_interval_millis", value=v, allowed=allowed,
+                                  fix=f"did you mean {nearest}?")
         return v
 
     @property

@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field, field_validator
 
+from jobspec.errors import SagelaunchError
 from jobspec.spec import DebugCollection, DebugHookSettings, DebugRuleSettings, TensorBoardSettings
 from profiler_config.config import check_s3_uri
 from profiler_config.v2_args import V2Args
@@ -65,16 +66,20 @@ class TensorBoardOutputConfig(V2Args):
 
 def _no_actions(actions: Any) -> None:
     if actions is not None:
-        raise ValueError("Rule(actions=...): rule actions (StopTraining, Email, SMS) are not supported by sagelaunch; "
-                         "drop actions= and act on the rule's status (DescribeTrainingJob DebugRuleEvaluationStatuses)")
+        fix = "drop actions= and act on the rule's status (DescribeTrainingJob DebugRuleEvaluationStatuses)"
+        raise SagelaunchError(f"Rule(actions=...): rule actions (StopTraining, Email, SMS) are not supported by "
+                              f"sagelaunch; {fix}", field="actions", value=actions, allowed="None", fix=fix)
 
 
 def _source_params(source: str | None, rule_to_invoke: str | None) -> dict[str, str]:
     if bool(source) != bool(rule_to_invoke):
-        raise ValueError("a custom rule's source and rule_to_invoke go together: give both or neither")
+        raise SagelaunchError("a custom rule's source and rule_to_invoke go together: give both or neither",
+                              field="rule_to_invoke" if source else "source", value=None,
+                              allowed="source and rule_to_invoke together", fix="give both or neither")
     if source and not source.startswith("s3://"):
-        raise ValueError(f"source={source!r}: give the rule's code as an s3:// URI (sagelaunch does not upload "
-                         "local rule files); upload it first, e.g. with `aws s3 cp`")
+        raise SagelaunchError(f"source={source!r}: give the rule's code as an s3:// URI (sagelaunch does not upload "
+                              "local rule files); upload it first, e.g. with `aws s3 cp`", field="source", value=source,
+                              allowed="an s3:// URI", fix="upload it first, e.g. with `aws s3 cp`")
     return {"source_s3_uri": source, "rule_to_invoke": rule_to_invoke} if source else {}
 
 
@@ -128,11 +133,14 @@ class Rule(_RuleBase):
                   rule_parameters: dict[str, Any] | None = None, collections_to_save: list[CollectionConfig] | None = None,
                   actions: Any = None) -> "Rule":
         if not isinstance(base_config, dict) or "DebugRuleConfiguration" not in base_config:
-            raise ValueError(f"Rule.sagemaker(base_config={base_config!r}): give a built-in rule's configuration, "
-                             "e.g. rule_configs.loss_not_decreasing()")
+            raise SagelaunchError(f"Rule.sagemaker(base_config={base_config!r}): give a built-in rule's configuration, "
+                                  "e.g. rule_configs.loss_not_decreasing()", field="base_config", value=base_config,
+                                  allowed="a built-in rule's configuration", fix="e.g. rule_configs.loss_not_decreasing()")
         if rule_parameters and rule_parameters.get("rule_to_invoke") is not None:
-            raise ValueError("Rule.sagemaker(rule_parameters={'rule_to_invoke': ...}): a built-in rule's rule_to_invoke "
-                             "is fixed; use Rule.custom(...) to run your own rule")
+            raise SagelaunchError("Rule.sagemaker(rule_parameters={'rule_to_invoke': ...}): a built-in rule's "
+                                  "rule_to_invoke is fixed; use Rule.custom(...) to run your own rule",
+                                  field="rule_parameters.rule_to_invoke", value=rule_parameters["rule_to_invoke"],
+                                  allowed="the built-in rule's own", fix="use Rule.custom(...) to run your own rule")
         params: dict[str, Any] = {f"other_trial_{i}": path for i, path in enumerate(other_trials_s3_input_paths or ())}
         params.update(base_config["DebugRuleConfiguration"].get("RuleParameters", {}))
         params.update(rule_parameters or {})
@@ -168,8 +176,9 @@ class ProfilerRule(_RuleBase):
                   s3_output_path: str | None = None, instance_type: str | None = None,
                   volume_size_in_gb: int | None = None) -> "ProfilerRule":
         if not hasattr(base_config, "rule_name") or not hasattr(base_config, "rule_parameters"):
-            raise ValueError(f"ProfilerRule.sagemaker(base_config={base_config!r}): give a profiler rule, "
-                             "e.g. rule_configs.ProfilerReport()")
+            raise SagelaunchError(f"ProfilerRule.sagemaker(base_config={base_config!r}): give a profiler rule, "
+                                  "e.g. rule_configs.ProfilerReport()", field="base_config", value=base_config,
+                                  allowed="a profiler rule", fix="e.g. rule_configs.ProfilerReport()")
         used = name or base_config.rule_name
         if used.startswith(DETAILED_PROFILER_RULE):
             from jobspec.catalog import profiler_facts

@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field, model_validator
 
+from jobspec.errors import SagelaunchError
 from profiler_config.v2_args import V2Args
 
 # v2's profiler_constants: each metric's config name, default start step and number of steps
@@ -24,6 +25,8 @@ METRICS = (
     ("HorovodProfilingConfig", 13, 1),
     ("SMDataParallelProfilingConfig", 15, 1),
 )
+ONE_RANGE = ("give one range for every metric (start_step=, num_steps= or start_unix_time=, duration=), or use "
+             "ProfilerConfig(profile_params=Profiler(...))")
 PER_METRIC_ARGS = ("detailed_profiling_config", "dataloader_profiling_config", "python_profiling_config",
                    "horovod_profiling_config", "smdataparallel_profiling_config")
 
@@ -60,19 +63,23 @@ class FrameworkProfile(V2Args):
     def _check(self) -> "FrameworkProfile":
         given = [name for name in PER_METRIC_ARGS if getattr(self, name) is not None]
         if given:
-            raise ValueError(f"FrameworkProfile({given[0]}=...): per-metric profiling configurations are not "
-                             "supported; give one range for every metric (start_step=, num_steps= or "
-                             "start_unix_time=, duration=), or use ProfilerConfig(profile_params=Profiler(...))")
+            raise SagelaunchError(f"FrameworkProfile({given[0]}=...): per-metric profiling configurations are not "
+                                  f"supported; {ONE_RANGE}", field=given[0], value=getattr(self, given[0]),
+                                  allowed="one range for every metric", fix=ONE_RANGE)
         if (self.start_step is not None or self.num_steps is not None) and (
                 self.start_unix_time is not None or self.duration is not None):
-            raise ValueError("FrameworkProfile: give a step range (start_step, num_steps) or a time range "
-                             "(start_unix_time, duration), not both")
+            raise SagelaunchError("FrameworkProfile: give a step range (start_step, num_steps) or a time range "
+                                  "(start_unix_time, duration), not both", field="start_unix_time",
+                                  value=self.start_unix_time, allowed="a step range or a time range",
+                                  fix="drop one of the two ranges")
         if self.start_unix_time is not None:
             try:
                 datetime.fromtimestamp(self.start_unix_time)
             except (OverflowError, ValueError, OSError):
-                raise ValueError(f"FrameworkProfile(start_unix_time={self.start_unix_time}) is not a Unix time; "
-                                 "allowed: seconds since 1970, e.g. int(time.time())") from None
+                raise SagelaunchError(f"FrameworkProfile(start_unix_time={self.start_unix_time}) is not a Unix time; "
+                                      "allowed: seconds since 1970, e.g. int(time.time())", field="start_unix_time",
+                                      value=self.start_unix_time, allowed="seconds since 1970",
+                                      fix="e.g. int(time.time())") from None
         return self
 
     def _range(self, default_start: int, default_steps: int, name: str) -> dict[str, Any]:
@@ -107,9 +114,9 @@ class _PerMetricConfig:
     """SDK v2's per-metric configuration classes: importable under v2's names, refused when built."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        raise ValueError(f"{type(self).__name__}: per-metric profiling configurations are not supported; give "
-                         "FrameworkProfile one range for every metric (start_step=, num_steps= or start_unix_time=, "
-                         "duration=), or use ProfilerConfig(profile_params=Profiler(...))")
+        fix = f"give FrameworkProfile {ONE_RANGE.removeprefix('give ')}"
+        raise SagelaunchError(f"{type(self).__name__}: per-metric profiling configurations are not supported; {fix}",
+                              field=type(self).__name__, value=None, allowed="one range for every metric", fix=fix)
 
 
 DetailedProfilingConfig = type("DetailedProfilingConfig", (_PerMetricConfig,), {})

@@ -14,6 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from jobspec.errors import SagelaunchError, SagelaunchTypeError
 from jobspec.suggest import did_you_mean
 
 _RULES_PATH = Path(__file__).with_name("builtin_rules.json")
@@ -90,7 +91,8 @@ def _check(rule: str, key: str, value: Any, kind: str) -> None:
         and (0 <= value <= 100 if kind == _PERCENT else value > 0))
     if not ok:
         allowed = {"percentile": "a number from 0 to 100", "positive": "a number > 0", "text": "a string or None"}[kind]
-        raise ValueError(f"{rule}({key}={value!r}): allowed: {allowed}")
+        raise SagelaunchError(f"{rule}({key}={value!r}): allowed: {allowed}", field=key, value=value, allowed=allowed,
+                              fix=f"give {key} {allowed}")
 
 
 class ProfilerRuleBase:
@@ -107,10 +109,14 @@ def _profiler_rule_class(rule: str, params: tuple[tuple[str, Any, str], ...]) ->
 
     def __init__(self: ProfilerRuleBase, *args: Any, **kwargs: Any) -> None:
         if len(args) > len(names):
-            raise TypeError(f"{rule} takes at most {len(names)} positional arguments ({', '.join(names)})")
+            raise SagelaunchTypeError(f"{rule} takes at most {len(names)} positional arguments ({', '.join(names)})",
+                                      field=rule, value=args, allowed=", ".join(names), fix="pass the others by name")
         for key in kwargs:
             if key not in names:
-                raise TypeError(f"{rule} has no argument {key!r}{did_you_mean(key, names)}; allowed: {', '.join(names)}")
+                hint = did_you_mean(key, names)
+                raise SagelaunchTypeError(f"{rule} has no argument {key!r}{hint}; allowed: {', '.join(names)}",
+                                          field=key, value=kwargs[key], allowed=", ".join(names),
+                                          fix=hint.strip(" ()") or f"drop {key}")
         values = {name: default for name, default, _ in params}
         values.update(zip(names, args))
         values.update(kwargs)
@@ -134,7 +140,9 @@ class ProfilerReport(ProfilerRuleBase):
             rule_name, _, parameter = key.partition("_")
             rule = by_name.get(rule_name.lower())
             if not parameter or rule is None:
-                raise ValueError(f"ProfilerReport({key}=...): keys are <rule>_<parameter>, rule one of "
-                                 f"{', '.join(PROFILER_RULES)}{did_you_mean(rule_name, list(PROFILER_RULES))}")
+                hint = did_you_mean(rule_name, list(PROFILER_RULES))
+                raise SagelaunchError(f"ProfilerReport({key}=...): keys are <rule>_<parameter>, rule one of "
+                                      f"{', '.join(PROFILER_RULES)}{hint}", field=key, value=value,
+                                      allowed="<rule>_<parameter>", fix=hint.strip(" ()") or "name a profiler rule")
             globals()[rule](**{parameter.lower(): value})  # the rule's own checks
         super().__init__(**rule_parameters)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
+
+from jobspec.argument_errors import argument_errors
 from jobspec.positional import bind_positional
 
 
@@ -14,4 +16,9 @@ class V2Args(BaseModel):
     POSITIONAL: ClassVar[tuple[str, ...]] = ()  # v2's parameter order
 
     def __init__(self, *args: Any, **data: Any) -> None:
-        super().__init__(**bind_positional(type(self).__name__, self.POSITIONAL, args, data))
+        with argument_errors():  # the same ValidationError, as a member of sagelaunch's family too
+            super().__init__(**bind_positional(type(self).__name__, self.POSITIONAL, args, data))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        with argument_errors():
+            super().__setattr__(name, value)

@@ -36,12 +36,11 @@ def _console(stderr: bool = False):
 @contextlib.contextmanager
 def _clear_errors():
     """Known failures → one red line and exit code 1."""
-    from launcher.aws.errors import AWSError
-    from launcher.jobs import JobFailedError
+    from jobspec.errors import SagelaunchException
 
     try:
         yield
-    except (AWSError, JobFailedError, ValueError, KeyError, FileNotFoundError) as exc:
+    except (SagelaunchException, ValueError, KeyError, FileNotFoundError) as exc:
         from rich.text import Text
 
         from sagelaunch.cli_validate import error_lines
@@ -105,11 +104,13 @@ def list_cmd(
 ) -> None:
     with _clear_errors():
         if status is not None and status not in STATUSES:
-            import difflib
+            from jobspec.errors import SagelaunchError
+            from jobspec.suggest import did_you_mean
 
-            close = difflib.get_close_matches(status, STATUSES, n=1)
-            raise ValueError(f"--status {status!r} is not a job status; allowed: {', '.join(STATUSES)}"
-                             + (f". Did you mean {close[0]!r}?" if close else "."))
+            hint = did_you_mean(status, STATUSES, form=". Did you mean {}?")
+            raise SagelaunchError(f"--status {status!r} is not a job status; allowed: {', '.join(STATUSES)}"
+                                  + (hint or "."), field="--status", value=status, allowed=", ".join(STATUSES),
+                                  fix=hint.removeprefix(". "))
         rows: list[dict[str, Any]] = []
         if backend in (Backend.all, Backend.local):
             from launcher.backends import list_jobs

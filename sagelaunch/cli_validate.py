@@ -14,15 +14,18 @@ from typing import Any
 import typer
 
 from jobspec.catalog import FRAMEWORKS
+from jobspec.errors import SagelaunchError, parts_of
+from jobspec.suggest import closest, did_you_mean
 
 FIT_KEYS = ("inputs", "job_name")
+JOB_FILE = "JOB.yaml"  # the field an error about the job file itself names
 
 
 MAX_JOB_FILE_BYTES = 1_000_000  # a job file is a page of settings; this bounds the parser's work and memory
 MAX_YAML_NESTING = 64  # deeper nesting is refused before PyYAML's recursive composer reaches Python's limit
 
 
-class JobFileRefused(ValueError):
+class JobFileRefused(SagelaunchError):
     """A job file refused before anything is built from it (aliases, nesting)."""
 
 
@@ -45,10 +48,13 @@ def _job_file_loader():
             where = f"line {event.start_mark.line + 1}, column {event.start_mark.column + 1}"
             if isinstance(event, yaml.AliasEvent):
                 raise JobFileRefused(f"{where}: YAML alias *{event.anchor} is not allowed in a job file (aliases "
-                                     "can expand a few bytes into gigabytes); write the value out in full")
+                                     "can expand a few bytes into gigabytes); write the value out in full",
+                                     field=JOB_FILE, value=f"*{event.anchor}", allowed="values written out (no aliases)",
+                                     fix="write the value out in full")
             if self.depth >= MAX_YAML_NESTING:
                 raise JobFileRefused(f"{where}: nested more than {MAX_YAML_NESTING} levels deep; allowed: at most "
-                                     f"{MAX_YAML_NESTING} — flatten the value")
+                                     f"{MAX_YAML_NESTING} — flatten the value", field=JOB_FILE, value=where,
+                                     allowed=f"at most {MAX_YAML_NESTING} levels", fix="flatten the value")
             self.depth += 1
             try:
                 return super().compose_node(parent, index)
@@ -65,7 +71,8 @@ def _job_file_loader():
                         raise JobFileRefused(
                             f"line {line}, column {key_node.start_mark.column + 1}: key {shown(key)} is given twice "
                             f"in the same mapping (first on line {first_line[key]}); YAML would silently keep the "
-                            "last one — keep only the value you mean")
+                            "last one — keep only the value you mean", field=JOB_FILE, value=key,
+                            allowed="each key once per mapping", fix="keep only the value you mean")
                     first_line[key] = line
                 except TypeError:  # an unhashable key: the constructor refuses it with its own message
                     pass
@@ -79,36 +86,44 @@ def read_job_file(path: Path) -> Any:
     import yaml
 
     if not path.is_file():
-        raise ValueError(f"{path}: no such file; pass the path of a JOB.yaml")
+        raise SagelaunchError(f"{path}: no such file; pass the path of a JOB.yaml", field=JOB_FILE, value=str(path),
+                              allowed="an existing YAML file", fix="pass the path of a JOB.yaml")
     size = path.stat().st_size
     if size > MAX_JOB_FILE_BYTES:
-        raise ValueError(f"{path}: {size:,} bytes; a job file is at most {MAX_JOB_FILE_BYTES:,} bytes — put data "
-                         "in an input channel, not in the job file")
+        raise SagelaunchError(f"{path}: {size:,} bytes; a job file is at most {MAX_JOB_FILE_BYTES:,} bytes — put data "
+                              "in an input channel, not in the job file", field=JOB_FILE, value=str(path),
+                              allowed=f"at most {MAX_JOB_FILE_BYTES:,} bytes",
+                              fix="put data in an input channel, not in the job file")
     raw = path.read_bytes()
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         line = raw[: err.start].count(b"\n") + 1
-        raise ValueError(f"{path}: not UTF-8 text (byte 0x{raw[err.start]:02x} on line {line}); allowed: UTF-8 — "
-                         "save the file as UTF-8") from None
+        raise SagelaunchError(f"{path}: not UTF-8 text (byte 0x{raw[err.start]:02x} on line {line}); allowed: UTF-8 — "
+                              "save the file as UTF-8", field=JOB_FILE, value=str(path), allowed="UTF-8 text",
+                              fix="save the file as UTF-8") from None
     try:
         return yaml.load(text, Loader=_job_file_loader())  # noqa: S506 - a SafeLoader subclass
     except JobFileRefused as err:
-        raise ValueError(f"{path}: {err}") from None
+        raise SagelaunchError(f"{path}: {err}", **err.parts()) from None
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
         context = f" ({err.context})" if err.context else ""
-        raise ValueError(f"{path}: not valid YAML: {where}{err.problem}{context}; fix the syntax there") from None
+        raise SagelaunchError(f"{path}: not valid YAML: {where}{err.problem}{context}; fix the syntax there",
+                              field=JOB_FILE, value=str(path), allowed="YAML", fix=f"fix the syntax at {where or 'the error'}") from None
     except yaml.YAMLError as err:
-        raise ValueError(f"{path}: not valid YAML ({' '.join(str(err).split())})") from None
+        raise SagelaunchError(f"{path}: not valid YAML ({' '.join(str(err).split())})", field=JOB_FILE, value=str(path),
+                              allowed="YAML", fix="fix the YAML syntax") from None
 
 
 def load_estimator_args(path: Path) -> tuple[str, dict[str, Any], dict[str, Any]]:
     """JOB.yaml → (framework, estimator kwargs, fit kwargs); ValueError on a malformed file."""
     data = read_job_file(path) or {}
     if not isinstance(data, dict):
-        raise ValueError(f"{path}: expected a mapping of estimator fields, got {type(data).__name__}")
+        raise SagelaunchError(f"{path}: expected a mapping of estimator fields, got {type(data).__name__}",
+                              field=JOB_FILE, value=data, allowed="a mapping of estimator fields",
+                              fix="write `framework: pytorch` and the estimator's arguments as keys")
     given_framework = data.pop("framework", None)
     fit_kwargs = {key: data.pop(key) for key in FIT_KEYS if key in data}
     base = path.parent
@@ -123,7 +138,7 @@ def load_estimator_args(path: Path) -> tuple[str, dict[str, Any], dict[str, Any]
     try:
         framework = check_framework(given_framework)
     except ValueError as err:
-        raise FrameworkError(str(err), closest_framework(given_framework), data, fit_kwargs) from None
+        raise FrameworkError(str(err), closest_framework(given_framework), data, fit_kwargs, **parts_of(err)) from None
     return framework, data, fit_kwargs
 
 
@@ -154,28 +169,28 @@ def check_local_inputs(spec: Any) -> None:
 VALUE_IN_MESSAGE = {"value_error", "missing", "assertion_error"}
 
 
-class FrameworkError(ValueError):
+class FrameworkError(SagelaunchError):
     """`framework:` is missing or wrong; carries the rest of the file so its other problems can be shown."""
 
-    def __init__(self, message: str, likely: str | None, kwargs: dict[str, Any], fit_kwargs: dict[str, Any]):
-        super().__init__(message)
+    def __init__(self, message: str, likely: str | None, kwargs: dict[str, Any], fit_kwargs: dict[str, Any],
+                 **parts: Any):
+        super().__init__(message, **parts)
         self.likely, self.kwargs, self.fit_kwargs = likely, kwargs, fit_kwargs
 
 
 def closest_framework(value: Any) -> str | None:
-    import difflib
-
-    matches = difflib.get_close_matches(str(value).lower(), FRAMEWORKS, n=1) if value is not None else []
+    matches = closest(str(value).lower(), FRAMEWORKS) if value is not None else []
     return matches[0] if matches else None
 
 
 def check_framework(value: Any) -> str:
     framework = str(value).lower() if value is not None else ""
     if framework not in FRAMEWORKS:
-        likely = closest_framework(value)
-        hint = f" (did you mean {likely!r}?)" if likely else ""
-        raise ValueError(f"framework={value!r} is not supported{hint}; allowed: {', '.join(FRAMEWORKS)} "
-                         "(e.g. `framework: pytorch` in the file)")
+        hint = did_you_mean(str(value).lower(), FRAMEWORKS) if value is not None else ""
+        fix = "e.g. `framework: pytorch` in the file"
+        raise SagelaunchError(f"framework={value!r} is not supported{hint}; allowed: {', '.join(FRAMEWORKS)} ({fix})",
+                              field="framework", value=value, allowed=", ".join(FRAMEWORKS),
+                              fix=hint.strip(" ()") or fix)
     return framework
 
 

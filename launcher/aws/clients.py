@@ -25,11 +25,11 @@ def resolve_region(region: str | None = None) -> str:
     """
     if region:
         return region
-    from launcher.environment import NO_REGION, configured_region
+    from launcher.environment import configured_region, no_region_error
 
     found = configured_region()
     if not found:
-        raise ValueError(NO_REGION)
+        raise no_region_error()
     return found
 
 

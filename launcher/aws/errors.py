@@ -6,6 +6,7 @@ import contextlib
 import re
 from collections.abc import Iterator
 
+from jobspec.errors import SagelaunchRuntimeError
 from launcher.aws.limits import MAX_ATTEMPTS_ENV, READ_TIMEOUT_ENV, max_attempts, read_timeout
 
 THROTTLING_CODES = {
@@ -21,12 +22,12 @@ CREDENTIAL_CODES = {
 }
 
 
-class AWSError(RuntimeError):
+class AWSError(SagelaunchRuntimeError):
     """An AWS call failed; `cause` says what happened, `fix` what to do about it."""
 
     def __init__(self, action: str, cause: str, fix: str, code: str | None = None):
-        self.action, self.cause, self.fix, self.code = action, cause, fix, code
-        super().__init__(f"could not {action}: {cause}\nFix: {fix}")
+        self.action, self.cause, self.code = action, cause, code
+        super().__init__(f"could not {action}: {cause}\nFix: {fix}", fix=fix)
 
 
 def _fix_for(code: str, message: str, status: int | None, attempts: int | None) -> tuple[str, str]:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from jobspec.errors import SagelaunchError
 from launcher.aws import s3
 from launcher.aws.clients import client
 from launcher.aws.errors import AWSError, describe_exception, error_code, is_not_found
@@ -19,11 +20,12 @@ if TYPE_CHECKING:
 def role_arn(role: str | None, instance_type: str, region: str) -> str:
     """The execution role as an ARN; a bare role name is expanded with the caller's account."""
     if not role:
-        raise ValueError(
+        fix = ("pass role='arn:aws:iam::<account>:role/<name>' (a role trusted by sagemaker.amazonaws.com), or use "
+               "instance_type='local' to run here without AWS")
+        raise SagelaunchError(
             f"role is required to run on SageMaker (instance_type={instance_type!r}): SageMaker assumes it "
-            "to read your data and write the model. Fix: pass role='arn:aws:iam::<account>:role/<name>' "
-            "(a role trusted by sagemaker.amazonaws.com), or use instance_type='local' to run here without AWS."
-        )
+            f"to read your data and write the model. Fix: {fix}.", field="role", value=role,
+            allowed="an IAM role ARN or role name", fix=fix)
     if role.startswith("arn:"):
         return role  # already an ARN: no need to ask IAM
     return expand_role(role, region)
@@ -51,11 +53,12 @@ def check_inputs(spec: "TrainingJobSpec") -> None:
     """Every channel must point at existing S3 data: SageMaker would otherwise fail minutes later."""
     for channel in spec.inputs:
         if not channel.uri.startswith("s3://"):
-            raise ValueError(
+            fix = (f"upload it (aws s3 cp --recursive {channel.uri} s3://<bucket>/<prefix>) and pass that URI, or use "
+                   "instance_type='local' to read local data")
+            raise SagelaunchError(
                 f"inputs[{channel.name!r}]={channel.uri!r} is not in S3, and jobs on {spec.compute.instance_type} read "
-                f"their data from S3. Fix: upload it (aws s3 cp --recursive {channel.uri} s3://<bucket>/<prefix>) "
-                "and pass that URI, or use instance_type='local' to read local data."
-            )
+                f"their data from S3. Fix: {fix}.", field=f"inputs[{channel.name!r}]", value=channel.uri,
+                allowed="s3://<bucket>/<prefix>", fix=fix)
         if not s3.prefix_exists(channel.uri, spec.region):
             raise AWSError(
                 f"start the job {spec.job_name}",
@@ -101,15 +104,18 @@ def upload_code(spec: "TrainingJobSpec", target: str, console=None) -> UploadedC
         return UploadedCode(spec.code.source_dir, [], 0, uploaded=False)
     entry = spec.code.entry_point if spec.code.source_dir else (spec.code.entry_point_path or spec.code.entry_point)
     if spec.code.source_dir is None and not Path(entry).is_file():
-        raise ValueError(f"entry_point={entry!r} does not exist. Fix: pass the path of your training script.")
+        raise SagelaunchError(f"entry_point={entry!r} does not exist. Fix: pass the path of your training script.",
+                              field="entry_point", value=entry, allowed="an existing file",
+                              fix="pass the path of your training script")
     with tempfile.TemporaryDirectory(prefix="sagelaunch-") as tmp:
         archive = Path(tmp) / "sourcedir.tar.gz"
         files = pack_sourcedir(spec.code.source_dir, entry, archive, spec.code.ignore_patterns, spec.code.dependencies)
         if spec.code.source_dir is not None and spec.code.entry_point not in files:
-            raise ValueError(
+            raise SagelaunchError(
                 f"entry_point={spec.code.entry_point!r} is not among the files of source_dir={spec.code.source_dir!r} "
-                f"(after ignore patterns): {files[:10]}. Fix: name a file relative to source_dir."
-            )
+                f"(after ignore patterns): {files[:10]}. Fix: name a file relative to source_dir.",
+                field="entry_point", value=spec.code.entry_point, allowed=f"a file of source_dir={spec.code.source_dir!r}",
+                fix="name a file relative to source_dir")
         size = archive.stat().st_size
         if console is None:
             uri = s3.upload_file(archive, target, spec.region)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from jobspec.contract import TERMINAL_STATUSES, host_profiler_dir
+from jobspec.errors import SagelaunchError
 from jobspec.net import free_port
 from jobspec.spec import TrainingJobSpec
 from launcher import registry
@@ -32,11 +33,12 @@ DEFAULT_STOP_GRACE = 10.0
 def _check_options(options: dict[str, Any]) -> None:
     unknown = sorted(set(options) - _OPTIONS)
     if unknown:
-        import difflib
+        from jobspec.suggest import did_you_mean
 
-        hints = [f"{u!r} (did you mean {difflib.get_close_matches(u, _OPTIONS, n=1)[0]!r}?)"
-                 if difflib.get_close_matches(u, _OPTIONS, n=1) else repr(u) for u in unknown]
-        raise ValueError(f"local backend options {', '.join(hints)} are unknown; allowed: {sorted(_OPTIONS)}")
+        hints = [repr(u) + did_you_mean(u, _OPTIONS) for u in unknown]
+        raise SagelaunchError(f"local backend options {', '.join(hints)} are unknown; allowed: {sorted(_OPTIONS)}",
+                              field="options", value=unknown, allowed=", ".join(sorted(_OPTIONS)),
+                              fix="drop them or correct their names")
 
 
 def submit(spec: TrainingJobSpec, *, wait: bool = True, logs: bool = True, **options: Any) -> "LocalTrainingJob":
@@ -54,13 +56,16 @@ def submit(spec: TrainingJobSpec, *, wait: bool = True, logs: bool = True, **opt
     registry.check_new_name(spec.job_name)
     job_dir = registry.job_dir(spec.job_name)
     if job_dir.exists():
-        raise ValueError(f"job_name {spec.job_name!r}: the folder {job_dir} already exists; choose another job_name")
+        raise SagelaunchError(f"job_name {spec.job_name!r}: the folder {job_dir} already exists; choose another job_name",
+                              field="job_name", value=spec.job_name, allowed="a name no local job has",
+                              fix="choose another job_name")
     files = preflight.source_files(spec)
     warning = preflight.check_framework(spec, python)
     if spec.framework == "tensorflow":
         ports = options.get("tf_ports") or [free_port() for _ in range(spec.compute.instance_count)]
         if len(ports) != spec.compute.instance_count:
-            raise ValueError(f"tf_ports={ports}: give one port per host ({spec.compute.instance_count})")
+            raise SagelaunchError(f"tf_ports={ports}: give one port per host ({spec.compute.instance_count})", field="tf_ports",
+                                  value=ports, allowed=f"{spec.compute.instance_count} ports", fix="give one port per host")
         ports = [preflight.check_port(int(p), "tf_ports") for p in ports]
         master_port = 0
     else:

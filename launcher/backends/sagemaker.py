@@ -219,6 +219,7 @@ def submit(spec: "TrainingJobSpec", *, wait: bool = True, logs: bool = True, sto
     from launcher.aws import s3
     from launcher.aws.console import make_console
     from launcher.aws.clients import account_id
+    from jobspec.errors import SagelaunchTypeError
     from jobspec.names import check_name
     from launcher.aws.training import check_inputs, check_name_free, create_training_job, role_arn, upload_code
     from jobspec.spec import replace
@@ -226,7 +227,9 @@ def submit(spec: "TrainingJobSpec", *, wait: bool = True, logs: bool = True, sto
 
     unknown = set(options) - KNOWN_OPTIONS
     if unknown:
-        raise TypeError(f"unknown SageMaker option(s) {sorted(unknown)}; allowed: {sorted(KNOWN_OPTIONS)}")
+        raise SagelaunchTypeError(f"unknown SageMaker option(s) {sorted(unknown)}; allowed: {sorted(KNOWN_OPTIONS)}",
+                                  field="options", value=sorted(unknown), allowed=", ".join(sorted(KNOWN_OPTIONS)),
+                                  fix="drop them or correct their names")
     check_name(spec.job_name)
     console = make_console()
     role = role_arn(spec.role, spec.compute.instance_type, spec.region)

@@ -21,6 +21,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Callable
 
+from jobspec.errors import SagelaunchException
 from launcher.deploy.package import HANDLER_PATH, default_inference_script
 from launcher.deploy.toolkit_defaults import DEFAULTS, JSON_TYPE, UTF8_TYPES, media_type
 
@@ -28,7 +29,7 @@ _module_ids = itertools.count()
 PIPELINE_FUNCTIONS = ("input_fn", "predict_fn", "output_fn")
 
 
-class InvocationFailed(Exception):
+class InvocationFailed(SagelaunchException):
     """A request the handler refused or could not answer, with the HTTP status to reply with."""
 
     def __init__(self, status: int, message: str):

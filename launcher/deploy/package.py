@@ -17,6 +17,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
+from jobspec.errors import SagelaunchError
 from launcher.archive import unpack
 from launcher.sourcedir import LeftOut, code_files, dependency_files, folder_files
 
@@ -44,10 +45,9 @@ def unpack_model(model: str | Path, dest: str | Path) -> Path:
     if model.is_dir():
         return model
     if not is_archive(model):
-        raise ValueError(
-            f"model={str(model)!r} is neither a folder nor a .tar.gz archive; pass the folder the training "
-            "script saved (SM_MODEL_DIR) or the job's model.tar.gz"
-        )
+        fix = "pass the folder the training script saved (SM_MODEL_DIR) or the job's model.tar.gz"
+        raise SagelaunchError(f"model={str(model)!r} is neither a folder nor a .tar.gz archive; {fix}", field="model",
+                              value=str(model), allowed="a folder or a .tar.gz archive", fix=fix)
     return unpack(model, dest)
 
 
@@ -71,21 +71,27 @@ def package_model(
     """
     handler = Path(entry_point) if entry_point else default_inference_script()
     if not handler.is_file():
-        raise ValueError(f"entry_point={str(handler)!r} does not exist; pass the path of your inference.py")
+        raise SagelaunchError(f"entry_point={str(handler)!r} does not exist; pass the path of your inference.py",
+                              field="entry_point", value=str(handler), allowed="an existing file",
+                              fix="pass the path of your inference.py")
     if requirements is not None and not Path(requirements).is_file():
-        raise ValueError(f"requirements={str(requirements)!r} does not exist; pass a requirements.txt path")
+        raise SagelaunchError(f"requirements={str(requirements)!r} does not exist; pass a requirements.txt path",
+                              field="requirements", value=str(requirements), allowed="an existing file",
+                              fix="pass a requirements.txt path")
     output = Path(output)
     with tempfile.TemporaryDirectory(prefix="sagelaunch-package-") as tmp:
         folder = unpack_model(model, Path(tmp) / "model")
         files = [(path, name) for path, name in folder_files(folder, f"model={str(model)!r}")
                  if name.split("/")[0] != "code" and Path(name).name not in SKIPPED_FILES]
         if not files:
-            raise ValueError(f"model={str(model)!r} holds no files; expected a saved model (config.json, weights, ...)")
+            raise SagelaunchError(f"model={str(model)!r} holds no files; expected a saved model (config.json, weights, "
+                                  "...)", field="model", value=str(model), allowed="a saved model (config.json, weights, ...)",
+                                  fix="pass the folder the training script saved")
         if entry_point is None and not (folder / "config.json").is_file():
-            raise ValueError(
-                f"model={str(model)!r} has no config.json, so the default sentiment handler cannot load it; "
-                "pass the folder saved by save_pretrained / train_sentiment.py, or your own entry_point"
-            )
+            fix = "pass the folder saved by save_pretrained / train_sentiment.py, or your own entry_point"
+            raise SagelaunchError(f"model={str(model)!r} has no config.json, so the default sentiment handler cannot "
+                                  f"load it; {fix}", field="model", value=str(model), allowed="a folder with config.json",
+                                  fix=fix)
         code = Path(tmp) / "code"
         code.mkdir()
         shutil.copyfile(handler, code / "inference.py")
@@ -145,15 +151,17 @@ def _add_code(code: Path, entry_point: str, source_dir: str | Path | None, depen
         unpack(source_dir, code)  # code packed already (a training job's sourcedir.tar.gz)
     elif source_dir is not None:
         if not Path(source_dir).is_dir():
-            raise ValueError(f"source_dir={str(source_dir)!r} is not a folder; pass the folder of your "
-                             "inference code (entry_point must be a file in it)")
+            raise SagelaunchError(f"source_dir={str(source_dir)!r} is not a folder; pass the folder of your "
+                                  "inference code (entry_point must be a file in it)", field="source_dir",
+                                  value=str(source_dir), allowed="a folder", fix="pass the folder of your inference code")
         shutil.rmtree(code, ignore_errors=True)
         files = list(code_files(source_dir, entry_point, left_out=left_out))
     elif Path(entry_point).is_file():
         files = list(code_files(None, entry_point, left_out=left_out))
     elif not (code / entry_point).is_file():
-        raise ValueError(f"entry_point={entry_point!r}: no such file (from {Path.cwd()}) and none in the "
-                         "model's code/; pass the path of your inference script")
+        raise SagelaunchError(f"entry_point={entry_point!r}: no such file (from {Path.cwd()}) and none in the "
+                              "model's code/; pass the path of your inference script", field="entry_point",
+                              value=entry_point, allowed="an existing file", fix="pass the path of your inference script")
     taken = [p.relative_to(code).as_posix() for p in code.rglob("*") if p.is_file()] + [name for _, name in files]
     files += dependency_files(dependencies, taken=taken, left_out=left_out, under="lib")
     left_out.warn()
@@ -161,5 +169,6 @@ def _add_code(code: Path, entry_point: str, source_dir: str | Path | None, depen
         (code / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(path, code / name)
     if not (code / Path(entry_point).name).is_file() and not (code / entry_point).is_file():
-        raise ValueError(f"entry_point={entry_point!r} is not in source_dir={str(source_dir)!r}; pass a file "
-                         "inside source_dir, relative to it")
+        raise SagelaunchError(f"entry_point={entry_point!r} is not in source_dir={str(source_dir)!r}; pass a file "
+                              "inside source_dir, relative to it", field="entry_point", value=entry_point,
+                              allowed=f"a file in source_dir={str(source_dir)!r}", fix="pass a file inside source_dir, relative to it")

@@ -15,13 +15,15 @@ import json
 from abc import ABC, abstractmethod
 from typing import Any
 
+from jobspec.errors import SagelaunchRuntimeError
+
 JSON_TYPE = "application/json"
 # predict()'s optional InvokeEndpoint fields, as the SDK names its arguments
 INVOKE_OPTIONS = {"target_model": "TargetModel", "target_variant": "TargetVariant", "inference_id": "InferenceId",
                   "custom_attributes": "CustomAttributes"}
 
 
-class PredictionError(RuntimeError):
+class PredictionError(SagelaunchRuntimeError):
     """The endpoint refused or failed a request; `status` is the serving container's HTTP status."""
 
     def __init__(self, endpoint: str, status: int, message: str):

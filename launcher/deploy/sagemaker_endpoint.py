@@ -15,7 +15,7 @@ from typing import Any
 
 from jobspec.s3uri import parse_s3_uri
 from launcher.aws.clients import client
-from launcher.aws.errors import translate
+from launcher.aws.errors import is_not_found, translate
 from launcher.deploy.package import HANDLER_PATH, archive_members, is_archive, package_model
 
 ENDPOINT_TIMEOUT_S = 30 * 60  # SageMaker endpoints usually take 5–10 minutes
@@ -250,7 +250,7 @@ def delete_endpoint(res: EndpointResources) -> list[str]:
             call(**{key: value})
             deleted.append(f"{kind} {value}")
         except Exception as exc:  # already gone (ValidationException "Could not find …") is fine
-            if "Could not find" not in str(exc) and "does not exist" not in str(exc):
+            if not is_not_found(exc):
                 with translate(f"delete {kind} {value}"):
                     raise
     return deleted

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
+from jobspec.errors import SagelaunchError
 from launcher.deploy.handler import InvocationFailed, load_handler_module
 from launcher.deploy.toolkit_defaults import media_type
 
@@ -36,7 +37,7 @@ CONTAINER_SCRIPT = "inference.py"  # the only script the TF container runs (/opt
 _JSON_LINES = re.compile(r"[}\]]\s*[\[{]")  # the container's test: objects separated only by whitespace
 
 
-class RequestError(ValueError):
+class RequestError(SagelaunchError):
     status = 400
 
 

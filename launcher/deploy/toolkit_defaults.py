@@ -15,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
+from jobspec.errors import SagelaunchError
+
 JSON_TYPE = "application/json"
 CSV_TYPE = "text/csv"
 NPY_TYPE = "application/x-npy"
@@ -23,14 +25,16 @@ SUPPORTED_TYPES = (NPY_TYPE, JSON_TYPE, CSV_TYPE)
 DEFAULT_MODEL_FILE = "model.pt"
 
 
-class UnsupportedFormat(ValueError):
+class UnsupportedFormat(SagelaunchError):
     """The toolkit's UnsupportedFormatError: a content type or Accept it cannot decode or encode (HTTP 415)."""
 
     status = 415
 
     def __init__(self, what: str, value: str | None):
-        super().__init__(f"{what} {value!r} is not supported by the default handlers; use one of "
-                         f"{', '.join(SUPPORTED_TYPES)}, or define input_fn/output_fn in your inference script")
+        allowed = ", ".join(SUPPORTED_TYPES)
+        fix = "define input_fn/output_fn in your inference script"
+        super().__init__(f"{what} {value!r} is not supported by the default handlers; use one of {allowed}, or {fix}",
+                         field=what, value=value, allowed=allowed, fix=fix)
 
 
 def media_type(header: str | None) -> str:

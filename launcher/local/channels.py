@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+from jobspec.errors import SagelaunchError
 from jobspec.spec import InputChannel
 from launcher.local import s3
 from launcher.local.preflight import check_no_loop
@@ -35,18 +36,23 @@ def resolve(channel: InputChannel, region: str) -> ResolvedChannel:
     """Check one channel can be read; raise ValueError naming it and what to fix."""
     where = f"inputs[{channel.name!r}]"
     if channel.input_mode == "Pipe":
-        raise ValueError(f"{where}: input_mode 'Pipe' is not available in local jobs; use 'File' or 'FastFile' "
-                         "(the script reads the same files)")
+        raise SagelaunchError(f"{where}: input_mode 'Pipe' is not available in local jobs; use 'File' or 'FastFile' "
+                              "(the script reads the same files)", field=f"{where}.input_mode", value="Pipe",
+                              allowed="File, FastFile", fix="use 'File' or 'FastFile' (the script reads the same files)")
     if channel.uri.startswith("s3://"):
         if channel.s3_data_type != "S3Prefix":
-            raise ValueError(f"{where}: s3_data_type {channel.s3_data_type!r} is not available in local jobs; "
-                             "use 'S3Prefix'")
+            raise SagelaunchError(f"{where}: s3_data_type {channel.s3_data_type!r} is not available in local jobs; "
+                                  "use 'S3Prefix'", field=f"{where}.s3_data_type", value=channel.s3_data_type,
+                                  allowed="S3Prefix", fix="use 'S3Prefix'")
         try:
             keys = s3.list_keys(channel.uri, region)
         except Exception as error:  # botocore's errors: NoSuchBucket, AccessDenied, no credentials…
-            raise ValueError(f"{where}: cannot list {channel.uri}: {error}") from error
+            raise SagelaunchError(f"{where}: cannot list {channel.uri}: {error}", field=where, value=channel.uri,
+                                  allowed="an S3 prefix you can list", fix="check the bucket and your credentials") from error
         if not keys:
-            raise ValueError(f"{where}: no objects under {channel.uri}; check the bucket and prefix")
+            raise SagelaunchError(f"{where}: no objects under {channel.uri}; check the bucket and prefix", field=where,
+                                  value=channel.uri, allowed="an S3 prefix with objects",
+                                  fix="check the bucket and prefix")
         return ResolvedChannel(channel, s3_keys=tuple(keys))
     return resolve_local(channel)
 
@@ -55,11 +61,15 @@ def resolve_local(channel: InputChannel) -> ResolvedChannel:
     """A local channel (file:// or a plain path) that exists and can be read; no network (`validate` uses it)."""
     where = f"inputs[{channel.name!r}]"
     if "://" in channel.uri and not channel.uri.startswith("file://"):
-        raise ValueError(f"{where}: {channel.uri!r} — a local job reads s3://, file:// or a plain local path")
+        raise SagelaunchError(f"{where}: {channel.uri!r} — a local job reads s3://, file:// or a plain local path",
+                              field=where, value=channel.uri, allowed="s3://, file:// or a plain local path",
+                              fix="use one of those forms")
     check_no_loop(local_path(channel.uri), where)
     path = local_path(channel.uri).resolve()
     if not path.exists():
-        raise ValueError(f"{where}: {channel.uri!r} does not exist; pass an existing folder or file")
+        raise SagelaunchError(f"{where}: {channel.uri!r} does not exist; pass an existing folder or file", field=where,
+                              value=channel.uri, allowed="an existing folder or file",
+                              fix="pass an existing folder or file")
     _try_reading(path, where, channel.uri)
     return ResolvedChannel(channel, local_path=path)
 
@@ -74,11 +84,13 @@ def _try_reading(path: Path, where: str, uri: str) -> None:
             with open(path, "rb") as handle:
                 handle.read(1)
         else:
-            raise ValueError(f"{where}: {uri!r} is neither a folder nor a regular file (a socket, FIFO or device); "
-                             "pass a folder or a file")
+            raise SagelaunchError(f"{where}: {uri!r} is neither a folder nor a regular file (a socket, FIFO or "
+                                  "device); pass a folder or a file", field=where, value=uri,
+                                  allowed="a folder or a regular file", fix="pass a folder or a file")
     except OSError as error:
-        raise ValueError(f"{where}: {uri!r} cannot be read ({error.strerror or error}); "
-                         "fix its permissions or pass another folder") from None
+        raise SagelaunchError(f"{where}: {uri!r} cannot be read ({error.strerror or error}); "
+                              "fix its permissions or pass another folder", field=where, value=uri,
+                              allowed="a readable folder or file", fix="fix its permissions or pass another folder") from None
 
 
 def check_s3_prefix(uri: str, region: str, field: str) -> None:
@@ -86,7 +98,9 @@ def check_s3_prefix(uri: str, region: str, field: str) -> None:
     try:
         s3.list_keys(uri, region)
     except Exception as error:
-        raise ValueError(f"{field}: cannot list {uri}: {error}; check the bucket and your credentials") from error
+        raise SagelaunchError(f"{field}: cannot list {uri}: {error}; check the bucket and your credentials",
+                              field=field, value=uri, allowed="an S3 prefix you can list",
+                              fix="check the bucket and your credentials") from error
 
 
 def _link_or_copy(source: Path, link: Path) -> None:

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+from jobspec.errors import SagelaunchError
 from jobspec.net import port_is_free
 from jobspec.spec import TrainingJobSpec
+from jobspec.suggest import closest, did_you_mean
 from launcher.sourcedir import iter_source_files, list_source_files, loop_error, symlink_loop
 
 # distributions that provide each framework's module, in the order we look for them
@@ -41,23 +42,26 @@ def source_files(spec: TrainingJobSpec) -> list[tuple[Path, str]]:
         root = Path(spec.code.source_dir).expanduser()
         check_no_loop(root, "source_dir")
         if not root.is_dir():
-            raise ValueError(f"source_dir {spec.code.source_dir!r} is not a folder; pass the folder holding "
-                             f"{spec.code.entry_point!r}")
+            fix = f"pass the folder holding {spec.code.entry_point!r}"
+            raise SagelaunchError(f"source_dir {spec.code.source_dir!r} is not a folder; {fix}", field="source_dir",
+                                  value=spec.code.source_dir, allowed="a folder", fix=fix)
         files = list_source_files(root, spec.code.entry_point, spec.code.ignore_patterns, spec.code.dependencies)
         names = [name for _, name in files]
         if spec.code.entry_point not in names:
-            close = difflib.get_close_matches(spec.code.entry_point, names, n=1)
-            hint = f"did you mean {close[0]!r}?" if close else "pass a path relative to source_dir"
-            raise ValueError(f"entry_point {spec.code.entry_point!r} is not in source_dir {spec.code.source_dir!r} "
-                             f"(or it is excluded by ignore_patterns); {hint}")
+            hint = (did_you_mean(spec.code.entry_point, names, form="did you mean {}?")
+                    or "pass a path relative to source_dir")
+            raise SagelaunchError(f"entry_point {spec.code.entry_point!r} is not in source_dir {spec.code.source_dir!r} "
+                                  f"(or it is excluded by ignore_patterns); {hint}", field="entry_point",
+                                  value=spec.code.entry_point, allowed=f"a file in source_dir {spec.code.source_dir!r}", fix=hint)
         return files
     entry = Path(spec.code.entry_point_path or spec.code.entry_point).expanduser()
     check_no_loop(entry, "entry_point")
     if not entry.is_file():
         siblings = [p.name for p in entry.parent.glob("*")] if entry.parent.is_dir() else []
-        close = difflib.get_close_matches(entry.name, siblings, n=1)
+        close = closest(entry.name, siblings)
         hint = f"did you mean {str(entry.parent / close[0])!r}?" if close else "check the path"
-        raise ValueError(f"entry_point {str(entry)!r} does not exist; {hint}")
+        raise SagelaunchError(f"entry_point {str(entry)!r} does not exist; {hint}", field="entry_point", value=str(entry),
+                              allowed="an existing file", fix=hint)
     return list(iter_source_files(None, str(entry), (), spec.code.dependencies))
 
 
@@ -80,7 +84,9 @@ def framework_version(python: str, framework: str) -> str | None:
     try:
         out = subprocess.run([python, "-c", _PROBE, module, *dists], capture_output=True, text=True, timeout=60, check=True)
     except (OSError, subprocess.SubprocessError) as error:
-        raise ValueError(f"python {python!r}: cannot run it to look for {module} ({error}); pass an existing interpreter") from error
+        raise SagelaunchError(f"python {python!r}: cannot run it to look for {module} ({error}); pass an existing "
+                              "interpreter", field="python", value=python, allowed="a Python interpreter that runs",
+                              fix="pass an existing interpreter") from error
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -90,8 +96,10 @@ def check_framework(spec: TrainingJobSpec, python: str) -> str | None:
     installed = framework_version(python, spec.framework)
     if installed is None:
         extra = "torch" if spec.framework == "pytorch" else "tensorflow-cpu (or tensorflow)"
-        raise ValueError(f"framework {spec.framework!r}: {module} is not installed in {python}; local jobs run in "
-                         f"this Python environment — install it (pip install {extra}) or pass python= an interpreter that has it")
+        fix = f"install it (pip install {extra}) or pass python= an interpreter that has it"
+        raise SagelaunchError(f"framework {spec.framework!r}: {module} is not installed in {python}; local jobs run in "
+                              f"this Python environment — {fix}", field="framework", value=spec.framework,
+                              allowed=f"a framework installed in {python}", fix=fix)
     if installed != "unknown" and not same_release(spec.framework_version, installed):
         return (f"warning: job {spec.job_name} asks for {spec.framework} {spec.framework_version}; it runs locally "
                 f"with the installed {module} {installed}")
@@ -109,10 +117,12 @@ def same_release(wanted: str, installed: str) -> bool:
 
 def check_port(port: int, option: str) -> int:
     if not (0 < port < 65536):
-        raise ValueError(f"{option}={port}: a TCP port is 1–65535")
+        raise SagelaunchError(f"{option}={port}: a TCP port is 1–65535", field=option, value=port, allowed="1–65535",
+                              fix=f"pick a port in 1–65535 or leave {option} unset")
     if not port_is_free(port):
-        raise ValueError(f"{option}={port}: the port is in use on 127.0.0.1; pick another or leave {option} unset "
-                         "to use a free one")
+        fix = f"pick another or leave {option} unset to use a free one"
+        raise SagelaunchError(f"{option}={port}: the port is in use on 127.0.0.1; {fix}", field=option, value=port,
+                              allowed="a free port", fix=fix)
     return port
 
 
@@ -131,4 +141,6 @@ def check_writable_folder(path: Path, field: str) -> None:
             break
         probe = probe.parent
     if probe.exists() and (not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK)):
-        raise ValueError(f"{field} {str(path)!r}: {str(probe)!r} is not a writable folder; choose a folder you can write to")
+        raise SagelaunchError(f"{field} {str(path)!r}: {str(probe)!r} is not a writable folder; choose a folder you "
+                              "can write to", field=field, value=str(path), allowed="a writable folder",
+                              fix="choose a folder you can write to")

@@ -12,6 +12,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from modelparallel.errors import SMPValidationError
+
 MASKED = -10000.0  # what SMP's (and BERT's) additive attention masks put on masked positions
 
 
@@ -30,7 +32,9 @@ class _Init(nn.Module):
 
 def _check_layernorms(pre_layernorm: bool, post_layernorm: bool) -> None:
     if not (pre_layernorm or post_layernorm):
-        raise ValueError("smp.nn: at least one of pre_layernorm and post_layernorm must be True")
+        raise SMPValidationError("smp.nn: at least one of pre_layernorm and post_layernorm must be True",
+                                 field="pre_layernorm", value=False, allowed="True for pre_layernorm or post_layernorm",
+                                 fix="set pre_layernorm=True or post_layernorm=True")
 
 
 class DistributedAttentionLayer(_Init):
@@ -89,7 +93,8 @@ class DistributedTransformerOutputLayer(_Init):
         super().__init__()
         _check_layernorms(pre_layernorm, post_layernorm)
         if activation not in ("gelu", "relu"):
-            raise ValueError(f"smp.nn: activation={activation!r} is not supported; allowed: 'gelu', 'relu'")
+            raise SMPValidationError(f"smp.nn: activation={activation!r} is not supported; allowed: 'gelu', 'relu'",
+                                     field="activation", value=activation, allowed="gelu, relu", fix="use 'gelu' or 'relu'")
         self.activation = F.gelu if activation == "gelu" else F.relu
         self.dense1 = nn.Linear(hidden_size, intermediate_size)
         self.dense2 = nn.Linear(intermediate_size, hidden_size)

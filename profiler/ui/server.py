@@ -34,6 +34,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
+from jobspec.errors import SagelaunchError
 from profiler.ui import sources
 from profiler.ui.session import LoadConflict, ProfileSession
 from profiler.view_scripts import VIEW_UTIL_JS
@@ -322,7 +323,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._json(202, self.server.session.status())
 
 
-class PortInUse(OSError):
+class PortInUse(SagelaunchError, OSError):
     """The port is taken: the one-line message names it and the fix."""
 
 

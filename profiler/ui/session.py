@@ -16,13 +16,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from jobspec.errors import SagelaunchRuntimeError
 from jobspec.s3uri import key_destination
 from profiler.ui import sources
 
 log = logging.getLogger(__name__)
 
 
-class LoadConflict(RuntimeError):
+class LoadConflict(SagelaunchRuntimeError):
     """A profile is loaded or loading; unload it first."""
 
 

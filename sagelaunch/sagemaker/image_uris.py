@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from jobspec import catalog
+from jobspec.errors import SagelaunchError
 from jobspec.suggest import allowed_list
 
 __all__ = ["retrieve"]
@@ -17,16 +18,21 @@ def retrieve(framework: str, region: str, version: str | None = None, py_version
     unsupported = {k: v for k, v in dict(accelerator_type=accelerator_type, container_version=container_version,
                                            **v2_options).items() if v is not None}
     if unsupported:
-        raise ValueError(f"image_uris.retrieve({', '.join(f'{k}=…' for k in unsupported)}): not supported by "
-                         "sagelaunch's catalog; allowed: framework, region, version, py_version, instance_type, "
-                         "image_scope, distribution — drop them")
+        allowed = "framework, region, version, py_version, instance_type, image_scope, distribution"
+        raise SagelaunchError(f"image_uris.retrieve({', '.join(f'{k}=…' for k in unsupported)}): not supported by "
+                              f"sagelaunch's catalog; allowed: {allowed} — drop them", field=next(iter(unsupported)),
+                              value=next(iter(unsupported.values())), allowed=allowed, fix="drop them")
     catalog.check_framework(framework)
     if version is None or instance_type is None:
-        raise ValueError(f"image_uris.retrieve: version= and instance_type= are required for {framework} "
-                         f"(version: one of {allowed_list(catalog.framework_versions(framework))})")
+        raise SagelaunchError(f"image_uris.retrieve: version= and instance_type= are required for {framework} "
+                              f"(version: one of {allowed_list(catalog.framework_versions(framework))})",
+                              field="version" if version is None else "instance_type", value=None,
+                              allowed=", ".join(catalog.framework_versions(framework)) if version is None
+                              else "an instance type", fix="pass version= and instance_type=")
     scope = image_scope or "training"
     if scope not in ("training", "inference"):
-        raise ValueError(f"image_scope={scope!r}; allowed: 'training', 'inference'")
+        raise SagelaunchError(f"image_scope={scope!r}; allowed: 'training', 'inference'", field="image_scope",
+                              value=scope, allowed="training, inference", fix="use 'training' or 'inference'")
     if scope == "inference":
         return catalog.inference_image_uri(framework, version, region, instance_type, py_version)
     resolved = catalog.resolve_framework_version(framework, version)

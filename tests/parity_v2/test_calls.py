@@ -20,20 +20,24 @@ from sagemaker.pytorch import PyTorch
 from sagemaker.tensorflow import TensorFlow
 COMMON = dict(role=ROLE, instance_type="ml.g5.xlarge", instance_count=1)
 
+def python_type(err):  # the built-in type a caller catches (sagelaunch's own classes derive from it)
+    builtin = [c for c in type(err).__mro__ if c.__module__ == "builtins" and c not in (Exception, BaseException)]
+    return "TypeError" if TypeError in builtin else builtin[0].__name__
+
 def printed(call):
     out, error = io.StringIO(), None
     with contextlib.redirect_stdout(out):
         try:
             call()
         except Exception as err:
-            error = type(err).__name__ + ": " + str(err)
+            error = python_type(err) + ": " + str(err)
     return out.getvalue(), error
 
 def raised(call):
     try:
         call()
     except Exception as err:
-        return type(err).__name__
+        return python_type(err)
     return None
 """
 PT = 'PyTorch(entry_point="train.py", source_dir=src, framework_version="2.0.0", py_version="py310", {}**COMMON)'

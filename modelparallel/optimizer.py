@@ -14,7 +14,7 @@ from typing import Any
 import torch
 
 from modelparallel.comm import CommGroup, agree_on_error
-from modelparallel.core import _require_init
+from modelparallel.core import _require_init, state
 from modelparallel.errors import SMPValidationError
 
 
@@ -44,20 +44,29 @@ class DistributedOptimizer(torch.optim.Optimizer):
         agree_on_error(error, CommGroup.WORLD)  # every rank raises the same message
         self.model = model
         self.sharded = bool(st.cfg.shard_optimizer_state) and model.replica_size > 1
-        if self.sharded:  # every parameter group with its own options (weight decay, lr, ...)
-            groups = [{**{k: v for k, v in g.items() if k != "params"}, "params": list(g["params"])}
-                      for g in optimizer.param_groups]
-            defaults = _constructor_defaults(optimizer)
-            self.optimizer = _zero_class()(
-                groups, optimizer_class=type(optimizer), process_group=st.groups[model.replica_group_name],
-                **defaults)
-        else:
-            self.optimizer = optimizer
+        self.optimizer = optimizer
         st.optimizer = self
+        if model.partitioned:
+            self.keep_local_parameters(model)
         if st.pending_checkpoint is not None:
             from modelparallel.checkpointing import _load_pending_optimizer
 
             _load_pending_optimizer(self)
+
+    def keep_local_parameters(self, model) -> None:
+        """Once the model is partitioned: every parameter group keeps only this rank's parameters (a pipelined
+        model is partitioned at the first @smp.step, after the script built its optimizer from all of them), and
+        with shard_optimizer_state the state is sharded over the replica group, each group with its own options
+        (weight decay, lr, ...)."""
+        local = {id(p) for p in model.local_parameters()}
+        for group in self.optimizer.param_groups:
+            group["params"] = [p for p in group["params"] if id(p) in local]
+        if self.sharded:
+            groups = [{**{k: v for k, v in g.items() if k != "params"}, "params": list(g["params"])}
+                      for g in self.optimizer.param_groups if g["params"]]
+            self.optimizer = _zero_class()(
+                groups, optimizer_class=type(self.optimizer), process_group=state.groups[model.replica_group_name],
+                **_constructor_defaults(self.optimizer))
 
     # the torch.optim.Optimizer surface
     @property

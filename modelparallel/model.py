@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 from typing import Any, Iterator
 
@@ -48,7 +49,10 @@ class DistributedModel(nn.Module):
         if tp > 1:
             from modelparallel.tensor_parallel import apply_tensor_parallel
 
-            self.tp_shard_dims = apply_tensor_parallel(module, st.mesh["T"], tp, st.device)
+            from modelparallel.delayed_init import same_random_numbers
+
+            with same_random_numbers(st.groups["tp"], st.device) if is_delayed(module) else contextlib.nullcontext():
+                self.tp_shard_dims = apply_tensor_parallel(module, st.mesh["T"], tp, st.device)
         # with distributed modules, tp ranks share one (scaled) batch; otherwise tp ranks are plain replicas
         # sharded data parallelism (FSDP2) replaces DDP over the data-parallel ranks (jobspec: tp = pp = 1)
         self.sharded_data_parallel = cfg.sharded_data_parallel_degree > 1
@@ -87,6 +91,7 @@ class DistributedModel(nn.Module):
             from modelparallel.offload import ActivationOffloader
 
             self._offloader = ActivationOffloader(st.device, cfg.activation_loading_horizon)
+            atexit.register(self._report_offload)
         st.model = self
         if st.pending_checkpoint is not None and self.partitioned:
             from modelparallel.checkpointing import _load_pending_model
@@ -168,6 +173,14 @@ class DistributedModel(nn.Module):
 
         self._offloader.attach(layer_stack(self.module))
         return self._offloader.context()
+
+    def _report_offload(self) -> None:
+        """One line per rank in the job log at exit: what activation offloading moved, from its counters."""
+        stats = self._offloader.stats
+        print(f"[smp rank {state.layout.rank}] offload_activations: {stats['packed']} saved tensors "
+              f"({stats['packed_bytes']} bytes) offloaded in {stats['groups']} module runs; "
+              f"{stats['prefetched']} prefetched within activation_loading_horizon, "
+              f"{stats['fetched_on_demand']} fetched on demand", flush=True)
 
     @property
     def offload_stats(self) -> dict[str, int] | None:

@@ -222,6 +222,10 @@ class DistributedModel(nn.Module):
         With sharded data parallelism, clip the gradients' global norm to sdp_gradient_clipping as SMP does."""
         if self.pipeline is not None and hasattr(self.stage_plan.builder, "sync_tied_gradients"):
             self.stage_plan.builder.sync_tied_gradients(state.groups["pp"])
+        if self.sharded_data_parallel:
+            from modelparallel.sharded_data_parallel import reshard
+
+            reshard(self.module)
         if self.sharded_data_parallel and state.cfg.sdp_gradient_clipping > 0:
             torch.nn.utils.clip_grad_norm_(self.module.parameters(), state.cfg.sdp_gradient_clipping)
         if not self.manual_sync:

@@ -81,6 +81,12 @@ class DistributedOptimizer(torch.optim.Optimizer):
     def defaults(self):
         return self.optimizer.defaults
 
+    @property
+    def fp16_groups(self) -> list[list[torch.nn.Parameter]]:
+        """SMP's name for the model's parameters per group (fp32 ones too); the GPT-2 example's sharded-DP
+        checkpoint records their full shapes from it."""
+        return [list(g["params"]) for g in self.param_groups]
+
     def add_param_group(self, param_group: dict[str, Any]) -> None:
         self.optimizer.add_param_group(param_group)
 

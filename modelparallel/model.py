@@ -302,6 +302,7 @@ class DistributedModel(nn.Module):
     def local_state_dict(self, *args, **kwargs) -> dict[str, Any]:
         from modelparallel.checkpointing import local_model_state
 
+        self.partition()  # this rank's part: partition now if no step did yet
         return local_model_state(self)
 
     def state_dict(self, *args, **kwargs) -> dict[str, Any]:
@@ -315,6 +316,7 @@ class DistributedModel(nn.Module):
         partition here, and a layout mismatch is refused by name."""
         from modelparallel.checkpointing import load_model_state
 
+        self.partition()  # SMP loads into the partitioned model: partition now (a no-op once partitioned)
         return load_model_state(self, state_dict, strict)
 
     def cpu(self):

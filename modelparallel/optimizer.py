@@ -15,7 +15,6 @@ import torch
 
 from modelparallel.comm import CommGroup, agree_on_error
 from modelparallel.core import _require_init, state
-from modelparallel.errors import SMPValidationError
 
 
 class DistributedOptimizer(torch.optim.Optimizer):
@@ -120,6 +119,7 @@ class DistributedOptimizer(torch.optim.Optimizer):
         return full_optimizer_state(self)
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        self.model.partition()  # into this rank's parameters: partition now if no step did yet
         sd = dict(state_dict)
         partial = sd.pop("_smp_is_partial", False)
         if not partial:  # the gathered state_dict(): any rank takes its own part

@@ -25,10 +25,11 @@ def main() -> None:
     os.environ["SAGELAUNCH_HOME"] = str(root / "home")
     losses = {}
     for name, ranks, params, hp in (
-        ("degree1", 1, BASE, {}),
-        # smp.dp_size() is world / pp = 4 (tp ranks included): each rank reads a quarter of degree 1's batch of 4
+        ("degree1", 1, BASE, {"train_batch_size": 8, "val_batch_size": 8}),
+        # smp.dp_size() is world / pp = 4 (tp ranks included): each rank reads a quarter of degree 1's batch of 8,
+        # split into 2 microbatches
         ("tp2_pp2_dp2", 8, THREE_D, {"tensor_parallel_degree": 2, "pipeline_parallel_degree": 2, "microbatches": 2,
-                                     "train_batch_size": 1, "val_batch_size": 1, "checkpoint_freq": 4}),
+                                     "train_batch_size": 2, "val_batch_size": 2, "checkpoint_freq": 4}),
     ):
         hp = {**hp, "checkpoint-dir": str(root / f"{name}_checkpoints")}
         record, lines = run_example(root, ranks, params, hp, name=name)

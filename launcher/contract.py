@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jobspec.contract import (PROFILER_CONFIG_FILE, PROFILER_OUTPUT_SUBDIR, SAGELAUNCH_PROFILER_CONFIG,
-                              SM_HP_MP_PARAMETERS, SM_PROFILER_OUTPUT_DIR)
+                              SAGELAUNCH_SMP_INIT_DIR, SM_HP_MP_PARAMETERS, SM_PROFILER_OUTPUT_DIR)
 from jobspec.profiling import profiler_config_file
 from launcher.safe_write import write_private_text
 
@@ -346,6 +346,7 @@ def environment(layout: HostLayout, spec: "TrainingJobSpec", current_host: str, 
     env = {f"SM_{str(key).upper()}": _env_value(value) for key, value in values.items()}
     if spec.mp_parameters is not None:
         env[SM_HP_MP_PARAMETERS] = _env_value(user_hps.get("mp_parameters", spec.mp_parameters))
+        env[SAGELAUNCH_SMP_INIT_DIR] = str(layout.root / "smp_init")  # the supervisor checks smp.init ran
     env[SM_PROFILER_OUTPUT_DIR] = str(layout.profiler_dir)
     if spec.profiler is not None:
         env[SAGELAUNCH_PROFILER_CONFIG] = str(layout.profiler_config_file)

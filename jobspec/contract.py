@@ -26,6 +26,7 @@ SM_HP_MP_PARAMETERS = "SM_HP_MP_PARAMETERS"  # the SMP v1 parameters, JSON
 SM_PROFILER_OUTPUT_DIR = "SM_PROFILER_OUTPUT_DIR"  # where the profiler writes
 SM_CURRENT_HOST = "SM_CURRENT_HOST"
 SAGELAUNCH_PROFILER_CONFIG = "SAGELAUNCH_PROFILER_CONFIG"  # local jobs: where profilerconfig.json is
+SAGELAUNCH_SMP_INIT_DIR = "SAGELAUNCH_SMP_INIT_DIR"  # local SMP jobs: smp.init leaves one file per rank here
 
 # ---------------------------------------------------------------- the /opt/ml tree
 OPT_ML = PurePosixPath("/opt/ml")

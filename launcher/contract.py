@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jobspec.contract import (PROFILER_CONFIG_FILE, PROFILER_OUTPUT_SUBDIR, SAGELAUNCH_PROFILER_CONFIG,
-                              SM_PROFILER_OUTPUT_DIR)
+                              SAGELAUNCH_SMP_INIT_DIR, SM_PROFILER_OUTPUT_DIR)
 from jobspec.profiling import profiler_config_file
 from launcher.safe_write import write_private_text
 
@@ -326,6 +326,8 @@ def environment(layout: HostLayout, job: "LocalJob", current_host: str, hosts: l
     for key, value in user_hps.items():
         values[f"hp_{key}"] = value
     env = {f"SM_{str(key).upper()}": _env_value(value) for key, value in values.items()}  # SM_HP_MP_PARAMETERS too
+    if "mp_parameters" in user_hps:
+        env[SAGELAUNCH_SMP_INIT_DIR] = str(layout.root / "smp_init")  # the supervisor checks smp.init ran
     env[SM_PROFILER_OUTPUT_DIR] = str(layout.profiler_dir)
     if job.profiler_config is not None:
         env[SAGELAUNCH_PROFILER_CONFIG] = str(layout.profiler_config_file)

@@ -316,7 +316,7 @@ def _verify_layout(config_file: str, cfg, load_optimizer: bool) -> None:
 
 def _load_pending_model(model) -> None:
     pending = state.pending_checkpoint
-    if pending and pending["model"]:
+    if pending and pending["model"] and model.partitioned:  # else at partition time (the first @smp.step)
         target = pending["target"]
         sd = _load_partial_file(target, "model") if pending["partial"] else load(target, partial=False)
         load_model_state(model, sd, pending["strict"])
@@ -326,7 +326,7 @@ def _load_pending_model(model) -> None:
 
 def _load_pending_optimizer(optimizer) -> None:
     pending = state.pending_checkpoint
-    if pending and pending["optimizer"]:
+    if pending and pending["optimizer"] and optimizer.model.partitioned:  # else at partition time
         optimizer.load_state_dict(_load_partial_file(pending["target"], "optimizer"))
         pending["optimizer"] = False
     _clear_if_done()

@@ -112,6 +112,18 @@ def init(config: dict | None = None) -> None:
     state.num_microbatches = cfg.microbatches
     state.model = state.optimizer = None
     state.initialized = True
+    _leave_init_mark(dist.get_rank())
+
+
+def _leave_init_mark(rank: int) -> None:
+    """In a local job: tell the supervisor this rank runs SMP (a job whose ranks never call smp.init ran its
+    model-parallel degrees as independent processes, which the supervisor refuses to call Completed)."""
+    from jobspec.contract import SAGELAUNCH_SMP_INIT_DIR
+
+    folder = os.environ.get(SAGELAUNCH_SMP_INIT_DIR)
+    if folder:
+        os.makedirs(folder, exist_ok=True)
+        open(os.path.join(folder, f"rank{rank}"), "w").close()
 
 
 def _build_groups(mesh) -> dict[str, Any]:

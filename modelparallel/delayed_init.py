@@ -30,6 +30,24 @@ def delay_param_initialization(enabled: bool = True):
         yield
 
 
+@contextlib.contextmanager
+def same_random_numbers(group, device):
+    """Every rank of `group` draws its group's first rank's random numbers inside, then gets its own generator
+    back. Scripts reseed per tensor-parallel rank after creating the model (the GPT-2 example sets seed + tp_rank
+    for dropout), and a delayed model is initialised after that: without this, each rank's shard would come from
+    a differently initialised layer, and the model would not be the one one process initialises."""
+    import torch.distributed as dist
+
+    src = dist.get_global_rank(group, 0)
+    with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
+        states = [torch.get_rng_state(), torch.cuda.get_rng_state(device) if device.type == "cuda" else None]
+        dist.broadcast_object_list(states, src=src, group=group)
+        torch.set_rng_state(states[0])
+        if states[1] is not None:
+            torch.cuda.set_rng_state(states[1], device)
+        yield
+
+
 def is_delayed(module: nn.Module) -> bool:
     return any(t.is_meta for t in (*module.parameters(), *module.buffers()))
 

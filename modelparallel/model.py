@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 from typing import Any, Iterator
 
@@ -55,7 +56,10 @@ class DistributedModel(nn.Module):
         if tp > 1:
             from modelparallel.tensor_parallel import apply_tensor_parallel
 
-            self.tp_shard_dims = apply_tensor_parallel(module, st.mesh["T"], tp, st.device)
+            from modelparallel.delayed_init import same_random_numbers
+
+            with same_random_numbers(st.groups["tp"], st.device) if is_delayed(module) else contextlib.nullcontext():
+                self.tp_shard_dims = apply_tensor_parallel(module, st.mesh["T"], tp, st.device)
         # with distributed modules, tp ranks share one (scaled) batch; otherwise tp ranks are plain replicas
         # sharded data parallelism (FSDP2) replaces DDP over the data-parallel ranks (jobspec: tp = pp = 1)
         self.sharded_data_parallel = cfg.sharded_data_parallel_degree > 1
@@ -70,43 +74,22 @@ class DistributedModel(nn.Module):
         self.replica_size = len(st.layout.groups[self.replica_group_name])
         if self.tp_shard_dims and self.replica_size > 1:
             self._broadcast_params(replica_pg, only_dtensor=True)
-        # 2. pipeline: this rank's stage modules; the wrapped module is pruned to them
+        # 2. pipeline: as in SMP v1, the model is partitioned at the first @smp.step call (partition()), so that
+        #    smp.set_partition / smp.set_activation_checkpointing calls made after wrapping are honoured
+        self.pipelined = pp > 1
         self.pipeline = None
-        stage_modules = [module]
-        if pp > 1:
-            from modelparallel.partitioning import plan_stages
-            from modelparallel.pipeline import PipelineRunner
-
-            self.stage_plan = plan_stages(module, cfg, st.layout.pp_rank)
-            stage_modules = self.stage_plan.modules
+        self.partitioned = False
+        self._post_partition_hooks: list = []
         # 3. data parallel over the replica group. pp == 1: DDP (tp-sharded DTensor parameters are ignored by
         #    DDP's reducer, which does not take DTensors, and averaged after the step). pp > 1: the schedules call
         #    backward once per microbatch and stage outside DDP's forward/backward pairing (DDP's bucket rebuild
         #    asserts with several stages per rank), so all stage gradients are averaged after the schedule.
         self.ddp_modules: list[nn.Module] = []
         self.manual_sync = bool(cfg.ddp and self.replica_size > 1 and (pp > 1 or self.tp_shard_dims))
-        wrapped = []
-        for m in stage_modules:
-            if cfg.ddp and self.replica_size > 1 and pp == 1 and not self.sharded_data_parallel:
-                ignore = [n for n, p in m.named_parameters(remove_duplicate=False) if _is_dtensor(p)]  # tied too
-                if ignore:
-                    nn.parallel.DistributedDataParallel._set_params_and_buffers_to_ignore_for_model(m, ignore)
-                if len(ignore) < len(list(m.parameters())):
-                    m = nn.parallel.DistributedDataParallel(
-                        m, process_group=replica_pg, bucket_cap_mb=bucket_cap_mb,
-                        **_buffer_sync_argument(broadcast_buffers), gradient_as_bucket_view=gradient_as_bucket_view,
-                        device_ids=[st.device.index] if st.device.type == "cuda" else None)
-                    self.ddp_modules.append(m)
-            wrapped.append(m)
-        if pp > 1 and self.replica_size > 1:
-            self._broadcast_params(replica_pg, only_dtensor=False)
-        self.__dict__["_forward_module"] = wrapped[0]  # not a registered child: parameters stay module.*
-        if pp > 1:
-            self.pipeline = PipelineRunner(wrapped, self.stage_plan.stage_indices, self.stage_plan.num_stages,
-                                           st.groups["pp"], st.device, cfg.pipeline,
-                                           scale_grads=average_grads_across_microbatches,
-                                           active_microbatches=cfg.active_microbatches)
-        self.partitioned = True
+        if pp == 1:
+            self.__dict__["_forward_module"] = self._wrap_data_parallel(module, cfg, replica_pg, bucket_cap_mb,
+                                                                        broadcast_buffers, gradient_as_bucket_view)
+            self.partitioned = True
         self._capturing = False
         self._pipeline_output = None  # the last stage's output while the step function runs as the loss
         self._pipeline_loss: list = []
@@ -115,16 +98,64 @@ class DistributedModel(nn.Module):
             from modelparallel.offload import ActivationOffloader
 
             self._offloader = ActivationOffloader(st.device, cfg.activation_loading_horizon)
+            atexit.register(self._report_offload)
         st.model = self
-        if st.pending_checkpoint is not None:
+        if st.pending_checkpoint is not None and self.partitioned:
             from modelparallel.checkpointing import _load_pending_model
 
             _load_pending_model(self)
 
+    def _wrap_data_parallel(self, m: nn.Module, cfg, replica_pg, bucket_cap_mb, broadcast_buffers,
+                            gradient_as_bucket_view) -> nn.Module:
+        """DDP over the replica group for pp == 1 (not with sharded data parallelism, which is FSDP's)."""
+        if not (cfg.ddp and self.replica_size > 1 and not self.sharded_data_parallel):
+            return m
+        ignore = [n for n, p in m.named_parameters(remove_duplicate=False) if _is_dtensor(p)]  # tied too
+        if ignore:
+            nn.parallel.DistributedDataParallel._set_params_and_buffers_to_ignore_for_model(m, ignore)
+        if len(ignore) == len(list(m.parameters())):
+            return m
+        m = nn.parallel.DistributedDataParallel(
+            m, process_group=replica_pg, bucket_cap_mb=bucket_cap_mb, **_buffer_sync_argument(broadcast_buffers),
+            gradient_as_bucket_view=gradient_as_bucket_view,
+            device_ids=[state.device.index] if state.device.type == "cuda" else None)
+        self.ddp_modules.append(m)
+        return m
+
+    def partition(self) -> None:
+        """Split a pipelined model into this rank's stages (once, at the first @smp.step call, as SMP v1 does):
+        smp.set_partition marks made after wrapping count. Then the optimizer keeps only this rank's parameters,
+        a pending checkpoint loads, and the post-partition hooks run."""
+        if self.partitioned:
+            return
+        from modelparallel.partitioning import plan_stages
+        from modelparallel.pipeline import PipelineRunner
+
+        st = state
+        self.stage_plan = plan_stages(self.module, st.cfg, st.layout.pp_rank)
+        if self.replica_size > 1:
+            self._broadcast_params(st.groups[self.replica_group_name], only_dtensor=False)
+        self.__dict__["_forward_module"] = self.stage_plan.modules[0]
+        self.pipeline = PipelineRunner(self.stage_plan.modules, self.stage_plan.stage_indices,
+                                       self.stage_plan.num_stages, st.groups["pp"], st.device, st.cfg.pipeline,
+                                       scale_grads=self.average_grads_across_microbatches,
+                                       active_microbatches=st.cfg.active_microbatches)
+        self.partitioned = True
+        if st.optimizer is not None:
+            st.optimizer.keep_local_parameters(self)
+        if st.pending_checkpoint is not None:
+            from modelparallel.checkpointing import _load_pending_model, _load_pending_optimizer
+
+            _load_pending_model(self)
+            if st.optimizer is not None:
+                _load_pending_optimizer(st.optimizer)
+        for hook in self._post_partition_hooks:
+            hook(self, st.optimizer)
+
     # ----- forward / backward
     def forward(self, *args, **kwargs):
         st = state
-        if self.pipeline is not None:
+        if self.pipelined:
             if self._capturing:
                 raise _ModelCallCaptured(args, kwargs)
             if self._pipeline_output is not None:
@@ -157,6 +188,14 @@ class DistributedModel(nn.Module):
         self._offloader.attach(layer_stack(self.module))
         return self._offloader.context()
 
+    def _report_offload(self) -> None:
+        """One line per rank in the job log at exit: what activation offloading moved, from its counters."""
+        stats = self._offloader.stats
+        print(f"[smp rank {state.layout.rank}] offload_activations: {stats['packed']} saved tensors "
+              f"({stats['packed_bytes']} bytes) offloaded in {stats['groups']} module runs; "
+              f"{stats['prefetched']} prefetched within activation_loading_horizon, "
+              f"{stats['fetched_on_demand']} fetched on demand", flush=True)
+
     @property
     def offload_stats(self) -> dict[str, int] | None:
         """What activation offloading did so far (groups, prefetched, fetched_on_demand, max_resident_ahead)."""
@@ -166,7 +205,7 @@ class DistributedModel(nn.Module):
         """Replaces loss.backward(): gradients are averaged over microbatches (average_grads_across_microbatches)
         and, with fp16, multiplied by the optimizer's loss scale (SMP scales the loss here)."""
         loss_scale = state.optimizer.loss_scale if state.optimizer is not None else 1.0
-        if self.pipeline is not None:
+        if self.pipelined:
             if grad_tensors is not None:
                 raise SMPValidationError("model.backward(tensors, grad_tensors) is not supported with pipelining; "
                                          "call model.backward(loss) with a scalar loss")
@@ -187,7 +226,7 @@ class DistributedModel(nn.Module):
 
             gradient_sync(self.module, last_microbatch)
             return contextlib.nullcontext()
-        if last_microbatch or not self.ddp_modules or self.pipeline is not None:
+        if last_microbatch or not self.ddp_modules or self.pipelined:
             return contextlib.nullcontext()
         stack = contextlib.ExitStack()
         for m in self.ddp_modules:
@@ -199,6 +238,10 @@ class DistributedModel(nn.Module):
         With sharded data parallelism, clip the gradients' global norm to sdp_gradient_clipping as SMP does."""
         if self.pipeline is not None and hasattr(self.stage_plan.builder, "sync_tied_gradients"):
             self.stage_plan.builder.sync_tied_gradients(state.groups["pp"])
+        if self.sharded_data_parallel:
+            from modelparallel.sharded_data_parallel import reshard
+
+            reshard(self.module)
         if self.sharded_data_parallel and state.cfg.sdp_gradient_clipping > 0 and self.half_dtype is None:
             # (fp16/bf16: the optimizer clips, once the gradients are unscaled: amp_optimizer)
             torch.nn.utils.clip_grad_norm_(self.module.parameters(), state.cfg.sdp_gradient_clipping)
@@ -257,8 +300,12 @@ class DistributedModel(nn.Module):
                                           if self.tp_shard_dims.get(n) is not None)
 
     def register_post_partition_hook(self, hook):
-        hook(self, None)  # partitioning happens at wrap time here
-        return None
+        """hook(model, optimizer) runs once the model is partitioned: now when it already is (pp == 1 partitions
+        at wrap time), else at the first @smp.step call."""
+        if self.partitioned:
+            hook(self, state.optimizer)
+        else:
+            self._post_partition_hooks.append(hook)
 
     def register_post_step_hook(self, hook):
         """hook(model, optimizer) runs after every @smp.step call (SMP v1's post-step hook)."""
@@ -272,6 +319,7 @@ class DistributedModel(nn.Module):
     def local_state_dict(self, *args, **kwargs) -> dict[str, Any]:
         from modelparallel.checkpointing import local_model_state
 
+        self.partition()  # this rank's part: partition now if no step did yet
         return local_model_state(self)
 
     def state_dict(self, *args, **kwargs) -> dict[str, Any]:
@@ -285,6 +333,7 @@ class DistributedModel(nn.Module):
         partition here, and a layout mismatch is refused by name."""
         from modelparallel.checkpointing import load_model_state
 
+        self.partition()  # SMP loads into the partitioned model: partition now (a no-op once partitioned)
         return load_model_state(self, state_dict, strict)
 
     def cpu(self):

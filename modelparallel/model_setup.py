@@ -13,9 +13,12 @@ def model_creation(tensor_parallelism: bool = False, dtype=None, **tensor_parall
     """Modules created inside get `dtype` (floating parameters and buffers) and, with tensor_parallelism=True,
     are marked for tensor parallelism as under smp.tensor_parallelism(**tensor_parallel_config). The config keys
     (attention_in_fp32, fused_softmax, ...) configure SMP's distributed transformer layers; like SMP, they only
-    matter for modules that tensor parallelism distributes."""
+    matter for modules that tensor parallelism distributes. As SMP's, it also combines
+    smp.delay_param_initialization(): with mp_parameters delayed_parameter_initialization=True the model is
+    created without memory and smp.DistributedModel materialises each rank's part."""
     import torch
 
+    from modelparallel.core import state
     from modelparallel.tensor_parallel import tensor_parallelism as mark_tensor_parallel
 
     if dtype is not None and not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
@@ -28,6 +31,8 @@ def model_creation(tensor_parallelism: bool = False, dtype=None, **tensor_parall
         if dtype is not None:
             torch.set_default_dtype(dtype)
             stack.callback(torch.set_default_dtype, previous)
+        if state.initialized and state.cfg.delayed_parameter_initialization:
+            stack.enter_context(delay_param_initialization(True))
         yield
 
 

@@ -55,20 +55,29 @@ class DistributedOptimizer(torch.optim.Optimizer):
                                  {**(dynamic_loss_args.pop("dynamic_loss_args", None) or {}), **dynamic_loss_args})
             self.mixed = MasterWeights(optimizer, model, scaler, scale_loss=st.cfg.fp16)
         self.sharded = bool(st.cfg.shard_optimizer_state) and model.replica_size > 1
-        if self.sharded:  # every parameter group with its own options (weight decay, lr, ...)
-            groups = [{**{k: v for k, v in g.items() if k != "params"}, "params": list(g["params"])}
-                      for g in optimizer.param_groups]
-            defaults = _constructor_defaults(optimizer)
-            self.optimizer = _zero_class()(
-                groups, optimizer_class=type(optimizer), process_group=st.groups[model.replica_group_name],
-                **defaults)
-        else:
-            self.optimizer = optimizer
+        self.optimizer = optimizer
         st.optimizer = self
+        if model.partitioned:
+            self.keep_local_parameters(model)
         if st.pending_checkpoint is not None:
             from modelparallel.checkpointing import _load_pending_optimizer
 
             _load_pending_optimizer(self)
+
+    def keep_local_parameters(self, model) -> None:
+        """Once the model is partitioned: every parameter group keeps only this rank's parameters (a pipelined
+        model is partitioned at the first @smp.step, after the script built its optimizer from all of them), and
+        with shard_optimizer_state the state is sharded over the replica group, each group with its own options
+        (weight decay, lr, ...)."""
+        local = {id(p) for p in model.local_parameters()}
+        for group in self.optimizer.param_groups:
+            group["params"] = [p for p in group["params"] if id(p) in local]
+        if self.sharded:
+            groups = [{**{k: v for k, v in g.items() if k != "params"}, "params": list(g["params"])}
+                      for g in self.optimizer.param_groups if g["params"]]
+            self.optimizer = _zero_class()(
+                groups, optimizer_class=type(self.optimizer), process_group=state.groups[model.replica_group_name],
+                **_constructor_defaults(self.optimizer))
 
     # the torch.optim.Optimizer surface
     @property
@@ -82,6 +91,12 @@ class DistributedOptimizer(torch.optim.Optimizer):
     @property
     def defaults(self):
         return self.optimizer.defaults
+
+    @property
+    def fp16_groups(self) -> list[list[torch.nn.Parameter]]:
+        """SMP's name for the model's parameters per group (fp32 ones too); the GPT-2 example's sharded-DP
+        checkpoint records their full shapes from it."""
+        return [list(g["params"]) for g in self.param_groups]
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
         self.optimizer.add_param_group(param_group)
@@ -176,6 +191,7 @@ class DistributedOptimizer(torch.optim.Optimizer):
         return full_optimizer_state(self)
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        self.model.partition()  # into this rank's parameters: partition now if no step did yet
         sd = dict(state_dict)
         partial = sd.pop("_smp_is_partial", False)
         mixed = sd.pop(MIXED_KEY, None)

@@ -51,11 +51,11 @@ class PipelineRunner:
         return sum(o.float().sum() for o in outputs) * 0.0
 
     def _schedule(self, n_microbatches: int, key: Any, scale_grads: bool):
-        from torch.distributed.pipelining import PipelineStage, ScheduleGPipe, ScheduleInterleaved1F1B
+        from torch.distributed.pipelining import ScheduleGPipe, ScheduleInterleaved1F1B
 
         cache_key = (n_microbatches, key, scale_grads)
         if cache_key not in self._cache:
-            stages = [PipelineStage(m, i, self.num_stages, self.device, group=self.group)
+            stages = [_stage_class()(m, i, self.num_stages, self.device, group=self.group)
                       for m, i in zip(self.stage_modules, self.stage_indices)]
             if self.schedule_name == "simple":
                 if len(stages) != 1:
@@ -114,3 +114,21 @@ class PipelineRunner:
                                      target_mbs=self._targets, losses=None, return_outputs=False)
         finally:
             sched._has_backward = had_backward
+
+
+def _stage_class():
+    """PipelineStage whose shape inference runs the stage on zeros, not on uninitialised memory: a stage's inputs
+    include the model's integer tensors (token ids, labels), which must be valid indices (a label read from
+    garbage fails cross-entropy's bounds check)."""
+    import torch
+    from torch.distributed.pipelining import PipelineStage
+
+    class _ZeroFilledStage(PipelineStage):
+        def _to_tensor(self, arg):
+            out = super()._to_tensor(arg)
+            if not isinstance(arg, torch.Tensor) and not hasattr(out, "to_local"):
+                with torch.no_grad():
+                    out.zero_()
+            return out
+
+    return _ZeroFilledStage

@@ -85,7 +85,8 @@ class _LayerStackStage(nn.Module):
                     return (hidden, *args[1:]), kwargs
                 return args, {**kwargs, "hidden_states": hidden}
 
-            handles.append(self.units[0][1].register_forward_pre_hook(swap_in, with_kwargs=True))
+            # prepended: an activation-checkpointed layer records its inputs for the recomputation in a pre-hook
+            handles.append(self.units[0][1].register_forward_pre_hook(swap_in, with_kwargs=True, prepend=True))
         if not self.last:
             def stop(module, args, output):
                 raise _StageEnd(_hidden_of(output))

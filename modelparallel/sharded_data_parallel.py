@@ -49,3 +49,10 @@ def shard_model(module: nn.Module, mesh, group, compute_dtype: torch.dtype | Non
 def gradient_sync(module: nn.Module, enabled: bool) -> None:
     """Accumulate microbatch gradients unreduced; reduce-scatter with the last microbatch's backward."""
     module.set_requires_gradient_sync(enabled)
+
+
+def reshard(module: nn.Module) -> None:
+    """After a step: the root keeps its parameters gathered after a forward without backward (an evaluation
+    step), which would leave the full tensors, not the shards, as the model's parameters (named_parameters(),
+    state dicts); reshard it as a training step's backward does."""
+    module.reshard()

@@ -29,7 +29,8 @@ def step(func: Callable | None = None, *, non_split_inputs=None, input_split_axe
             except SMPValidationError as err:
                 error = str(err)
             agree_on_error(error, CommGroup.WORLD)  # every rank fails together instead of hanging in a collective
-            if model.pipeline is not None:
+            if model.pipelined:
+                model.partition()
                 results = _run_pipelined(fn, model, mbs)
             else:
                 results = _run_microbatches(fn, model, mbs)
@@ -110,7 +111,9 @@ def _run_pipelined(fn, model, mbs) -> list[Any]:
             st.microbatch = None
         if model._pipeline_loss:
             return model._pipeline_loss[0]
-        return output.sum() * 0.0  # a step without model.backward: zero gradients, same schedule on every stage
+        # a step without model.backward (evaluation): zero gradients, the same schedule on every stage
+        outputs = output if isinstance(output, (tuple, list)) else (output,)
+        return sum(o.float().sum() for o in outputs if isinstance(o, torch.Tensor)) * 0.0
 
     train = torch.is_grad_enabled()
     with model.offload_context():

@@ -176,6 +176,9 @@ class Supervisor:
         fields: dict[str, Any] = {}
         if kind == "failed":
             fields["FailureReason"] = self._failure_reason(outcome["host"], outcome["code"])
+        elif kind == "completed" and (ignored := self._ignored_model_parallelism()):
+            self.router.note(ignored)
+            kind, fields["FailureReason"] = "failed", f"ClientError: {ignored}"
         elif kind == "max_run":
             fields["FailureReason"] = (f"MaxRuntimeExceeded: the job ran longer than max_run="
                                        f"{self.plan.max_run} seconds and was stopped")
@@ -217,6 +220,25 @@ class Supervisor:
             fields.update(TrainingJobStatus=status,
                           FailureReason="; ".join(r for r in (fields.get("FailureReason"), lost) if r))
         registry.transition(self.name, secondary, message, **fields)
+
+    def _ignored_model_parallelism(self) -> str | None:
+        """mp_parameters with a model-parallel degree above 1, but no process called smp.init(): the ranks ran
+        as independent processes (e.g. transformers' Trainer without "partitions"), which is never Completed."""
+        from jobspec.contract import SAGELAUNCH_SMP_INIT_DIR, SM_HP_MP_PARAMETERS
+
+        host = self.plan.hosts[0].env
+        if SAGELAUNCH_SMP_INIT_DIR not in host:
+            return None
+        params = json.loads(host[SM_HP_MP_PARAMETERS])
+        degrees = {k: params[k] for k in ("tensor_parallel_degree", "pipeline_parallel_degree", "partitions",
+                                          "sharded_data_parallel_degree") if int(params.get(k, 1) or 1) > 1}
+        if not degrees or any(any(Path(h.env[SAGELAUNCH_SMP_INIT_DIR]).glob("rank*")) for h in self.plan.hosts):
+            return None
+        asked = ", ".join(f"{k}={v}" for k, v in degrees.items())
+        return (f"mp_parameters asks for {asked}, but no process called smp.init(): the ranks ran as independent "
+                "processes, not model-parallel. Fix: call smp.init() (import smdistributed.modelparallel.torch as "
+                "smp); transformers' Trainer does so only when mp_parameters holds \"partitions\" (e.g. "
+                "\"partitions\": 1), and its SMP path needs CUDA")
 
     def _failure_reason(self, host: str, code: int) -> str:
         host_plan = self.plan.host(host)

@@ -65,7 +65,10 @@ WORLD2 = [
     {"name": "bad_horovod", "kind": "bad_config", "config": {"horovod": True}},
     {"name": "bad_batch_not_divisible", "kind": "bad_batch", "model": "mlp", "local_batch": 6,
      "config": _pp("simple", 4)},
-    {"name": "optimizer_before_wrap", "kind": "optimizer_before_wrap", "model": "mlp", "config": _pp("simple", 2)},
+    # sharded data parallelism replaces the parameters while wrapping (a pipelined model keeps them until the first
+    # step partitions it, and the optimizer then keeps the rank's own)
+    {"name": "optimizer_before_wrap", "kind": "optimizer_before_wrap", "model": "mlp",
+     "config": {"sharded_data_parallel_degree": 2, "ddp": True}},
 ]
 
 WORLD4 = [

@@ -75,3 +75,31 @@ VALIDATION = re.compile(r"Batch (\d+) Validation loss: ([-+0-9.eE]+)")
 def validation_losses(lines: list[str]) -> list[float]:
     """The example's `Batch N Validation loss: X` lines (rank 0, after the all-reduce over the dp group)."""
     return [float(m.group(2)) for line in lines if (m := VALIDATION.search(line))]
+
+
+# The example's GPT-2 at NOTEBOOK_HYPERPARAMETERS' size: each parameter's full shape, by name in block 0 / 1
+FULL_SHAPES = {
+    "transformer.wte.weight": (VOCAB, 64), "transformer.wpe.weight": (CONTEXT, 64),
+    "attn.c_attn.weight": (64, 192), "attn.c_attn.bias": (192,), "attn.c_proj.weight": (64, 64),
+    "mlp.c_fc.weight": (64, 256), "mlp.c_fc.bias": (256,), "mlp.c_proj.weight": (256, 64),
+}
+# tensor parallelism (tp=2): the vocabulary-parallel embedding, q|k|v and c_fc by columns, the c_proj by rows
+TP2_SHARDS = {
+    "transformer.wte.weight": (VOCAB // 2, 64), "attn.c_attn.weight": (64, 96), "attn.c_attn.bias": (96,),
+    "attn.c_proj.weight": (32, 64), "mlp.c_fc.weight": (64, 128), "mlp.c_fc.bias": (128,),
+    "mlp.c_proj.weight": (128, 64),
+}
+
+
+def saved_partial_model(checkpoints: Path, tag: str = "total_steps4") -> dict[str, dict]:
+    """What the script saved with smp.save_checkpoint(partial=True): {file name: its state dict}, one file per
+    (pp_rank, tp_rank[, rdp_rank]) that saved."""
+    import torch
+
+    folder = checkpoints / f"{tag}_partial"
+    return {p.name: torch.load(p, weights_only=False, map_location="cpu")
+            for p in sorted(folder.glob("model_*.pt"))}
+
+
+def shape_of(state: dict, name: str) -> tuple[int, ...]:
+    return tuple(state[name].shape)

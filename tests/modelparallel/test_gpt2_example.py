@@ -1,19 +1,33 @@
-"""The real SMP v1 GPT-2 example (aws/amazon-sagemaker-examples, vendored unchanged) trains in local jobs."""
+"""The real SMP v1 GPT-2 example (aws/amazon-sagemaker-examples, vendored unchanged) trains in local jobs at every
+SMP configuration it offers: its validation losses equal the same script at degree 1 (same seed) within 1e-5, and
+the partial checkpoint the script itself saves (smp.save_checkpoint(partial=True), one file per rank that saves)
+holds only each rank's shard — equal losses alone cannot tell sharding from replicas."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
+import re
+import shutil
 
 import pytest
+import torch
 
-from tests.modelparallel.gpt2_example import EXAMPLE, run_example, validation_losses
+from tests.modelparallel.gpt2_example import (
+    FULL_SHAPES, TP2_SHARDS, EXAMPLE, run_example, saved_partial_model, shape_of, validation_losses,
+)
 
 NOTEBOOK_SMP_PARAMETERS = {  # the notebook's "parameters", at degree 1
     "ddp": True, "tensor_parallel_degree": 1, "partitions": 1, "shard_optimizer_state": False,
     "prescaled_batch": False, "fp16": False, "optimize": "speed", "auto_partition": False, "default_partition": 0,
 }
 HALF_BATCH = {"train_batch_size": 2, "val_batch_size": 2}  # dp=2: the same global batch and data order as degree 1
+# SMP's dp group holds the tensor-parallel ranks too (the script reads smp.dp_size() shards of the data): at tp=2
+# each rank reads half the batch and the tp group runs the concatenated (scaled) batch, as degree 1 does
+TP2 = {"tensor_parallel_degree": 2}
+PP2 = {"partitions": 2, "microbatches": 2}
+SAVE_LAST = {"checkpoint_freq": 4}  # the script saves its partial checkpoint after the last step
 
 
 def test_vendored_example_is_the_upstream_text():
@@ -38,8 +52,11 @@ def jobs(tmp_path_factory):
         mp.setenv("SAGELAUNCH_HOME", str(root / "home"))
 
         def run(name: str, processes: int, parameters: dict | None = None, **hyperparameters):
+            hyperparameters.setdefault("checkpoint-dir", str(run.checkpoints(name)))
             return run_example(root, processes, {**NOTEBOOK_SMP_PARAMETERS, **(parameters or {})}, hyperparameters,
                                name=name)
+
+        run.checkpoints = lambda name: root / f"{name}_checkpoints"
 
         degree1 = _completed(*run("degree1", 1))
         assert len(set(degree1)) > 1  # the model really trains
@@ -49,26 +66,136 @@ def jobs(tmp_path_factory):
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-def test_example_trains_unchanged_with_equal_losses_at_degree1_and_dp2(jobs):
-    record, lines = jobs("dp2", 2, **HALF_BATCH)
-    assert any("smdistributed.modelparallel: sagelaunch's modelparallel" in line for line in lines)
-    assert _completed(record, lines) == pytest.approx(jobs.degree1, abs=1e-5)
-
-
-@pytest.mark.slow
-@pytest.mark.timeout(600)
 def test_shard_optimizer_state_keeps_the_examples_weight_decay_groups(jobs):
-    # the example gives LayerNorm weights and biases weight_decay=0: a merged group would change the numbers
-    record, lines = jobs("dp2_sharded", 2, {"shard_optimizer_state": True}, shard_optimizer_state=1, **HALF_BATCH)
+    # dp=2 (the same global batch as degree 1), ZeRO-1 over the replicas; the example gives LayerNorm weights and
+    # biases weight_decay=0: a merged group would change the numbers
+    record, lines = jobs("dp2_sharded", 2, {"shard_optimizer_state": True}, shard_optimizer_state=1, **HALF_BATCH,
+                         **SAVE_LAST)
     assert _completed(record, lines) == pytest.approx(jobs.degree1, abs=1e-5)
+    # each rank saved the Adam state of its own share of the parameters, both weight-decay groups kept
+    folder = jobs.checkpoints("dp2_sharded") / "total_steps4_partial"
+    saved = [torch.load(folder / f"optimizer_0_0_{r}.pt", weights_only=False) for r in (0, 1)]
+    held = [len(s["state"]) for s in saved]
+    assert min(held) > 0 and sum(held) == 28, held  # the example's GPT-2 has 28 parameter tensors
+    assert all(sorted(g["weight_decay"] for g in s["param_groups"]) == [0.0, 0.01] for s in saved)
+
+
+# ----- model parallelism: equal losses AND per-rank shards in the script's own partial checkpoint
+def _blocks(suffix: str, blocks=(0, 1)) -> list[str]:
+    return [f"transformer.h.{b}.{suffix}" for b in blocks]
+
+
+def _assert_tp2_shards(files: dict, pair: tuple[str, str], blocks=(0, 1)) -> None:
+    """Both tensor-parallel ranks hold half of each distributed parameter, and different halves."""
+    for name, shard in TP2_SHARDS.items():
+        names = [name] if name.startswith("transformer.") else _blocks(name, blocks)
+        for full_name in names:
+            if full_name == "transformer.wte.weight" and full_name not in files[pair[0]]:
+                continue  # a later pipeline stage without the embedding
+            shapes = [shape_of(files[f], full_name) for f in pair]
+            assert shapes == [shard, shard], f"{full_name}: {shapes}, expected the shard {shard} on both ranks"
+            assert not torch.equal(files[pair[0]][full_name], files[pair[1]][full_name]), f"{full_name}: replicas"
+
+
+@pytest.fixture(scope="module")
+def tp2_run(jobs):
+    """tp=2, checkpoints after steps 2 and 4 (the resume test continues from step 2)."""
+    record, lines = jobs("tp2", 2, TP2, tensor_parallel_degree=2, checkpoint_freq=2, **HALF_BATCH)
+    return _completed(record, lines), jobs.checkpoints("tp2"), lines
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-def test_checkpoint_then_resume_reproduces_the_uninterrupted_run(jobs, tmp_path):
-    checkpoints = str(tmp_path / "checkpoints")
-    first = _completed(*jobs("until_step2", 1, max_steps=2, checkpoint_freq=2, **{"checkpoint-dir": checkpoints}),
-                       steps=2)
-    record, lines = jobs("resumed", 1, load_partial=1, **{"checkpoint-dir": checkpoints})
+def test_tp2_shards_the_examples_gpt2_with_equal_losses(jobs, tp2_run):
+    losses, checkpoints, lines = tp2_run
+    assert any("smdistributed.modelparallel: sagelaunch's modelparallel" in line for line in lines)
+    assert losses == pytest.approx(jobs.degree1, abs=1e-5)
+    files = saved_partial_model(checkpoints)
+    assert sorted(files) == ["model_0_0.pt", "model_0_1.pt"]  # (pp_rank, tp_rank)
+    _assert_tp2_shards(files, ("model_0_0.pt", "model_0_1.pt"))
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_tp2_checkpoint_then_resume_reproduces_the_uninterrupted_run(jobs, tp2_run, tmp_path):
+    # the script resumes from the newest partial checkpoint of its folder: a folder holding step 2's
+    _, checkpoints, _ = tp2_run
+    resume_from = tmp_path / "checkpoints"
+    shutil.copytree(checkpoints / "total_steps2_partial", resume_from / "total_steps2_partial")
+    (resume_from / "newest").write_text("total_steps2_partial\n")
+    record, lines = jobs("tp2_resumed", 2, TP2, tensor_parallel_degree=2, load_partial=1,
+                         **{"checkpoint-dir": str(resume_from)}, **HALF_BATCH)
     assert any("Resuming from saved batch index 2" in line for line in lines)
-    assert first + _completed(record, lines, steps=2) == pytest.approx(jobs.degree1, abs=1e-6)
+    assert _completed(record, lines, steps=2) == pytest.approx(jobs.degree1[2:], abs=1e-5)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_pp2_runs_the_examples_module_tree_in_two_stages_with_equal_losses(jobs):
+    # the script assigns transformer.h's layers with smp.set_partition after wrapping: SMP partitions at the first
+    # step, so the marks count
+    record, lines = jobs("pp2", 2, PP2, pipeline_parallel_degree=2, microbatches=2, **SAVE_LAST)
+    assert _completed(record, lines) == pytest.approx(jobs.degree1, abs=1e-5)
+    files = saved_partial_model(jobs.checkpoints("pp2"))
+    assert sorted(files) == ["model_0_0.pt", "model_1_0.pt"]
+    first, last = files["model_0_0.pt"], files["model_1_0.pt"]
+    assert {"transformer.wte.weight", "transformer.wpe.weight", "transformer.h.0.mlp.c_fc.weight"} <= set(first)
+    assert not any(k.startswith(("transformer.h.1.", "transformer.ln_f.")) for k in first)
+    assert {"transformer.h.1.mlp.c_fc.weight", "transformer.ln_f.weight"} <= set(last)
+    assert not any(k.startswith("transformer.h.0.") for k in last)
+    assert shape_of(first, "transformer.h.0.attn.c_attn.weight") == FULL_SHAPES["attn.c_attn.weight"]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_tp2_dp2_shards_within_each_replica_with_equal_losses(jobs):
+    # 4 ranks: 2 replicas of a tp=2 model; smp.dp_size() is 4, so each rank reads a quarter of the batch
+    record, lines = jobs("tp2_dp2", 4, TP2, tensor_parallel_degree=2, train_batch_size=1, val_batch_size=1,
+                         **SAVE_LAST)
+    assert _completed(record, lines) == pytest.approx(jobs.degree1, abs=1e-5)
+    files = saved_partial_model(jobs.checkpoints("tp2_dp2"))
+    assert sorted(files) == ["model_0_0.pt", "model_0_1.pt"]  # replica 0 saves
+    _assert_tp2_shards(files, ("model_0_0.pt", "model_0_1.pt"))
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_pp2_tp2_shards_each_stage_with_equal_losses(jobs):
+    record, lines = jobs("pp2_tp2", 4, {**PP2, **TP2}, pipeline_parallel_degree=2, microbatches=2,
+                         tensor_parallel_degree=2, **HALF_BATCH, **SAVE_LAST)
+    assert _completed(record, lines) == pytest.approx(jobs.degree1, abs=1e-5)
+    files = saved_partial_model(jobs.checkpoints("pp2_tp2"))
+    assert sorted(files) == ["model_0_0.pt", "model_0_1.pt", "model_1_0.pt", "model_1_1.pt"]
+    _assert_tp2_shards(files, ("model_0_0.pt", "model_0_1.pt"), blocks=(0,))
+    _assert_tp2_shards(files, ("model_1_0.pt", "model_1_1.pt"), blocks=(1,))
+    assert not any(k.startswith("transformer.h.1.") for k in files["model_0_0.pt"])
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_sharded_data_parallel_2_holds_half_of_every_parameter_with_equal_losses(jobs):
+    # sdp_gradient_clipping=0: SMP clips sharded-DP gradients to norm 1.0 by default, which degree 1 does not
+    record, lines = jobs("sdp2", 2, {"sharded_data_parallel_degree": 2, "sdp_gradient_clipping": 0.0},
+                         sharded_data_parallel_degree=2, **HALF_BATCH, **SAVE_LAST)
+    assert _completed(record, lines) == pytest.approx(jobs.degree1, abs=1e-5)
+    files = saved_partial_model(jobs.checkpoints("sdp2"))
+    assert sorted(files) == ["model_0_0_0.pt", "model_0_0_1.pt"]  # every rank saves its own shard
+    for name, full in FULL_SHAPES.items():
+        for full_name in [name] if name.startswith("transformer.") else _blocks(name):
+            shapes = [shape_of(f, full_name) for f in files.values()]
+            assert shapes == [(math.ceil(full[0] / 2), *full[1:])] * 2, f"{full_name}: {shapes} of {full}"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_delayed_initialization_with_offloaded_activations_at_tp2(jobs):
+    # a delayed model's parameters are drawn after construction (the meta device draws nothing), so its reference
+    # is the same script at degree 1 with delayed_param too; offloading and checkpointing change no numbers
+    reference = _completed(*jobs("degree1_delayed", 1, {"delayed_parameter_initialization": True}, delayed_param=1))
+    record, lines = jobs("tp2_delayed_offload", 2,
+                         {**TP2, "delayed_parameter_initialization": True, "offload_activations": True},
+                         tensor_parallel_degree=2, delayed_param=1, offload_activations=1, **HALF_BATCH, **SAVE_LAST)
+    assert _completed(record, lines) == pytest.approx(reference, abs=1e-5)
+    _assert_tp2_shards(saved_partial_model(jobs.checkpoints("tp2_delayed_offload")), ("model_0_0.pt", "model_0_1.pt"))
+    offloaded = [int(m.group(1)) for line in lines if (m := re.search(r"offload_activations: (\d+) saved tensors", line))]
+    assert len(offloaded) == 2 and min(offloaded) > 0  # both ranks' activations went through the offloader

@@ -70,6 +70,16 @@ class MasterWeights:
         self.overflow = False
         self._grads_ready = False
 
+    def keep_local(self, local: set[int]) -> set[int]:
+        """Once a pipelined model is partitioned: only this rank's parameters (ids in `local`) and their masters
+        stay; returns the ids of the masters kept."""
+        for i, (half, masters) in enumerate(zip(self.fp16_groups, self.fp32_from_fp16_groups)):
+            kept = [(h, m) for h, m in zip(half, masters) if id(h) in local]
+            self.fp16_groups[i], self.fp32_from_fp16_groups[i] = [h for h, _ in kept], [m for _, m in kept]
+        self.fp32_from_fp32_groups = [[p for p in group if id(p) in local] for group in self.fp32_from_fp32_groups]
+        self._masters = None
+        return {id(m) for group in self.fp32_from_fp16_groups for m in group}
+
     def pairs(self):
         for half, masters in zip(self.fp16_groups, self.fp32_from_fp16_groups):
             yield from zip(half, masters)

@@ -70,6 +70,8 @@ class DistributedOptimizer(torch.optim.Optimizer):
         with shard_optimizer_state the state is sharded over the replica group, each group with its own options
         (weight decay, lr, ...)."""
         local = {id(p) for p in model.local_parameters()}
+        if self.mixed is not None:  # fp16/bf16: the groups hold fp32 masters, each local when its half twin is
+            local |= self.mixed.keep_local(local)
         for group in self.optimizer.param_groups:
             group["params"] = [p for p in group["params"] if id(p) in local]
         if self.sharded:
@@ -92,11 +94,6 @@ class DistributedOptimizer(torch.optim.Optimizer):
     def defaults(self):
         return self.optimizer.defaults
 
-    @property
-    def fp16_groups(self) -> list[list[torch.nn.Parameter]]:
-        """SMP's name for the model's parameters per group (fp32 ones too); the GPT-2 example's sharded-DP
-        checkpoint records their full shapes from it."""
-        return [list(g["params"]) for g in self.param_groups]
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
         self.optimizer.add_param_group(param_group)
@@ -154,8 +151,12 @@ class DistributedOptimizer(torch.optim.Optimizer):
         return self.mixed.loss_scale if self.mixed is not None else 1.0
 
     @property
-    def fp16_groups(self):
-        return self._mixed_precision("fp16_groups").fp16_groups
+    def fp16_groups(self) -> list[list[torch.nn.Parameter]]:
+        """SMP's name for the model's parameters per group: the half ones with fp16/bf16, else every one (the GPT-2
+        example's sharded-DP checkpoint records their full shapes from it in fp32 training too)."""
+        if self.mixed is not None:
+            return self.mixed.fp16_groups
+        return [list(g["params"]) for g in self.param_groups]
 
     @property
     def fp32_from_fp16_groups(self):

@@ -8,6 +8,7 @@ stop, packs the artifacts and records each status change in the registry.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess

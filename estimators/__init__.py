@@ -5,16 +5,16 @@ Importing this package is cheap: no torch, boto3, transformers, numpy or sagemak
 matrix loads on first use.
 """
 
-from estimators.base import FrameworkEstimator
-from estimators.framework_model import HuggingFaceModel, PyTorchModel, TensorFlowModel
-from estimators.huggingface import HuggingFace
-from estimators.inputs import ShuffleConfig, TrainingInput
-from estimators.instance_group import InstanceGroup
-from estimators.model import Model
-from estimators.pytorch import PyTorch
-from estimators.retired import TrainingCompilerConfig
-from estimators.session import Session
-from estimators.tensorflow import TensorFlow
+from sagelaunch.estimators.base import FrameworkEstimator
+from sagelaunch.estimators.framework_model import HuggingFaceModel, PyTorchModel, TensorFlowModel
+from sagelaunch.estimators.huggingface import HuggingFace
+from sagelaunch.estimators.inputs import ShuffleConfig, TrainingInput
+from sagelaunch.estimators.instance_group import InstanceGroup
+from sagelaunch.estimators.model import Model
+from sagelaunch.estimators.pytorch import PyTorch
+from sagelaunch.estimators.retired import TrainingCompilerConfig
+from sagelaunch.estimators.session import Session
+from sagelaunch.estimators.tensorflow import TensorFlow
 
 __all__ = ["PyTorch", "TensorFlow", "HuggingFace", "TrainingInput", "ShuffleConfig", "InstanceGroup", "Session",
            "FrameworkEstimator", "TrainingCompilerConfig", "PyTorchModel", "TensorFlowModel", "HuggingFaceModel", "Model"]

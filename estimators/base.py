@@ -1,7 +1,7 @@
 """FrameworkEstimator: the SageMaker SDK's estimator arguments as a validated pydantic model.
 
 Every field is checked when it is set (extra="forbid", validate_assignment); cross-field rules
-run in `estimators.resolve`. `to_spec` turns an estimator into the frozen TrainingJobSpec the
+run in `sagelaunch.estimators.resolve`. `to_spec` turns an estimator into the frozen TrainingJobSpec the
 backends run, `training_job_request` compiles it to a CreateTrainingJob request (pure), and
 `fit` submits it to the backend its instance type selects.
 """
@@ -14,25 +14,25 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import (BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, ValidationInfo, field_validator,
                       model_validator)
 
-from estimators import field_checks as check
-from estimators.debugger import debugger_spec_fields, split_rules
-from estimators.inputs import INPUT_MODES
-from estimators.instance_group import InstanceGroup
-from estimators.resolve import Resolved, resolve
-from estimators.settings import job_settings
-from jobspec import catalog as support
-from jobspec.argument_errors import ArgumentErrors, argument_errors
-from jobspec.contract import is_local_instance_type
-from jobspec.errors import SagelaunchError, SagelaunchTypeError
-from jobspec.names import check_name, job_name
-from jobspec.spec import (CodeSpec, ComputeSpec, NetworkSpec, ObservabilitySpec, OutputSpec, StoppingSpec,
+from sagelaunch.estimators import field_checks as check
+from sagelaunch.estimators.debugger import debugger_spec_fields, split_rules
+from sagelaunch.estimators.inputs import INPUT_MODES
+from sagelaunch.estimators.instance_group import InstanceGroup
+from sagelaunch.estimators.resolve import Resolved, resolve
+from sagelaunch.estimators.settings import job_settings
+from sagelaunch.jobspec import catalog as support
+from sagelaunch.jobspec.argument_errors import ArgumentErrors, argument_errors
+from sagelaunch.jobspec.contract import is_local_instance_type
+from sagelaunch.jobspec.errors import SagelaunchError, SagelaunchTypeError
+from sagelaunch.jobspec.names import check_name, job_name
+from sagelaunch.jobspec.spec import (CodeSpec, ComputeSpec, NetworkSpec, ObservabilitySpec, OutputSpec, StoppingSpec,
                           TrainingJobSpec)
-from profiler_config import DebuggerHookConfig, ProfilerConfig, ProfilerRule, Rule, TensorBoardOutputConfig
-from jobspec.positional import bind_positional
+from sagelaunch.profiler_config import DebuggerHookConfig, ProfilerConfig, ProfilerRule, Rule, TensorBoardOutputConfig
+from sagelaunch.jobspec.positional import bind_positional
 
 if TYPE_CHECKING:
-    from launcher.deploy.predictors import Predictor
-    from launcher.jobs import TrainingJob
+    from sagelaunch.launcher.deploy.predictors import Predictor
+    from sagelaunch.launcher.jobs import TrainingJob
 
 MAX_RUN_SECS = 28 * 24 * 3600
 
@@ -226,7 +226,7 @@ class FrameworkEstimator(BaseModel):
     @field_validator("git_config")
     @classmethod
     def _git(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
-        from launcher.gitclone import check_git_config
+        from sagelaunch.launcher.gitclone import check_git_config
 
         return v if v is None else check_git_config(v)
 
@@ -262,7 +262,7 @@ class FrameworkEstimator(BaseModel):
         try:
             return handler(data)
         except ValidationError as err:
-            from estimators.explain import explain
+            from sagelaunch.estimators.explain import explain
 
             raise explain(cls, data, err) from None
 
@@ -280,7 +280,7 @@ class FrameworkEstimator(BaseModel):
         return self
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        from estimators.explain import RETIRED_ARGUMENTS
+        from sagelaunch.estimators.explain import RETIRED_ARGUMENTS
 
         for name in RETIRED_ARGUMENTS:  # None means "off": nothing is lost; any other value is refused by name
             if name in kwargs and kwargs[name] is None:
@@ -306,7 +306,7 @@ class FrameworkEstimator(BaseModel):
                                           field="hyperparameters", value=value, allowed="set_hyperparameters(...)",
                                           fix=fix)
             if not name.startswith("_") and not hasattr(type(self), name):  # a misspelt argument
-                from estimators.explain import unknown_argument_error
+                from sagelaunch.estimators.explain import unknown_argument_error
 
                 raise ArgumentErrors.from_exception_data(type(self).__name__, [{
                     "type": unknown_argument_error(name, type(self).argument_names(), type(self).__name__),
@@ -345,17 +345,17 @@ class FrameworkEstimator(BaseModel):
         return None if self._rule_configs[1] is None else split_rules(self)[1]
 
     def latest_job_profiler_artifacts_path(self) -> str | None:
-        from estimators.v2_calls import artifacts_path
+        from sagelaunch.estimators.v2_calls import artifacts_path
 
         return artifacts_path(self, "profiler")
 
     def latest_job_debugger_artifacts_path(self) -> str | None:
-        from estimators.v2_calls import artifacts_path
+        from sagelaunch.estimators.v2_calls import artifacts_path
 
         return artifacts_path(self, "debugger")
 
     def latest_job_tensorboard_artifacts_path(self) -> str | None:
-        from estimators.v2_calls import artifacts_path
+        from sagelaunch.estimators.v2_calls import artifacts_path
 
         return artifacts_path(self, "tensorboard")
 
@@ -382,7 +382,7 @@ class FrameworkEstimator(BaseModel):
     def hyperparameters(self) -> dict[str, str]:
         """What the job is sent, JSON-encoded as v2's `hyperparameters()` returns it: the user's and the
         distribution's; once fit() or attach() has a job, also its sagemaker_* entries."""
-        from estimators.v2_calls import encoded_hyperparameters
+        from sagelaunch.estimators.v2_calls import encoded_hyperparameters
 
         return encoded_hyperparameters(self)
 
@@ -394,14 +394,14 @@ class FrameworkEstimator(BaseModel):
     def model_data(self) -> str | dict[str, Any] | None:
         """The trained model's URI (v2's property): S3ModelArtifacts of the latest job (a dict for an
         uncompressed output, as v2)."""
-        from estimators.v2_calls import model_data
+        from sagelaunch.estimators.v2_calls import model_data
 
         return model_data(self._require_job("model_data"))
 
     def logs(self) -> None:
         """Print the latest job's logs, following them until it ends (v2's method); a failed job raises
         JobFailedError after its logs, as v2 raises after printing them."""
-        from estimators.v2_calls import print_logs
+        from sagelaunch.estimators.v2_calls import print_logs
 
         print_logs(self._require_job("logs()"))
 
@@ -417,14 +417,14 @@ class FrameworkEstimator(BaseModel):
                region: str | None = None) -> "FrameworkEstimator":
         """An estimator rebuilt from an existing job (local registry first, then SageMaker), as v2's attach:
         waits for the job to end without printing its logs (`logs()` prints them)."""
-        from estimators.v2_calls import attach
+        from sagelaunch.estimators.v2_calls import attach
 
         return attach(cls, training_job_name, sagemaker_session, model_channel_name, region)
 
     # ------------------------------------------------------------ profiler updates (UpdateTrainingJob, as v2)
     def enable_default_profiling(self) -> None:
         """Turn on the default monitoring of the running job (it must have started with profiling disabled)."""
-        from estimators import v2_calls
+        from sagelaunch.estimators import v2_calls
 
         v2_calls.enable_default_profiling(self, self._require_job("enable_default_profiling()"))
 
@@ -432,14 +432,14 @@ class FrameworkEstimator(BaseModel):
                         s3_output_path: str | None = None, framework_profile_params: Any = None,
                         disable_framework_metrics: bool = False) -> None:
         """Change the running job's profiler settings or add profiler rules (v2's arguments and request)."""
-        from estimators import v2_calls
+        from sagelaunch.estimators import v2_calls
 
         v2_calls.update_profiler(self._require_job("update_profiler()"), rules, system_monitor_interval_millis,
                                  s3_output_path, framework_profile_params, disable_framework_metrics)
 
     def disable_profiling(self) -> None:
         """Stop the running job's monitoring and profiling (UpdateTrainingJob DisableProfiler, as v2)."""
-        from estimators import v2_calls
+        from sagelaunch.estimators import v2_calls
 
         v2_calls.disable_profiling(self._require_job("disable_profiling()"))
 
@@ -533,14 +533,14 @@ class FrameworkEstimator(BaseModel):
 
     def training_job_request(self, job_name: str, inputs: Any = None) -> dict[str, Any]:
         """The complete CreateTrainingJob request (pure; no network, no files read)."""
-        from launcher.request import compile_create_training_job_request
+        from sagelaunch.launcher.request import compile_create_training_job_request
 
         return compile_create_training_job_request(self.to_spec(job_name, inputs))
 
     # ------------------------------------------------------------ running
     def check_files(self) -> None:
         """The local code must exist before a job is submitted (construction does not read files)."""
-        from launcher.sourcedir import loop_error, symlink_loop
+        from sagelaunch.launcher.sourcedir import loop_error, symlink_loop
 
         entry_point, source_dir, dependencies = self._code()
         for field, path in (("source_dir", source_dir), ("entry_point", entry_point)):
@@ -574,13 +574,13 @@ class FrameworkEstimator(BaseModel):
         import shutil
         from contextlib import nullcontext
 
-        from launcher.backends import submit
+        from sagelaunch.launcher.backends import submit
 
-        from launcher.jobs import wants_logs
+        from sagelaunch.launcher.jobs import wants_logs
 
         logs = wants_logs(logs)
         if self.git_config is not None:
-            from launcher.gitclone import clone
+            from sagelaunch.launcher.gitclone import clone
 
             self._cloned = clone(self.git_config, self.entry_point, self.source_dir, self.dependencies or [])
         try:
@@ -592,7 +592,7 @@ class FrameworkEstimator(BaseModel):
                     spec = session.apply(spec, options)
                 # kept before waiting: after a failed or interrupted wait the job can still be described
                 self._latest_training_job = job = submit(spec, wait=False, logs=logs, **options)
-            from estimators.v2_calls import after_submit
+            from sagelaunch.estimators.v2_calls import after_submit
 
             after_submit(self, job)
         finally:
@@ -615,8 +615,8 @@ class FrameworkEstimator(BaseModel):
 
         Model and endpoint share one default name, <base_job_name>-<timestamp>, as in v2.
         """
-        from estimators.trained_model import trained_job_of
-        from jobspec.names import job_name
+        from sagelaunch.estimators.trained_model import trained_job_of
+        from sagelaunch.jobspec.names import job_name
 
         trained_job_of(self)
         if use_compiled_model:
@@ -636,7 +636,7 @@ class FrameworkEstimator(BaseModel):
 
 
 def _session_region(session: Any) -> Any:
-    from estimators.session import session_parts
+    from sagelaunch.estimators.session import session_parts
 
     try:
         return session_parts(session).region
@@ -645,7 +645,7 @@ def _session_region(session: Any) -> Any:
 
 
 def _check_session(v: Any) -> Any:
-    from estimators.session import session_parts
+    from sagelaunch.estimators.session import session_parts
 
     if v is not None:
         session_parts(v)
@@ -653,6 +653,6 @@ def _check_session(v: Any) -> Any:
 
 
 def _session_options(session: Any, instance_type: str) -> Any:
-    from estimators.settings import SessionUse
+    from sagelaunch.estimators.settings import SessionUse
 
     return None if session is None else SessionUse.of(session, instance_type)

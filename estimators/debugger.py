@@ -13,15 +13,15 @@ from __future__ import annotations
 import warnings
 from typing import TYPE_CHECKING, Any
 
-from jobspec import catalog as support
-from jobspec.errors import SagelaunchError
-from jobspec.names import job_name
-from jobspec.spec import ProfilerSettings
-from profiler_config.debugger import (DEFAULT_RULE_EVALUATOR_IMAGE, DETAILED_PROFILER_RULE, DebuggerHookConfig,
+from sagelaunch.jobspec import catalog as support
+from sagelaunch.jobspec.errors import SagelaunchError
+from sagelaunch.jobspec.names import job_name
+from sagelaunch.jobspec.spec import ProfilerSettings
+from sagelaunch.profiler_config.debugger import (DEFAULT_RULE_EVALUATOR_IMAGE, DETAILED_PROFILER_RULE, DebuggerHookConfig,
                                       ProfilerRule, Rule, detailed_profiler_rule, hook_settings)
 
 if TYPE_CHECKING:
-    from estimators.base import FrameworkEstimator
+    from sagelaunch.estimators.base import FrameworkEstimator
 
 
 def split_rules(est: "FrameworkEstimator") -> tuple[list[Rule], list[ProfilerRule]]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from jobspec.contract import LOCAL_INSTANCE_TYPES
-from jobspec.errors import SagelaunchError
+from sagelaunch.jobspec.contract import LOCAL_INSTANCE_TYPES
+from sagelaunch.jobspec.errors import SagelaunchError
 
 # v2's Model.deploy arguments sagelaunch does not implement (None/False = not asked for)
 UNSUPPORTED_DEPLOY = {
@@ -54,6 +54,6 @@ def check_instance_count(count: Any, instance_type: str | None) -> int:
 
 
 def check_endpoint_name(name: str) -> str:
-    from jobspec.names import check_name
+    from sagelaunch.jobspec.names import check_name
 
     return check_name(name, "endpoint_name")

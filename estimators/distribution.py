@@ -1,10 +1,10 @@
 """`distribution=` as the SageMaker SDK takes it, parsed into what a job needs.
 
-The dict's shapes are `estimators.distribution_shapes`; each strategy is one object in
-`estimators.distribution_strategies.STRATEGIES`, and `parse_distribution` walks that table: pick the one
+The dict's shapes are `sagelaunch.estimators.distribution_shapes`; each strategy is one object in
+`sagelaunch.estimators.distribution_strategies.STRATEGIES`, and `parse_distribution` walks that table: pick the one
 enabled strategy, run its checks, decide the processes per host, collect every strategy's hyperparameters
 (mp_parameters, sagemaker_mpi_enabled, … as SDK v2 sends them). Facts (which instance types and versions support
-what) come from the support catalog, the SMP v1 parameter model and its rules from `jobspec.smp`.
+what) come from the support catalog, the SMP v1 parameter model and its rules from `sagelaunch.jobspec.smp`.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from estimators.distribution_shapes import DistributionOptions
-from estimators.distribution_strategies import MP_FIELD, MPI, STRATEGIES, DistributionStrategy, JobShape, StrategyName, naming
-from jobspec.errors import shown, validation_error_text
-from jobspec.smp import SMPParameters, check_world
+from sagelaunch.estimators.distribution_shapes import DistributionOptions
+from sagelaunch.estimators.distribution_strategies import MP_FIELD, MPI, STRATEGIES, DistributionStrategy, JobShape, StrategyName, naming
+from sagelaunch.jobspec.errors import shown, validation_error_text
+from sagelaunch.jobspec.smp import SMPParameters, check_world
 
 __all__ = ["DistributionPlan", "parse_distribution"]
 

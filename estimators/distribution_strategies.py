@@ -15,12 +15,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from estimators.distribution_shapes import (
+from sagelaunch.estimators.distribution_shapes import (
     DataParallelOptions, DistributionOptions, EnabledOptions, MPIOptions, ModelParallelOptions,
 )
-from jobspec.contract import is_local_instance_type
-from jobspec.errors import validation_error_text
-from jobspec.smp import SMPParameters, check_local_support
+from sagelaunch.jobspec.contract import is_local_instance_type
+from sagelaunch.jobspec.errors import validation_error_text
+from sagelaunch.jobspec.smp import SMPParameters, check_local_support
 
 __all__ = ["MP_FIELD", "MPI", "STRATEGIES", "DistributionStrategy", "JobShape", "StrategyName", "naming"]
 
@@ -51,7 +51,7 @@ class JobShape:
 
 @contextmanager
 def naming(field: str) -> Iterator[None]:
-    """jobspec.smp's rules speak of mp_parameters (smp.init shares them); an estimator's error names its field."""
+    """sagelaunch.jobspec.smp's rules speak of mp_parameters (smp.init shares them); an estimator's error names its field."""
     try:
         yield
     except ValueError as err:
@@ -83,7 +83,7 @@ class DistributionStrategy:
 
     def check_support(self, job: JobShape) -> None:
         """The catalog's instance-type and version rules; SageMaker jobs only (a local job has no such image)."""
-        from jobspec import catalog  # lazy: the matrix loads on first use
+        from sagelaunch.jobspec import catalog  # lazy: the matrix loads on first use
 
         if self.catalog_entry is not None:
             catalog.check_distribution_support(self.catalog_entry, job.framework, job.framework_version,

@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from jobspec.errors import SagelaunchException, masked
-from jobspec.suggest import did_you_mean
+from sagelaunch.jobspec.errors import SagelaunchException, masked
+from sagelaunch.jobspec.suggest import did_you_mean
 
 if TYPE_CHECKING:
     from pydantic_core import PydanticCustomError
 
-    from estimators.base import FrameworkEstimator
+    from sagelaunch.estimators.base import FrameworkEstimator
 
 
 # arguments the SDK v2 still takes that SageMaker or the SDK retired: refused by name, never dropped
@@ -57,7 +57,7 @@ class ShownInput:
         self.value = value
 
     def __repr__(self) -> str:
-        from jobspec.errors import shown
+        from sagelaunch.jobspec.errors import shown
 
         return shown(self.value)
 
@@ -99,7 +99,7 @@ def _validated_values(cls: type["FrameworkEstimator"], data: dict[str, Any], inv
 def cross_field_errors(cls: type["FrameworkEstimator"], data: dict[str, Any],
                        invalid: set[str]) -> list[SagelaunchException]:
     """The cross-field problems that do not involve an invalid field."""
-    from estimators.resolve import cross_field_problems
+    from sagelaunch.estimators.resolve import cross_field_problems
 
     try:
         given = set(data) & set(cls.model_fields)  # what the user set (v2 defaults depend on it)

@@ -5,13 +5,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from jobspec.errors import SagelaunchError, shown
-from jobspec.fields import (  # noqa: F401 - the shared checks of names, keys and paths, used here by name
+from sagelaunch.jobspec.errors import SagelaunchError, shown
+from sagelaunch.jobspec.fields import (  # noqa: F401 - the shared checks of names, keys and paths, used here by name
     RESERVED_HYPERPARAMETERS, channel_name, environment, hyperparameters, local_path,
 )
-from jobspec.names import NAME_PATTERN
-from jobspec.s3uri import S3_URI
-from jobspec.suggest import choice_error
+from sagelaunch.jobspec.names import NAME_PATTERN
+from sagelaunch.jobspec.s3uri import S3_URI
+from sagelaunch.jobspec.suggest import choice_error
 
 ROLE_ARN = re.compile(r"^arn:aws[a-z\-]*:iam::\d{12}:role/?[a-zA-Z_0-9+=,.@\-_/]+$")
 IMAGE_URI = re.compile(r"^[a-z0-9][a-z0-9.\-]*(:\d+)?(/[a-z0-9._\-]+)+(:[A-Za-z0-9_.\-]{1,128}|@sha256:[0-9a-f]{64})?$")

@@ -19,13 +19,13 @@ import logging
 import os
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from estimators import field_checks as check
-from estimators.deploy_checks import check_endpoint_name, check_instance_count, refuse_unsupported
-from jobspec.contract import LOCAL_INSTANCE_TYPES
-from jobspec.errors import SagelaunchError
+from sagelaunch.estimators import field_checks as check
+from sagelaunch.estimators.deploy_checks import check_endpoint_name, check_instance_count, refuse_unsupported
+from sagelaunch.jobspec.contract import LOCAL_INSTANCE_TYPES
+from sagelaunch.jobspec.errors import SagelaunchError
 
 if TYPE_CHECKING:
-    from launcher.deploy.predictors import LocalPredictor, Predictor, SageMakerPredictor
+    from sagelaunch.launcher.deploy.predictors import LocalPredictor, Predictor, SageMakerPredictor
 
 TF_LOG_LEVELS = {logging.DEBUG: "debug", logging.INFO: "info", logging.WARNING: "warn", logging.ERROR: "error",
                  logging.CRITICAL: "crit"}
@@ -89,7 +89,7 @@ class FrameworkModel:
         if unknown:
             import inspect
 
-            from jobspec.suggest import unexpected_arguments
+            from sagelaunch.jobspec.suggest import unexpected_arguments
 
             named = [p for p in inspect.signature(type(self).__init__).parameters if p not in ("self", "kwargs")]
             raise unexpected_arguments(type(self).__name__, unknown, (*named, *self.KEYWORDS))
@@ -136,7 +136,7 @@ class FrameworkModel:
 
     # ------------------------------------------------------------------ what each framework decides
     def serving_image_uri(self, region_name: str, instance_type: str) -> str:
-        from jobspec.catalog import inference_image_uri, inference_scope, warn_if_unpatched
+        from sagelaunch.jobspec.catalog import inference_image_uri, inference_scope, warn_if_unpatched
 
         if self.image_uri:
             return self.image_uri
@@ -183,7 +183,7 @@ class FrameworkModel:
         if endpoint_name is not None:
             check_endpoint_name(endpoint_name)
         if instance_type in LOCAL_INSTANCE_TYPES:
-            from jobspec.catalog import LOCAL_DEFAULT_REGION
+            from sagelaunch.jobspec.catalog import LOCAL_DEFAULT_REGION
 
             self.serving_image_uri(LOCAL_DEFAULT_REGION, instance_type)  # one catalog: local serves what SageMaker does
             return self._deploy_local(endpoint_name, serializer, deserializer, max_body_bytes)
@@ -197,11 +197,11 @@ class FrameworkModel:
     def _deploy_sagemaker(self, count: int, instance_type: str, endpoint_name: str | None, tags: list | None,
                           kms_key: str | None, wait: bool, variant_options: dict[str, Any], serializer: Any,
                           deserializer: Any) -> SageMakerPredictor:
-        from jobspec.names import job_name
-        from launcher.aws.clients import resolve_region
-        from launcher.aws.training import role_arn
-        from launcher.deploy import sagemaker_endpoint as sme
-        from launcher.deploy.predictors import SageMakerPredictor
+        from sagelaunch.jobspec.names import job_name
+        from sagelaunch.launcher.aws.clients import resolve_region
+        from sagelaunch.launcher.aws.training import role_arn
+        from sagelaunch.launcher.deploy import sagemaker_endpoint as sme
+        from sagelaunch.launcher.deploy.predictors import SageMakerPredictor
 
         sme.check_instance_type(instance_type)
         region = resolve_region(self.region)
@@ -222,21 +222,21 @@ class FrameworkModel:
     def _code_prefix(self, image: str, region: str) -> str:
         """s3://bucket/prefix where v2 puts a repacked model: code_location, else the default bucket;
         the key prefix is the model's name, else one made from the image."""
-        from jobspec.names import job_name
-        from jobspec.s3uri import parse_s3_uri
+        from sagelaunch.jobspec.names import job_name
+        from sagelaunch.jobspec.s3uri import parse_s3_uri
 
         folder = self.name or job_name(base_name_from_image(image))
         if self.code_location:
             bucket, prefix = parse_s3_uri(self.code_location)
             return f"s3://{bucket}/" + "/".join(p for p in (prefix.strip("/"), folder) if p)
-        from launcher.aws import s3
+        from sagelaunch.launcher.aws import s3
 
         return f"s3://{s3.default_bucket(region)}/{folder}"
 
     def _model_data_for_endpoint(self, image: str, region: str) -> tuple[str, bool]:
         """(ModelDataUrl, repacked): with an entry_point the repacked archive; else model_data (a local
         archive is uploaded first — v2 would send its path and fail)."""
-        from launcher.deploy import sagemaker_endpoint as sme
+        from sagelaunch.launcher.deploy import sagemaker_endpoint as sme
 
         if self.entry_point:
             target = f"{self._code_prefix(image, region)}/model.tar.gz"
@@ -248,7 +248,7 @@ class FrameworkModel:
                                     kms_key=self.model_kms_key), True
         if self.model_data.startswith("s3://"):
             return self.model_data, False
-        from launcher.aws import s3
+        from sagelaunch.launcher.aws import s3
 
         local = self.model_data.removeprefix("file://")
         if not os.path.isfile(local):
@@ -262,10 +262,10 @@ class FrameworkModel:
         import shutil
         import tempfile
 
-        from jobspec.names import job_name
-        from launcher.deploy.local_endpoint import LocalEndpoint
-        from launcher.deploy.package import repack_model
-        from launcher.deploy.predictors import LocalPredictor
+        from sagelaunch.jobspec.names import job_name
+        from sagelaunch.launcher.deploy.local_endpoint import LocalEndpoint
+        from sagelaunch.launcher.deploy.package import repack_model
+        from sagelaunch.launcher.deploy.predictors import LocalPredictor
 
         name = endpoint_name or job_name(f"{self.framework}-local")
         model_data, scratch, program = self.model_data, None, None
@@ -288,8 +288,8 @@ class FrameworkModel:
     def _fetch_local(self, uri: str, scratch: str) -> str:
         if not uri.startswith("s3://"):
             return uri.removeprefix("file://")
-        from launcher.aws.clients import client
-        from jobspec.s3uri import key_destination, parse_s3_uri
+        from sagelaunch.launcher.aws.clients import client
+        from sagelaunch.jobspec.s3uri import key_destination, parse_s3_uri
 
         bucket, key = parse_s3_uri(uri)
         local = str(key_destination(scratch, key, os.path.basename(key) or "download.tar.gz"))
@@ -328,7 +328,7 @@ class PyTorchModel(FrameworkModel):
         self.model_server_workers = model_server_workers
 
     def _environment(self, region: str, repacked: bool) -> dict[str, str]:
-        from launcher.deploy.sagemaker_endpoint import MODEL_CODE_DIR, PROGRAM_VAR, SUBMIT_DIR_VAR, script_environment
+        from sagelaunch.launcher.deploy.sagemaker_endpoint import MODEL_CODE_DIR, PROGRAM_VAR, SUBMIT_DIR_VAR, script_environment
 
         if repacked:
             program, submit = os.path.basename(self.entry_point), MODEL_CODE_DIR
@@ -340,7 +340,7 @@ class PyTorchModel(FrameworkModel):
         return env
 
     def _default_serializers(self) -> tuple[Any, Any]:
-        from estimators.serializers import NumpyDeserializer, NumpySerializer
+        from sagelaunch.estimators.serializers import NumpyDeserializer, NumpySerializer
 
         return NumpySerializer(), NumpyDeserializer()  # v2's PyTorchPredictor
 
@@ -369,7 +369,7 @@ class TensorFlowModel(FrameworkModel):
         return env
 
     def _default_serializers(self) -> tuple[Any, Any]:
-        from estimators.serializers import JSONDeserializer, JSONSerializer
+        from sagelaunch.estimators.serializers import JSONDeserializer, JSONSerializer
 
         return JSONSerializer(), JSONDeserializer()  # v2's TensorFlowPredictor
 
@@ -416,7 +416,7 @@ class HuggingFaceModel(PyTorchModel):
         self.transformers_version, self.pytorch_version = transformers_version, pytorch_version
 
     def serving_image_uri(self, region_name: str, instance_type: str) -> str:
-        from jobspec.catalog import huggingface_image_uri, warn_if_unpatched
+        from sagelaunch.jobspec.catalog import huggingface_image_uri, warn_if_unpatched
 
         if self.image_uri:
             return self.image_uri
@@ -426,6 +426,6 @@ class HuggingFaceModel(PyTorchModel):
         return uri
 
     def _default_serializers(self) -> tuple[Any, Any]:
-        from estimators.serializers import JSONDeserializer, JSONSerializer
+        from sagelaunch.estimators.serializers import JSONDeserializer, JSONSerializer
 
         return JSONSerializer(), JSONDeserializer()  # v2's HuggingFacePredictor

@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import model_validator
 
-from estimators.pytorch import PyTorch
-from jobspec.errors import SagelaunchError
+from sagelaunch.estimators.pytorch import PyTorch
+from sagelaunch.jobspec.errors import SagelaunchError
 
 if TYPE_CHECKING:
-    from estimators.framework_model import HuggingFaceModel
+    from sagelaunch.estimators.framework_model import HuggingFaceModel
 
 
 class HuggingFace(PyTorch):
@@ -62,7 +62,7 @@ class HuggingFace(PyTorch):
         return {**data, "framework_version": data.get("pytorch_version")}
 
     def catalog_image(self, version: str, py_version: str, region: str, instance_type: str) -> tuple[str, str, str]:
-        from jobspec.catalog import huggingface_image_uri
+        from sagelaunch.jobspec.catalog import huggingface_image_uri
 
         uri, py = huggingface_image_uri(self.transformers_version, self.pytorch_version, self.py_version, region,
                                         instance_type)
@@ -73,9 +73,9 @@ class HuggingFace(PyTorch):
                      source_dir: str | None = None, dependencies: list[str] | None = None, **kwargs: Any) -> HuggingFaceModel:
         """v2's HuggingFace.create_model: a HuggingFaceModel of the trained model (the training code only when
         entry_point is given, as in v2)."""
-        from estimators.framework_model import HuggingFaceModel
-        from estimators.trained_model import trained_job_of, vpc_config_of
-        from jobspec.names import job_name
+        from sagelaunch.estimators.framework_model import HuggingFaceModel
+        from sagelaunch.estimators.trained_model import trained_job_of, vpc_config_of
+        from sagelaunch.jobspec.names import job_name
 
         job = trained_job_of(self)
         kwargs.setdefault("image_uri", self.image_uri)

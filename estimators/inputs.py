@@ -7,11 +7,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from estimators import field_checks as check
-from jobspec.errors import SagelaunchError, shown
-from jobspec.s3uri import S3_URI
-from jobspec.spec import InputChannel
-from jobspec.positional import bind_positional
+from sagelaunch.estimators import field_checks as check
+from sagelaunch.jobspec.errors import SagelaunchError, shown
+from sagelaunch.jobspec.s3uri import S3_URI
+from sagelaunch.jobspec.spec import InputChannel
+from sagelaunch.jobspec.positional import bind_positional
 
 INPUT_MODES = ("File", "Pipe", "FastFile")
 DISTRIBUTIONS = ("FullyReplicated", "ShardedByS3Key")
@@ -89,7 +89,7 @@ class TrainingInput(BaseModel):
     @property
     def config(self) -> dict[str, Any]:
         """The channel as the SDK v2's TrainingInput.config holds it (InputDataConfig without ChannelName)."""
-        from launcher.request import channel_request
+        from sagelaunch.launcher.request import channel_request
 
         channel = channel_request(self.to_channel("training"))
         del channel["ChannelName"]

@@ -8,8 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from jobspec.errors import SagelaunchError
-from jobspec.positional import bind_positional
+from sagelaunch.jobspec.errors import SagelaunchError
+from sagelaunch.jobspec.positional import bind_positional
 
 GROUP_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9\-_.]{0,63}$")
 POSITIONAL = ("instance_group_name", "instance_type", "instance_count")
@@ -39,8 +39,8 @@ class InstanceGroup(BaseModel):
     @field_validator("instance_type")
     @classmethod
     def _type(cls, v: str) -> str:
-        from jobspec import catalog
-        from jobspec.contract import is_local_instance_type
+        from sagelaunch.jobspec import catalog
+        from sagelaunch.jobspec.contract import is_local_instance_type
 
         if is_local_instance_type(v):
             fix = "for a local run use instance_type='local' without instance_groups"

@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from estimators import field_checks as check
-from estimators.deploy_checks import UNSUPPORTED_DEPLOY, check_endpoint_name, check_instance_count, refuse_unsupported
-from jobspec.contract import LOCAL_INSTANCE_TYPES
-from jobspec.errors import SagelaunchError
+from sagelaunch.estimators import field_checks as check
+from sagelaunch.estimators.deploy_checks import UNSUPPORTED_DEPLOY, check_endpoint_name, check_instance_count, refuse_unsupported
+from sagelaunch.jobspec.contract import LOCAL_INSTANCE_TYPES
+from sagelaunch.jobspec.errors import SagelaunchError
 
 if TYPE_CHECKING:
-    from launcher.deploy.predictors import LocalPredictor, Predictor
+    from sagelaunch.launcher.deploy.predictors import LocalPredictor, Predictor
 
 
 class Model(BaseModel):
@@ -84,7 +84,7 @@ class Model(BaseModel):
     def _name(cls, v: str | None) -> str | None:
         if v is None:
             return v
-        from jobspec.names import check_name
+        from sagelaunch.jobspec.names import check_name
 
         return check_name(v, "name")
 
@@ -103,14 +103,14 @@ class Model(BaseModel):
         return entry, requirements if requirements and os.path.isfile(requirements) else None
 
     def serving_image_uri(self, instance_type: str, region: str) -> str:
-        from jobspec.catalog import inference_image_uri
+        from sagelaunch.jobspec.catalog import inference_image_uri
 
         return self.image_uri or inference_image_uri(
             self.framework, self.framework_version, region=region, instance_type=instance_type, py_version=self.py_version
         )
 
     def _make_name(self) -> str:
-        from jobspec.names import job_name
+        from sagelaunch.jobspec.names import job_name
 
         return self.name or job_name("sagelaunch-model")
 
@@ -129,7 +129,7 @@ class Model(BaseModel):
         """
         unknown = {k: v for k, v in v2_options.items() if k not in UNSUPPORTED_DEPLOY}
         if unknown:
-            from jobspec.suggest import unexpected_arguments
+            from sagelaunch.jobspec.suggest import unexpected_arguments
 
             raise unexpected_arguments("Model.deploy", unknown, (*UNSUPPORTED_DEPLOY, "endpoint_name", "wait"))
         refuse_unsupported({"accelerator_type": accelerator_type, **v2_options})
@@ -138,10 +138,10 @@ class Model(BaseModel):
         name = check_endpoint_name(endpoint_name) if endpoint_name else self._make_name()
         if instance_type in LOCAL_INSTANCE_TYPES:
             return self._deploy_local(name, entry, requirements, max_body_bytes, serializer, deserializer)
-        from launcher.aws.clients import resolve_region
-        from launcher.aws.training import role_arn
-        from launcher.deploy import sagemaker_endpoint as sme
-        from launcher.deploy.predictors import SageMakerPredictor
+        from sagelaunch.launcher.aws.clients import resolve_region
+        from sagelaunch.launcher.aws.training import role_arn
+        from sagelaunch.launcher.deploy import sagemaker_endpoint as sme
+        from sagelaunch.launcher.deploy.predictors import SageMakerPredictor
 
         sme.check_instance_type(instance_type)
         region = resolve_region(self.region)
@@ -160,9 +160,9 @@ class Model(BaseModel):
         import shutil
         import tempfile
 
-        from launcher.deploy.local_endpoint import LocalEndpoint
-        from launcher.deploy.package import package_model
-        from launcher.deploy.predictors import LocalPredictor
+        from sagelaunch.launcher.deploy.local_endpoint import LocalEndpoint
+        from sagelaunch.launcher.deploy.package import package_model
+        from sagelaunch.launcher.deploy.predictors import LocalPredictor
 
         model_data, scratch = self.model_data, None
         if entry:  # a custom handler: pack it in as SageMaker would

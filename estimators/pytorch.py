@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from estimators.base import FrameworkEstimator
+from sagelaunch.estimators.base import FrameworkEstimator
 
 if TYPE_CHECKING:
-    from estimators.framework_model import PyTorchModel
+    from sagelaunch.estimators.framework_model import PyTorchModel
 
 
 class PyTorch(FrameworkEstimator):
@@ -21,9 +21,9 @@ class PyTorch(FrameworkEstimator):
                      source_dir: str | None = None, dependencies: list[str] | None = None, **kwargs: Any) -> PyTorchModel:
         """v2's PyTorch.create_model: a PyTorchModel of the trained model, served with the training code
         (the job's entry_point and source_dir) unless entry_point / source_dir say otherwise."""
-        from estimators.framework_model import PyTorchModel
-        from estimators.trained_model import trained_job_of, training_code_of, vpc_config_of
-        from jobspec.names import job_name
+        from sagelaunch.estimators.framework_model import PyTorchModel
+        from sagelaunch.estimators.trained_model import trained_job_of, training_code_of, vpc_config_of
+        from sagelaunch.jobspec.names import job_name
 
         job = trained_job_of(self)
         kwargs.setdefault("image_uri", self.image_uri)

@@ -11,17 +11,17 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
-from estimators.debugger import check_debugger, profiler_settings
-from estimators.distribution import DistributionPlan, parse_distribution
-from estimators.settings import settings_problems, training_instance_type
-from jobspec import catalog as support
-from jobspec.contract import is_local_instance_type
-from jobspec.errors import ProblemsError, SagelaunchError, SagelaunchException, problem_of
-from jobspec.spec import ProfilerSettings
-from launcher import environment
+from sagelaunch.estimators.debugger import check_debugger, profiler_settings
+from sagelaunch.estimators.distribution import DistributionPlan, parse_distribution
+from sagelaunch.estimators.settings import settings_problems, training_instance_type
+from sagelaunch.jobspec import catalog as support
+from sagelaunch.jobspec.contract import is_local_instance_type
+from sagelaunch.jobspec.errors import ProblemsError, SagelaunchError, SagelaunchException, problem_of
+from sagelaunch.jobspec.spec import ProfilerSettings
+from sagelaunch.launcher import environment
 
 if TYPE_CHECKING:
-    from estimators.base import FrameworkEstimator
+    from sagelaunch.estimators.base import FrameworkEstimator
 
 _TAG_VERSION = re.compile(r":(\d+\.\d+(?:\.\d+)?)-")
 _TAG_PY = re.compile(r"-(py3\d*)")

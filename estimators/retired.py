@@ -9,6 +9,6 @@ class TrainingCompilerConfig:
     """`from sagemaker.pytorch import TrainingCompilerConfig` keeps importing; making one says why it cannot run."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        from estimators.explain import RETIRED_ARGUMENTS
+        from sagelaunch.estimators.explain import RETIRED_ARGUMENTS
 
         raise ValueError(f"TrainingCompilerConfig is refused: {RETIRED_ARGUMENTS['compiler_config']}")

@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from jobspec.errors import SagelaunchError
+from sagelaunch.jobspec.errors import SagelaunchError
 
 # v2 Session arguments sagelaunch cannot honour: it makes its own clients from boto_session
 _CLIENT_ARGUMENTS = ("sagemaker_client", "sagemaker_runtime_client", "sagemaker_featurestore_runtime_client",
@@ -37,18 +37,18 @@ class Session:
                                   f"default_bucket_prefix — {fix}", field=refused[0], value=given[refused[0]],
                                   allowed="boto_session, default_bucket, default_bucket_prefix", fix=fix)
         if default_bucket is not None:
-            from estimators.field_checks import s3_uri
+            from sagelaunch.estimators.field_checks import s3_uri
 
             s3_uri("default_bucket", f"s3://{default_bucket}")
         if boto_session is None:
             import boto3
 
-            from launcher.environment import configured_region
+            from sagelaunch.launcher.environment import configured_region
 
             boto_session = boto3.session.Session(region_name=configured_region())
         region = getattr(boto_session, "region_name", None)
         if not region:
-            from launcher.environment import no_region_error
+            from sagelaunch.launcher.environment import no_region_error
 
             raise no_region_error("Session: ")
         self.boto_session = boto_session
@@ -63,7 +63,7 @@ class Session:
         return self._region_name
 
     def account_id(self) -> str:
-        from launcher.aws.clients import account_id, using_session
+        from sagelaunch.launcher.aws.clients import account_id, using_session
 
         with using_session(self.boto_session):
             return account_id(self._region_name)
@@ -71,9 +71,9 @@ class Session:
     def default_bucket(self) -> str:
         """The given default_bucket, else `sagemaker-<region>-<account>`; created when missing, as v2 does."""
         if self._default_bucket is None:
-            from jobspec.s3uri import default_bucket_name
-            from launcher.aws import s3
-            from launcher.aws.clients import using_session
+            from sagelaunch.jobspec.s3uri import default_bucket_name
+            from sagelaunch.launcher.aws import s3
+            from sagelaunch.launcher.aws.clients import using_session
 
             name = self._default_bucket_name or default_bucket_name(self._region_name, self.account_id())
             with using_session(self.boto_session):
@@ -84,7 +84,7 @@ class Session:
                     extra_args: dict | None = None) -> str:
         """Upload a file or a folder's files to s3://<bucket>/<key_prefix>/…; return the URI as v2 does
         (the folder's prefix, or the one file's key)."""
-        from launcher.aws.clients import client, using_session
+        from sagelaunch.launcher.aws.clients import client, using_session
 
         if not os.path.exists(path):
             raise SagelaunchError(f"upload_data: path={path!r} does not exist; pass a file or a folder", field="path",
@@ -112,7 +112,7 @@ class Session:
 
     # ------------------------------------------------------------------ clients, as v2's attributes
     def _client(self, service: str) -> Any:
-        from launcher.aws.clients import client, using_session
+        from sagelaunch.launcher.aws.clients import client, using_session
 
         with using_session(self.boto_session):
             return client(service, self._region_name)
@@ -131,7 +131,7 @@ class Session:
 
     def _expected_owner(self, bucket: str) -> dict[str, str]:
         """v2's spot check: calls on the generated default bucket (once known) assert the account owns it."""
-        from jobspec.s3uri import default_bucket_name
+        from sagelaunch.jobspec.s3uri import default_bucket_name
 
         if self._default_bucket is None or self._default_bucket_name is not None or bucket != self._default_bucket:
             return {}
@@ -188,8 +188,8 @@ class Session:
     def delete_endpoint(self, endpoint_name: str) -> None:
         """Delete the endpoint; a local one (instance_type="local") is stopped, a detached one from another process
         too (it is in `sagelaunch endpoints list`)."""
-        from launcher.deploy import endpoint_registry
-        from launcher.deploy.local_endpoint import running_endpoint
+        from sagelaunch.launcher.deploy import endpoint_registry
+        from sagelaunch.launcher.deploy.local_endpoint import running_endpoint
 
         local = running_endpoint(endpoint_name)
         if local is not None:
@@ -200,7 +200,7 @@ class Session:
         self.sagemaker_client.delete_endpoint(EndpointName=endpoint_name)
 
     def delete_endpoint_config(self, endpoint_config_name: str) -> None:
-        from launcher.deploy.local_endpoint import running_endpoint
+        from sagelaunch.launcher.deploy.local_endpoint import running_endpoint
 
         if running_endpoint(endpoint_config_name) is None:  # a local endpoint has no config
             self.sagemaker_client.delete_endpoint_config(EndpointConfigName=endpoint_config_name)
@@ -210,9 +210,9 @@ class Session:
 
     def wait_for_endpoint(self, endpoint: str, poll: float = 30) -> dict:
         """DescribeEndpoint until InService (v2's); a local endpoint is in service once deploy returned."""
-        from launcher.aws.clients import using_session
-        from launcher.deploy.local_endpoint import running_endpoint
-        from launcher.deploy.sagemaker_endpoint import wait_in_service
+        from sagelaunch.launcher.aws.clients import using_session
+        from sagelaunch.launcher.deploy.local_endpoint import running_endpoint
+        from sagelaunch.launcher.deploy.sagemaker_endpoint import wait_in_service
 
         if running_endpoint(endpoint) is not None:
             return {"EndpointName": endpoint, "EndpointStatus": "InService"}
@@ -222,8 +222,8 @@ class Session:
     # ------------------------------------------------------------------ roles
     def get_caller_identity_arn(self) -> str:
         """The execution role of the caller (v2 outside a notebook instance: STS, then IAM for its path)."""
-        from launcher.aws.clients import using_session
-        from launcher.aws.identity import caller_arn, execution_role
+        from sagelaunch.launcher.aws.clients import using_session
+        from sagelaunch.launcher.aws.identity import caller_arn, execution_role
 
         with using_session(self.boto_session):
             try:
@@ -233,8 +233,8 @@ class Session:
 
     def expand_role(self, role: str) -> str:
         """A role name → its ARN (IAM GetRole, keeping its path); an ARN as it is."""
-        from launcher.aws.clients import using_session
-        from launcher.aws.training import expand_role
+        from sagelaunch.launcher.aws.clients import using_session
+        from sagelaunch.launcher.aws.training import expand_role
 
         if "/" in role or role.startswith("arn:"):
             return role
@@ -249,8 +249,8 @@ def get_execution_role(sagemaker_session: Session | None = None, use_default: bo
                               "roles (v2 would create AmazonSageMaker-DefaultRole); allowed: use_default=False — create "
                               "the role once and pass its ARN as role=", field="use_default", value=True,
                               allowed="False", fix="create the role once and pass its ARN as role=")
-    from launcher.aws.clients import using_session
-    from launcher.aws.identity import execution_role
+    from sagelaunch.launcher.aws.clients import using_session
+    from sagelaunch.launcher.aws.identity import execution_role
 
     session = sagemaker_session or Session()
     with using_session(session.boto_session):

@@ -13,11 +13,11 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from jobspec.errors import SagelaunchError
+from sagelaunch.jobspec.errors import SagelaunchError
 
 if TYPE_CHECKING:
-    from estimators.base import FrameworkEstimator
-    from jobspec.spec import TrainingJobSpec
+    from sagelaunch.estimators.base import FrameworkEstimator
+    from sagelaunch.jobspec.spec import TrainingJobSpec
 
 # a setting a local job cannot honour → why (checked when it is not at its default)
 LOCAL_REFUSED = {
@@ -86,7 +86,7 @@ def settings_problems(est: "FrameworkEstimator", local: bool, valid: Any) -> lis
         problems.append(f"model_uri={est.model_uri!r}: a SageMaker job reads its model from S3; upload it and "
                         "pass s3://…/model.tar.gz, or run with instance_type='local'")
     if est.sagemaker_session is not None and valid("sagemaker_session", "region"):
-        from estimators.session import session_parts
+        from sagelaunch.estimators.session import session_parts
 
         region = session_parts(est.sagemaker_session).region
         if est.region is not None and est.region != region:
@@ -107,8 +107,8 @@ def _metrics_default(est: "FrameworkEstimator") -> bool | None:
 def job_settings(est: "FrameworkEstimator", inputs: Any, local: bool) -> dict[str, Any]:
     """The spec fields these settings fill, each named as its part's field (jobspec.spec.PART_OF); inputs included:
     model_uri adds the model channel."""
-    from estimators.inputs import TrainingInput, to_channels
-    from jobspec.spec import InstanceGroupSpec
+    from sagelaunch.estimators.inputs import TrainingInput, to_channels
+    from sagelaunch.jobspec.spec import InstanceGroupSpec
 
     channels = list(to_channels(inputs, local=local, input_mode=est.input_mode))
     if est.model_uri is not None:
@@ -155,16 +155,16 @@ class SessionUse:
 
     @classmethod
     def of(cls, session: Any, instance_type: str) -> "SessionUse":
-        from estimators.session import session_parts
-        from jobspec.contract import is_local_instance_type
-        from launcher.aws.clients import using_session
+        from sagelaunch.estimators.session import session_parts
+        from sagelaunch.jobspec.contract import is_local_instance_type
+        from sagelaunch.launcher.aws.clients import using_session
 
         parts = session_parts(session)
         return cls(parts, using_session(parts.boto_session), is_local_instance_type(instance_type))
 
     def apply(self, spec: TrainingJobSpec, options: dict[str, Any]) -> TrainingJobSpec:
         """The spec with the session's bucket as v2 uses it; sets options['bucket'] for the SageMaker backend."""
-        from jobspec.spec import replace
+        from sagelaunch.jobspec.spec import replace
 
         if self.local or self.parts.default_bucket is None or "bucket" in options:
             return spec

@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import field_validator
 
-from estimators.base import FrameworkEstimator
+from sagelaunch.estimators.base import FrameworkEstimator
 
 if TYPE_CHECKING:
-    from estimators.framework_model import TensorFlowModel
+    from sagelaunch.estimators.framework_model import TensorFlowModel
 
 
 class TensorFlow(FrameworkEstimator):
@@ -48,9 +48,9 @@ class TensorFlow(FrameworkEstimator):
                      dependencies: list[str] | None = None, **kwargs: Any) -> TensorFlowModel:
         """v2's TensorFlow.create_model: a TensorFlowModel (TF Serving) of the trained model; unlike PyTorch,
         no training code is attached unless entry_point is given."""
-        from estimators.framework_model import TensorFlowModel
-        from estimators.trained_model import trained_job_of, vpc_config_of
-        from jobspec.names import job_name
+        from sagelaunch.estimators.framework_model import TensorFlowModel
+        from sagelaunch.estimators.trained_model import trained_job_of, vpc_config_of
+        from sagelaunch.jobspec.names import job_name
 
         job = trained_job_of(self)
         kwargs["name"] = kwargs.get("name") or job_name(self._default_base_job_name())

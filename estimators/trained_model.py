@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from estimators.base import FrameworkEstimator
-    from launcher.jobs import TrainingJob
+    from sagelaunch.estimators.base import FrameworkEstimator
+    from sagelaunch.launcher.jobs import TrainingJob
 
 VPC_CONFIG_DEFAULT = "VPC_CONFIG_DEFAULT"  # v2's sentinel: the estimator's own subnets and security groups
 

@@ -1,7 +1,7 @@
 """The SageMaker SDK v2 calls on an estimator beyond fit: hyperparameters(), model_data, logs(), attach(),
 and the profiler updates of a running job (enable_default_profiling, update_profiler, disable_profiling).
 
-Each does what v2's `sagemaker.estimator` does, on our job handles (`launcher.jobs.TrainingJob`), so it works
+Each does what v2's `sagemaker.estimator` does, on our job handles (`sagelaunch.launcher.jobs.TrainingJob`), so it works
 for local and SageMaker jobs alike; where a local job cannot do what SageMaker does (UpdateTrainingJob), the
 error says so and what to do instead.
 """
@@ -13,11 +13,11 @@ import posixpath
 import re
 from typing import TYPE_CHECKING, Any
 
-from jobspec.errors import SagelaunchError
+from sagelaunch.jobspec.errors import SagelaunchError
 
 if TYPE_CHECKING:
-    from estimators.base import FrameworkEstimator
-    from launcher.jobs import TrainingJob
+    from sagelaunch.estimators.base import FrameworkEstimator
+    from sagelaunch.launcher.jobs import TrainingJob
 
 _TAG_VERSION = re.compile(r":(\d+\.\d+(?:\.\d+)?)-")
 _TAG_PY = re.compile(r"-(py\d+)")
@@ -89,7 +89,7 @@ def model_data(job: "TrainingJob") -> str | dict[str, Any] | None:
 
 def print_logs(job: "TrainingJob") -> None:
     """v2's `logs()`: print the job's logs until it ends; a Failed job then raises, as v2's does."""
-    from launcher.jobs import JobFailedError
+    from sagelaunch.launcher.jobs import JobFailedError
 
     for line in job.logs(follow=True):
         print(line, flush=True)
@@ -103,7 +103,7 @@ def attach(cls: type["FrameworkEstimator"], name: str, sagemaker_session: Any, m
            region: str | None) -> "FrameworkEstimator":
     """v2's `attach`: find the job (local registry, then SageMaker), rebuild the estimator from its
     description, keep the job as latest_training_job and wait for it to end (no logs printed)."""
-    from launcher.backends import attach as find_job
+    from sagelaunch.launcher.backends import attach as find_job
 
     region = region or _session_region(sagemaker_session)
     job = find_job(name, **({"region": region} if region else {}))
@@ -127,9 +127,9 @@ def init_params(cls: type["FrameworkEstimator"], description: dict[str, Any],
     """v2's `_prepare_init_params_from_job_description` (EstimatorBase, Framework, PyTorch/TensorFlow): the
     constructor arguments of a job's estimator. The `distribution=` dict is not rebuilt (v2 does not either);
     its hyperparameters stay in what the job was sent, which hyperparameters() returns."""
-    from jobspec.fields import RESERVED_HYPERPARAMETERS
-    from jobspec.names import base_from_name
-    from launcher.contract import SAGEMAKER_PREFIX, decode_hyperparameters
+    from sagelaunch.jobspec.fields import RESERVED_HYPERPARAMETERS
+    from sagelaunch.jobspec.names import base_from_name
+    from sagelaunch.launcher.contract import SAGEMAKER_PREFIX, decode_hyperparameters
 
     name = description["TrainingJobName"]
     resources = description["ResourceConfig"]
@@ -237,7 +237,7 @@ def update_profiler(job: "TrainingJob", rules: Any, system_monitor_interval_mill
                     s3_output_path: str | None, framework_profile_params: Any, disable_framework_metrics: bool) -> None:
     """v2's update_profiler: ProfilerConfig from the arguments given (and ProfilerRuleConfigurations for
     `rules`); ProfilingParameters {} when disable_framework_metrics=True."""
-    from profiler_config.config import ProfilerConfig, check_s3_uri
+    from sagelaunch.profiler_config.config import ProfilerConfig, check_s3_uri
 
     if not (rules or system_monitor_interval_millis or s3_output_path or framework_profile_params
             or disable_framework_metrics):
@@ -294,8 +294,8 @@ def _profiling_parameters(params: Any) -> dict[str, str]:
 
 def _rule_config(rule: Any, region: str) -> dict[str, Any]:
     """A ProfilerRule as v2's update_profiler sends it: a built-in rule on the region's evaluator image."""
-    from launcher.request import rule_configuration
-    from profiler_config.debugger import ProfilerRule
+    from sagelaunch.launcher.request import rule_configuration
+    from sagelaunch.profiler_config.debugger import ProfilerRule
 
     if isinstance(rule, dict):
         return rule

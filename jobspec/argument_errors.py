@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from jobspec.errors import ProblemsError, SagelaunchException, validation_problems
+from sagelaunch.jobspec.errors import ProblemsError, SagelaunchException, validation_problems
 
 
 class ArgumentErrors(ValidationError, ProblemsError):

@@ -1,7 +1,7 @@
 """The support catalog: pure lookups and checks over support_matrix.json (facts there, rules here).
 
 Images, regions, instance types, GPUs, distribution and profiler support. No environment is read
-(the configured region and this machine's GPUs are probed by `launcher.environment`). The matrix
+(the configured region and this machine's GPUs are probed by `sagelaunch.launcher.environment`). The matrix
 loads on first use, so `import estimators` stays cheap. Every check raises a ValueError that names
 the field, the value, what is supported and a likely fix.
 """
@@ -14,9 +14,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from jobspec.contract import LOCAL_INSTANCE_TYPES
-from jobspec.errors import SagelaunchError
-from jobspec.suggest import allowed_list, choice_error, did_you_mean
+from sagelaunch.jobspec.contract import LOCAL_INSTANCE_TYPES
+from sagelaunch.jobspec.errors import SagelaunchError
+from sagelaunch.jobspec.suggest import allowed_list, choice_error, did_you_mean
 
 MATRIX_PATH = Path(__file__).with_name("support_matrix.json")
 FRAMEWORKS = ("pytorch", "tensorflow")

@@ -14,7 +14,7 @@ import json
 import re
 from typing import Any
 
-from jobspec.errors import SagelaunchError, cut, secret_shown, shown
+from sagelaunch.jobspec.errors import SagelaunchError, cut, secret_shown, shown
 
 CHANNEL_NAME = re.compile(r"^[A-Za-z0-9.\-_]{1,64}$")  # ChannelName: [A-Za-z0-9\.\-_]+, 1-64
 MAX_CHANNELS = 20  # InputDataConfig

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 
-from jobspec.errors import SagelaunchError
+from sagelaunch.jobspec.errors import SagelaunchError
 
 MAX_NAME_LENGTH = 63
 NAME_ALLOWED = f"letters, digits and hyphens (at most {MAX_NAME_LENGTH})"

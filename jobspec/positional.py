@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from jobspec.errors import SagelaunchTypeError
+from sagelaunch.jobspec.errors import SagelaunchTypeError
 
 
 def bind_positional(owner: str, names: Sequence[str], args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:

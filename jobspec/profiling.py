@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from jobspec.contract import DEFAULT_CPU_PROFILING_DURATION_S, DEFAULT_FILE_ROTATION_S
+from sagelaunch.jobspec.contract import DEFAULT_CPU_PROFILING_DURATION_S, DEFAULT_FILE_ROTATION_S
 
 
 

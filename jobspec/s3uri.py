@@ -6,7 +6,7 @@ import os
 import re
 from pathlib import Path
 
-from jobspec.errors import SagelaunchError
+from sagelaunch.jobspec.errors import SagelaunchError
 
 # what the estimators accept as an S3 URI (bucket naming rules, then any key)
 S3_URI = re.compile(r"^s3://[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9](/.*)?$")

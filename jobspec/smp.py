@@ -21,8 +21,8 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 
-from jobspec.errors import SagelaunchError
-from jobspec.suggest import did_you_mean
+from sagelaunch.jobspec.errors import SagelaunchError
+from sagelaunch.jobspec.suggest import did_you_mean
 
 PLACEMENT_PERMUTATIONS = tuple("".join(p) for p in itertools.permutations("DPT"))
 # SMP v1 (docs "Placement Strategy with Tensor Parallelism"): D (reduced data parallel), P (pipeline),

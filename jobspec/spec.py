@@ -14,8 +14,8 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from jobspec import fields
-from jobspec.contract import DEFAULT_CPU_PROFILING_DURATION_S, DEFAULT_FILE_ROTATION_S, is_local_instance_type
+from sagelaunch.jobspec import fields
+from sagelaunch.jobspec.contract import DEFAULT_CPU_PROFILING_DURATION_S, DEFAULT_FILE_ROTATION_S, is_local_instance_type
 
 
 class _Frozen(BaseModel):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from jobspec.errors import SagelaunchError, SagelaunchTypeError
+from sagelaunch.jobspec.errors import SagelaunchError, SagelaunchTypeError
 
 DID_YOU_MEAN = " (did you mean {}?)"
 

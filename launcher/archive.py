@@ -21,7 +21,7 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from jobspec.errors import SagelaunchError
+from sagelaunch.jobspec.errors import SagelaunchError
 
 GiB = 2**30
 # Generous: a large language model's weights fit; a 1 MB archive can still not fill a disk.

@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jobspec.contract import (PROFILER_CONFIG_FILE, PROFILER_OUTPUT_SUBDIR, SAGELAUNCH_PROFILER_CONFIG,
+from sagelaunch.jobspec.contract import (PROFILER_CONFIG_FILE, PROFILER_OUTPUT_SUBDIR, SAGELAUNCH_PROFILER_CONFIG,
                               SAGELAUNCH_SMP_INIT_DIR, SM_PROFILER_OUTPUT_DIR)
-from jobspec.profiling import profiler_config_file
-from launcher.safe_write import write_private_text
+from sagelaunch.jobspec.profiling import profiler_config_file
+from sagelaunch.launcher.safe_write import write_private_text
 
 if TYPE_CHECKING:
-    from launcher.local.local_job import LocalJob
+    from sagelaunch.launcher.local.local_job import LocalJob
 
 # Hyperparameters the toolkit keeps for itself (params.SAGEMAKER_HYPERPARAMETERS); other
 # `sagemaker_*` keys become SM_FRAMEWORK_PARAMS.

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 
-from jobspec.catalog import LOCAL_DEFAULT_REGION
-from jobspec.errors import SagelaunchError
+from sagelaunch.jobspec.catalog import LOCAL_DEFAULT_REGION
+from sagelaunch.jobspec.errors import SagelaunchError
 
 
 REGION_VARIABLES = ("AWS_REGION", "AWS_DEFAULT_REGION")

@@ -19,7 +19,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 
-from jobspec.errors import SagelaunchError
+from sagelaunch.jobspec.errors import SagelaunchError
 
 KEYS = ("repo", "branch", "commit", "2FA_enabled", "username", "password", "token")
 _CREDENTIALS = re.compile(r"(https://)[^@/]+@")

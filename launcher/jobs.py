@@ -2,7 +2,7 @@
 
 `describe()` returns a DescribeTrainingJob-shaped dict in both backends, so code and the
 CLI treat local and SageMaker jobs the same. Finding a job by name is the backends' part
-(`launcher.backends.attach`); a name neither knows raises JobNotFoundError, defined here.
+(`sagelaunch.launcher.backends.attach`); a name neither knows raises JobNotFoundError, defined here.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any, Iterator
 
-from jobspec.errors import SagelaunchError, SagelaunchRuntimeError
+from sagelaunch.jobspec.errors import SagelaunchError, SagelaunchRuntimeError
 
 
 # `logs=` of wait() (and the estimators' fit()) as the SageMaker SDK v2 takes it: a bool or a v2 log type
@@ -102,8 +102,8 @@ class JobNotFoundError(SagelaunchError):
 
     @classmethod
     def for_name(cls, name: str, sagemaker_error: Exception) -> "JobNotFoundError":
-        from jobspec.suggest import did_you_mean
-        from launcher import registry
+        from sagelaunch.jobspec.suggest import did_you_mean
+        from sagelaunch.launcher import registry
 
         local_names = [r["TrainingJobName"] for r in registry.list_jobs()]
         local = f"no local job named {name!r}" + (

@@ -17,10 +17,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from jobspec.contract import TERMINAL_STATUSES
-from jobspec.suggest import did_you_mean
-from launcher.local.record import check_record
-from launcher.safe_write import private_file, private_folder
+from sagelaunch.jobspec.contract import TERMINAL_STATUSES
+from sagelaunch.jobspec.suggest import did_you_mean
+from sagelaunch.launcher.local.record import check_record
+from sagelaunch.launcher.safe_write import private_file, private_folder
 
 # Fields holding times: stored as ISO strings, returned as aware datetimes (boto3's shape).
 _TIME_FIELDS = ("CreationTime", "TrainingStartTime", "TrainingEndTime", "LastModifiedTime")

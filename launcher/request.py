@@ -12,12 +12,12 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from jobspec import names
-from jobspec.profiling import profiling_parameters
-from jobspec.s3uri import default_bucket_name, parse_s3_uri
+from sagelaunch.jobspec import names
+from sagelaunch.jobspec.profiling import profiling_parameters
+from sagelaunch.jobspec.s3uri import default_bucket_name, parse_s3_uri
 
 if TYPE_CHECKING:
-    from jobspec.spec import TrainingJobSpec
+    from sagelaunch.jobspec.spec import TrainingJobSpec
 
 # What CreateTrainingJob takes (botocore's shape): both backends consume this one compiled form.
 CreateTrainingJobRequest = dict[str, Any]

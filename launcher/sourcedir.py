@@ -25,7 +25,7 @@ import tarfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from jobspec.errors import SagelaunchError
+from sagelaunch.jobspec.errors import SagelaunchError
 
 # Never shipped. A pattern matches a file or folder name at any depth, or a path relative to source_dir.
 # README ("What never ships") lists the same entries; tests/local/test_sourcedir.py checks each one.

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import types
 
-from modelparallel.errors import SMPValidationError
+from sagelaunch.modelparallel.errors import SMPValidationError
 
 STRATEGIES = "'each', 'contiguous' or 'group_N' (N ≥ 1)"
 
@@ -30,7 +30,7 @@ def _grouped_forward(seq, group: int | None):
     """A Sequential forward that checkpoints runs of `group` children (all children when None)."""
     from torch.utils.checkpoint import checkpoint
 
-    from modelparallel.offload import checkpoint_region
+    from sagelaunch.modelparallel.offload import checkpoint_region
 
     def forward(self, x):
         children = list(self._modules.values())

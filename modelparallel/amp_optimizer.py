@@ -16,9 +16,9 @@ import torch
 import torch.distributed as dist
 import torch.nn as nn
 
-from modelparallel.amp_scaler import DynamicLossScaler, LossScaler
-from modelparallel.core import state
-from modelparallel.errors import SMPValidationError
+from sagelaunch.modelparallel.amp_scaler import DynamicLossScaler, LossScaler
+from sagelaunch.modelparallel.core import state
+from sagelaunch.modelparallel.errors import SMPValidationError
 
 HALF_DTYPES = (torch.float16, torch.bfloat16)
 

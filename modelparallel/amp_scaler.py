@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from modelparallel.errors import SMPValidationError
+from sagelaunch.modelparallel.errors import SMPValidationError
 
 DYNAMIC_DEFAULTS = {"init_scale": 2.0**32, "scale_factor": 2.0, "scale_window": 1000, "min_scale": 1.0,
                     "delayed_shift": 1, "consecutive_hysteresis": False}

@@ -18,9 +18,9 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from modelparallel.core import _require_init, state
-from modelparallel.errors import SMPValidationError
-from modelparallel.tensor_parallel import full_value, own_part
+from sagelaunch.modelparallel.core import _require_init, state
+from sagelaunch.modelparallel.errors import SMPValidationError
+from sagelaunch.modelparallel.tensor_parallel import full_value, own_part
 
 PARTIAL_KEY = "_smp_is_partial"
 
@@ -224,7 +224,7 @@ def save_checkpoint(path: str, tag: str, partial: bool = True, model=None, optim
                     translate_if_full: bool = True, num_kept_partial_checkpoints: int | None = None) -> None:
     import shutil
 
-    from modelparallel.comm import CommGroup, allgather, barrier
+    from sagelaunch.modelparallel.comm import CommGroup, allgather, barrier
 
     st = _require_init()
     if model is None and optimizer is None:

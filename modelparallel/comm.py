@@ -5,8 +5,8 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any
 
-from modelparallel.core import _require_init
-from modelparallel.errors import SMPValidationError
+from sagelaunch.modelparallel.core import _require_init
+from sagelaunch.modelparallel.errors import SMPValidationError
 
 
 class CommGroup(Enum):

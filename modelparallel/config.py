@@ -1,5 +1,5 @@
 """smp.init's configuration: SM_HP_MP_PARAMETERS (what SageMaker and the local backend deliver) merged with
-the `config` dict given to smp.init, validated by the ONE shared parameter model (`jobspec.smp.SMPParameters`)
+the `config` dict given to smp.init, validated by the ONE shared parameter model (`sagelaunch.jobspec.smp.SMPParameters`)
 and its table of options this implementation lacks; modelparallel defines no parameters or rules of its own."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from jobspec.contract import SM_HP_MP_PARAMETERS as ENV_VAR
-from jobspec.errors import parts_of, validation_error
-from jobspec.smp import SMPParameters, check_local_support
-from modelparallel.errors import SMPValidationError
+from sagelaunch.jobspec.contract import SM_HP_MP_PARAMETERS as ENV_VAR
+from sagelaunch.jobspec.errors import parts_of, validation_error
+from sagelaunch.jobspec.smp import SMPParameters, check_local_support
+from sagelaunch.modelparallel.errors import SMPValidationError
 
 
 def load_parameters(config: dict[str, Any] | None = None):

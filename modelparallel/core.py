@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from jobspec.net import free_port
-from modelparallel.errors import SMPRuntimeError, SMPValidationError
+from sagelaunch.jobspec.net import free_port
+from sagelaunch.modelparallel.errors import SMPRuntimeError, SMPValidationError
 
 
 @dataclass
@@ -78,14 +78,14 @@ def init(config: dict | None = None) -> None:
     import torch
     import torch.distributed as dist
 
-    from jobspec.smp import check_world
-    from modelparallel.config import check_supported, load_parameters
-    from modelparallel.layout import build_mesh, layout_from_mesh
+    from sagelaunch.jobspec.smp import check_world
+    from sagelaunch.modelparallel.config import check_supported, load_parameters
+    from sagelaunch.modelparallel.layout import build_mesh, layout_from_mesh
 
     cfg = load_parameters(config)  # every rank sees the same parameters: errors here are the same everywhere
     ignored = check_supported(cfg)
     if not torch.cuda.is_available():
-        from modelparallel.cpu_only import tolerate_cuda_device_calls
+        from sagelaunch.modelparallel.cpu_only import tolerate_cuda_device_calls
 
         tolerate_cuda_device_calls()
     _init_process_group()
@@ -118,7 +118,7 @@ def init(config: dict | None = None) -> None:
 def _leave_init_mark(rank: int) -> None:
     """In a local job: tell the supervisor this rank runs SMP (a job whose ranks never call smp.init ran its
     model-parallel degrees as independent processes, which the supervisor refuses to call Completed)."""
-    from jobspec.contract import SAGELAUNCH_SMP_INIT_DIR
+    from sagelaunch.jobspec.contract import SAGELAUNCH_SMP_INIT_DIR
 
     folder = os.environ.get(SAGELAUNCH_SMP_INIT_DIR)
     if folder:
@@ -129,7 +129,7 @@ def _leave_init_mark(rank: int) -> None:
 def _build_groups(mesh) -> dict[str, Any]:
     import torch.distributed as dist
 
-    from jobspec.smp import GROUP_DIMS
+    from sagelaunch.jobspec.smp import GROUP_DIMS
 
     order = mesh.mesh_dim_names
     groups: dict[str, Any] = {"world": dist.group.WORLD}

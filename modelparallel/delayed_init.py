@@ -16,7 +16,7 @@ from typing import Callable
 import torch
 import torch.nn as nn
 
-from modelparallel.errors import SMPValidationError
+from sagelaunch.modelparallel.errors import SMPValidationError
 
 
 @contextlib.contextmanager

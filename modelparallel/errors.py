@@ -1,7 +1,7 @@
 """Errors raised by modelparallel; both are ValueError/RuntimeError so callers can catch the usual types, and
 members of sagelaunch's family (jobspec.errors)."""
 
-from jobspec.errors import SagelaunchError, SagelaunchRuntimeError
+from sagelaunch.jobspec.errors import SagelaunchError, SagelaunchRuntimeError
 
 
 

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from jobspec import smp as rules
-from jobspec.smp import GROUP_DIMS, mesh_shape
-from modelparallel.errors import SMPValidationError
+from sagelaunch.jobspec import smp as rules
+from sagelaunch.jobspec.smp import GROUP_DIMS, mesh_shape
+from sagelaunch.modelparallel.errors import SMPValidationError
 
 
 def placement_order(strategy: str) -> str:
-    """jobspec.smp.placement_order, raising SMPValidationError."""
+    """sagelaunch.jobspec.smp.placement_order, raising SMPValidationError."""
     try:
         return rules.placement_order(strategy)
     except ValueError as err:

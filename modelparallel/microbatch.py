@@ -6,7 +6,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable
 
-from modelparallel.errors import SMPValidationError
+from sagelaunch.modelparallel.errors import SMPValidationError
 
 
 def _split(value: Any, n: int, axis: int, where: str) -> list[Any]:

@@ -10,9 +10,9 @@ import torch
 import torch.distributed as dist
 import torch.nn as nn
 
-from modelparallel import scaled_batch
-from modelparallel.core import _require_init, state
-from modelparallel.errors import SMPValidationError
+from sagelaunch.modelparallel import scaled_batch
+from sagelaunch.modelparallel.core import _require_init, state
+from sagelaunch.modelparallel.errors import SMPValidationError
 
 
 class _ModelCallCaptured(Exception):
@@ -36,10 +36,10 @@ class DistributedModel(nn.Module):
             raise SMPValidationError("the module is already an smp.DistributedModel; wrap the plain nn.Module once")
         self.average_grads_across_microbatches = average_grads_across_microbatches
         tp, pp = cfg.tensor_parallel_degree, cfg.pipeline_parallel_degree
-        from modelparallel.delayed_init import check_delayed, is_delayed, materialize
+        from sagelaunch.modelparallel.delayed_init import check_delayed, is_delayed, materialize
 
         check_delayed(module, cfg)
-        from modelparallel.amp import half_dtype
+        from sagelaunch.modelparallel.amp import half_dtype
 
         self.half_dtype = half_dtype(cfg)  # fp16/bf16: SMP casts the whole model (its Bit16_Module)
         if self.half_dtype is not None:
@@ -54,9 +54,9 @@ class DistributedModel(nn.Module):
         # 1. tensor parallel: DTensor plans over the tp sub-mesh
         self.tp_shard_dims: dict[str, int | None] = {}
         if tp > 1:
-            from modelparallel.tensor_parallel import apply_tensor_parallel
+            from sagelaunch.modelparallel.tensor_parallel import apply_tensor_parallel
 
-            from modelparallel.delayed_init import same_random_numbers
+            from sagelaunch.modelparallel.delayed_init import same_random_numbers
 
             with same_random_numbers(st.groups["tp"], st.device) if is_delayed(module) else contextlib.nullcontext():
                 self.tp_shard_dims = apply_tensor_parallel(module, st.mesh["T"], tp, st.device)
@@ -64,7 +64,7 @@ class DistributedModel(nn.Module):
         # sharded data parallelism (FSDP2) replaces DDP over the data-parallel ranks (jobspec: tp = pp = 1)
         self.sharded_data_parallel = cfg.sharded_data_parallel_degree > 1
         if self.sharded_data_parallel:
-            from modelparallel.sharded_data_parallel import shard_model, sharding_mesh
+            from sagelaunch.modelparallel.sharded_data_parallel import shard_model, sharding_mesh
 
             mesh = sharding_mesh(st.device.type, dist.get_world_size(), cfg.sharded_data_parallel_degree)
             shard_model(module, mesh, st.groups["dp"], compute_dtype=self.half_dtype)
@@ -95,13 +95,13 @@ class DistributedModel(nn.Module):
         self._pipeline_loss: list = []
         self._offloader = None
         if cfg.offload_activations:
-            from modelparallel.offload import ActivationOffloader
+            from sagelaunch.modelparallel.offload import ActivationOffloader
 
             self._offloader = ActivationOffloader(st.device, cfg.activation_loading_horizon)
             atexit.register(self._report_offload)
         st.model = self
         if st.pending_checkpoint is not None and self.partitioned:
-            from modelparallel.checkpointing import _load_pending_model
+            from sagelaunch.modelparallel.checkpointing import _load_pending_model
 
             _load_pending_model(self)
 
@@ -128,8 +128,8 @@ class DistributedModel(nn.Module):
         a pending checkpoint loads, and the post-partition hooks run."""
         if self.partitioned:
             return
-        from modelparallel.partitioning import plan_stages
-        from modelparallel.pipeline import PipelineRunner
+        from sagelaunch.modelparallel.partitioning import plan_stages
+        from sagelaunch.modelparallel.pipeline import PipelineRunner
 
         st = state
         self.stage_plan = plan_stages(self.module, st.cfg, st.layout.pp_rank)
@@ -144,7 +144,7 @@ class DistributedModel(nn.Module):
         if st.optimizer is not None:
             st.optimizer.keep_local_parameters(self)
         if st.pending_checkpoint is not None:
-            from modelparallel.checkpointing import _load_pending_model, _load_pending_optimizer
+            from sagelaunch.modelparallel.checkpointing import _load_pending_model, _load_pending_optimizer
 
             _load_pending_model(self)
             if st.optimizer is not None:
@@ -166,7 +166,7 @@ class DistributedModel(nn.Module):
             args = scaled_batch.gather_inputs(args, tp_pg, tp_size)
             kwargs = scaled_batch.gather_inputs(kwargs, tp_pg, tp_size)
         if self.half_dtype is not None:
-            from modelparallel.amp import to_float_outputs, to_half_inputs
+            from sagelaunch.modelparallel.amp import to_float_outputs, to_half_inputs
 
             args, kwargs = to_half_inputs(args, kwargs, self.half_dtype)
         with self.offload_context():
@@ -183,7 +183,7 @@ class DistributedModel(nn.Module):
         # activations saved for backward live on the CPU and come back at most activation_loading_horizon
         # modules ahead of backward (offload.py). The layer stack is found now: set_activation_checkpointing
         # may have been called after wrapping.
-        from modelparallel.offload import layer_stack
+        from sagelaunch.modelparallel.offload import layer_stack
 
         self._offloader.attach(layer_stack(self.module))
         return self._offloader.context()
@@ -222,7 +222,7 @@ class DistributedModel(nn.Module):
     def sync_context(self, last_microbatch: bool):
         """DDP (or FSDP) reduces only after the last microbatch's backward."""
         if self.sharded_data_parallel:
-            from modelparallel.sharded_data_parallel import gradient_sync
+            from sagelaunch.modelparallel.sharded_data_parallel import gradient_sync
 
             gradient_sync(self.module, last_microbatch)
             return contextlib.nullcontext()
@@ -239,7 +239,7 @@ class DistributedModel(nn.Module):
         if self.pipeline is not None and hasattr(self.stage_plan.builder, "sync_tied_gradients"):
             self.stage_plan.builder.sync_tied_gradients(state.groups["pp"])
         if self.sharded_data_parallel:
-            from modelparallel.sharded_data_parallel import reshard
+            from sagelaunch.modelparallel.sharded_data_parallel import reshard
 
             reshard(self.module)
         if self.sharded_data_parallel and state.cfg.sdp_gradient_clipping > 0 and self.half_dtype is None:
@@ -317,13 +317,13 @@ class DistributedModel(nn.Module):
 
     # ----- state dicts (see checkpointing.py for the gathering)
     def local_state_dict(self, *args, **kwargs) -> dict[str, Any]:
-        from modelparallel.checkpointing import local_model_state
+        from sagelaunch.modelparallel.checkpointing import local_model_state
 
         self.partition()  # this rank's part: partition now if no step did yet
         return local_model_state(self)
 
     def state_dict(self, *args, **kwargs) -> dict[str, Any]:
-        from modelparallel.checkpointing import full_model_state
+        from sagelaunch.modelparallel.checkpointing import full_model_state
 
         return full_model_state(self)
 
@@ -331,7 +331,7 @@ class DistributedModel(nn.Module):
         """A full state dict (any layout) or this rank's partial one. same_partition_load (SMP: skip re-partitioning
         a partial dict saved with this partition) needs no handling: partial dicts always load into their own
         partition here, and a layout mismatch is refused by name."""
-        from modelparallel.checkpointing import load_model_state
+        from sagelaunch.modelparallel.checkpointing import load_model_state
 
         self.partition()  # SMP loads into the partitioned model: partition now (a no-op once partitioned)
         return load_model_state(self, state_dict, strict)

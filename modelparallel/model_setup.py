@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from modelparallel.errors import SMPValidationError
+from sagelaunch.modelparallel.errors import SMPValidationError
 
 
 @contextlib.contextmanager
@@ -18,8 +18,8 @@ def model_creation(tensor_parallelism: bool = False, dtype=None, **tensor_parall
     created without memory and smp.DistributedModel materialises each rank's part."""
     import torch
 
-    from modelparallel.core import state
-    from modelparallel.tensor_parallel import tensor_parallelism as mark_tensor_parallel
+    from sagelaunch.modelparallel.core import state
+    from sagelaunch.modelparallel.tensor_parallel import tensor_parallelism as mark_tensor_parallel
 
     if dtype is not None and not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
         raise SMPValidationError(f"smp.model_creation(dtype={dtype!r}): a floating torch.dtype is required, "
@@ -43,7 +43,7 @@ def delay_param_initialization(enabled: bool = True):
     if not enabled:
         return contextlib.nullcontext()
     try:
-        from modelparallel.delayed_init import delay_param_initialization as delayed  # type: ignore[import-not-found]
+        from sagelaunch.modelparallel.delayed_init import delay_param_initialization as delayed  # type: ignore[import-not-found]
     except ImportError:
         raise SMPValidationError(
             "smp.delay_param_initialization(enabled=True) is not supported by sagelaunch's modelparallel yet "
@@ -55,8 +55,8 @@ def delay_param_initialization(enabled: bool = True):
 def set_partition(module, partition: int) -> None:
     """Assign `module` (and its submodules not assigned otherwise) to pipeline partition `partition`; honoured when
     auto_partition is False, as smp.partition(index) is for modules created inside it."""
-    from modelparallel.core import state
-    from modelparallel.partitioning import MARK
+    from sagelaunch.modelparallel.core import state
+    from sagelaunch.modelparallel.partitioning import MARK
 
     pp = state.cfg.pipeline_parallel_degree if state.initialized else None
     if not isinstance(partition, int) or partition < 0 or (pp is not None and partition >= pp):

@@ -28,7 +28,7 @@ import weakref
 import torch
 import torch.nn as nn
 
-from modelparallel.errors import SMPValidationError
+from sagelaunch.modelparallel.errors import SMPValidationError
 
 
 class _Group:

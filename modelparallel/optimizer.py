@@ -13,9 +13,9 @@ from typing import Any
 
 import torch
 
-from modelparallel.comm import CommGroup, agree_on_error
-from modelparallel.core import _require_init, state
-from modelparallel.errors import SMPValidationError
+from sagelaunch.modelparallel.comm import CommGroup, agree_on_error
+from sagelaunch.modelparallel.core import _require_init, state
+from sagelaunch.modelparallel.errors import SMPValidationError
 
 MIXED_KEY = "_smp_fp16_master_weights"  # fp32 masters and the loss scaler in a saved optimizer state
 
@@ -49,7 +49,7 @@ class DistributedOptimizer(torch.optim.Optimizer):
         self.model = model
         self.mixed = None  # fp16/bf16: fp32 master weights in the optimizer's parameter groups
         if st.cfg.fp16 or st.cfg.bf16:
-            from modelparallel.amp_optimizer import MasterWeights, make_scaler
+            from sagelaunch.modelparallel.amp_optimizer import MasterWeights, make_scaler
 
             scaler = make_scaler(st.cfg.fp16, static_loss_scale, dynamic_loss_scale,
                                  {**(dynamic_loss_args.pop("dynamic_loss_args", None) or {}), **dynamic_loss_args})
@@ -60,7 +60,7 @@ class DistributedOptimizer(torch.optim.Optimizer):
         if model.partitioned:
             self.keep_local_parameters(model)
         if st.pending_checkpoint is not None:
-            from modelparallel.checkpointing import _load_pending_optimizer
+            from sagelaunch.modelparallel.checkpointing import _load_pending_optimizer
 
             _load_pending_optimizer(self)
 
@@ -187,7 +187,7 @@ class DistributedOptimizer(torch.optim.Optimizer):
         return sd
 
     def state_dict(self) -> dict[str, Any]:
-        from modelparallel.checkpointing import full_optimizer_state
+        from sagelaunch.modelparallel.checkpointing import full_optimizer_state
 
         return full_optimizer_state(self)
 
@@ -199,7 +199,7 @@ class DistributedOptimizer(torch.optim.Optimizer):
         if mixed is not None and self.mixed is not None:
             self.mixed.load_state_dict(mixed)
         if not partial:  # the gathered state_dict(): any rank takes its own part
-            from modelparallel.checkpointing import load_full_optimizer_state
+            from sagelaunch.modelparallel.checkpointing import load_full_optimizer_state
 
             load_full_optimizer_state(self, sd)
             return

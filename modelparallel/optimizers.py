@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import torch
 
-from modelparallel.errors import SMPValidationError
+from sagelaunch.modelparallel.errors import SMPValidationError
 
 
 class FusedLAMB(torch.optim.Optimizer):

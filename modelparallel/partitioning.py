@@ -9,7 +9,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from modelparallel.errors import SMPValidationError
+from sagelaunch.modelparallel.errors import SMPValidationError
 
 MARK = "_smp_partition"
 _stack: list[int] = []
@@ -20,7 +20,7 @@ def partition(index: int):
     """Modules assigned inside this context go to partition `index` (honoured when auto_partition is False)."""
     from torch.nn.modules.module import register_module_module_registration_hook
 
-    from modelparallel.core import state
+    from sagelaunch.modelparallel.core import state
 
     if state.initialized and not 0 <= index < state.cfg.pipeline_parallel_degree:
         raise SMPValidationError(
@@ -44,7 +44,7 @@ def partition(index: int):
 def set_partition(module, index: int) -> None:
     """SMP's smp.set_partition: place `module` (a layer of the model's layer stack, or an nn.Sequential child)
     on pipeline partition `index` (honoured when auto_partition is False)."""
-    from modelparallel.core import state
+    from sagelaunch.modelparallel.core import state
 
     if state.initialized and not 0 <= index < state.cfg.pipeline_parallel_degree:
         raise SMPValidationError(
@@ -196,7 +196,7 @@ class _BertStages:
 def stage_builder(module):
     import torch.nn as nn
 
-    from modelparallel.pipeline_stack import LayerStackStages, find_layer_stack
+    from sagelaunch.modelparallel.pipeline_stack import LayerStackStages, find_layer_stack
 
     if isinstance(module, nn.Sequential):
         return _SequentialStage(module)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from modelparallel.errors import SMPValidationError
+from sagelaunch.modelparallel.errors import SMPValidationError
 
 
 class PipelineRunner:

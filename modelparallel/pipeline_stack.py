@@ -24,7 +24,7 @@ import torch
 import torch.distributed as dist
 import torch.nn as nn
 
-from modelparallel.errors import SMPValidationError
+from sagelaunch.modelparallel.errors import SMPValidationError
 
 SHAPE_KEEPING = (nn.LayerNorm, nn.Dropout, nn.Identity)
 

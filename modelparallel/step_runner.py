@@ -5,11 +5,11 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-from modelparallel.comm import CommGroup, agree_on_error
-from modelparallel.core import _require_init, state
-from modelparallel.errors import SMPValidationError
-from modelparallel.microbatch import split_arguments
-from modelparallel.step_output import merge_microbatch_results
+from sagelaunch.modelparallel.comm import CommGroup, agree_on_error
+from sagelaunch.modelparallel.core import _require_init, state
+from sagelaunch.modelparallel.errors import SMPValidationError
+from sagelaunch.modelparallel.microbatch import split_arguments
+from sagelaunch.modelparallel.step_output import merge_microbatch_results
 
 
 def step(func: Callable | None = None, *, non_split_inputs=None, input_split_axes=None, detach_outputs: bool = True):
@@ -57,7 +57,7 @@ def _run_microbatches(fn, model, mbs) -> list[Any]:
 
 def _capture_model_inputs(fn, model, mbs) -> tuple[list[tuple], list[dict]]:
     """Run the step function up to its model(...) call for each microbatch and record the model's inputs."""
-    from modelparallel.model import _ModelCallCaptured
+    from sagelaunch.modelparallel.model import _ModelCallCaptured
 
     arg_mbs, kwarg_mbs = [], []
     model._capturing = True
@@ -80,7 +80,7 @@ def _run_pipelined(fn, model, mbs) -> list[Any]:
     import torch
     import torch.distributed as dist
 
-    from modelparallel import scaled_batch
+    from sagelaunch.modelparallel import scaled_batch
 
     st = state
     arg_mbs, kwarg_mbs = _capture_model_inputs(fn, model, mbs)
@@ -91,7 +91,7 @@ def _run_pipelined(fn, model, mbs) -> list[Any]:
     results: list[Any] = [None] * len(mbs)
     finalize = model.stage_plan.builder.finalize
     if model.half_dtype is not None:  # fp16/bf16: half inputs in, fp32 outputs out, as without pipelining
-        from modelparallel.amp import to_float_outputs, to_half_inputs
+        from sagelaunch.modelparallel.amp import to_float_outputs, to_half_inputs
 
         cast = [to_half_inputs(a, k, model.half_dtype) for a, k in zip(arg_mbs, kwarg_mbs)]
         arg_mbs, kwarg_mbs = [a for a, _ in cast], [k for _, k in cast]

@@ -8,8 +8,8 @@ import contextlib
 from collections import Counter
 from typing import Any
 
-from modelparallel.errors import SMPValidationError
-from modelparallel.tp_marks import MARK, is_marked  # noqa: F401  (is_marked: part of this module's API)
+from sagelaunch.modelparallel.errors import SMPValidationError
+from sagelaunch.modelparallel.tp_marks import MARK, is_marked  # noqa: F401  (is_marked: part of this module's API)
 
 
 @contextlib.contextmanager
@@ -35,7 +35,7 @@ def set_tensor_parallelism(module, enabled: bool = True, **tensor_parallel_confi
 
 
 def build_plan(module, tp: int):
-    from modelparallel.tp_plans import build_plan as plan_of
+    from sagelaunch.modelparallel.tp_plans import build_plan as plan_of
 
     return plan_of(module, tp)
 
@@ -64,7 +64,7 @@ def apply_tensor_parallel(module, tp_mesh, tp: int, device) -> dict[str, int | N
     from torch.distributed.tensor.parallel import parallelize_module
     from torch.distributed.tensor.placement_types import _StridedShard
 
-    from modelparallel.delayed_init import is_delayed, materialize, shard_points
+    from sagelaunch.modelparallel.delayed_init import is_delayed, materialize, shard_points
 
     plan = build_plan(module, tp)
     if not plan.styles:

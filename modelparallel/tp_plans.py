@@ -25,8 +25,8 @@ from typing import Any, Callable
 
 import torch.nn as nn
 
-from modelparallel.errors import SMPValidationError
-from modelparallel.tp_marks import is_marked
+from sagelaunch.modelparallel.errors import SMPValidationError
+from sagelaunch.modelparallel.tp_marks import is_marked
 
 # attention attributes that count heads (or their columns): each rank keeps 1/tp of them
 HEAD_ATTRIBUTES = ("num_heads", "num_attention_heads", "num_key_value_heads", "split_size", "all_head_size",
@@ -96,7 +96,7 @@ def bert_layer_plan(name: str, layer, tp: int) -> Plan:
 
 # ----- GPT-2 (Conv1D)
 def is_gpt2_block(m) -> bool:
-    from modelparallel.tp_styles import is_conv1d
+    from sagelaunch.modelparallel.tp_styles import is_conv1d
 
     attn, mlp = getattr(m, "attn", None), getattr(m, "mlp", None)
     return (is_conv1d(getattr(attn, "c_attn", None)) and is_conv1d(getattr(attn, "c_proj", None))
@@ -104,7 +104,7 @@ def is_gpt2_block(m) -> bool:
 
 
 def gpt2_block_plan(name: str, block, tp: int) -> Plan:
-    from modelparallel.tp_styles import Conv1DColwiseParallel, Conv1DRowwiseParallel
+    from sagelaunch.modelparallel.tp_styles import Conv1DColwiseParallel, Conv1DRowwiseParallel
 
     attn = block.attn
     if getattr(attn, "is_cross_attention", False) or hasattr(block, "crossattention"):
@@ -166,12 +166,12 @@ def hf_base_plan(name: str, base, tp: int) -> Plan:
 
 # ----- smp.nn.DistributedAttentionLayer / DistributedTransformerOutputLayer (always distributed, as SMP's are)
 def is_smp_attention(m) -> bool:
-    return type(m).__name__ == "DistributedAttentionLayer" and type(m).__module__ == "modelparallel.nn.transformer"
+    return type(m).__name__ == "DistributedAttentionLayer" and type(m).__module__ == "sagelaunch.modelparallel.nn.transformer"
 
 
 def is_smp_output(m) -> bool:
     return (type(m).__name__ == "DistributedTransformerOutputLayer"
-            and type(m).__module__ == "modelparallel.nn.transformer")
+            and type(m).__module__ == "sagelaunch.modelparallel.nn.transformer")
 
 
 def smp_attention_plan(name: str, layer, tp: int) -> Plan:
@@ -223,7 +223,7 @@ def vocab_parallel_plan(root, tp: int) -> Plan:
     if not (callable(get_in) and callable(get_out)):
         return Plan()
     embedding, head = get_in(), get_out()
-    smp_lm = type(root).__module__ == "modelparallel.nn.transformer"  # smp.nn layers: distributed unmarked
+    smp_lm = type(root).__module__ == "sagelaunch.modelparallel.nn.transformer"  # smp.nn layers: distributed unmarked
     if (not isinstance(embedding, nn.Embedding) or not isinstance(head, nn.Linear)
             or not (smp_lm or is_marked(embedding) and is_marked(head))
             or embedding.num_embeddings % tp or head.out_features % tp):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 def rmsg(message: str) -> str:
     """`message` prefixed with this process's ranks, as SMP's log lines are."""
-    from modelparallel.core import state
+    from sagelaunch.modelparallel.core import state
 
     if not state.initialized:
         return message

@@ -2,7 +2,7 @@
 
 In a training script (same names as SageMaker Profiler's ``smppy``)::
 
-    import profiler as smprof            # or: from profiler import smprof
+    import sagelaunch.profiler as smprof            # or: from profiler import smprof
     smprof.configure(smprof.Config())   # optional; settings come from the job's profilerconfig.json
     smprof.start_profiling()
     with smprof.annotate("forward"):
@@ -14,26 +14,26 @@ Importing this package imports neither torch nor tensorflow; a collector imports
 
 from __future__ import annotations
 
-from profiler.public_names import API as _API
+from sagelaunch.profiler.public_names import API as _API
 
 __all__ = sorted(_API | {"smprof", "load_profile", "analyze"})
 
 
 def __getattr__(name: str):
     if name in _API:
-        from profiler import api
+        from sagelaunch.profiler import api
 
         return getattr(api, name)
     if name == "smprof":
         import importlib
 
-        return importlib.import_module("profiler.smprof")
+        return importlib.import_module("sagelaunch.profiler.smprof")
     if name == "load_profile":
-        from profiler.loader import load_profile
+        from sagelaunch.profiler.loader import load_profile
 
         return load_profile
     if name == "analyze":
-        from profiler.analysis import analyze
+        from sagelaunch.profiler.analysis import analyze
 
         return analyze
     raise AttributeError(f"module 'profiler' has no attribute {name!r}")

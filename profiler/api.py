@@ -12,12 +12,12 @@ import sys
 import threading
 from pathlib import Path
 
-from profiler.output_process import ProfileOutput
-from profiler.recorder import AnnotationRecorder, now_ns
-from profiler.schema import TraceMeta
-from profiler.public_names import API
-from profiler.settings import Config
-from profiler.window_writer import WindowWriter
+from sagelaunch.profiler.output_process import ProfileOutput
+from sagelaunch.profiler.recorder import AnnotationRecorder, now_ns
+from sagelaunch.profiler.schema import TraceMeta
+from sagelaunch.profiler.public_names import API
+from sagelaunch.profiler.settings import Config
+from sagelaunch.profiler.window_writer import WindowWriter
 
 log = logging.getLogger("sagelaunch.profiler")
 
@@ -131,7 +131,7 @@ class SMProfiler:
         if "torch" not in sys.modules or self._hooks is not None:
             return
         try:  # best effort: without them steps need annotations and input wait needs DataLoader operators
-            from profiler.torch_hooks import TorchHooks
+            from sagelaunch.profiler.torch_hooks import TorchHooks
 
             self._hooks = TorchHooks(self._recorder, lambda: self.active)
         except Exception as exc:  # noqa: BLE001
@@ -166,7 +166,7 @@ class SMProfiler:
     def _start_device_capture(self, cpu_ops: bool) -> None:
         c = self.config
         if "torch" in sys.modules and (cpu_ops or c.device_activity):
-            from profiler.torch_capture import KinetoWindow
+            from sagelaunch.profiler.torch_capture import KinetoWindow
 
             window = KinetoWindow(cpu_ops, c.device_activity, c.record_shapes)
             self._kineto = window if window.active else None
@@ -190,7 +190,7 @@ class SMProfiler:
             import tensorflow as tf
 
             tf.profiler.experimental.stop()
-            from profiler.tf_capture import read_tf_session
+            from sagelaunch.profiler.tf_capture import read_tf_session
 
             rank = read_tf_session(logdir, self._tf_start_ns, self._meta())
             if rank is not None and len(rank) and self._writer is not None and not self.failed:
@@ -203,7 +203,7 @@ class SMProfiler:
         local_rank = int(os.environ.get("LOCAL_RANK", self.config.rank) or 0)
         if os.environ.get("SAGELAUNCH_PROFILER_CONFIG") or local_rank != 0:
             return
-        from profiler.system_monitor import SystemMonitor
+        from sagelaunch.profiler.system_monitor import SystemMonitor
 
         self._monitor = SystemMonitor(
             Path(self.config.output_dir), self.config.host, self.config.system_monitor_interval_millis,
@@ -215,7 +215,7 @@ class SMProfiler:
     def _meta(self) -> TraceMeta:
         c = self.config
         ws = os.environ.get("WORLD_SIZE")
-        from profiler.job_settings import from_environment
+        from sagelaunch.profiler.job_settings import from_environment
 
         return TraceMeta(rank=c.rank, host=c.host, kind="sagelaunch", world_size=int(ws) if ws else None,
                          job_settings=from_environment())

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
-from profiler.trace_file import ProfileLoadError
-from profiler.schema import (
+from sagelaunch.profiler.trace_file import ProfileLoadError
+from sagelaunch.profiler.schema import (
     EVENT_INT_COLUMNS,
     EVENT_STRING_COLUMNS,
     META_KEY_META,
@@ -114,7 +114,7 @@ def read_events(paths: list[Path]) -> RankTrace:
         arr = col.chunk(0) if col.num_chunks else pa.array([], pa.dictionary(pa.int32(), pa.string()))
         cols[name + "_id"] = arr.indices.to_numpy(zero_copy_only=False).astype(np.int32)
         dicts[name] = arr.dictionary.to_pylist() or [""]
-    from profiler.kineto_reader import drop_negative_durations  # the writer (output process) does not need it
+    from sagelaunch.profiler.kineto_reader import drop_negative_durations  # the writer (output process) does not need it
 
     cols = drop_negative_durations(cols, dicts["name"], meta)
     order = np.argsort(cols["ts_ns"], kind="stable")

@@ -76,8 +76,8 @@ def _build_app():
     ) -> None:
         """What got slower or faster from A to B: the step and its phases (per step), annotations and GPU kernels
         (counts and total time, as HTA's trace diff)."""
-        from profiler.analysis.diff import diff
-        from profiler.kineto_reader import ProfileLoadError
+        from sagelaunch.profiler.analysis.diff import diff
+        from sagelaunch.profiler.kineto_reader import ProfileLoadError
 
         try:
             result = diff(a, b, top=top)
@@ -85,16 +85,16 @@ def _build_app():
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
         if as_json:
-            from profiler.records import to_json
+            from sagelaunch.profiler.records import to_json
 
             typer.echo(to_json(result).decode())
             return
-        from profiler.summary import print_diff
+        from sagelaunch.profiler.summary import print_diff
 
         print_diff(result)
 
     try:  # part 2 (dashboard, timeline, browser) registers its commands here
-        from profiler.cli_views import register
+        from sagelaunch.profiler.cli_views import register
     except ImportError:  # pragma: no cover - only while part 2 is absent
         register = None
     if register is not None:
@@ -116,11 +116,11 @@ def run_analyze(path: str, as_json: bool, top: int, context: dict | None = None)
     # The analysis does no linear algebra; OpenBLAS would start a thread per core as numpy loads (~0.06 s of a
     # 0.2 s command, measured on 2 cores). A caller's own setting wins.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    from profiler import prefetch
+    from sagelaunch.profiler import prefetch
 
     prefetch.start(path)  # gunzip in a thread while the imports below run
-    from profiler.analysis import analyze
-    from profiler.kineto_reader import ProfileLoadError
+    from sagelaunch.profiler.analysis import analyze
+    from sagelaunch.profiler.kineto_reader import ProfileLoadError
 
     try:
         result = analyze(path, top_n=top, context=context)
@@ -128,12 +128,12 @@ def run_analyze(path: str, as_json: bool, top: int, context: dict | None = None)
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if as_json:
-        from profiler.records import to_json
+        from sagelaunch.profiler.records import to_json
 
         sys.stdout.buffer.write(to_json(result) + b"\n")
         sys.stdout.flush()
         return 0
-    from profiler.summary import print_summary
+    from sagelaunch.profiler.summary import print_summary
 
     print_summary(result)
     return 0
@@ -144,7 +144,7 @@ def fast_analyze(argv: list[str]) -> bool:
     and builds validators for every parameter (~0.1 s of the ~0.4 s this command takes on a 15 MB trace).
 
     Returns False, doing nothing, for any other command line (including --help and mistakes): Typer handles
-    those. Called first by `sagelaunch`'s main() and by `python -m profiler.cli`.
+    those. Called first by `sagelaunch`'s main() and by `python -m sagelaunch.profiler.cli`.
     """
     if argv[:2] != ["profile", "analyze"]:
         return False

@@ -44,7 +44,7 @@ def report_cmd(
 ) -> None:
     """Write the dashboard, with the findings, and the timeline (two tabs) as one self-contained HTML file that opens
     offline."""
-    from profiler.report.html import write_report
+    from sagelaunch.profiler.report.html import write_report
 
     console, written = _build(f"building the report of {path}", lambda: write_report(path, out, title=title))
     console.print(f"wrote {written} ({written.stat().st_size / 1e6:.1f} MB)")
@@ -55,9 +55,9 @@ def export_cmd(
     perfetto: Path = typer.Option(..., "--perfetto", help="Write a Chrome/Perfetto trace (JSON) here, for ui.perfetto.dev."),
 ) -> None:
     """Export the timeline (host -> device tracks, launch arrows, counters) as a Perfetto/Chrome trace."""
-    from profiler.loader import load_profile
-    from profiler.timeline.model import build_timeline
-    from profiler.timeline.perfetto import write_perfetto
+    from sagelaunch.profiler.loader import load_profile
+    from sagelaunch.profiler.timeline.model import build_timeline
+    from sagelaunch.profiler.timeline.perfetto import write_perfetto
 
     def export():
         model = build_timeline(load_profile(path))
@@ -73,7 +73,7 @@ def timeline_cmd(
     title: str = typer.Option(None, "--title", help="Title shown on the page (default: the path)."),
 ) -> None:
     """Write the timeline (every rank; steps, search, launch arrows) as one self-contained HTML file that opens offline."""
-    from profiler.timeline.html import write_timeline
+    from sagelaunch.profiler.timeline.html import write_timeline
 
     console, (written, events) = _build(f"building the timeline of {path}", lambda: write_timeline(path, out, title=title))
     console.print(f"wrote {written} ({written.stat().st_size / 1e6:.1f} MB, {events:,} events)")

@@ -6,7 +6,7 @@ these strings as they are, so the same quantity reads the same everywhere (tests
 
 from __future__ import annotations
 
-from profiler.records import AnalysisResult, Figure, HostSummary, RankAnalysis
+from sagelaunch.profiler.records import AnalysisResult, Figure, HostSummary, RankAnalysis
 
 ANNOTATIONS_SHOWN = 5
 

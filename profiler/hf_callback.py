@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from transformers import TrainerCallback
 
-from profiler.api import SMProfiler
+from sagelaunch.profiler.api import SMProfiler
 
 
 class ProfilerCallback(TrainerCallback):
@@ -81,6 +81,6 @@ class ProfilerCallback(TrainerCallback):
 def callbacks_if_configured() -> list:
     """[ProfilerCallback()] when the job has an enabled profiler configuration, else []:
     ``Trainer(..., callbacks=callbacks_if_configured())``."""
-    from profiler.settings import profiler_configured
+    from sagelaunch.profiler.settings import profiler_configured
 
     return [ProfilerCallback()] if profiler_configured() else []

@@ -14,7 +14,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from jobspec.contract import SM_HP_MP_PARAMETERS
+from sagelaunch.jobspec.contract import SM_HP_MP_PARAMETERS
 
 KEYS = ("pipeline_parallel_degree", "microbatches")
 ALIASES = {"partitions": "pipeline_parallel_degree"}  # SMP v1's older name

@@ -23,14 +23,14 @@ from typing import Any, Union
 import msgspec
 import numpy as np
 
-from profiler.schema import CAT_CPU_OP, RankTrace, TraceMeta
-from profiler.trace_file import NotATrace, ProfileLoadError, read_trace_bytes
+from sagelaunch.profiler.schema import CAT_CPU_OP, RankTrace, TraceMeta
+from sagelaunch.profiler.trace_file import NotATrace, ProfileLoadError, read_trace_bytes
 
 __all__ = ["ProfileLoadError", "read_kineto", "parse_trace", "events_to_rank"]
 
 
 def read_bytes(path: Path) -> bytes | bytearray:
-    from profiler import prefetch
+    from sagelaunch.profiler import prefetch
 
     ready = prefetch.take(path)
     return ready if ready is not None else read_trace_bytes(path)
@@ -336,7 +336,7 @@ def read_kineto(path: Path, cache: bool = True, workers: int | None = None) -> R
     A trace of 8 MB of JSON or more is decoded in chunks (profiler/trace_chunks.py), over `workers` processes
     (default: the cores not already busy; 1 decodes chunks one after the other, here, and only traces over
     trace_chunks.MAX_CHUNK_BYTES are then split at all)."""
-    from profiler import trace_cache
+    from sagelaunch.profiler import trace_cache
 
     hit = trace_cache.cached(path) if cache else None
     if hit is not None:
@@ -377,7 +377,7 @@ def read_chunked(raw: bytes | bytearray, path: Path, workers: int | None = None,
     """The RankTrace of a trace decoded in chunks, equal to the whole decode's; None when the trace is too small
     to split (under two chunks of trace_chunks.MIN_CHUNK_BYTES) or is not split cleanly: the caller decodes it
     whole (which also words any error). `chunk_bytes` sets the chunks' size instead (tests)."""
-    from profiler import trace_chunks
+    from sagelaunch.profiler import trace_chunks
 
     workers = workers or trace_chunks.free_cores()
     if len(raw) < 2 * (chunk_bytes or trace_chunks.MIN_CHUNK_BYTES):

@@ -16,9 +16,9 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
-from profiler.kineto_reader import ProfileLoadError, read_kineto
-from profiler.schema import Profile, RankTrace
-from profiler.trace_file import NotATrace
+from sagelaunch.profiler.kineto_reader import ProfileLoadError, read_kineto
+from sagelaunch.profiler.schema import Profile, RankTrace
+from sagelaunch.profiler.trace_file import NotATrace
 
 __all__ = ["load_profile", "load_with", "ProfileLoadError", "find_profile_files"]
 
@@ -62,7 +62,7 @@ def load_profile(path) -> Profile:
 
 def read_rank_folder(files: list[Path]) -> RankTrace:
     """One rank of our artifact; profiler.artifact (and pyarrow) is imported only when a profile holds one."""
-    from profiler import artifact
+    from sagelaunch.profiler import artifact
 
     return artifact.read_events(files)
 
@@ -80,7 +80,7 @@ def load_with(path, read_trace, read_rank_folder) -> Profile:
     if root.is_file():
         if root.name.endswith(".parquet"):
             if root.name.startswith("system-"):
-                from profiler import artifact  # pyarrow: only for our artifact's files
+                from sagelaunch.profiler import artifact  # pyarrow: only for our artifact's files
 
                 counters = artifact.read_counters([root])
             else:
@@ -110,7 +110,7 @@ def load_with(path, read_trace, read_rank_folder) -> Profile:
             else:
                 errors.append(str(exc))
     if system:
-        from profiler import artifact
+        from sagelaunch.profiler import artifact
 
         try:
             counters = artifact.read_counters(system)

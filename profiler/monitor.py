@@ -1,4 +1,4 @@
-"""Sidecar: `python -m profiler.monitor --config <profilerconfig.json> --out <dir> --host algo-N`.
+"""Sidecar: `python -m sagelaunch.profiler.monitor --config <profilerconfig.json> --out <dir> --host algo-N`.
 
 Samples CPU per core (and GPUs through NVML) from job start at ProfilingIntervalInMilliseconds until SIGTERM/SIGINT,
 then writes its last samples. The local backend starts one per host; SageMaker jobs get the same data from the
@@ -14,12 +14,12 @@ from pathlib import Path
 
 
 def main(argv: list[str] | None = None) -> int:
-    from jobspec.contract import DEFAULT_FILE_ROTATION_S
-    from jobspec.profiling import FILE_ROTATION, seconds_param
-    from profiler.settings import DEFAULT_INTERVAL_MS, current_host, read_profiler_config
-    from profiler.system_monitor import SystemMonitor
+    from sagelaunch.jobspec.contract import DEFAULT_FILE_ROTATION_S
+    from sagelaunch.jobspec.profiling import FILE_ROTATION, seconds_param
+    from sagelaunch.profiler.settings import DEFAULT_INTERVAL_MS, current_host, read_profiler_config
+    from sagelaunch.profiler.system_monitor import SystemMonitor
 
-    ap = argparse.ArgumentParser(prog="python -m profiler.monitor", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m sagelaunch.profiler.monitor", description=__doc__.splitlines()[0])
     ap.add_argument("--config", type=Path, help="profilerconfig.json (default: the job's)")
     ap.add_argument("--out", type=Path, required=True, help="profiler output folder (files go to <out>/<host>/)")
     ap.add_argument("--host", default=None, help="host name, e.g. algo-1")

@@ -22,13 +22,13 @@ import sys
 import threading
 from pathlib import Path
 
-from jobspec.errors import SagelaunchRuntimeError
+from sagelaunch.jobspec.errors import SagelaunchRuntimeError
 
 log = logging.getLogger("sagelaunch.profiler")
 _ROOT = str(Path(__file__).resolve().parents[1])  # the folder that holds the profiler package
 PROCESS_ENV = "SAGELAUNCH_PROFILER_OUTPUT_PROCESS"  # 0: write in the training process (no helper)
 _EXIT = "exit"
-_SERVE = f"import sys; sys.path.insert(0, {_ROOT!r}); from profiler.output_process import serve; serve()"
+_SERVE = f"import sys; sys.path.insert(0, {_ROOT!r}); from sagelaunch.profiler.output_process import serve; serve()"
 
 
 class OutputError(SagelaunchRuntimeError):
@@ -80,7 +80,7 @@ class ProfileOutput:
                     if not ok:
                         raise OutputError(value)
                     return value
-            from profiler.window_output import CALLS
+            from sagelaunch.profiler.window_output import CALLS
 
             return CALLS[name](*args)
 
@@ -116,7 +116,7 @@ def serve() -> None:
     requests = sys.stdin.buffer
     replies = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # a stray print must not corrupt the replies
-    from profiler.window_output import CALLS, warm_up
+    from sagelaunch.profiler.window_output import CALLS, warm_up
 
     warm_up()
     while True:

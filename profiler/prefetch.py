@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from profiler.trace_file import ProfileLoadError, read_trace_bytes
+from sagelaunch.profiler.trace_file import ProfileLoadError, read_trace_bytes
 
 _results: dict[str, object] = {}
 _threads: dict[str, threading.Thread] = {}
@@ -23,7 +23,7 @@ def _work(key: str, path: Path) -> None:
 
 
 def start(path) -> None:
-    from profiler import trace_cache
+    from sagelaunch.profiler import trace_cache
 
     p = Path(path)
     if p.is_file() and p.name.endswith((".json", ".json.gz")) and trace_cache.cached(p) is None:

@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 
-from profiler.schema import CAT_HOOK, CAT_MEMORY_SAMPLE, CAT_USER_ANNOTATION, RankTrace, TraceMeta
+from sagelaunch.profiler.schema import CAT_HOOK, CAT_MEMORY_SAMPLE, CAT_USER_ANNOTATION, RankTrace, TraceMeta
 
 # perf_counter_ns is cheap and monotonic; this offset puts it on the epoch clock Kineto and the monitor use
 _EPOCH_OFFSET_NS = time.time_ns() - time.perf_counter_ns()

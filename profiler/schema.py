@@ -6,7 +6,7 @@ they know; writers always write the current one. Any change that removes/renames
 Artifact layout (under ``output/profiler/``, i.e. ``SM_PROFILER_OUTPUT_DIR``)::
 
     <host>/system-<seq:04d>.parquet        counters table: CPU per core / GPU per device utilisation over time
-                                           (written by ``python -m profiler.monitor``, one file per rotation)
+                                           (written by ``python -m sagelaunch.profiler.monitor``, one file per rotation)
     <host>/rank-<R>/trace-<seq:04d>.parquet events table of rank R: Kineto activity + our annotations
                                            (one file per SMPFileRotationSecs window)
 

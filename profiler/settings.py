@@ -22,11 +22,11 @@ import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jobspec.contract import (DEFAULT_CPU_OPS_EVERY_STEPS, DEFAULT_CPU_OPS_STEPS, DEFAULT_CPU_PROFILING_DURATION_S, DEFAULT_FILE_ROTATION_S, DEFAULT_FILE_ROTATION_STEPS,
+from sagelaunch.jobspec.contract import (DEFAULT_CPU_OPS_EVERY_STEPS, DEFAULT_CPU_OPS_STEPS, DEFAULT_CPU_PROFILING_DURATION_S, DEFAULT_FILE_ROTATION_S, DEFAULT_FILE_ROTATION_STEPS,
                               DEFAULT_PROFILER_CONFIG_PATH as DEFAULT_CONFIG_PATH,
                               DEFAULT_PROFILER_OUTPUT_DIR as DEFAULT_OUTPUT_DIR, DEFAULT_RESOURCE_CONFIG_PATH,
                               SAGELAUNCH_PROFILER_CONFIG, SM_CURRENT_HOST, SM_PROFILER_OUTPUT_DIR)
-from jobspec.profiling import (CPU_OPS_EVERY_STEPS, CPU_OPS_STEPS, CPU_PROFILING_DURATION, FILE_ROTATION, FILE_ROTATION_STEPS, RECORD_CPU_OPS, flag_param,
+from sagelaunch.jobspec.profiling import (CPU_OPS_EVERY_STEPS, CPU_OPS_STEPS, CPU_PROFILING_DURATION, FILE_ROTATION, FILE_ROTATION_STEPS, RECORD_CPU_OPS, flag_param,
                                seconds_param)
 
 log = logging.getLogger("sagelaunch.profiler")

@@ -1,6 +1,6 @@
 """`from profiler import smprof`: the SageMaker Profiler (smppy) names in one namespace."""
 
-from profiler.api import (  # noqa: F401
+from sagelaunch.profiler.api import (  # noqa: F401
     Config,
     SMProfiler,
     annotate,

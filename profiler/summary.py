@@ -6,8 +6,8 @@ the JSON, the report and the profile browser print the same figure for the same 
 
 from __future__ import annotations
 
-from profiler.figures import ms, pct
-from profiler.records import AnalysisResult, Figure, ProfileDiff
+from sagelaunch.profiler.figures import ms, pct
+from sagelaunch.profiler.records import AnalysisResult, Figure, ProfileDiff
 
 def _short(name: str, width: int = 150) -> str:
     return name if len(name) <= width else name[: width - 1] + "…"

@@ -12,7 +12,7 @@ import threading
 import time
 from pathlib import Path
 
-from profiler.schema import (
+from sagelaunch.profiler.schema import (
     METRIC_CPU_UTIL,
     METRIC_GPU_MEM_USED,
     METRIC_GPU_MEM_UTIL,
@@ -52,7 +52,7 @@ class _Nvml:
 
 class SystemMonitor:
     def __init__(self, out_dir: Path, host: str, interval_ms: int, rotation_s: int, output=None) -> None:
-        from profiler.output_process import ProfileOutput
+        from sagelaunch.profiler.output_process import ProfileOutput
 
         self._output = output or ProfileOutput(use_process=False)  # the profiler's helper, or this process
         self.dir = Path(out_dir) / host

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import tempfile
 
-from profiler.recorder import now_ns
+from sagelaunch.profiler.recorder import now_ns
 
 
 def gpu_available(torch) -> bool:

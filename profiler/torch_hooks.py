@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import sys
 
-from profiler.recorder import AnnotationRecorder, now_ns
-from profiler.schema import (
+from sagelaunch.profiler.recorder import AnnotationRecorder, now_ns
+from sagelaunch.profiler.schema import (
     HOOK_DATALOADER_NEXT,
     HOOK_OPTIMIZER_STEP,
     SAMPLE_CUDA_ALLOCATED,

@@ -66,7 +66,7 @@ def load(path: Path, cache_file: Path):
 
     import numpy as np
 
-    from profiler.schema import RankTrace, TraceMeta
+    from sagelaunch.profiler.schema import RankTrace, TraceMeta
 
     try:
         with np.load(cache_file, allow_pickle=False) as z:

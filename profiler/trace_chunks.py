@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import threading
 
-from jobspec.errors import SagelaunchRuntimeError
+from sagelaunch.jobspec.errors import SagelaunchRuntimeError
 
 MIN_CHUNK_BYTES = 4 << 20  # below two of these a trace is decoded whole: forking costs more than it saves
 MAX_CHUNK_BYTES = 64 << 20  # bounds one process's decoded events on giant traces

@@ -12,7 +12,7 @@ import os
 import zlib
 from pathlib import Path
 
-from jobspec.errors import SagelaunchError
+from sagelaunch.jobspec.errors import SagelaunchError
 
 MAX_JSON_BYTES = 2 << 30
 MAX_JSON_ENV = "SAGELAUNCH_PROFILE_MAX_JSON_BYTES"

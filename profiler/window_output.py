@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from profiler.schema import RankTrace, TraceMeta
+from sagelaunch.profiler.schema import RankTrace, TraceMeta
 
 
 def write_window(path: Path, meta: TraceMeta, spans: RankTrace, kineto_json: str | None,
@@ -19,12 +19,12 @@ def write_window(path: Path, meta: TraceMeta, spans: RankTrace, kineto_json: str
     """Write one window, our ``spans`` plus Kineto's events, to ``path`` (None when it held nothing and
     ``write_empty`` is false). ``kineto_json`` is torch's own Chrome export of the window (a temporary file, removed
     here once read)."""
-    from profiler.artifact import write_events
-    from profiler.recorder import concat_ranks
+    from sagelaunch.profiler.artifact import write_events
+    from sagelaunch.profiler.recorder import concat_ranks
 
     parts = [spans]
     if kineto_json is not None:
-        from profiler.kineto_reader import read_kineto
+        from sagelaunch.profiler.kineto_reader import read_kineto
 
         try:
             parts.append(read_kineto(Path(kineto_json), cache=False))
@@ -41,8 +41,8 @@ def write_counter_rows(path: Path, host: str, interval_ms: int, rows: list[tuple
     import numpy as np
     import pyarrow as pa
 
-    from profiler.artifact import write_counters
-    from profiler.schema import arrow_array, arrow_strings
+    from sagelaunch.profiler.artifact import write_counters
+    from sagelaunch.profiler.schema import arrow_array, arrow_strings
 
     ts, metric, index, value = zip(*rows)
     names = list(dict.fromkeys(metric))

@@ -53,7 +53,7 @@ class WindowWriter:
                 return
             if self._failed:
                 continue
-            from profiler.recorder import now_ns
+            from sagelaunch.profiler.recorder import now_ns
 
             start = now_ns()
             try:

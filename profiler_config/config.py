@@ -14,13 +14,13 @@ from typing import Any, ClassVar
 
 from pydantic import Field, field_validator, model_validator
 
-from jobspec.contract import DEFAULT_CPU_PROFILING_DURATION_S, DEFAULT_FILE_ROTATION_S
-from jobspec.errors import SagelaunchError
-from jobspec.profiling import profiling_parameters
-from jobspec.s3uri import S3_URI
-from jobspec.spec import ProfilerSettings
-from profiler_config.framework_profile import FrameworkProfile
-from profiler_config.v2_args import V2Args
+from sagelaunch.jobspec.contract import DEFAULT_CPU_PROFILING_DURATION_S, DEFAULT_FILE_ROTATION_S
+from sagelaunch.jobspec.errors import SagelaunchError
+from sagelaunch.jobspec.profiling import profiling_parameters
+from sagelaunch.jobspec.s3uri import S3_URI
+from sagelaunch.jobspec.spec import ProfilerSettings
+from sagelaunch.profiler_config.framework_profile import FrameworkProfile
+from sagelaunch.profiler_config.v2_args import V2Args
 
 # SageMaker Debugger's allowed system-monitor intervals (ms): 100 ms … 1 minute.
 ALLOWED_INTERVALS_MILLIS = (100, 200, 500, 1000, 5000, 60000)

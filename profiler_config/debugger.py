@@ -13,10 +13,10 @@ from typing import Any, ClassVar
 
 from pydantic import Field, field_validator
 
-from jobspec.errors import SagelaunchError
-from jobspec.spec import DebugCollection, DebugHookSettings, DebugRuleSettings, TensorBoardSettings
-from profiler_config.config import check_s3_uri
-from profiler_config.v2_args import V2Args
+from sagelaunch.jobspec.errors import SagelaunchError
+from sagelaunch.jobspec.spec import DebugCollection, DebugHookSettings, DebugRuleSettings, TensorBoardSettings
+from sagelaunch.profiler_config.config import check_s3_uri
+from sagelaunch.profiler_config.v2_args import V2Args
 
 DEFAULT_RULE_EVALUATOR_IMAGE = "DEFAULT_RULE_EVALUATOR_IMAGE"  # v2's marker: the region's evaluator image
 DETAILED_PROFILER_RULE = "DetailedProfilerProcessingJobConfig"
@@ -95,7 +95,7 @@ class _RuleBase(V2Args):
     def to_settings(self, region: str) -> DebugRuleSettings:
         """The rule as the job sends it: a built-in rule runs on the region's evaluator image (SDK v2's
         _set_default_rule_config: then only the detailed profiler's processing rule keeps an instance type)."""
-        from jobspec.catalog import detailed_profiler_image_uri, rule_evaluator_image_uri
+        from sagelaunch.jobspec.catalog import detailed_profiler_image_uri, rule_evaluator_image_uri
 
         image, instance_type, volume = self.image_uri, self.instance_type, self.volume_size_in_gb
         if image == DEFAULT_RULE_EVALUATOR_IMAGE:
@@ -181,7 +181,7 @@ class ProfilerRule(_RuleBase):
                                   allowed="a profiler rule", fix="e.g. rule_configs.ProfilerReport()")
         used = name or base_config.rule_name
         if used.startswith(DETAILED_PROFILER_RULE):
-            from jobspec.catalog import profiler_facts
+            from sagelaunch.jobspec.catalog import profiler_facts
 
             facts = profiler_facts()["detailed_profiler_processing"]
             instance_type = instance_type or facts["instance_type"]
@@ -205,7 +205,7 @@ class ProfilerRule(_RuleBase):
 
 def detailed_profiler_rule(name: str) -> ProfilerRule:
     """The processing rule that turns SageMaker Profiler's detailed capture into its report (v2 adds it itself)."""
-    from jobspec.catalog import profiler_facts
+    from sagelaunch.jobspec.catalog import profiler_facts
 
     facts = profiler_facts()["detailed_profiler_processing"]
     return ProfilerRule(name=name, instance_type=facts["instance_type"], volume_size_in_gb=facts["volume_size_gb"],

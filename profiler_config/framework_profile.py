@@ -14,8 +14,8 @@ from typing import Any, ClassVar
 
 from pydantic import Field, model_validator
 
-from jobspec.errors import SagelaunchError
-from profiler_config.v2_args import V2Args
+from sagelaunch.jobspec.errors import SagelaunchError
+from sagelaunch.profiler_config.v2_args import V2Args
 
 # v2's profiler_constants: each metric's config name, default start step and number of steps
 METRICS = (

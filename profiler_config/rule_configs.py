@@ -14,8 +14,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from jobspec.errors import SagelaunchError, SagelaunchTypeError
-from jobspec.suggest import did_you_mean
+from sagelaunch.jobspec.errors import SagelaunchError, SagelaunchTypeError
+from sagelaunch.jobspec.suggest import did_you_mean
 
 _RULES_PATH = Path(__file__).with_name("builtin_rules.json")
 

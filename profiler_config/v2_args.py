@@ -6,8 +6,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
-from jobspec.argument_errors import argument_errors
-from jobspec.positional import bind_positional
+from sagelaunch.jobspec.argument_errors import argument_errors
+from sagelaunch.jobspec.positional import bind_positional
 
 
 class V2Args(BaseModel):

@@ -12,7 +12,7 @@ def _app():
     analyze PATH --json` (profiler.cli.fast_analyze) runs without importing Typer (~0.1 s)."""
     import typer
 
-    from profiler.cli import profile_app
+    from sagelaunch.profiler.cli import profile_app
     from sagelaunch import cli_endpoints, cli_jobs, cli_package, cli_profile, cli_validate
 
     app = typer.Typer(
@@ -47,7 +47,7 @@ def _one_line_warnings() -> None:
 def main() -> None:
     import sys
 
-    from profiler.cli import fast_analyze
+    from sagelaunch.profiler.cli import fast_analyze
 
     _one_line_warnings()
 

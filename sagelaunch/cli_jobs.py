@@ -1,7 +1,7 @@
 """`sagelaunch fit JOB.yaml` and `sagelaunch jobs list|describe|logs|stop`, for local and SageMaker jobs.
 
 Local jobs come from the local registry, SageMaker jobs from the SageMaker API, both through the
-backend interface (`launcher.backends`: list_jobs, and attach(name), which picks the right one). Imports stay inside commands so `sagelaunch --help`
+backend interface (`sagelaunch.launcher.backends`: list_jobs, and attach(name), which picks the right one). Imports stay inside commands so `sagelaunch --help`
 stays fast. Errors print as one clear message (exit 1), never a traceback.
 """
 
@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 import typer
 
-from jobspec.contract import STATUSES
+from sagelaunch.jobspec.contract import STATUSES
 
 jobs_app = typer.Typer(name="jobs", help="List, describe, follow and stop training jobs (local and SageMaker).",
                        no_args_is_help=True, add_completion=False)
@@ -36,7 +36,7 @@ def _console(stderr: bool = False):
 @contextlib.contextmanager
 def _clear_errors():
     """Known failures → one red line and exit code 1."""
-    from jobspec.errors import SagelaunchException
+    from sagelaunch.jobspec.errors import SagelaunchException
 
     try:
         yield
@@ -56,7 +56,7 @@ def _clear_errors():
 
 def load_job_file(path: Path) -> tuple[Any, dict[str, Any]]:
     """JOB.yaml → (estimator, fit keyword arguments); the same file format `sagelaunch validate` reads."""
-    import estimators
+    from sagelaunch import estimators
     from sagelaunch.cli_validate import load_estimator_args
 
     framework, kwargs, fit_kwargs = load_estimator_args(path)
@@ -65,7 +65,7 @@ def load_job_file(path: Path) -> tuple[Any, dict[str, Any]]:
 
 
 def _attach(name: str, region: Optional[str]):
-    from launcher.backends import attach
+    from sagelaunch.launcher.backends import attach
 
     return attach(name, **({"region": region} if region else {}))
 
@@ -104,8 +104,8 @@ def list_cmd(
 ) -> None:
     with _clear_errors():
         if status is not None and status not in STATUSES:
-            from jobspec.errors import SagelaunchError
-            from jobspec.suggest import did_you_mean
+            from sagelaunch.jobspec.errors import SagelaunchError
+            from sagelaunch.jobspec.suggest import did_you_mean
 
             hint = did_you_mean(status, STATUSES, form=". Did you mean {}?")
             raise SagelaunchError(f"--status {status!r} is not a job status; allowed: {', '.join(STATUSES)}"
@@ -113,13 +113,13 @@ def list_cmd(
                                   fix=hint.removeprefix(". "))
         rows: list[dict[str, Any]] = []
         if backend in (Backend.all, Backend.local):
-            from launcher.backends import list_jobs
+            from sagelaunch.launcher.backends import list_jobs
 
             rows += [{"Name": r["TrainingJobName"], "Backend": "local", "Status": r["TrainingJobStatus"],
                       "Created": _when(r.get("CreationTime"))} for r in list_jobs("local", status=status)]
         if backend in (Backend.all, Backend.sagemaker):
-            from launcher.aws.errors import AWSError
-            from launcher.backends import list_jobs
+            from sagelaunch.launcher.aws.errors import AWSError
+            from sagelaunch.launcher.backends import list_jobs
 
             try:
                 rows += [{"Name": s["TrainingJobName"], "Backend": "sagemaker", "Status": s["TrainingJobStatus"],

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from profiler.cli_views import fail
+from sagelaunch.profiler.cli_views import fail
 
 
 def register(profile_app: typer.Typer) -> None:
@@ -26,7 +26,7 @@ def ui_cmd(
     (local registry and SageMaker)."""
     from pathlib import Path
 
-    from profiler.ui.server import PortInUse, serve
+    from sagelaunch.profiler.ui.server import PortInUse, serve
     from sagelaunch.profile_sources import job_sources
 
     if path is not None and not Path(path).exists():

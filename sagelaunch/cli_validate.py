@@ -13,9 +13,9 @@ from typing import Any
 
 import typer
 
-from jobspec.catalog import FRAMEWORKS
-from jobspec.errors import SagelaunchError, parts_of
-from jobspec.suggest import closest, did_you_mean
+from sagelaunch.jobspec.catalog import FRAMEWORKS
+from sagelaunch.jobspec.errors import SagelaunchError, parts_of
+from sagelaunch.jobspec.suggest import closest, did_you_mean
 
 FIT_KEYS = ("inputs", "job_name")
 JOB_FILE = "JOB.yaml"  # the field an error about the job file itself names
@@ -38,7 +38,7 @@ def _job_file_loader():
     """
     import yaml
 
-    from jobspec.errors import shown
+    from sagelaunch.jobspec.errors import shown
 
     class JobFileLoader(yaml.SafeLoader):
         depth = 0
@@ -157,7 +157,7 @@ def _inputs_beside(base: Path, inputs: Any) -> Any:
 
 def check_local_inputs(spec: Any) -> None:
     """A local job's local input paths exist and can be read (what the local backend checks first; no network)."""
-    from launcher.local.channels import resolve_local
+    from sagelaunch.launcher.local.channels import resolve_local
 
     if spec.is_local:
         for channel in spec.inputs:
@@ -198,7 +198,7 @@ def error_lines(err: Exception) -> list[str]:
     """One line per problem: `field: message (value=…)` (pydantic errors carry their field in loc)."""
     from pydantic import ValidationError
 
-    from jobspec.errors import masked, shown
+    from sagelaunch.jobspec.errors import masked, shown
 
     if not isinstance(err, ValidationError):
         return [str(err)]
@@ -232,8 +232,8 @@ def validate(
     """Check a job offline (versions, region, instance type, images, distribution, profiler)."""
     from pydantic import ValidationError
 
-    import estimators
-    from launcher.request import compile_create_training_job_request
+    from sagelaunch import estimators
+    from sagelaunch.launcher.request import compile_create_training_job_request
 
     lines: list[str] = []
     try:

@@ -1,6 +1,6 @@
 """The profile browser's job sources: the launcher's local registry and SageMaker (with S3).
 
-The glue between the application's parts: `profiler.ui` shows jobs it is given, `launcher` knows
+The glue between the application's parts: `sagelaunch.profiler.ui` shows jobs it is given, `launcher` knows
 where jobs are. `job_sources()` is what `sagelaunch profile ui` hands the browser.
 """
 
@@ -10,7 +10,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from profiler.ui.sources import (JobEntry, JobSources, iso_utc, local_profile_dirs, profile_files, s3_profile_objects,
+from sagelaunch.profiler.ui.sources import (JobEntry, JobSources, iso_utc, local_profile_dirs, profile_files, s3_profile_objects,
                                  validate_job_name)
 
 log = logging.getLogger(__name__)
@@ -25,7 +25,7 @@ def job_sources() -> JobSources:
 # ---------- local registry ----------
 
 def list_local() -> tuple[list[JobEntry], str]:
-    from launcher import backends
+    from sagelaunch.launcher import backends
 
     try:
         records = backends.list_jobs("local")
@@ -44,7 +44,7 @@ def list_local() -> tuple[list[JobEntry], str]:
 
 
 def local_job_dirs(name: str) -> list[Path]:
-    from launcher import registry
+    from sagelaunch.launcher import registry
 
     return local_profile_dirs(registry.get(validate_job_name(name)))
 
@@ -65,7 +65,7 @@ def aws_available() -> str | None:
         import boto3
     except ImportError:
         return "boto3 is not installed"
-    from launcher.environment import NO_REGION, configured_region
+    from sagelaunch.launcher.environment import NO_REGION, configured_region
 
     if configured_region() is None:
         return NO_REGION
@@ -78,7 +78,7 @@ def _clients():
     import boto3
     from botocore.config import Config
 
-    from launcher.environment import configured_region
+    from sagelaunch.launcher.environment import configured_region
 
     config = Config(connect_timeout=3, read_timeout=10, retries={"max_attempts": 2})
     region = configured_region()  # the same region rule as every other command (boto3 alone ignores AWS_REGION)
@@ -87,7 +87,7 @@ def _clients():
 
 
 def list_sagemaker() -> tuple[list[JobEntry], str]:
-    from launcher.backends.sagemaker import profiler_output_uri  # one rule for the profile location
+    from sagelaunch.launcher.backends.sagemaker import profiler_output_uri  # one rule for the profile location
 
     why = aws_available()
     if why:
@@ -132,7 +132,7 @@ def sagemaker_profile(name: str) -> tuple[Any, str, list[dict[str, Any]]]:
 
 
 def sagemaker_prefix(name: str) -> str:
-    from launcher.backends.sagemaker import profiler_output_uri  # one rule for the profile location
+    from sagelaunch.launcher.backends.sagemaker import profiler_output_uri  # one rule for the profile location
 
     sm, _ = _clients()
     prefix = profiler_output_uri(sm.describe_training_job(TrainingJobName=validate_job_name(name)))

@@ -50,8 +50,8 @@ def line(label: str, figures: tuple[float, float, float]) -> str:
 
 
 def compile_one() -> dict:
-    from estimators import PyTorch
-    from profiler_config import ProfilerConfig
+    from sagelaunch.estimators import PyTorch
+    from sagelaunch.profiler_config import ProfilerConfig
 
     est = PyTorch(
         entry_point="train.py", role="arn:aws:iam::123456789012:role/SageMakerRole", region="us-west-2",

@@ -24,7 +24,7 @@ for _ in range(int(sys.argv[1]) * 10_486 // 1000):  # 1,000 lines of 100 bytes: 
     sys.stdout.write(line * 1000)
 """
 FIT = """import sys
-from estimators import PyTorch
+from sagelaunch.estimators import PyTorch
 PyTorch(entry_point=sys.argv[1], instance_type="local", framework_version="2.8.0",
         hyperparameters={}).fit(logs=sys.argv[2] == "logs", job_name=sys.argv[3])
 """
@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         script.write_text(CHATTY.replace("sys.argv[1]", str(args.mb)))
         quiet, _ = run(FIT, str(script), "quiet", "bench-logs-quiet")
         streamed, fit_rss = run(FIT, str(script), "logs", "bench-logs-streamed")
-        from launcher import registry
+        from sagelaunch.launcher import registry
 
         log = Path(registry.get("bench-logs-streamed")["JobDir"], "logs", "job.log")
         size = log.stat().st_size / 2**20

@@ -40,7 +40,7 @@ def run_torchrun(script: Path, marks: Path) -> dict:
 
 
 def run_fit(script: Path, marks: Path) -> dict:
-    from estimators import PyTorch
+    from sagelaunch.estimators import PyTorch
 
     # any supported version: a local job runs with the installed torch (and says so in one line on stderr)
     estimator = PyTorch(entry_point=str(script), instance_type="local", framework_version="2.8.0",

@@ -73,7 +73,7 @@ def gpt2_run(args, name: str) -> dict:
     """One layout on this world: memory after a step (gradients kept) and the median step time."""
     import torch
 
-    import modelparallel as smp
+    import sagelaunch.modelparallel as smp
 
     from tests.modelparallel.models import lm_loss
 
@@ -113,7 +113,7 @@ def batch(n: int, seq: int, step: int = 0):
 def make_step():
     import torch.nn.functional as F
 
-    import modelparallel as smp
+    import sagelaunch.modelparallel as smp
 
     @smp.step
     def train_step(model, ids, mask, y):
@@ -154,7 +154,7 @@ def saved_activation_bytes(args, checkpointing: bool) -> int:
     import torch
     import torch.nn.functional as F
 
-    import modelparallel as smp
+    import sagelaunch.modelparallel as smp
 
     model = smp.DistributedModel(build_roberta(args.hidden, args.layers, args.seq))
     layers = model.get_module().roberta.encoder.layer
@@ -213,7 +213,7 @@ def per_layer_bytes(args) -> int:
 def single_process(args) -> dict:
     import torch
 
-    import modelparallel as smp
+    import sagelaunch.modelparallel as smp
 
     torch.set_num_threads(1)  # like each torchrun rank (OMP_NUM_THREADS=1): compares work split, not threads
     smp.init({})
@@ -233,7 +233,7 @@ def worker(args) -> None:
     import torch
     import torch.distributed as dist
 
-    import modelparallel as smp
+    import sagelaunch.modelparallel as smp
 
     out = {}
     for name, cfg in [("dp2", {"ddp": True}), ("dp2_sharded", {"ddp": True, "shard_optimizer_state": True})]:
@@ -266,7 +266,7 @@ def worker(args) -> None:
 
 
 def launch_workers(args) -> dict:
-    from jobspec.net import free_port
+    from sagelaunch.jobspec.net import free_port
 
     port = free_port()
     out = os.path.join(tempfile.mkdtemp(prefix="bench_mp_"), "ranks.json")

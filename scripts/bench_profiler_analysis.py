@@ -126,7 +126,7 @@ def bench(target: Path, work: Path, repeat: int, hta_python: Path) -> dict:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env.update(PYTHONPATH=str(REPO), XDG_CACHE_HOME=str(work / "xdg"), PYTHONPYCACHEPREFIX=str(work / "pycache"))
     cold = {**env, "SAGELAUNCH_PROFILE_CACHE": "0"}
-    ours = [sys.executable, "-m", "profiler.cli", "analyze", arg, "--json"]
+    ours = [sys.executable, "-m", "sagelaunch.profiler.cli", "analyze", arg, "--json"]
     contenders = {"ours cold": (ours, cold)}
     if shutil.which("taskset") and len(os.sched_getaffinity(0)) > 1:
         contenders["ours cold, 1 core"] = (["taskset", "-c", str(min(os.sched_getaffinity(0))), *ours], cold)

@@ -43,8 +43,8 @@ torch.manual_seed(0)
 model = torch.nn.Sequential(*[torch.nn.Linear(256, 256) for _ in range(6)])
 opt = torch.optim.SGD(model.parameters(), lr=0.01)
 x = torch.randn(16, 256)
-import profiler as smprof
-from profiler.output_process import ProfileOutput
+import sagelaunch.profiler as smprof
+from sagelaunch.profiler.output_process import ProfileOutput
 helper_peak = []
 _close = ProfileOutput.close
 def close_measured(self):  # the helper has answered every call: its peak so far is its peak
@@ -90,7 +90,7 @@ MODES = ("unprofiled", "ours (default)", "ours (ops all)", "ours (ops K/N)", "ou
 
 def run(mode: str, steps: int, work: Path, duty: tuple[int, int]) -> dict:
     out = tempfile.mkdtemp(dir=work)
-    from profiler.output_process import PROCESS_ENV
+    from sagelaunch.profiler.output_process import PROCESS_ENV
 
     env = {**os.environ, "PYTHONPATH": str(REPO), PROCESS_ENV: "0" if "in proc" in mode else "1"}
     env.pop("SAGELAUNCH_PROFILER_CONFIG", None)
@@ -109,7 +109,7 @@ def main() -> None:
     ap.add_argument("--duty", type=int, nargs=2, metavar=("K", "N"), default=None,
                     help="operators in K of every N steps (default: the profiler's cpu_ops_steps/cpu_ops_every_steps)")
     args = ap.parse_args()
-    from jobspec.contract import DEFAULT_CPU_OPS_EVERY_STEPS, DEFAULT_CPU_OPS_STEPS
+    from sagelaunch.jobspec.contract import DEFAULT_CPU_OPS_EVERY_STEPS, DEFAULT_CPU_OPS_STEPS
 
     duty = tuple(args.duty or (DEFAULT_CPU_OPS_STEPS, DEFAULT_CPU_OPS_EVERY_STEPS))
     if not 1 <= duty[0] < duty[1]:

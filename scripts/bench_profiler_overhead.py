@@ -58,7 +58,7 @@ def build(tiny: bool):
 def annotated_step(name: str, model, optimizer, x, y, autocast=contextlib.nullcontext()) -> None:
     """One training step of a Hugging Face classifier as SageMaker Profiler scripts annotate it: `name` (step_N)
     around Forward, Backward and Optimizer. The annotations cost nothing measurable while the profiler is off."""
-    import profiler as smprof
+    import sagelaunch.profiler as smprof
 
     with smprof.annotate(name):
         with smprof.annotate("Forward"), autocast:
@@ -85,8 +85,8 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(1)
-    import profiler as smprof
-    from profiler.api import SMProfiler
+    import sagelaunch.profiler as smprof
+    from sagelaunch.profiler.api import SMProfiler
 
     model, opt, x, y = build(args.tiny)
 
@@ -161,7 +161,7 @@ def main() -> None:
         cells += f"{mean * 1e3:>15.2f}{100 * (sessions[m] / sessions['unprofiled'] - 1):>7.2f}%"
         print(f"{m:<18}{cells}{1e3 * write_s[m] / steps:>15.2f}{size / 1024:>18.1f}{ratio}")
     # Load-insensitive cross-check of the no-cpu-ops mode: its whole cost is the annotations and the monitor samples.
-    from profiler.system_monitor import SystemMonitor
+    from sagelaunch.profiler.system_monitor import SystemMonitor
 
     SMProfiler._instance = None
     prof = SMProfiler.instance()
@@ -175,7 +175,7 @@ def main() -> None:
     per_annotation = (time.thread_time() - c) / reps
     prof.stop_profiling()
     mon = SystemMonitor(work / "micro2", "algo-1", 500, 600)
-    from profiler.system_monitor import _Nvml
+    from sagelaunch.profiler.system_monitor import _Nvml
 
     mon._nvml = _Nvml()
     c = time.process_time()

@@ -32,12 +32,12 @@ sys.path.insert(0, str(ROOT))
 def bench_report(trace: Path, out_dir: Path) -> tuple[float, float]:
     """(CLI process seconds, in-process seconds) for the report (dashboard and timeline tabs) of `trace`."""
     out = out_dir / "report.html"
-    code = ("import sys; from profiler.cli import profile_app; "
+    code = ("import sys; from sagelaunch.profiler.cli import profile_app; "
             f"sys.argv = ['sagelaunch profile', 'report', {str(trace)!r}, '-o', {str(out)!r}]; profile_app()")
     t = time.perf_counter()
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, capture_output=True)
     cli_s = time.perf_counter() - t
-    from profiler.report.html import write_report
+    from sagelaunch.profiler.report.html import write_report
 
     t = time.perf_counter()
     write_report(trace, out_dir / "report2.html")
@@ -47,9 +47,9 @@ def bench_report(trace: Path, out_dir: Path) -> tuple[float, float]:
 def bench_report_parts(trace: Path, out_dir: Path, repeats: int = 3) -> dict:
     """Side by side, in-process (median of `repeats`): the report with its Timeline tab against the dashboard alone
     (as the report was before it had the tab), seconds and MB."""
-    from profiler.loader import load_profile
-    from profiler.report.data import dashboard_data
-    from profiler.report.html import analysis_of, render_report, write_report
+    from sagelaunch.profiler.loader import load_profile
+    from sagelaunch.profiler.report.data import dashboard_data
+    from sagelaunch.profiler.report.html import analysis_of, render_report, write_report
 
     def dashboard_only() -> int:
         profile = load_profile(trace)
@@ -71,9 +71,9 @@ def bench_report_parts(trace: Path, out_dir: Path, repeats: int = 3) -> dict:
 
 def make_big_job(trace: Path, ranks: int, home: Path) -> tuple[str, int]:
     """A local job whose profile is the trace repeated as `ranks` ranks of our artifact."""
-    from launcher import registry
-    from profiler import artifact
-    from profiler.kineto_reader import read_kineto
+    from sagelaunch.launcher import registry
+    from sagelaunch.profiler import artifact
+    from sagelaunch.profiler.kineto_reader import read_kineto
 
     name = "bench-100k-events"
     job_dir = registry.job_dir(name)
@@ -94,7 +94,7 @@ def bench_browser(name: str, chromium: str, frames_per_zoom: int = 60, first_pai
     import orjson
     from playwright.sync_api import sync_playwright
 
-    from profiler.ui.server import ProfileBrowser
+    from sagelaunch.profiler.ui.server import ProfileBrowser
     from sagelaunch.profile_sources import job_sources
 
     server = ProfileBrowser(0, include_sagemaker=False, job_sources=job_sources())
@@ -108,9 +108,9 @@ def bench_browser(name: str, chromium: str, frames_per_zoom: int = 60, first_pai
         out["load_s"] = time.perf_counter() - t
         assert server.session.state == "loaded", server.session.status()
         out["payload_mb"] = len(server.session.timeline_json) / 1e6
-        from profiler.timeline.perfetto import to_chrome_trace  # same data as a Chrome trace, for scale
-        from profiler.loader import load_profile
-        from profiler.timeline.model import build_timeline
+        from sagelaunch.profiler.timeline.perfetto import to_chrome_trace  # same data as a Chrome trace, for scale
+        from sagelaunch.profiler.loader import load_profile
+        from sagelaunch.profiler.timeline.model import build_timeline
 
         model = build_timeline(load_profile(Path(job.location) / "algo-1" / "output" / "profiler"))
         out["events"] = len(model)

@@ -139,7 +139,7 @@ def run_variant(name: str, args, device: str, optimized: bool) -> Result:
 
 def profile_steps(step, sync, out_dir: str, steps: int) -> None:
     """A few more steps under our profiler (one step_N annotation each): where the time goes, for `profile analyze`."""
-    import profiler as smprof
+    import sagelaunch.profiler as smprof
 
     smprof.configure(smprof.Config(output_dir=out_dir, host="bench", rank=0))
     smprof.start_profiling()

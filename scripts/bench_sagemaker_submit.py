@@ -42,7 +42,7 @@ def main() -> None:
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one line per request otherwise
 
-    from jobspec.net import free_port
+    from sagelaunch.jobspec.net import free_port
 
     port = free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
@@ -50,11 +50,11 @@ def main() -> None:
     os.environ["AWS_ENDPOINT_URL"] = f"http://127.0.0.1:{port}"
     import boto3
 
-    from launcher.aws import s3 as s3_helpers
-    from jobspec.names import job_name
-    from launcher.backends.sagemaker import submit
-    from jobspec.spec import TrainingJobSpec, replace, spec_from_fields
-    from launcher.request import compile_create_training_job_request
+    from sagelaunch.launcher.aws import s3 as s3_helpers
+    from sagelaunch.jobspec.names import job_name
+    from sagelaunch.launcher.backends.sagemaker import submit
+    from sagelaunch.jobspec.spec import TrainingJobSpec, replace, spec_from_fields
+    from sagelaunch.launcher.request import compile_create_training_job_request
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-submit-"))
     src = tmp / "src"

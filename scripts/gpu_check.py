@@ -73,7 +73,7 @@ def analysis_document(path) -> dict:
     """`profile analyze --json`'s document of a profile (the typed records as plain values, for the report)."""
     import msgspec
 
-    from profiler.analysis import analyze
+    from sagelaunch.profiler.analysis import analyze
 
     return msgspec.to_builtins(analyze(path))
 
@@ -138,8 +138,8 @@ def roberta(entry: dict, env: Env, work: Path) -> None:
 
 # ----- profiler
 def profiled_job(entry: dict, env: Env, work: Path) -> None:
-    from estimators import PyTorch
-    from profiler_config import Profiler, ProfilerConfig
+    from sagelaunch.estimators import PyTorch
+    from sagelaunch.profiler_config import Profiler, ProfilerConfig
 
     entry["figures"] = dict.fromkeys(PROFILER_FIGURES)
     out_dir = work / "job"
@@ -234,8 +234,8 @@ def modelparallel(entry: dict, env: Env, work: Path) -> None:
     import torch
     import torch.distributed as dist
 
-    import modelparallel as smp
-    from modelparallel.core import state
+    import sagelaunch.modelparallel as smp
+    from sagelaunch.modelparallel.core import state
     from scripts.bench_modelparallel import batch, make_step, time_steps
     from scripts.bench_roberta import build_model
 

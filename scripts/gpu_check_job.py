@@ -17,7 +17,7 @@ from pathlib import Path
 
 import torch
 
-import profiler as smprof
+import sagelaunch.profiler as smprof
 from bench_profiler_overhead import annotated_step
 from bench_roberta import build_model
 

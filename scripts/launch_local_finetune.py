@@ -26,8 +26,8 @@ DATA = SCRIPTS / "sentiment_data"
 def build_estimator(args: argparse.Namespace):
     """The PyTorch estimator of the main job (nothing runs until fit)."""
     sys.path.insert(0, str(REPO_ROOT))
-    from estimators import PyTorch
-    from profiler_config import Profiler, ProfilerConfig
+    from sagelaunch.estimators import PyTorch
+    from sagelaunch.profiler_config import Profiler, ProfilerConfig
 
     hyperparameters = {"model_name_or_path": args.model, "epochs": args.epochs}
     if args.max_train_samples:
@@ -89,7 +89,7 @@ def next_commands(model: str | None, profile: str | None) -> list[tuple[str, str
 
 def main(argv: list[str] | None = None) -> dict:
     sys.path.insert(0, str(REPO_ROOT))
-    from jobspec.contract import LOCAL_INSTANCE_TYPES
+    from sagelaunch.jobspec.contract import LOCAL_INSTANCE_TYPES
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="tiny-roberta",

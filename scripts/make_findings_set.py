@@ -27,7 +27,7 @@ import os, sys, time
 import torch
 from torch import nn
 from torch.utils.data import DataLoader, Dataset, TensorDataset
-import profiler as smprof
+import sagelaunch.profiler as smprof
 
 torch.manual_seed(0)
 torch.set_num_threads(1)
@@ -165,7 +165,7 @@ smprof.stop_profiling()
 ''',
     "hf_healthy": '''
 from transformers import Trainer, TrainingArguments
-from profiler.hf_callback import ProfilerCallback
+from sagelaunch.profiler.hf_callback import ProfilerCallback
 
 class Regressor(nn.Module):
     def __init__(self):
@@ -218,7 +218,7 @@ CASES["ddp_input_straggler"] = CASES["ddp_healthy"].replace(
 # parameters (SM_HP_MP_PARAMETERS); the profiler records them in the profile
 CASES["smp_pipeline"] = '''
 import torch.nn.functional as F
-import modelparallel as smp
+import sagelaunch.modelparallel as smp
 smp.init()
 model = smp.DistributedModel(nn.Sequential(*[nn.Sequential(nn.Linear(256, 256), nn.ReLU()) for _ in range(8)],
                                            nn.Linear(256, 1)))

@@ -193,7 +193,7 @@ def profiler_callbacks() -> list:
     if not os.environ.get("SAGELAUNCH_PROFILER_CONFIG"):
         return []
     try:
-        from profiler import hf_callback
+        from sagelaunch.profiler import hf_callback
     except ImportError as exc:
         print(f"profiler configured but profiler.hf_callback is not importable ({exc}); steps not annotated")
         return []

@@ -6,8 +6,8 @@ import contextlib
 import re
 from collections.abc import Iterator
 
-from jobspec.errors import SagelaunchRuntimeError
-from launcher.aws.limits import MAX_ATTEMPTS_ENV, READ_TIMEOUT_ENV, max_attempts, read_timeout
+from sagelaunch.jobspec.errors import SagelaunchRuntimeError
+from sagelaunch.launcher.aws.limits import MAX_ATTEMPTS_ENV, READ_TIMEOUT_ENV, max_attempts, read_timeout
 
 THROTTLING_CODES = {
     "Throttling", "ThrottlingException", "ThrottledException", "RequestThrottledException",

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-from launcher.aws.clients import client
-from launcher.aws.errors import error_code
+from sagelaunch.launcher.aws.clients import client
+from sagelaunch.launcher.aws.errors import error_code
 
 _ASSUMED_ROLE = re.compile(r"^(?P<partition>.+)sts::(?P<account>\d+):assumed-role/(?P<name>.+?)/.*$")
 

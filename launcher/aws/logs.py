@@ -11,8 +11,8 @@ import re
 from collections import deque
 from dataclasses import dataclass, field
 
-from launcher.aws.clients import client
-from launcher.aws.errors import error_code, translate
+from sagelaunch.launcher.aws.clients import client
+from sagelaunch.launcher.aws.errors import error_code, translate
 
 TRAINING_LOG_GROUP = "/aws/sagemaker/TrainingJobs"
 _HOST_SUFFIX = re.compile(r"-\d+$")

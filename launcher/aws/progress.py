@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 import time
 
-from launcher.aws.limits import MAX_ATTEMPTS_ENV, READ_TIMEOUT_ENV, max_attempts, read_timeout
+from sagelaunch.launcher.aws.limits import MAX_ATTEMPTS_ENV, READ_TIMEOUT_ENV, max_attempts, read_timeout
 
 TICK_S = 0.25
 

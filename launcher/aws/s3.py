@@ -7,9 +7,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from jobspec.s3uri import default_bucket_name, parse_s3_uri
-from launcher.aws.clients import account_id, client, resolve_region
-from launcher.aws.errors import AWSError, error_code, translate
+from sagelaunch.jobspec.s3uri import default_bucket_name, parse_s3_uri
+from sagelaunch.launcher.aws.clients import account_id, client, resolve_region
+from sagelaunch.launcher.aws.errors import AWSError, error_code, translate
 
 MULTIPART_THRESHOLD = 8 * 1024 * 1024  # archives above this go up in parallel parts
 MULTIPART_CHUNKSIZE = 8 * 1024 * 1024

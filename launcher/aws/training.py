@@ -7,14 +7,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jobspec.errors import SagelaunchError
-from launcher.aws import s3
-from launcher.aws.clients import client
-from launcher.aws.errors import AWSError, describe_exception, error_code, is_not_found
-from launcher.aws.progress import UploadWatch
+from sagelaunch.jobspec.errors import SagelaunchError
+from sagelaunch.launcher.aws import s3
+from sagelaunch.launcher.aws.clients import client
+from sagelaunch.launcher.aws.errors import AWSError, describe_exception, error_code, is_not_found
+from sagelaunch.launcher.aws.progress import UploadWatch
 
 if TYPE_CHECKING:
-    from jobspec.spec import TrainingJobSpec
+    from sagelaunch.jobspec.spec import TrainingJobSpec
 
 
 def role_arn(role: str | None, instance_type: str, region: str) -> str:
@@ -98,7 +98,7 @@ class UploadedCode:
 def upload_code(spec: "TrainingJobSpec", target: str, console=None) -> UploadedCode:
     """Pack source_dir (or the lone entry point) and upload it to `target` (launcher.request.code_uri),
     showing progress on `console`'s status line and warning when the endpoint stops answering."""
-    from launcher.sourcedir import pack_sourcedir
+    from sagelaunch.launcher.sourcedir import pack_sourcedir
 
     if spec.code.source_dir and spec.code.source_dir.startswith("s3://"):
         return UploadedCode(spec.code.source_dir, [], 0, uploaded=False)

@@ -11,9 +11,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from jobspec.contract import TERMINAL_STATUSES as TERMINAL
-from launcher.aws.errors import THROTTLING_CODES, AWSError
-from launcher.aws.logs import JobLogTail
+from sagelaunch.jobspec.contract import TERMINAL_STATUSES as TERMINAL
+from sagelaunch.launcher.aws.errors import THROTTLING_CODES, AWSError
+from sagelaunch.launcher.aws.logs import JobLogTail
 
 # a poll that still fails after botocore's retries is skipped this many times in a row before giving up:
 # a wait lasts hours, and one bad minute of the API must not end it

@@ -18,8 +18,8 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from jobspec.spec import TrainingJobSpec
-    from launcher.jobs import TrainingJob
+    from sagelaunch.jobspec.spec import TrainingJobSpec
+    from sagelaunch.launcher.jobs import TrainingJob
 
 BACKENDS = ("local", "sagemaker")
 
@@ -39,7 +39,7 @@ def backend(name: str) -> Backend | ModuleType:
     """The backend module called `name` ("local" or "sagemaker")."""
     if name not in BACKENDS:
         raise ValueError(f"backend={name!r} is not a backend; allowed: {', '.join(BACKENDS)}")
-    return importlib.import_module(f"launcher.backends.{name}")
+    return importlib.import_module(f"sagelaunch.launcher.backends.{name}")
 
 
 def submit(spec: "TrainingJobSpec", *, wait: bool = True, logs: bool = True, **options: Any) -> "TrainingJob":
@@ -56,8 +56,8 @@ def attach(name: str, **options: Any) -> "TrainingJob":
     local = backend("local").attach(name, **options)
     if local is not None:
         return local
-    from launcher.aws.errors import AWSError
-    from launcher.jobs import JobNotFoundError
+    from sagelaunch.launcher.aws.errors import AWSError
+    from sagelaunch.launcher.jobs import JobNotFoundError
 
     try:
         return backend("sagemaker").attach(name, **options)

@@ -18,13 +18,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from jobspec.contract import TERMINAL_STATUSES, host_profiler_dir
-from jobspec.errors import SagelaunchError
-from jobspec.net import free_port
-from jobspec.spec import TrainingJobSpec
-from launcher import registry
-from launcher.jobs import JobFailedError, TrainingJob, wants_logs
-from launcher.local.logs import LogFollower, tail_lines
+from sagelaunch.jobspec.contract import TERMINAL_STATUSES, host_profiler_dir
+from sagelaunch.jobspec.errors import SagelaunchError
+from sagelaunch.jobspec.net import free_port
+from sagelaunch.jobspec.spec import TrainingJobSpec
+from sagelaunch.launcher import registry
+from sagelaunch.launcher.jobs import JobFailedError, TrainingJob, wants_logs
+from sagelaunch.launcher.local.logs import LogFollower, tail_lines
 
 _OPTIONS = {"python", "master_port", "tf_ports", "stop_grace"}
 DEFAULT_STOP_GRACE = 10.0
@@ -33,7 +33,7 @@ DEFAULT_STOP_GRACE = 10.0
 def _check_options(options: dict[str, Any]) -> None:
     unknown = sorted(set(options) - _OPTIONS)
     if unknown:
-        from jobspec.suggest import did_you_mean
+        from sagelaunch.jobspec.suggest import did_you_mean
 
         hints = [repr(u) + did_you_mean(u, _OPTIONS) for u in unknown]
         raise SagelaunchError(f"local backend options {', '.join(hints)} are unknown; allowed: {sorted(_OPTIONS)}",
@@ -44,11 +44,11 @@ def _check_options(options: dict[str, Any]) -> None:
 def submit(spec: TrainingJobSpec, *, wait: bool = True, logs: bool = True, **options: Any) -> "LocalTrainingJob":
     """Run `spec` here. Options: python (the job's interpreter, default this one), master_port,
     tf_ports (one per host), stop_grace (seconds between SIGTERM and SIGKILL, default 10)."""
-    from launcher.local import channels, plan, preflight, watchdog
-    from launcher.local.local_job import compile_local_job
-    from launcher.local.path_errors import job_places, path_error_text
-    from launcher.local.record import first_record
-    from launcher.safe_write import PRIVATE_FOLDER, private_folder
+    from sagelaunch.launcher.local import channels, plan, preflight, watchdog
+    from sagelaunch.launcher.local.local_job import compile_local_job
+    from sagelaunch.launcher.local.path_errors import job_places, path_error_text
+    from sagelaunch.launcher.local.record import first_record
+    from sagelaunch.launcher.safe_write import PRIVATE_FOLDER, private_folder
 
     _check_options(options)
     python = str(options.get("python") or sys.executable)
@@ -181,7 +181,7 @@ class _LinePrinter:
 
 
 def watchdog_grace() -> float:
-    from launcher.local.watchdog import FAILURE_GRACE_SECONDS
+    from sagelaunch.launcher.local.watchdog import FAILURE_GRACE_SECONDS
 
     return FAILURE_GRACE_SECONDS
 
@@ -219,7 +219,7 @@ class LocalTrainingJob(TrainingJob):
 
     def _watched(self) -> bool:
         """Is the job's supervisor, or its watchdog, alive? (Neither recorded yet: still being laid out.)"""
-        from launcher.local.processes import same_process
+        from sagelaunch.launcher.local.processes import same_process
 
         if self._process is not None and self._process.poll() is None:
             return True
@@ -230,7 +230,7 @@ class LocalTrainingJob(TrainingJob):
 
     def _end_unwatched(self) -> dict[str, Any]:
         """Supervisor and watchdog are gone: end the job's recorded processes still running, mark it Failed."""
-        from launcher.local.processes import end_recorded
+        from sagelaunch.launcher.local.processes import end_recorded
 
         ended = end_recorded(registry.processes(self.name), grace=watchdog_grace())
         record = registry.get(self.name)
@@ -285,7 +285,7 @@ class LocalTrainingJob(TrainingJob):
             return
         import psutil
 
-        from launcher.local.processes import same_process
+        from sagelaunch.launcher.local.processes import same_process
 
         for found in (registry.supervisor(self.name), registry.watchdog(self.name)):
             proc = same_process(*found) if found is not None else None
@@ -333,7 +333,7 @@ class LocalTrainingJob(TrainingJob):
         registry.update(self.name, to_stopping)
         import psutil
 
-        from launcher.local.processes import same_process
+        from sagelaunch.launcher.local.processes import same_process
 
         found = registry.supervisor(self.name)  # none yet: the supervisor reads "Stopping" when it starts
         proc = same_process(*found) if found is not None else None

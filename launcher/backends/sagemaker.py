@@ -9,10 +9,10 @@ import functools
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from launcher.jobs import JobFailedError, TrainingJob, wants_logs
+from sagelaunch.launcher.jobs import JobFailedError, TrainingJob, wants_logs
 
 if TYPE_CHECKING:
-    from jobspec.spec import TrainingJobSpec
+    from sagelaunch.jobspec.spec import TrainingJobSpec
 
 # Stopped with one of these secondary statuses means the job was cut off, not stopped by you
 CUT_OFF = {
@@ -25,7 +25,7 @@ def _in_own_session(method: Any) -> Any:
     """Run a job method with the boto3 Session the job was created under (a user's sagemaker_session)."""
     @functools.wraps(method)
     def run(self: "SageMakerTrainingJob", *args: Any, **kwargs: Any) -> Any:
-        from launcher.aws.clients import using_session
+        from sagelaunch.launcher.aws.clients import using_session
 
         with using_session(self.boto_session):
             return method(self, *args, **kwargs)
@@ -39,8 +39,8 @@ class SageMakerTrainingJob(TrainingJob):
     def __init__(self, name: str, region: str | None = None, *, poll_interval: float | None = None,
                  max_poll_interval: float | None = None, sent_hyperparameters: dict[str, str] | None = None,
                  request: dict[str, Any] | None = None):
-        from launcher.aws.clients import current_session, resolve_region
-        from launcher.aws.watch import poll_intervals
+        from sagelaunch.launcher.aws.clients import current_session, resolve_region
+        from sagelaunch.launcher.aws.watch import poll_intervals
 
         super().__init__(name, sent_hyperparameters)
         self.boto_session = current_session()  # the user's sagemaker_session's, kept for every later call
@@ -62,13 +62,13 @@ class SageMakerTrainingJob(TrainingJob):
                 *(description.get("ProfilerRuleEvaluationStatuses") or [])]
 
     def _client(self):
-        from launcher.aws.clients import client
+        from sagelaunch.launcher.aws.clients import client
 
         return client("sagemaker", self.region)
 
     @_in_own_session
     def describe(self) -> dict[str, Any]:
-        from launcher.aws.errors import AWSError, describe_exception, is_not_found
+        from sagelaunch.launcher.aws.errors import AWSError, describe_exception, is_not_found
 
         try:
             answer = self._client().describe_training_job(TrainingJobName=self.name)
@@ -86,14 +86,14 @@ class SageMakerTrainingJob(TrainingJob):
         return answer
 
     def _tail(self):
-        from launcher.aws.logs import JobLogTail
+        from sagelaunch.launcher.aws.logs import JobLogTail
 
         return JobLogTail(self.name, self.region)
 
     @_in_own_session
     def wait(self, logs: bool | str = True, stop_on_interrupt: bool = False) -> dict[str, Any]:
-        from launcher.aws.console import make_console
-        from launcher.aws.watch import watch
+        from sagelaunch.launcher.aws.console import make_console
+        from sagelaunch.launcher.aws.watch import watch
 
         console = make_console()
         tail = self._tail() if wants_logs(logs) else None
@@ -144,8 +144,8 @@ class SageMakerTrainingJob(TrainingJob):
         """The job's log lines, `[algo-N]`-prefixed; follow=True keeps tailing until the job ends."""
         import time
 
-        from launcher.aws.clients import using_session
-        from launcher.aws.watch import TERMINAL
+        from sagelaunch.launcher.aws.clients import using_session
+        from sagelaunch.launcher.aws.watch import TERMINAL
 
         tail, delay = self._tail(), self.poll_interval
         while True:
@@ -160,13 +160,13 @@ class SageMakerTrainingJob(TrainingJob):
 
     @_in_own_session
     def stop(self) -> None:
-        from launcher.aws.errors import translate
+        from sagelaunch.launcher.aws.errors import translate
 
         with translate(f"stop training job {self.name}"):
             self._client().stop_training_job(TrainingJobName=self.name)
 
     def _tags(self) -> list[dict[str, str]]:
-        from launcher.aws.errors import translate
+        from sagelaunch.launcher.aws.errors import translate
 
         arn = self.describe()["TrainingJobArn"]
         with translate(f"list the tags of training job {self.name}"):
@@ -174,7 +174,7 @@ class SageMakerTrainingJob(TrainingJob):
 
     def update(self, **params: Any) -> None:
         """UpdateTrainingJob for this job (ProfilerConfig, ProfilerRuleConfigurations, ResourceConfig…)."""
-        from launcher.aws.errors import translate
+        from sagelaunch.launcher.aws.errors import translate
 
         with translate(f"update training job {self.name}"):
             self._client().update_training_job(TrainingJobName=self.name, **params)
@@ -199,8 +199,8 @@ def attach(name: str, region: str | None = None, **options: Any) -> SageMakerTra
 
 def list_jobs(region: str | None = None, status: str | None = None, max_results: int = 100) -> list[dict[str, Any]]:
     """TrainingJobSummaries, newest first (ListTrainingJobs)."""
-    from launcher.aws.clients import client
-    from launcher.aws.errors import translate
+    from sagelaunch.launcher.aws.clients import client
+    from sagelaunch.launcher.aws.errors import translate
 
     kwargs: dict[str, Any] = {"SortBy": "CreationTime", "SortOrder": "Descending", "MaxResults": min(max_results, 100)}
     if status:
@@ -216,14 +216,14 @@ KNOWN_OPTIONS = {"bucket", "poll_interval", "max_poll_interval"}
 def submit(spec: "TrainingJobSpec", *, wait: bool = True, logs: bool = True, stop_on_interrupt: bool = False,
            **options: Any) -> SageMakerTrainingJob:
     """Upload the code, create the job and (wait=True) follow it to the end."""
-    from launcher.aws import s3
-    from launcher.aws.console import make_console
-    from launcher.aws.clients import account_id
-    from jobspec.errors import SagelaunchTypeError
-    from jobspec.names import check_name
-    from launcher.aws.training import check_inputs, check_name_free, create_training_job, role_arn, upload_code
-    from jobspec.spec import replace
-    from launcher.request import code_uri, compile_create_training_job_request
+    from sagelaunch.launcher.aws import s3
+    from sagelaunch.launcher.aws.console import make_console
+    from sagelaunch.launcher.aws.clients import account_id
+    from sagelaunch.jobspec.errors import SagelaunchTypeError
+    from sagelaunch.jobspec.names import check_name
+    from sagelaunch.launcher.aws.training import check_inputs, check_name_free, create_training_job, role_arn, upload_code
+    from sagelaunch.jobspec.spec import replace
+    from sagelaunch.launcher.request import code_uri, compile_create_training_job_request
 
     unknown = set(options) - KNOWN_OPTIONS
     if unknown:

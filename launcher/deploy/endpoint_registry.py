@@ -14,7 +14,7 @@ import signal
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from launcher.registry import home
+from sagelaunch.launcher.registry import home
 
 STOP_TIMEOUT_S = 15.0
 

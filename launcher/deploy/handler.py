@@ -21,9 +21,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Callable
 
-from jobspec.errors import SagelaunchException
-from launcher.deploy.package import HANDLER_PATH, default_inference_script
-from launcher.deploy.toolkit_defaults import DEFAULTS, JSON_TYPE, UTF8_TYPES, media_type
+from sagelaunch.jobspec.errors import SagelaunchException
+from sagelaunch.launcher.deploy.package import HANDLER_PATH, default_inference_script
+from sagelaunch.launcher.deploy.toolkit_defaults import DEFAULTS, JSON_TYPE, UTF8_TYPES, media_type
 
 _module_ids = itertools.count()
 PIPELINE_FUNCTIONS = ("input_fn", "predict_fn", "output_fn")

@@ -23,9 +23,9 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from launcher.deploy import endpoint_registry
-from launcher.deploy.local_server import ServerLimits
-from launcher.deploy.package import unpack_model
+from sagelaunch.launcher.deploy import endpoint_registry
+from sagelaunch.launcher.deploy.local_server import ServerLimits
+from sagelaunch.launcher.deploy.package import unpack_model
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,9 +34,9 @@ def fetch_model(model_data: str | Path, workdir: Path, region: str | None = None
     """The model as a folder: a local folder as is; a .tar.gz (local, file:// or s3://) unpacked."""
     source = str(model_data)
     if source.startswith("s3://"):
-        from launcher.aws.clients import client
-        from launcher.aws.errors import translate
-        from jobspec.s3uri import parse_s3_uri
+        from sagelaunch.launcher.aws.clients import client
+        from sagelaunch.launcher.aws.errors import translate
+        from sagelaunch.jobspec.s3uri import parse_s3_uri
 
         bucket, key = parse_s3_uri(source)
         local = workdir / "model.tar.gz"
@@ -113,7 +113,7 @@ class LocalEndpoint:
         try:
             model_dir = fetch_model(self.model_data, self.workdir, self.region)
             ready = self.workdir / "ready.json"
-            cmd = [sys.executable, "-m", "launcher.deploy.local_server", "--model-dir", str(model_dir),
+            cmd = [sys.executable, "-m", "sagelaunch.launcher.deploy.local_server", "--model-dir", str(model_dir),
                    "--port", "0", "--ready-file", str(ready), "--workdir", str(self.workdir), "--name", self.name,
                    "--model-data", str(self.model_data), "--framework", self.framework]
             if self.limits:

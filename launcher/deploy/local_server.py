@@ -1,6 +1,6 @@
 """The SageMaker serving contract on 127.0.0.1: GET /ping and POST /invocations around inference.py.
 
-    python -m launcher.deploy.local_server --model-dir DIR [--port 8080] [--ready-file F] [--owner-fd N]
+    python -m sagelaunch.launcher.deploy.local_server --model-dir DIR [--port 8080] [--ready-file F] [--owner-fd N]
 
 Served by tornado's HTTP server: one event loop holds the connections, so an idle or slow client costs a
 socket, never a thread, and the model runs on one worker thread. Limits (see ServerLimits):
@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 # whose serving container the server imitates → its handler class (imported when the server starts)
-HANDLERS = {"pytorch": ("launcher.deploy.handler", "ModelHandler"),
-            "tensorflow": ("launcher.deploy.tf_serving", "TensorFlowServingHandler")}
+HANDLERS = {"pytorch": ("sagelaunch.launcher.deploy.handler", "ModelHandler"),
+            "tensorflow": ("sagelaunch.launcher.deploy.tf_serving", "TensorFlowServingHandler")}
 MAX_BODY_BYTES = 6 * 1024 * 1024  # InvokeEndpoint's payload limit
 DRAIN_LIMIT = 64 * 1024 * 1024  # read (and drop) an oversized body up to this, so the client sees the 413
 SPOOL_BYTES = 256 * 1024  # a waiting body above this goes to disk (the server's temporary folder)
@@ -166,7 +166,7 @@ class InferenceService:
 
     async def invoke(self, body, content_type: str | None, accept: str | None) -> tuple[int, bytes | str, str]:
         """(status, answer or error message, content type); the body is read into memory on the worker."""
-        from launcher.deploy.handler import InvocationFailed
+        from sagelaunch.launcher.deploy.handler import InvocationFailed
 
         def run():
             body.seek(0)
@@ -250,7 +250,7 @@ async def _until_stopped(owner_fd: int | None, owner_pid: int | None) -> str:
 async def serve(args: argparse.Namespace, limits: ServerLimits) -> None:
     from tornado.netutil import bind_sockets
 
-    from launcher.deploy import endpoint_registry
+    from sagelaunch.launcher.deploy import endpoint_registry
     import importlib
 
     module, name = HANDLERS[args.framework]
@@ -306,7 +306,7 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(1) from None
     finally:
         if args.name:
-            from launcher.deploy import endpoint_registry
+            from sagelaunch.launcher.deploy import endpoint_registry
 
             endpoint_registry.unregister(args.name, os.getpid())
         if args.workdir:

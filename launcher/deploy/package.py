@@ -17,9 +17,9 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from jobspec.errors import SagelaunchError
-from launcher.archive import unpack
-from launcher.sourcedir import LeftOut, code_files, dependency_files, folder_files
+from sagelaunch.jobspec.errors import SagelaunchError
+from sagelaunch.launcher.archive import unpack
+from sagelaunch.launcher.sourcedir import LeftOut, code_files, dependency_files, folder_files
 
 HANDLER_PATH = "code/inference.py"
 # The PyTorch 2.0 inference images ship torch but not transformers; 4.x releases support their

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jobspec.s3uri import parse_s3_uri
-from launcher.aws.clients import client
-from launcher.aws.errors import is_not_found, translate
-from launcher.deploy.package import HANDLER_PATH, archive_members, is_archive, package_model
+from sagelaunch.jobspec.s3uri import parse_s3_uri
+from sagelaunch.launcher.aws.clients import client
+from sagelaunch.launcher.aws.errors import is_not_found, translate
+from sagelaunch.launcher.deploy.package import HANDLER_PATH, archive_members, is_archive, package_model
 
 ENDPOINT_TIMEOUT_S = 30 * 60  # SageMaker endpoints usually take 5–10 minutes
 VARIANT_NAME = "AllTraffic"
@@ -31,7 +31,7 @@ def production_variant_instance_types() -> tuple[str, ...]:
 
 
 def check_instance_type(instance_type: str) -> str:
-    from jobspec.suggest import choice_error
+    from sagelaunch.jobspec.suggest import choice_error
 
     allowed = production_variant_instance_types()
     if instance_type not in allowed:
@@ -59,7 +59,7 @@ def upload_model_data(model_data: str, region: str, name: str, *, entry_point: s
     A folder, or an archive without a handler, is packaged with the handler first; an s3:// archive
     that already has one (and no other entry_point asked for) is used as it is.
     """
-    from launcher.aws import s3
+    from sagelaunch.launcher.aws import s3
 
     with tempfile.TemporaryDirectory(prefix="sagelaunch-deploy-") as tmp:
         local = model_data.removeprefix("file://")
@@ -98,8 +98,8 @@ def repack_to_s3(model_data: str, target: str, region: str, *, entry_point: str,
 
     As v2 uploads it: KMS-encrypted (kms_key, else the AWS managed key), and into the default bucket only
     when this account owns it (ExpectedBucketOwner: a squatted bucket name is refused)."""
-    from launcher.aws import s3
-    from launcher.deploy.package import repack_model
+    from sagelaunch.launcher.aws import s3
+    from sagelaunch.launcher.deploy.package import repack_model
 
     with tempfile.TemporaryDirectory(prefix="sagelaunch-repack-") as tmp:
         local_model = _local_copy(model_data, Path(tmp) / "model-source.tar.gz", region, "model_data")
@@ -112,8 +112,8 @@ def repack_to_s3(model_data: str, target: str, region: str, *, entry_point: str,
 
 
 def upload_args(target: str, region: str, kms_key: str | None) -> dict[str, str]:
-    from jobspec.s3uri import default_bucket_name
-    from launcher.aws.clients import account_id
+    from sagelaunch.jobspec.s3uri import default_bucket_name
+    from sagelaunch.launcher.aws.clients import account_id
 
     args = {"ServerSideEncryption": "aws:kms", **({"SSEKMSKeyId": kms_key} if kms_key else {})}
     account = account_id(region)

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
-from jobspec.errors import SagelaunchError
-from launcher.deploy.handler import InvocationFailed, load_handler_module
-from launcher.deploy.toolkit_defaults import media_type
+from sagelaunch.jobspec.errors import SagelaunchError
+from sagelaunch.launcher.deploy.handler import InvocationFailed, load_handler_module
+from sagelaunch.launcher.deploy.toolkit_defaults import media_type
 
 JSON_TYPES = ("application/json", "application/jsonlines", "application/jsons")
 CSV_TYPE = "text/csv"

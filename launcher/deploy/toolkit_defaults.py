@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from jobspec.errors import SagelaunchError
+from sagelaunch.jobspec.errors import SagelaunchError
 
 JSON_TYPE = "application/json"
 CSV_TYPE = "text/csv"

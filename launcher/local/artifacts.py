@@ -12,10 +12,10 @@ import tarfile
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from launcher.contract import HostLayout
-from launcher.aws import s3 as aws_s3
-from launcher.local import s3
-from launcher.safe_write import complete_file
+from sagelaunch.launcher.contract import HostLayout
+from sagelaunch.launcher.aws import s3 as aws_s3
+from sagelaunch.launcher.local import s3
+from sagelaunch.launcher.safe_write import complete_file
 
 
 def artifact_prefix(output_path: str | None, job_name: str, job_dir: Path) -> str:

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from jobspec.errors import SagelaunchError
-from jobspec.spec import InputChannel
-from launcher.local import s3
-from launcher.local.preflight import check_no_loop
+from sagelaunch.jobspec.errors import SagelaunchError
+from sagelaunch.jobspec.spec import InputChannel
+from sagelaunch.launcher.local import s3
+from sagelaunch.launcher.local.preflight import check_no_loop
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:
-    from launcher.local.local_job import LocalJob
+    from sagelaunch.launcher.local.local_job import LocalJob
 
 JOB_MODULES_ROOT = Path(__file__).resolve().parents[2] / "job_modules"
 

@@ -15,10 +15,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from jobspec.spec import TrainingJobSpec, replace
-from launcher.contract import HostLayout
-from launcher.local.artifacts import artifact_prefix
-from launcher.request import CreateTrainingJobRequest, compile_create_training_job_request
+from sagelaunch.jobspec.spec import TrainingJobSpec, replace
+from sagelaunch.launcher.contract import HostLayout
+from sagelaunch.launcher.local.artifacts import artifact_prefix
+from sagelaunch.launcher.request import CreateTrainingJobRequest, compile_create_training_job_request
 
 
 class LocalFacts(BaseModel):

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-from launcher.local.path_errors import with_path
+from sagelaunch.launcher.local.path_errors import with_path
 
 PREFIX = re.compile(r"^\[(?P<host>algo-\d+) rank(?P<rank>\d+)\] ?")
 # torchrun's default tee prefix, for torch versions that ignore TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE

@@ -12,25 +12,25 @@ import shutil
 import time
 from pathlib import Path
 
-from launcher import contract, registry
-from launcher.archive import unpack
-from launcher.local import channels as channel_io
-from jobspec.s3uri import parse_s3_uri
-from launcher.local import requirements, s3
-from launcher.local.job_modules import job_module_paths
-from launcher.local.local_job import LocalJob
-from launcher.local.mpi_options import exported_environment
-from launcher.local.logs import rank_prefix_template
-from launcher.local.path_errors import with_path
-from launcher.local.plan_model import PLAN_FILE, HostPlan, JobPlan
-from launcher.safe_write import write_private_text
+from sagelaunch.launcher import contract, registry
+from sagelaunch.launcher.archive import unpack
+from sagelaunch.launcher.local import channels as channel_io
+from sagelaunch.jobspec.s3uri import parse_s3_uri
+from sagelaunch.launcher.local import requirements, s3
+from sagelaunch.launcher.local.job_modules import job_module_paths
+from sagelaunch.launcher.local.local_job import LocalJob
+from sagelaunch.launcher.local.mpi_options import exported_environment
+from sagelaunch.launcher.local.logs import rank_prefix_template
+from sagelaunch.launcher.local.path_errors import with_path
+from sagelaunch.launcher.local.plan_model import PLAN_FILE, HostPlan, JobPlan
+from sagelaunch.launcher.safe_write import write_private_text
 
 _LAUNCHER_ROOT = Path(__file__).resolve().parents[2]  # the folder holding launcher/, profiler/, modelparallel/
 
 
 def visible_gpus(instance_type: str, base_env: dict[str, str]) -> list[str]:
     """GPU ids the job may use: none for "local"; those this machine shows for "local_gpu"."""
-    from launcher.environment import visible_gpus as machine_gpus
+    from sagelaunch.launcher.environment import visible_gpus as machine_gpus
 
     return machine_gpus(base_env) if instance_type == "local_gpu" else []
 
@@ -173,7 +173,7 @@ def build(job: LocalJob, *, resolved_channels: list[channel_io.ResolvedChannel],
                            hosts=len(hosts), master_port=master_port, log_dir=job_dir / "logs" / "torchrun" / host)
         monitor = None
         if job.profiler_runs:
-            monitor = [python, "-m", "profiler.monitor", "--config", str(layout.profiler_config_file),
+            monitor = [python, "-m", "sagelaunch.profiler.monitor", "--config", str(layout.profiler_config_file),
                        "--out", str(layout.profiler_dir), "--host", host]
         host_plans.append(HostPlan(
             host=host, root=layout.root, cwd=layout.code_dir, command=command, env=env,

@@ -8,11 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from jobspec.errors import SagelaunchError
-from jobspec.net import port_is_free
-from jobspec.spec import TrainingJobSpec
-from jobspec.suggest import closest, did_you_mean
-from launcher.sourcedir import iter_source_files, list_source_files, loop_error, symlink_loop
+from sagelaunch.jobspec.errors import SagelaunchError
+from sagelaunch.jobspec.net import port_is_free
+from sagelaunch.jobspec.spec import TrainingJobSpec
+from sagelaunch.jobspec.suggest import closest, did_you_mean
+from sagelaunch.launcher.sourcedir import iter_source_files, list_source_files, loop_error, symlink_loop
 
 # distributions that provide each framework's module, in the order we look for them
 _FRAMEWORK_PACKAGES = {

@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from jobspec.contract import STATUSES
-from launcher.request import CreateTrainingJobRequest
+from sagelaunch.jobspec.contract import STATUSES
+from sagelaunch.launcher.request import CreateTrainingJobRequest
 
 Status = Literal[STATUSES]  # type: ignore[valid-type]
 

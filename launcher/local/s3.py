@@ -7,8 +7,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from launcher.aws.clients import client as aws_client
-from jobspec.s3uri import check_key_name, key_destination, parse_s3_uri
+from sagelaunch.launcher.aws.clients import client as aws_client
+from sagelaunch.jobspec.s3uri import check_key_name, key_destination, parse_s3_uri
 
 
 def client(region: str | None = None) -> Any:

@@ -1,4 +1,4 @@
-"""The process that runs one local job: `python -m launcher.local.supervisor <job folder>`.
+"""The process that runs one local job: `python -m sagelaunch.launcher.local.supervisor <job folder>`.
 
 It runs detached from the caller (its own session, under the job's watchdog), so a job outlives
 the notebook that started it, and stop() works from any process (SIGTERM to this process). It starts each host,
@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from launcher.local.logs import LogRouter, drop_torchrun_copies
-from launcher.local.path_errors import job_places, path_error_text
-from launcher.local.plan_model import HostPlan, JobPlan, load_plan
+from sagelaunch.launcher.local.logs import LogRouter, drop_torchrun_copies
+from sagelaunch.launcher.local.path_errors import job_places, path_error_text
+from sagelaunch.launcher.local.plan_model import HostPlan, JobPlan, load_plan
 
 # Only what starting the hosts needs is imported up front; the rest loads while torchrun starts.
 registry = processes = artifacts = failure = HostLayout = None  # bound by _late_imports()
@@ -28,9 +28,9 @@ registry = processes = artifacts = failure = HostLayout = None  # bound by _late
 
 def _late_imports() -> None:
     global registry, processes, artifacts, failure, HostLayout
-    from launcher import registry
-    from launcher.contract import HostLayout
-    from launcher.local import artifacts, failure, processes
+    from sagelaunch.launcher import registry
+    from sagelaunch.launcher.contract import HostLayout
+    from sagelaunch.launcher.local import artifacts, failure, processes
 
 def places(plan: JobPlan) -> list[tuple[str, Path]]:
     return job_places(plan.job_dir, plan.artifact_prefix)
@@ -69,12 +69,12 @@ class Supervisor:
         return proc
 
     def _start_monitor(self, host_plan: HostPlan) -> None:
-        """The profiler's system monitor, when `profiler.monitor` exists in the job's Python; never fatal."""
+        """The profiler's system monitor, when `sagelaunch.profiler.monitor` exists in the job's Python; never fatal."""
         command = host_plan.monitor or []
         env = {**os.environ, **host_plan.env}
         try:
             probe = subprocess.run([command[0], "-c", "import importlib.util, sys; "
-                                    "sys.exit(0 if importlib.util.find_spec('profiler.monitor') else 3)"],
+                                    "sys.exit(0 if importlib.util.find_spec('sagelaunch.profiler.monitor') else 3)"],
                                    env=env, cwd=host_plan.root, capture_output=True, timeout=60)
             if probe.returncode != 0:
                 self.router.note(f"{host_plan.host}: profiler.monitor is not importable; no system monitor")
@@ -192,8 +192,8 @@ class Supervisor:
             if placed["profiler"]:
                 fields["ProfilerOutput"] = placed["profiler"]
             if self.plan.checkpoint_s3_uri:  # SageMaker keeps checkpoints/ in sync with checkpoint_s3_uri
-                from launcher.local import s3
-                from launcher.local.plan import checkpoint_folders
+                from sagelaunch.launcher.local import s3
+                from sagelaunch.launcher.local.plan import checkpoint_folders
 
                 for folder in checkpoint_folders([HostLayout(h.root) for h in self.plan.hosts]):
                     s3.upload_tree(folder, self.plan.checkpoint_s3_uri, self.plan.region,
@@ -225,7 +225,7 @@ class Supervisor:
     def _ignored_model_parallelism(self) -> str | None:
         """mp_parameters with a model-parallel degree above 1, but no process called smp.init(): the ranks ran
         as independent processes (e.g. transformers' Trainer without "partitions"), which is never Completed."""
-        from jobspec.contract import SAGELAUNCH_SMP_INIT_DIR, SM_HP_MP_PARAMETERS
+        from sagelaunch.jobspec.contract import SAGELAUNCH_SMP_INIT_DIR, SM_HP_MP_PARAMETERS
 
         host = self.plan.hosts[0].env
         if SAGELAUNCH_SMP_INIT_DIR not in host:

@@ -1,4 +1,4 @@
-"""The parent of a local job's supervisor: `python -m launcher.local.watchdog <job folder>`.
+"""The parent of a local job's supervisor: `python -m sagelaunch.launcher.local.watchdog <job folder>`.
 
 Nothing of a job may outlive its supervisor, even one killed with SIGKILL (which it cannot catch).
 Why a parent watchdog rather than PR_SET_PDEATHSIG on torchrun: the death signal reaches only the
@@ -24,15 +24,15 @@ FAILURE_GRACE_SECONDS = 3.0  # the supervisor is gone: nothing will be saved, en
 
 def command(job_dir: Path) -> list[str]:
     """What the submitter starts (detached): this watchdog, which starts the supervisor."""
-    return [sys.executable, "-m", "launcher.local.watchdog", str(job_dir)]
+    return [sys.executable, "-m", "sagelaunch.launcher.local.watchdog", str(job_dir)]
 
 
 def supervisor_command(job_dir: Path) -> list[str]:
-    return [sys.executable, "-m", "launcher.local.supervisor", str(job_dir)]
+    return [sys.executable, "-m", "sagelaunch.launcher.local.supervisor", str(job_dir)]
 
 
 def main(argv: list[str]) -> int:
-    from launcher.local import processes
+    from sagelaunch.launcher.local import processes
 
     job_dir = Path(argv[0])
     processes.become_subreaper()  # before the supervisor starts anything
@@ -43,8 +43,8 @@ def main(argv: list[str]) -> int:
         signal.signal(sig, lambda signum, _: supervisor.send_signal(signum))
     import psutil
 
-    from jobspec.contract import TERMINAL_STATUSES
-    from launcher import registry
+    from sagelaunch.jobspec.contract import TERMINAL_STATUSES
+    from sagelaunch.launcher import registry
 
     name = job_dir.name  # the job folder is named after the job (launcher.registry.job_dir)
     found = processes.identity(psutil.Process(supervisor.pid))
@@ -59,7 +59,7 @@ def main(argv: list[str]) -> int:
     left.update(processes.end_recorded(registry.processes(name), FAILURE_GRACE_SECONDS))
     if registry.get(name)["TrainingJobStatus"] in TERMINAL_STATUSES:
         return 0
-    from launcher.local.failure import describe_exit
+    from sagelaunch.launcher.local.failure import describe_exit
 
     reason = (f"InternalServerError: the job's supervisor process {describe_exit(code)} before the job ended"
               + (f"; sagelaunch ended the {len(left)} process(es) it left running" if left else ""))

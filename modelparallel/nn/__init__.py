@@ -6,9 +6,9 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from modelparallel.nn import huggingface  # noqa: F401  (the translate_* functions; no torch at import)
+from sagelaunch.modelparallel.nn import huggingface  # noqa: F401  (the translate_* functions; no torch at import)
 
-_LAZY = {"FusedLayerNorm": "modelparallel.nn.layer_norm", **{name: "modelparallel.nn.transformer" for name in (
+_LAZY = {"FusedLayerNorm": "sagelaunch.modelparallel.nn.layer_norm", **{name: "sagelaunch.modelparallel.nn.transformer" for name in (
     "DistributedAttentionLayer", "DistributedTransformerOutputLayer", "DistributedTransformerLayer",
     "DistributedTransformer", "DistributedTransformerLMHead")}}
 
@@ -16,4 +16,4 @@ _LAZY = {"FusedLayerNorm": "modelparallel.nn.layer_norm", **{name: "modelparalle
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'modelparallel.nn' has no attribute {name!r}")
+    raise AttributeError(f"module 'sagelaunch.modelparallel.nn' has no attribute {name!r}")

@@ -12,7 +12,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from modelparallel.errors import SMPValidationError
+from sagelaunch.modelparallel.errors import SMPValidationError
 
 MASKED = -10000.0  # what SMP's (and BERT's) additive attention masks put on masked positions
 

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from profiler.records import AnalysisResult, JobContext, RankAnalysis, convert
-from profiler.schema import Profile, RankTrace
+from sagelaunch.profiler.records import AnalysisResult, JobContext, RankAnalysis, convert
+from sagelaunch.profiler.schema import Profile, RankTrace
 
 
 def analyze_rank(rt: RankTrace, n_step_names: int, top_n: int = 10) -> RankAnalysis:
-    from profiler.analysis import gpu_breakdown as gb
-    from profiler.analysis import hta_view, loop, metrics
+    from sagelaunch.profiler.analysis import gpu_breakdown as gb
+    from sagelaunch.profiler.analysis import hta_view, loop, metrics
 
     notes: list[str] = []
     view = hta_view.build(rt, n_step_names)
@@ -84,13 +84,13 @@ def analyze(path_or_profile, top_n: int = 10, context: dict | None = None) -> An
     if isinstance(path_or_profile, Profile):
         profile = path_or_profile
     else:
-        from profiler.analysis import parallel
+        from sagelaunch.profiler.analysis import parallel
 
         root = Path(path_or_profile).expanduser()
         if parallel.worth_it(root):  # many ranks: read and analyse them in worker processes
             results, profile = parallel.analyze_folder(root, top_n, analyze_rank)
             return _finish({str(r): v for r, v in results.items()}, profile, context)
-        from profiler.loader import load_profile
+        from sagelaunch.profiler.loader import load_profile
 
         profile = load_profile(root)
     step_names = set()
@@ -104,13 +104,13 @@ def _finish(ranks: dict[str, RankAnalysis], profile: Profile, context: dict | No
     """The whole result from the per-rank analyses: hosts' counters, figures and findings."""
     hosts = {}
     if profile.counters is not None:
-        from profiler.analysis.counters import summarize_counters
+        from sagelaunch.profiler.analysis.counters import summarize_counters
 
         hosts = summarize_counters(profile.counters)
-    from profiler.analysis.ranks_compared import ranks_compared
-    from profiler.figures import figures
-    from profiler.findings import findings
-    from profiler.job_settings import of_profile
+    from sagelaunch.profiler.analysis.ranks_compared import ranks_compared
+    from sagelaunch.profiler.figures import figures
+    from sagelaunch.profiler.findings import findings
+    from sagelaunch.profiler.job_settings import of_profile
 
     result = AnalysisResult(ranks=ranks, hosts=hosts, warnings=list(profile.warnings), source=profile.source,
                             context=convert({**of_profile(profile), **(context or {})}, JobContext),

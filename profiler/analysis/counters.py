@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from profiler.records import HostSummary, convert
+from sagelaunch.profiler.records import HostSummary, convert
 
 MAX_POINTS = 300  # per series in the JSON; the dashboard reads the full table from the artifact if it wants more
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from profiler.records import AnalysisResult, NameChange, PhaseChange, ProfileDiff
-from profiler.schema import Profile
+from sagelaunch.profiler.records import AnalysisResult, NameChange, PhaseChange, ProfileDiff
+from sagelaunch.profiler.schema import Profile
 
 
 def _by_name(names: list[str], name_id: np.ndarray, dur: np.ndarray) -> dict[str, tuple[int, float]]:
@@ -32,7 +32,7 @@ def _merge(into: dict, part: dict) -> None:
 
 def kernel_totals(profile: Profile) -> dict[str, tuple[int, float]]:
     """(count, total µs) per GPU event name over every rank, as HTA's compare_traces sums them."""
-    from profiler.analysis import hta_view
+    from sagelaunch.profiler.analysis import hta_view
 
     step_names = {n for rt in profile.ranks.values() for n in rt.names if "ProfilerStep" in n}
     out: dict[str, tuple[int, float]] = {}
@@ -44,7 +44,7 @@ def kernel_totals(profile: Profile) -> dict[str, tuple[int, float]]:
 
 def annotation_totals(profile: Profile) -> dict[str, tuple[int, float]]:
     """(count, total µs) per host-side annotation, steps pooled as step_N / ProfilerStep#N."""
-    from profiler.analysis.metrics import annotation_groups
+    from sagelaunch.profiler.analysis.metrics import annotation_groups
 
     out: dict[str, tuple[int, float]] = {}
     for rt in profile.ranks.values():
@@ -72,8 +72,8 @@ def _phases(result: AnalysisResult) -> dict[str, float]:
 
 def diff(path_a, path_b, top: int = 20) -> ProfileDiff:
     """What changed from profile A to profile B (paths load_profile accepts, or Profiles)."""
-    from profiler.analysis import analyze
-    from profiler.loader import load_profile
+    from sagelaunch.profiler.analysis import analyze
+    from sagelaunch.profiler.loader import load_profile
 
     pa = path_a if isinstance(path_a, Profile) else load_profile(Path(path_a).expanduser())
     pb = path_b if isinstance(path_b, Profile) else load_profile(Path(path_b).expanduser())

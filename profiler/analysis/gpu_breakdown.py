@@ -17,8 +17,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from profiler.analysis.hta_view import HtaView
-from profiler.nputil import distinct, isin, percentile
+from sagelaunch.profiler.analysis.hta_view import HtaView
+from sagelaunch.profiler.nputil import distinct, isin, percentile
 
 COMPUTATION, COMMUNICATION, MEMORY, OTHER = "COMPUTATION", "COMMUNICATION", "MEMORY", "OTHER"
 SWEEP_TYPES = (COMPUTATION, COMMUNICATION, MEMORY)  # HTA's order: bit 1, 2, 4

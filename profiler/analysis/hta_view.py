@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from profiler.schema import RankTrace
+from sagelaunch.profiler.schema import RankTrace
 
 SYNC_ON_DEVICE = ("Event Sync", "Context Sync")
 

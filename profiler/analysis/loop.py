@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from profiler.analysis.gpu_breakdown import covered_upto, merge_intervals
-from profiler.analysis.metrics import DATALOADER, STEP_NAME
-from profiler.nputil import percentile
-from profiler.schema import (
+from sagelaunch.profiler.analysis.gpu_breakdown import covered_upto, merge_intervals
+from sagelaunch.profiler.analysis.metrics import DATALOADER, STEP_NAME
+from sagelaunch.profiler.nputil import percentile
+from sagelaunch.profiler.schema import (
     CAT_CPU_OP,
     CAT_HOOK,
     CAT_MEMORY_SAMPLE,

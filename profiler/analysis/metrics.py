@@ -7,10 +7,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from profiler.analysis.gpu_breakdown import covered_upto, merge_intervals
-from profiler.nputil import auto_bin_count, distinct, percentile
+from sagelaunch.profiler.analysis.gpu_breakdown import covered_upto, merge_intervals
+from sagelaunch.profiler.nputil import auto_bin_count, distinct, percentile
 
-from profiler.schema import (
+from sagelaunch.profiler.schema import (
     CAT_CPU_OP,
     CAT_CUDA_RUNTIME,
     CAT_CUDA_SYNC,
@@ -159,7 +159,7 @@ def precision(rt: RankTrace) -> dict[str, float]:
     if not sel.any():
         return {}
     by_name: dict[int, str] = {}
-    from profiler.analysis.gpu_breakdown import COMMUNICATION, kernel_type
+    from sagelaunch.profiler.analysis.gpu_breakdown import COMMUNICATION, kernel_type
 
     for nid in distinct(rt["name_id"][sel]):
         name = rt.names[nid]

@@ -15,8 +15,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from profiler.records import RankAnalysis
-from profiler.schema import TraceMeta
+from sagelaunch.profiler.records import RankAnalysis
+from sagelaunch.profiler.schema import TraceMeta
 
 MIN_RANKS = 4  # below this, starting processes costs more than it saves
 
@@ -35,8 +35,8 @@ def _step_names(rt) -> set:
 
 
 def _work(analyze_rank, kind: str, files: list[str], top_n: int, n_step_names: int | None) -> RankResult:
-    from profiler import artifact
-    from profiler.kineto_reader import read_kineto
+    from sagelaunch.profiler import artifact
+    from sagelaunch.profiler.kineto_reader import read_kineto
 
     # workers=1: this process is one of the pool already, its chunks are decoded here
     rt = read_kineto(Path(files[0]), workers=1) if kind == "trace" else artifact.read_events([Path(f) for f in files])
@@ -48,7 +48,7 @@ def _work(analyze_rank, kind: str, files: list[str], top_n: int, n_step_names: i
 def worth_it(root: Path) -> bool:
     if not root.is_dir() or (os.cpu_count() or 1) < 2:
         return False
-    from profiler.loader import find_profile_files
+    from sagelaunch.profiler.loader import find_profile_files
 
     kineto, ours, _ = find_profile_files(root)
     return len(kineto) + len(ours) >= MIN_RANKS
@@ -60,7 +60,7 @@ def analyze_folder(root: Path, top_n: int, analyze_rank) -> tuple[dict, object]:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor  # imported here: ~0.03 s that one trace does not need
 
-    from profiler.loader import find_profile_files, load_with
+    from sagelaunch.profiler.loader import find_profile_files, load_with
 
     kineto, ours, _ = find_profile_files(root)
     units = [("trace", [str(f)]) for f in kineto] + [("folder", [str(f) for f in files]) for files in ours.values()]

@@ -4,7 +4,7 @@ it show a longer Backward)."""
 
 from __future__ import annotations
 
-from profiler.records import RankAnalysis, RankColumn, RanksCompared
+from sagelaunch.profiler.records import RankAnalysis, RankColumn, RanksCompared
 
 # (key, label, unit): per-step times from the loop (ms), GPU shares (%), queue (kernels), memory peak (MiB)
 COLUMNS = (

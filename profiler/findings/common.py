@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from profiler.records import AnalysisResult, Evidence, Finding, RankAnalysis
+from sagelaunch.profiler.records import AnalysisResult, Evidence, Finding, RankAnalysis
 
 
 def finding(rule: str, severity: str, summary: str, evidence: dict[str, Evidence], fix: str,

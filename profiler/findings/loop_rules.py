@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from profiler.figures import ms
-from profiler.nputil import percentile
-from profiler.findings import thresholds as T
-from profiler.findings.common import finding, median, ranks_of
-from profiler.records import AnalysisResult, Evidence, Finding, Loop
+from sagelaunch.profiler.figures import ms
+from sagelaunch.profiler.nputil import percentile
+from sagelaunch.profiler.findings import thresholds as T
+from sagelaunch.profiler.findings.common import finding, median, ranks_of
+from sagelaunch.profiler.records import AnalysisResult, Evidence, Finding, Loop
 
 
 def _judged(values: list, loop: Loop) -> np.ndarray:

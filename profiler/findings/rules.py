@@ -8,12 +8,12 @@ Thresholds: thresholds.py.
 from __future__ import annotations
 
 import re
-from profiler.figures import ms
-from profiler.findings import thresholds as T
-from profiler.findings.common import finding
-from profiler.findings.common import ranks_of as _ranks
-from profiler.records import AnalysisResult, Evidence, Finding, IdleBreakdown, RankAnalysis
-from profiler.findings.loop_rules import input_bound, memory_growth, step_outlier, straggler_rank
+from sagelaunch.profiler.figures import ms
+from sagelaunch.profiler.findings import thresholds as T
+from sagelaunch.profiler.findings.common import finding
+from sagelaunch.profiler.findings.common import ranks_of as _ranks
+from sagelaunch.profiler.records import AnalysisResult, Evidence, Finding, IdleBreakdown, RankAnalysis
+from sagelaunch.profiler.findings.loop_rules import input_bound, memory_growth, step_outlier, straggler_rank
 
 
 def low_gpu_utilization(a: AnalysisResult) -> list[Finding]:

@@ -14,10 +14,10 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from profiler import schema as S
-from profiler.analysis.gpu_breakdown import merge_intervals
-from profiler.analysis.metrics import coverage_per_bin
-from profiler.records import AnalysisResult, Busy, RankAnalysis
+from sagelaunch.profiler import schema as S
+from sagelaunch.profiler.analysis.gpu_breakdown import merge_intervals
+from sagelaunch.profiler.analysis.metrics import coverage_per_bin
+from sagelaunch.profiler.records import AnalysisResult, Busy, RankAnalysis
 
 NO_GPU = "no GPU activity in this profile (a CPU-only run, or the trace did not record CUDA/HIP activity)"
 NO_COUNTERS = ("no {what} samples: the system monitor did not record this profile "
@@ -34,7 +34,7 @@ CPU_ONLY_BANNER = ("CPU-only profile: no GPU kernels or memory copies were recor
 
 def dashboard_data(profile: S.Profile, analysis: AnalysisResult | None = None, title: str = "") -> dict[str, Any]:
     if analysis is None:
-        from profiler.analysis import analyze
+        from sagelaunch.profiler.analysis import analyze
 
         analysis = analyze(profile)
     ranks = [r for r in profile.ranks.values() if len(r)]
@@ -302,7 +302,7 @@ def _kernels(ranks) -> dict[str, Any]:
 
 def _step_times(analysis: AnalysisResult) -> dict[str, Any]:
     """Step durations of every rank (the analysis' host-side steps) and their histogram (metrics.histogram)."""
-    from profiler.analysis.metrics import histogram
+    from sagelaunch.profiler.analysis.metrics import histogram
 
     durs = [x.dur_us for r in analysis.ranks.values() if r.steps for x in r.steps.steps]
     if not durs:
@@ -349,7 +349,7 @@ DEFAULT_ANNOTATIONS = ("forward", "backward", "optimizer", "step")
 
 def _annotations(ranks) -> dict[str, Any]:
     """Every annotation label (metrics.annotation_groups: the grouping the analysis uses) with its histogram."""
-    from profiler.analysis.metrics import annotation_groups, histogram
+    from sagelaunch.profiler.analysis.metrics import annotation_groups, histogram
 
     acc: dict[str, list[np.ndarray]] = {}
     for r in ranks:

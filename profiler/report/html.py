@@ -11,11 +11,11 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from profiler.inline import json_for_script
-from profiler.view_scripts import view_util_script
+from sagelaunch.profiler.inline import json_for_script
+from sagelaunch.profiler.view_scripts import view_util_script
 
 if TYPE_CHECKING:
-    from profiler.records import AnalysisResult
+    from sagelaunch.profiler.records import AnalysisResult
 
 STATIC = Path(__file__).with_name("static")
 
@@ -29,7 +29,7 @@ def plotly_js() -> str:
 def render_report(data: dict[str, Any], timeline: dict[str, Any] | None = None) -> str:
     """The page: a Dashboard tab and, given the timeline's payload (profiler/timeline/payload.py), a Timeline tab
     drawn by the same renderer as `profile timeline` and the browser."""
-    from profiler.timeline.html import timeline_css, timeline_scripts
+    from sagelaunch.profiler.timeline.html import timeline_css, timeline_scripts
 
     title = html.escape(f"sagelaunch profile report: {data.get('title', '')}")
     meta = html.escape(
@@ -64,7 +64,7 @@ def render_report(data: dict[str, Any], timeline: dict[str, Any] | None = None) 
 def analysis_of(profile) -> AnalysisResult | None:
     """The analysis engine's result for the GPU active/idle split; None when part 1 cannot analyse it."""
     try:
-        from profiler.analysis import analyze
+        from sagelaunch.profiler.analysis import analyze
     except ImportError:
         return None
     try:
@@ -78,10 +78,10 @@ def analysis_of(profile) -> AnalysisResult | None:
 
 def write_report(path, out: Path, title: str | None = None) -> Path:
     """Load `path` (trace, folder or artifact), build the dashboard and write it to `out`."""
-    from profiler.loader import load_profile
-    from profiler.report.data import dashboard_data
+    from sagelaunch.profiler.loader import load_profile
+    from sagelaunch.profiler.report.data import dashboard_data
 
-    from profiler.timeline.payload import payload_of
+    from sagelaunch.profiler.timeline.payload import payload_of
 
     profile = load_profile(path)
     data = dashboard_data(profile, analysis_of(profile), title=title or str(path))

@@ -25,8 +25,8 @@ def timeline_scripts() -> str:
 
 
 def render_timeline(payload: dict) -> str:
-    from profiler.inline import json_for_script
-    from profiler.view_scripts import view_util_script
+    from sagelaunch.profiler.inline import json_for_script
+    from sagelaunch.profiler.view_scripts import view_util_script
 
     title = html.escape(f"sagelaunch timeline: {payload.get('title', '')}")
     return (
@@ -50,8 +50,8 @@ def render_timeline(payload: dict) -> str:
 
 def write_timeline(path, out: Path, title: str | None = None) -> tuple[Path, int]:
     """Load `path` (trace, folder of ranks or our artifact) and write its timeline page; (file, events)."""
-    from profiler.loader import load_profile
-    from profiler.timeline.payload import payload_of
+    from sagelaunch.profiler.loader import load_profile
+    from sagelaunch.profiler.timeline.payload import payload_of
 
     payload, events = payload_of(load_profile(path), title or str(path))
     out = Path(out)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from profiler.timeline.model import TimelineModel
+from sagelaunch.profiler.timeline.model import TimelineModel
 
 
 def to_chrome_trace(model: TimelineModel) -> dict:

@@ -34,10 +34,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
-from jobspec.errors import SagelaunchError
-from profiler.ui import sources
-from profiler.ui.session import LoadConflict, ProfileSession
-from profiler.view_scripts import VIEW_UTIL_JS
+from sagelaunch.jobspec.errors import SagelaunchError
+from sagelaunch.profiler.ui import sources
+from sagelaunch.profiler.ui.session import LoadConflict, ProfileSession
+from sagelaunch.profiler.view_scripts import VIEW_UTIL_JS
 
 log = logging.getLogger(__name__)
 BIND = "127.0.0.1"

@@ -17,8 +17,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from jobspec.contract import STATUSES, host_profiler_dir
-from jobspec.names import NAME_PATTERN as JOB_NAME  # SageMaker's TrainingJobName pattern
+from sagelaunch.jobspec.contract import STATUSES, host_profiler_dir
+from sagelaunch.jobspec.names import NAME_PATTERN as JOB_NAME  # SageMaker's TrainingJobName pattern
 
 SOURCES = ("local", "sagemaker", "path")  # "path": a profile given on the command line, listed by its name
 PROFILE_SUFFIXES = (".parquet", ".json", ".json.gz")
@@ -102,7 +102,7 @@ def profile_files(folder: Path) -> list[Path]:
 
 def s3_profile_objects(s3, prefix_uri: str) -> list[dict[str, Any]]:
     """Profile files under an s3:// prefix (with a boto3 S3 client), keys that could escape a folder left out."""
-    from jobspec.s3uri import parse_s3_uri, unsafe_key_reason
+    from sagelaunch.jobspec.s3uri import parse_s3_uri, unsafe_key_reason
 
     bucket, prefix = parse_s3_uri(prefix_uri)
     out = []

@@ -9,9 +9,9 @@ is as light as `import estimators` (no torch, no boto3); v2's submodules load wh
 
 import importlib
 
-from estimators import Model, TrainingInput
-from estimators.session import Session, get_execution_role
-from profiler_config import Profiler, ProfilerConfig
+from sagelaunch.estimators import Model, TrainingInput
+from sagelaunch.estimators.session import Session, get_execution_role
+from sagelaunch.profiler_config import Profiler, ProfilerConfig
 
 __version__ = "2.257.7"  # the SDK v2 release whose requests sagelaunch matches (tests/parity_v2)
 

@@ -1,5 +1,5 @@
 """v2's sagemaker.deserializers."""
-from estimators.serializers import (BaseDeserializer, BytesDeserializer, CSVDeserializer, JSONDeserializer,
+from sagelaunch.estimators.serializers import (BaseDeserializer, BytesDeserializer, CSVDeserializer, JSONDeserializer,
                                     NumpyDeserializer, SimpleBaseDeserializer, StringDeserializer)
 
 __all__ = ["BaseDeserializer", "SimpleBaseDeserializer", "BytesDeserializer", "StringDeserializer",

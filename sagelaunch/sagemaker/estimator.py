@@ -1,4 +1,4 @@
 """v2's sagemaker.estimator: its framework base class (sagelaunch has no image-first generic Estimator)."""
-from estimators.base import FrameworkEstimator as Framework
+from sagelaunch.estimators.base import FrameworkEstimator as Framework
 
 __all__ = ["Framework"]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from jobspec import catalog
-from jobspec.errors import SagelaunchError
-from jobspec.suggest import allowed_list
+from sagelaunch.jobspec import catalog
+from sagelaunch.jobspec.errors import SagelaunchError
+from sagelaunch.jobspec.suggest import allowed_list
 
 __all__ = ["retrieve"]
 

@@ -1,4 +1,4 @@
 """v2's sagemaker.inputs."""
-from estimators.inputs import ShuffleConfig, TrainingInput
+from sagelaunch.estimators.inputs import ShuffleConfig, TrainingInput
 
 __all__ = ["TrainingInput", "ShuffleConfig"]

@@ -1,4 +1,4 @@
 """v2's sagemaker.instance_group."""
-from estimators.instance_group import InstanceGroup
+from sagelaunch.estimators.instance_group import InstanceGroup
 
 __all__ = ["InstanceGroup"]

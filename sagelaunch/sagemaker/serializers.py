@@ -1,5 +1,5 @@
 """v2's sagemaker.serializers."""
-from estimators.serializers import (BaseSerializer, CSVSerializer, IdentitySerializer, JSONSerializer,
+from sagelaunch.estimators.serializers import (BaseSerializer, CSVSerializer, IdentitySerializer, JSONSerializer,
                                     NumpySerializer, SimpleBaseSerializer)
 
 __all__ = ["BaseSerializer", "SimpleBaseSerializer", "JSONSerializer", "CSVSerializer", "NumpySerializer",

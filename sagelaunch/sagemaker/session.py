@@ -1,4 +1,4 @@
 """v2's sagemaker.session."""
-from estimators.session import Session, get_execution_role
+from sagelaunch.estimators.session import Session, get_execution_role
 
 __all__ = ["Session", "get_execution_role"]

@@ -167,9 +167,9 @@ def test_no_import_cycles_between_packages_or_modules():
 
 
 @pytest.mark.parametrize("source, expected", [
-    ("from launcher.jobs import TrainingJob\n", ["launcher.jobs"]),
-    ("def f():\n    from jobspec import catalog\n", ["jobspec.catalog"]),
-    ("from . import resolve\nfrom .inputs import to_channels\n", ["estimators.resolve", "estimators.inputs"]),
+    ("from sagelaunch.launcher.jobs import TrainingJob\n", ["sagelaunch.launcher.jobs"]),
+    ("def f():\n    from jobspec import catalog\n", ["sagelaunch.jobspec.catalog"]),
+    ("from . import resolve\nfrom .inputs import to_channels\n", ["sagelaunch.estimators.resolve", "sagelaunch.estimators.inputs"]),
     ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import launcher.jobs\n", ["typing"]),
     ("import typing\nif typing.TYPE_CHECKING:\n    import launcher.jobs\nelse:\n    import json\n", ["typing", "json"]),
 ])
@@ -187,7 +187,7 @@ def test_a_cycle_is_found():
 def test_each_backend_provides_the_interface(name):
     import inspect
 
-    from launcher import backends
+    from sagelaunch.launcher import backends
 
     module = backends.backend(name)
     for function in ("submit", "attach", "list_jobs"):

@@ -8,8 +8,8 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from estimators import PyTorch, TensorFlow
-from profiler_config import (DebuggerHookConfig, DetailedProfilingConfig, FrameworkProfile, Profiler, ProfilerConfig, ProfilerRule, Rule,
+from sagelaunch.estimators import PyTorch, TensorFlow
+from sagelaunch.profiler_config import (DebuggerHookConfig, DetailedProfilingConfig, FrameworkProfile, Profiler, ProfilerConfig, ProfilerRule, Rule,
                              TensorBoardOutputConfig, rule_configs)
 
 ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"

@@ -7,8 +7,8 @@ import warnings
 import pytest
 from pydantic import ValidationError
 
-from estimators.distribution import parse_distribution
-from jobspec.smp import SMPParameters, check_world
+from sagelaunch.estimators.distribution import parse_distribution
+from sagelaunch.jobspec.smp import SMPParameters, check_world
 
 MP = {"smdistributed": {"modelparallel": {"enabled": True, "parameters": {"partitions": 2, "ddp": True}}},
       "mpi": {"enabled": True, "processes_per_host": 8, "custom_mpi_options": "--mca btl_vader_single_copy_mechanism none"}}

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from estimators.distribution import parse_distribution
-from estimators.distribution_shapes import DistributionOptions
-from estimators.distribution_strategies import STRATEGIES
+from sagelaunch.estimators.distribution import parse_distribution
+from sagelaunch.estimators.distribution_shapes import DistributionOptions
+from sagelaunch.estimators.distribution_strategies import STRATEGIES
 
 P4D, G5, CPU = "ml.p4d.24xlarge", "ml.g5.12xlarge", "ml.m5.xlarge"
 GPUS = {P4D: 8, G5: 4, CPU: 0, "local": 0}

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from jobspec.errors import (ProblemsError, SagelaunchError, SagelaunchException, SagelaunchRuntimeError,
+from sagelaunch.jobspec.errors import (ProblemsError, SagelaunchError, SagelaunchException, SagelaunchRuntimeError,
                             SagelaunchTypeError)
 from tests.foundation.test_architecture import PACKAGES, ROOT, project_files
 
@@ -75,11 +75,11 @@ def test_the_walk_sees_a_class_outside_the_family(tmp_path):
 
 
 def test_the_family_keeps_the_python_types_callers_catch():
-    from launcher.aws.errors import AWSError
-    from launcher.jobs import JobFailedError, JobNotFoundError
-    from modelparallel.errors import SMPRuntimeError, SMPValidationError
-    from profiler.trace_file import ProfileLoadError
-    from profiler.ui.server import PortInUse
+    from sagelaunch.launcher.aws.errors import AWSError
+    from sagelaunch.launcher.jobs import JobFailedError, JobNotFoundError
+    from sagelaunch.modelparallel.errors import SMPRuntimeError, SMPValidationError
+    from sagelaunch.profiler.trace_file import ProfileLoadError
+    from sagelaunch.profiler.ui.server import PortInUse
 
     for cls in (JobNotFoundError, SMPValidationError, ProfileLoadError, SagelaunchTypeError, ProblemsError):
         assert issubclass(cls, SagelaunchError) and issubclass(cls, ValueError), cls
@@ -106,7 +106,7 @@ def _parts(err: SagelaunchException) -> dict[str, object]:
 
 
 def test_an_estimator_argument_error_names_its_parts():
-    from estimators import PyTorch
+    from sagelaunch.estimators import PyTorch
 
     with pytest.raises(SagelaunchError) as info:
         PyTorch(entry_point="train.py", role="arn:aws:iam::123456789012:role/R", region="us-west-2",
@@ -119,7 +119,7 @@ def test_an_estimator_argument_error_names_its_parts():
 
 
 def test_an_estimator_assignment_error_names_its_parts():
-    from estimators import PyTorch
+    from sagelaunch.estimators import PyTorch
 
     est = PyTorch(entry_point="train.py", instance_type="local", framework_version="2.1", py_version="py310")
     with pytest.raises(ValidationError) as info:
@@ -129,7 +129,7 @@ def test_an_estimator_assignment_error_names_its_parts():
 
 
 def test_a_distribution_error_names_its_parts():
-    from estimators import PyTorch
+    from sagelaunch.estimators import PyTorch
 
     with pytest.raises(SagelaunchError) as info:
         PyTorch(entry_point="train.py", role="arn:aws:iam::123456789012:role/R", region="us-west-2",
@@ -142,8 +142,8 @@ def test_a_distribution_error_names_its_parts():
 
 
 def test_an_smp_init_key_error_names_its_parts(monkeypatch):
-    from modelparallel.config import load_parameters
-    from modelparallel.errors import SMPValidationError
+    from sagelaunch.modelparallel.config import load_parameters
+    from sagelaunch.modelparallel.errors import SMPValidationError
 
     monkeypatch.setenv("SM_HP_MP_PARAMETERS", json.dumps({"partitions": 2}))
     with pytest.raises(SMPValidationError) as info:
@@ -167,7 +167,7 @@ def test_a_cli_validate_error_names_its_parts(tmp_path):
 
 
 def test_a_profiler_config_error_names_its_parts():
-    from profiler_config import ProfilerConfig
+    from sagelaunch.profiler_config import ProfilerConfig
 
     with pytest.raises(SagelaunchError) as info:
         ProfilerConfig(s3_output_path="s3:/my-bucket/profiles")
@@ -257,7 +257,7 @@ def test_the_walk_sees_each_way_of_reading_a_message(source):
 
 
 def test_a_wrong_call_is_still_a_type_error_and_names_its_parts():
-    from profiler_config import ProfilerConfig
+    from sagelaunch.profiler_config import ProfilerConfig
 
     with pytest.raises(TypeError) as info:
         ProfilerConfig("s3://my-bucket/profiles", s3_output_path="s3://my-bucket/other")
@@ -267,7 +267,7 @@ def test_a_wrong_call_is_still_a_type_error_and_names_its_parts():
 
 
 def test_a_secret_field_keeps_its_value_out_of_the_error():
-    from jobspec.fields import environment
+    from sagelaunch.jobspec.fields import environment
 
     with pytest.raises(SagelaunchError) as info:
         environment({"API_TOKEN": 12345})

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from estimators import PyTorch
-from jobspec import catalog as support
-from launcher import environment
+from sagelaunch.estimators import PyTorch
+from sagelaunch.jobspec import catalog as support
+from sagelaunch.launcher import environment
 
 ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
 SM = dict(entry_point="train.py", role=ROLE, region="us-west-2", framework_version="2.0.0",

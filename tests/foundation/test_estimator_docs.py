@@ -10,10 +10,10 @@ import textwrap
 
 import pytest
 
-from estimators import HuggingFace, PyTorch, TensorFlow
-from estimators.base import FrameworkEstimator
-from estimators.framework_model import FrameworkModel, HuggingFaceModel, PyTorchModel, TensorFlowModel
-from estimators.model import Model
+from sagelaunch.estimators import HuggingFace, PyTorch, TensorFlow
+from sagelaunch.estimators.base import FrameworkEstimator
+from sagelaunch.estimators.framework_model import FrameworkModel, HuggingFaceModel, PyTorchModel, TensorFlowModel
+from sagelaunch.estimators.model import Model
 
 
 def field_docstrings(cls: type) -> dict[str, str]:

@@ -7,9 +7,9 @@ import re
 import pytest
 from pydantic import ValidationError
 
-from estimators import PyTorch, TensorFlow, TrainingInput
-from jobspec import catalog as support
-from profiler_config import Profiler, ProfilerConfig
+from sagelaunch.estimators import PyTorch, TensorFlow, TrainingInput
+from sagelaunch.jobspec import catalog as support
+from sagelaunch.profiler_config import Profiler, ProfilerConfig
 
 ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
 SM = dict(entry_point="train.py", role=ROLE, region="us-west-2")

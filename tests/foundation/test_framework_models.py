@@ -8,7 +8,7 @@ import logging
 
 import pytest
 
-from estimators import Model, PyTorch, PyTorchModel, TensorFlow, TensorFlowModel
+from sagelaunch.estimators import Model, PyTorch, PyTorchModel, TensorFlow, TensorFlowModel
 
 ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
 DATA = "s3://my-bucket/model.tar.gz"

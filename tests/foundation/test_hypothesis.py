@@ -11,10 +11,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from estimators import PyTorch, TensorFlow, TrainingInput
-from jobspec import catalog as support
-from jobspec.smp import SMPParameters
-from profiler_config import Profiler, ProfilerConfig
+from sagelaunch.estimators import PyTorch, TensorFlow, TrainingInput
+from sagelaunch.jobspec import catalog as support
+from sagelaunch.jobspec.smp import SMPParameters
+from sagelaunch.profiler_config import Profiler, ProfilerConfig
 
 SHAPE = botocore.session.get_session().get_service_model("sagemaker").operation_model("CreateTrainingJob").input_shape
 ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"

@@ -13,7 +13,7 @@ HEAVY = ("torch", "transformers", "boto3", "botocore", "sagemaker", "tensorflow"
 def test_fresh_import_pulls_in_nothing_heavy():
     code = (
         "import sys, json; import estimators, profiler_config; "
-        "from estimators import PyTorch; from jobspec.smp import SMPParameters, check_world; "
+        "from sagelaunch.estimators import PyTorch; from sagelaunch.jobspec.smp import SMPParameters, check_world; "
         "e = PyTorch(entry_point='t.py', framework_version='2.0.0', instance_type='local'); e.to_spec('j'); "
         f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
     )

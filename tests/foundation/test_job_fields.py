@@ -9,7 +9,7 @@ import boto3
 import pytest
 from pydantic import ValidationError
 
-from jobspec.spec import InputChannel, spec_from_fields
+from sagelaunch.jobspec.spec import InputChannel, spec_from_fields
 from tests.foundation.test_job_file_hostile import HEAD, fit_refused, job_dir, refused, sagelaunch, write  # noqa: F401
 
 SECRET = "s3cr3t-Value-42"
@@ -122,7 +122,7 @@ def test_a_refusal_names_a_secret_but_never_echoes_its_value(sagelaunch, job_dir
 
 
 def test_the_python_api_never_echoes_a_secret_either():
-    from estimators import PyTorch
+    from sagelaunch.estimators import PyTorch
 
     with pytest.raises(ValidationError) as caught:
         PyTorch(entry_point="train.py", framework_version="2.0.0", instance_type="local",
@@ -134,7 +134,7 @@ def test_the_python_api_never_echoes_a_secret_either():
         PyTorch(entry_point="train.py", framework_version="2.0.0", instance_type="local",
                 hyperparameters={"auth_token": {"nested": SECRET + "\x00"}})
     assert SECRET not in str(caught.value) and "hyperparameters['auth_token']" in str(caught.value)
-    from estimators import PyTorchModel
+    from sagelaunch.estimators import PyTorchModel
 
     with pytest.raises(ValueError) as caught:  # a model's env: text only, as CreateModel takes it
         PyTorchModel(model_data="s3://bucket/model.tar.gz", role="arn:aws:iam::123456789012:role/R",

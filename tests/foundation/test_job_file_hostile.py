@@ -140,7 +140,7 @@ def test_hyperparameter_nested_deeper_than_allowed_names_the_field(sagelaunch, j
 
 PYTHON_API = """
 from pydantic import ValidationError
-from estimators import PyTorch
+from sagelaunch.estimators import PyTorch
 
 bomb = ["lol"] * 9
 for _ in range(8):
@@ -242,7 +242,7 @@ def test_missing_local_input_path_is_refused_for_a_local_job(sagelaunch, job_dir
 def test_values_nested_5000_deep_in_any_field_give_a_short_error_not_a_recursion_error(field):
     from pydantic import ValidationError
 
-    from estimators import PyTorch
+    from sagelaunch.estimators import PyTorch
 
     deep: list = []
     for _ in range(5000):

@@ -8,13 +8,13 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from estimators import PyTorch
-from jobspec.profiling import profiler_config_file
-from jobspec.smp import NOT_IMPLEMENTED, SMPParameters
-from jobspec.spec import ProfilerSettings, replace
-from modelparallel.config import check_supported
-from modelparallel.errors import SMPValidationError
-from profiler_config import Profiler, ProfilerConfig
+from sagelaunch.estimators import PyTorch
+from sagelaunch.jobspec.profiling import profiler_config_file
+from sagelaunch.jobspec.smp import NOT_IMPLEMENTED, SMPParameters
+from sagelaunch.jobspec.spec import ProfilerSettings, replace
+from sagelaunch.modelparallel.config import check_supported
+from sagelaunch.modelparallel.errors import SMPValidationError
+from sagelaunch.profiler_config import Profiler, ProfilerConfig
 
 ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
 
@@ -66,7 +66,7 @@ def test_every_not_implemented_option_is_a_parameter_with_a_fix():
 
 def _sent_profiler_config(settings: ProfilerSettings) -> dict:
     """The request's ProfilerConfig for a job with these settings (what a container's profilerconfig.json is from)."""
-    from launcher.request import profiler_request
+    from sagelaunch.launcher.request import profiler_request
 
     return profiler_request(replace(_spec(), profiler=settings))["ProfilerConfig"]
 
@@ -77,7 +77,7 @@ def test_the_profiler_reads_what_the_client_writes(tmp_path, monkeypatch):
     path = tmp_path / "profilerconfig.json"
     path.write_text(json.dumps(profiler_config_file(_sent_profiler_config(settings))))
     monkeypatch.setenv("SAGELAUNCH_PROFILER_CONFIG", str(path))
-    from profiler.settings import Config
+    from sagelaunch.profiler.settings import Config
 
     cfg = Config().resolved()
     assert (cfg.system_monitor_interval_millis, cfg.cpu_profiling_duration, cfg.file_rotation_secs, cfg.disabled) \

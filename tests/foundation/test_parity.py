@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from jobspec import catalog as support
+from sagelaunch.jobspec import catalog as support
 
 ROOT = Path(__file__).resolve().parents[2]
 SDK_PYTHON = ROOT / ".venv-sagemaker" / "bin" / "python"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from profiler_config import Profiler, ProfilerConfig
+from sagelaunch.profiler_config import Profiler, ProfilerConfig
 
 
 def test_defaults_and_settings():

@@ -9,10 +9,10 @@ import botocore.session
 import botocore.validate
 import pytest
 
-from jobspec.spec import replace
-from launcher.request import compile_create_training_job_request
-from estimators import PyTorch, TensorFlow
-from profiler_config import Profiler, ProfilerConfig
+from sagelaunch.jobspec.spec import replace
+from sagelaunch.launcher.request import compile_create_training_job_request
+from sagelaunch.estimators import PyTorch, TensorFlow
+from sagelaunch.profiler_config import Profiler, ProfilerConfig
 
 ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
 

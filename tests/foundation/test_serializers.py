@@ -1,4 +1,4 @@
-"""estimators.serializers: v2's names, attributes and encodings, round trips through the deserializers.
+"""sagelaunch.estimators.serializers: v2's names, attributes and encodings, round trips through the deserializers.
 (What each sends over InvokeEndpoint is compared with the real SDK v2 in tests/parity_v2/test_deploy.py.)"""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from estimators import serializers as s
+from sagelaunch.estimators import serializers as s
 
 
 def stream(data: bytes | str) -> io.BytesIO:

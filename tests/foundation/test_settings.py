@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from estimators import InstanceGroup, PyTorch, ShuffleConfig, TensorFlow, TrainingCompilerConfig, TrainingInput
-from estimators.settings import LOCAL_REFUSED
+from sagelaunch.estimators import InstanceGroup, PyTorch, ShuffleConfig, TensorFlow, TrainingCompilerConfig, TrainingInput
+from sagelaunch.estimators.settings import LOCAL_REFUSED
 
 ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
 BASE = dict(entry_point="train.py", role=ROLE, framework_version="2.0.0", py_version="py310",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import botocore.session
 import pytest
 
-from jobspec import catalog as support
-from launcher import environment
+from sagelaunch.jobspec import catalog as support
+from sagelaunch.launcher import environment
 
 
 @pytest.fixture(scope="module")

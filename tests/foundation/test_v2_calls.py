@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from estimators import PyTorch, TensorFlow
-from estimators.v2_calls import init_params
+from sagelaunch.estimators import PyTorch, TensorFlow
+from sagelaunch.estimators.v2_calls import init_params
 
 ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
 SM = dict(role=ROLE, region="us-west-2", instance_type="ml.p4d.24xlarge")

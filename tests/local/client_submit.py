@@ -4,8 +4,8 @@ import signal
 import sys
 from pathlib import Path
 
-from launcher.backends import submit
-from jobspec.spec import TrainingJobSpec
+from sagelaunch.launcher.backends import submit
+from sagelaunch.jobspec.spec import TrainingJobSpec
 
 # Ctrl-C raises KeyboardInterrupt, as in a terminal, even when the test run that started this process
 # was itself started in the background with SIGINT ignored (an ignored signal stays ignored across exec)

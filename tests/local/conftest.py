@@ -11,8 +11,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from jobspec.spec import TrainingJobSpec, spec_from_fields
-from launcher.local.local_job import LocalJob, compile_local_job
+from sagelaunch.jobspec.spec import TrainingJobSpec, spec_from_fields
+from sagelaunch.launcher.local.local_job import LocalJob, compile_local_job
 
 SCRIPTS = Path(__file__).parent / "scripts"
 
@@ -80,7 +80,7 @@ def survivors(pids: list[int]) -> list[int]:
 
 def job_tree(name: str) -> list[int]:
     """PIDs of a running job's supervisor and everything under it (torchrun agents, ranks)."""
-    from launcher import registry
+    from sagelaunch.launcher import registry
 
     found = registry.supervisor(name)
     assert found is not None, f"job {name} has no supervisor recorded"

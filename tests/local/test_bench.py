@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from launcher import registry
+from sagelaunch.launcher import registry
 
 pytestmark = pytest.mark.slow  # runs local jobs and torchrun
 

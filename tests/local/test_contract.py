@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from launcher import contract
-from jobspec.spec import InputChannel, ProfilerSettings
+from sagelaunch.launcher import contract
+from sagelaunch.jobspec.spec import InputChannel, ProfilerSettings
 from tests.local.conftest import local_job, make_spec
 
 # sagemaker-training-toolkit ENVIRONMENT_VARIABLES.md (the documented list) …
@@ -129,7 +129,7 @@ def test_tf_config_makes_every_host_a_worker():
 
 
 def test_local_gpu_hosts_get_their_own_gpus():
-    from launcher.local.plan import gpu_slices, visible_gpus
+    from sagelaunch.launcher.local.plan import gpu_slices, visible_gpus
 
     assert gpu_slices(["0", "1", "2", "3"], 2) == [["0", "1"], ["2", "3"]]
     assert gpu_slices(["0", "1", "2"], 2) == [["0"], ["1"]]

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from launcher import registry
-from launcher.backends import submit
-from jobspec.net import free_port
-from jobspec.spec import InputChannel
-from launcher.backends import attach
-from launcher.jobs import JobFailedError
-from launcher.local.logs import rank_lines
+from sagelaunch.launcher import registry
+from sagelaunch.launcher.backends import submit
+from sagelaunch.jobspec.net import free_port
+from sagelaunch.jobspec.spec import InputChannel
+from sagelaunch.launcher.backends import attach
+from sagelaunch.launcher.jobs import JobFailedError
+from sagelaunch.launcher.local.logs import rank_lines
 from tests.local.conftest import job_tree, make_spec, pids_in, survivors, unique, wait_for_files
 
 pytestmark = pytest.mark.slow  # local jobs: supervisors, torchrun, ranks

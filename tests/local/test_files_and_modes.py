@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from launcher import registry
-from launcher.backends import submit
-from launcher.contract import HostLayout
-from launcher.jobs import JobFailedError
-from launcher.local import artifacts
+from sagelaunch.launcher import registry
+from sagelaunch.launcher.backends import submit
+from sagelaunch.launcher.contract import HostLayout
+from sagelaunch.launcher.jobs import JobFailedError
+from sagelaunch.launcher.local import artifacts
 from tests.local.conftest import make_spec
 from tests.local.mounts import immutable, read_only, small_filesystem
 
@@ -57,7 +57,7 @@ def test_making_a_file_private_keeps_this_processs_locks_on_it(tmp_path):
     import subprocess
     import sys
 
-    from launcher.safe_write import private_file
+    from sagelaunch.launcher.safe_write import private_file
 
     path = tmp_path / "locked.db"
     path.write_bytes(b"x")

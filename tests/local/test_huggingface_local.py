@@ -8,7 +8,7 @@ import tarfile
 
 import pytest
 
-from estimators import HuggingFace
+from sagelaunch.estimators import HuggingFace
 from tests.local.conftest import unique
 
 pytestmark = pytest.mark.slow  # a local job: supervisor, torchrun, one rank

@@ -5,7 +5,7 @@ import subprocess
 import sys
 from types import SimpleNamespace
 
-from launcher.local.job_modules import JOB_MODULES_ROOT, job_module_paths
+from sagelaunch.launcher.local.job_modules import JOB_MODULES_ROOT, job_module_paths
 
 ROOT = JOB_MODULES_ROOT.parent
 MP_JOB = SimpleNamespace(mp_parameters={"partitions": 1})
@@ -34,11 +34,11 @@ def test_a_job_without_model_parallelism_gets_no_smdistributed():
 def test_every_job_gets_sagemaker_profilers_names_as_sagelaunchs_profiler():
     paths, _ = job_module_paths(SimpleNamespace(mp_parameters=None), sys.executable)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), *paths])}
-    out = subprocess.run([sys.executable, "-c", "import smppy, smprof; from profiler import smprof as ours; "
+    out = subprocess.run([sys.executable, "-c", "import smppy, smprof; from sagelaunch.profiler import smprof as ours; "
                           "print(smppy is smprof is ours, smppy.SMProfiler.instance() is ours.SMProfiler.instance(), "
                           "callable(smppy.annotate), smppy.Config.__module__)"],
                          env=env, capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["True", "True", "True", "profiler.settings"]
+    assert out.stdout.split() == ["True", "True", "True", "sagelaunch.profiler.settings"]
 
 
 def test_a_real_installed_library_is_never_shadowed(tmp_path, monkeypatch):
@@ -67,7 +67,7 @@ from smdistributed.modelparallel.torch.amp import GradScaler
 import modelparallel.nn, modelparallel.nn.huggingface.gpt2 as gpt2
 assert sys.modules["smdistributed.modelparallel.torch.nn"] is modelparallel.nn  # one module object, not a copy
 assert alias_gpt2 is gpt2 and FusedLayerNorm is modelparallel.nn.FusedLayerNorm
-assert modelparallel.nn.__spec__.name == "modelparallel.nn"  # the alias leaves the module's own spec alone
+assert modelparallel.nn.__spec__.name == "sagelaunch.modelparallel.nn"  # the alias leaves the module's own spec alone
 assert DistributedModel is smp.DistributedModel and smp.model.DistributedModel is DistributedModel
 assert smp.optimizers.FusedLAMB is FusedLAMB and smp.amp.GradScaler is GradScaler
 assert smp.utils.rmsg("x") == "x"

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from launcher import registry
-from launcher.local.logs import MAX_LINE_BYTES, LogFollower, LogRouter, rank_lines, tail_lines
+from sagelaunch.launcher import registry
+from sagelaunch.launcher.local.logs import MAX_LINE_BYTES, LogFollower, LogRouter, rank_lines, tail_lines
 from tests.local.conftest import make_spec
 
 REPO = Path(__file__).resolve().parents[2]
@@ -91,8 +91,8 @@ def _measured(code: str, stdout: Path, *args: str) -> dict:
 FIT = """
 import sys
 from pathlib import Path
-from launcher.backends import submit
-from jobspec.spec import TrainingJobSpec
+from sagelaunch.launcher.backends import submit
+from sagelaunch.jobspec.spec import TrainingJobSpec
 submit(TrainingJobSpec.model_validate_json(Path(sys.argv[1]).read_text()), wait=True, logs=True)
 """
 LOGS = """

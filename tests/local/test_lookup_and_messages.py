@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from estimators.model import Model
-from launcher import registry
-from launcher.backends import attach
-from launcher.jobs import JobNotFoundError
-from launcher.local.failure import traceback_tail
+from sagelaunch.estimators.model import Model
+from sagelaunch.launcher import registry
+from sagelaunch.launcher.backends import attach
+from sagelaunch.launcher.jobs import JobNotFoundError
+from sagelaunch.launcher.local.failure import traceback_tail
 from tests.local.conftest import unique
 
 REPO = Path(__file__).resolve().parents[2]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from estimators import PyTorch
-from launcher.local.mpi_options import exported_environment
+from sagelaunch.estimators import PyTorch
+from sagelaunch.launcher.local.mpi_options import exported_environment
 
 NOTEBOOK_OPTIONS = ("-x NCCL_DEBUG=WARN -x SMDEBUG_LOG_LEVEL=ERROR -x SMP_DISABLE_D2D=1 "
                     "--mca btl_vader_single_copy_mechanism none -x FROM_LAUNCHER")

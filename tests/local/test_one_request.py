@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from jobspec.spec import InputChannel, ProfilerSettings
-from launcher import registry
-from launcher.backends import submit
-from launcher.contract import HostLayout
-from launcher.local.plan_model import PLAN_FILE, load_plan
-from launcher.request import compile_create_training_job_request
+from sagelaunch.jobspec.spec import InputChannel, ProfilerSettings
+from sagelaunch.launcher import registry
+from sagelaunch.launcher.backends import submit
+from sagelaunch.launcher.contract import HostLayout
+from sagelaunch.launcher.local.plan_model import PLAN_FILE, load_plan
+from sagelaunch.launcher.request import compile_create_training_job_request
 from tests.local.conftest import local_job, make_spec, unique
 
 S3_DATA = InputChannel(name="train", uri="s3://data-bucket/train", distribution="ShardedByS3Key")
@@ -64,8 +64,8 @@ def test_a_plan_of_another_version_or_shape_is_refused_by_name(tmp_path):
 
 
 def test_a_plan_this_release_cannot_run_fails_its_job_with_the_reason(tmp_path):
-    from launcher.local import supervisor
-    from launcher.local.record import first_record
+    from sagelaunch.launcher.local import supervisor
+    from sagelaunch.launcher.local.record import first_record
 
     name = unique("old-plan")
     job = local_job(make_spec(job_name=name), registry.job_dir(name))  # the job folder is named after the job

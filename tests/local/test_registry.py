@@ -7,7 +7,7 @@ from datetime import datetime
 
 import pytest
 
-from launcher import registry
+from sagelaunch.launcher import registry
 from tests.local.conftest import unique
 
 

@@ -10,12 +10,12 @@ from pathlib import Path
 import boto3
 import pytest
 
-from jobspec.spec import replace
-from launcher.backends import submit
-from launcher.backends.local import LocalTrainingJob
-from launcher.local.logs import rank_lines
-from launcher.backends import attach
-from jobspec.spec import InputChannel
+from sagelaunch.jobspec.spec import replace
+from sagelaunch.launcher.backends import submit
+from sagelaunch.launcher.backends.local import LocalTrainingJob
+from sagelaunch.launcher.local.logs import rank_lines
+from sagelaunch.launcher.backends import attach
+from sagelaunch.jobspec.spec import InputChannel
 from tests.local.conftest import make_spec, unique
 
 pytestmark = pytest.mark.slow  # local jobs: supervisors, torchrun, ranks
@@ -134,7 +134,7 @@ def test_two_jobs_at_once_share_the_registry():
     for record in records:
         assert [t["Status"] for t in record["SecondaryStatusTransitions"]] == [
             "Starting", "Training", "Uploading", "Completed"]
-    from launcher import registry
+    from sagelaunch.launcher import registry
 
     listed = {r["TrainingJobName"] for r in registry.list_jobs(status="Completed")}
     assert {s.job_name for s in specs} <= listed
@@ -143,7 +143,7 @@ def test_two_jobs_at_once_share_the_registry():
 def test_profiled_job_gets_its_settings_and_a_system_monitor(tmp_path):
     import importlib.util
 
-    from jobspec.spec import ProfilerSettings
+    from sagelaunch.jobspec.spec import ProfilerSettings
 
     spec = make_spec(profiler=ProfilerSettings(system_monitor_interval_millis=100), output_path=str(tmp_path))
     job = submit(spec, wait=True, logs=False)
@@ -156,7 +156,7 @@ def test_profiled_job_gets_its_settings_and_a_system_monitor(tmp_path):
     env = _reports(job_dir, "algo-1")[0]["env"]
     assert env["SAGELAUNCH_PROFILER_CONFIG"] == str(config_file)
     assert env["SM_PROFILER_OUTPUT_DIR"] == str(job_dir / "algo-1" / "output" / "profiler")
-    if importlib.util.find_spec("profiler.monitor") is not None:  # the profiler package's sidecar ran per host
+    if importlib.util.find_spec("sagelaunch.profiler.monitor") is not None:  # the profiler package's sidecar ran per host
         published = tmp_path / spec.job_name / "profiler"
         assert job.profiler_output == str(published)
         assert any((published / "algo-1").iterdir())

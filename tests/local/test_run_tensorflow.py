@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from launcher.backends import submit
+from sagelaunch.launcher.backends import submit
 from tests.local.conftest import make_spec
 
 pytestmark = pytest.mark.slow  # a local TensorFlow job on two hosts

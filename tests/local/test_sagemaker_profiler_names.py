@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from profiler.settings import Config
+from sagelaunch.profiler.settings import Config
 
 DLC_SCRIPT = Path(__file__).parents[1] / "data" / "dlc_profiler" / "mnist_smppy.py"
 RAW_FILE_CHECK = 'smp_files = glob.glob("/opt/ml/output/profiler/framework/*.smpraw")'
@@ -53,8 +53,8 @@ def _mnist_like(folder: Path) -> Path:
 
 @pytest.mark.slow
 def test_the_dlc_smppy_script_profiles_a_local_job_that_profile_analyze_reads(tmp_path, monkeypatch):
-    from estimators import TensorFlow
-    from profiler_config import Profiler, ProfilerConfig
+    from sagelaunch.estimators import TensorFlow
+    from sagelaunch.profiler_config import Profiler, ProfilerConfig
 
     monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", "2")
     estimator = TensorFlow(entry_point=DLC_SCRIPT.name, source_dir=str(_local_copy(tmp_path / "src")),

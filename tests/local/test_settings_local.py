@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from launcher.sourcedir import iter_source_files
+from sagelaunch.launcher.sourcedir import iter_source_files
 
 JOB_SCRIPT = """
 import json, os
@@ -52,7 +52,7 @@ def repository(tmp_path, monkeypatch) -> str:
 @pytest.mark.slow  # a real local job (supervisor, torchrun)
 @pytest.mark.timeout(300)
 def test_git_code_dependencies_and_model_uri_reach_the_local_job(tmp_path, repository, capsys):
-    from estimators import PyTorch
+    from sagelaunch.estimators import PyTorch
 
     helper = tmp_path / "helper.py"
     helper.write_text("Y = 2\n")
@@ -92,7 +92,7 @@ def test_dependencies_ship_at_the_root_and_a_taken_name_is_refused(tmp_path):
 
 
 def test_a_git_config_error_says_what_failed_without_credentials(tmp_path, repository):
-    from launcher.gitclone import clone
+    from sagelaunch.launcher.gitclone import clone
 
     with pytest.raises(ValueError, match=r"git checkout nope failed for https://git\.example\.com"):
         clone({"repo": repository, "branch": "nope"}, "train.py", "src", [])

@@ -13,9 +13,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from jobspec.contract import TERMINAL_STATUSES
-from launcher import registry
-from launcher.backends import submit
+from sagelaunch.jobspec.contract import TERMINAL_STATUSES
+from sagelaunch.launcher import registry
+from sagelaunch.launcher.backends import submit
 from tests.local.conftest import SCRIPTS, make_spec, pids_in, survivors, unique, wait_for_files
 
 REPO = Path(__file__).resolve().parents[2]

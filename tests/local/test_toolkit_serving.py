@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 import torch
 
-from estimators import PyTorchModel
-from estimators.serializers import (CSVDeserializer, CSVSerializer, JSONDeserializer, JSONSerializer,
+from sagelaunch.estimators import PyTorchModel
+from sagelaunch.estimators.serializers import (CSVDeserializer, CSVSerializer, JSONDeserializer, JSONSerializer,
                                     NumpyDeserializer)
-from launcher.deploy.handler import InvocationFailed, ModelHandler
-from launcher.deploy.predictors import PredictionError
+from sagelaunch.launcher.deploy.handler import InvocationFailed, ModelHandler
+from sagelaunch.launcher.deploy.predictors import PredictionError
 
 MNIST_DIR = Path(__file__).parents[1] / "data" / "sagemaker_examples" / "pytorch_mnist"
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from estimators import PyTorch
-from launcher.jobs import JobFailedError
+from sagelaunch.estimators import PyTorch
+from sagelaunch.launcher.jobs import JobFailedError
 from tests.local.conftest import unique
 
 pytestmark = pytest.mark.slow  # local jobs: supervisors, torchrun, ranks
@@ -75,6 +75,6 @@ def test_attach_rebuilds_a_local_job_and_reads_its_model(tmp_path, capsys):
     attached.logs()
     assert "args ['--epochs', '2', '--name', 'tiny']" in capsys.readouterr().out
     with pytest.raises(ValueError, match=r"not a tensorflow one; attach it with PyTorch.attach"):
-        from estimators import TensorFlow
+        from sagelaunch.estimators import TensorFlow
 
         TensorFlow.attach(est.latest_training_job.name)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from estimators import PyTorch
-from jobspec.catalog import UnpatchedVersionWarning
+from sagelaunch.estimators import PyTorch
+from sagelaunch.jobspec.catalog import UnpatchedVersionWarning
 from tests.local.conftest import unique
 
 pytestmark = pytest.mark.slow  # a local job

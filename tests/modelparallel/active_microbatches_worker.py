@@ -16,7 +16,7 @@ sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..",
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 
-import modelparallel as smp  # noqa: E402
+import sagelaunch.modelparallel as smp  # noqa: E402
 from amp_worker import build_model, train_step  # noqa: E402  (a tiny GPT-2 and its causal-LM step)
 from models import global_batch  # noqa: E402
 

@@ -18,7 +18,7 @@ sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..",
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 
-import modelparallel as smp  # noqa: E402
+import sagelaunch.modelparallel as smp  # noqa: E402
 from models import _causal_lm, global_batch, lm_loss, shard  # noqa: E402
 from mp_worker import lm_step as train_step  # noqa: E402  (the area's causal-LM step: loss, model.backward)
 

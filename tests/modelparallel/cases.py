@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jobspec.smp import PLACEMENT_PERMUTATIONS as PERMUTATIONS
+from sagelaunch.jobspec.smp import PLACEMENT_PERMUTATIONS as PERMUTATIONS
 
 PLACEMENTS = ["cluster", "spread", *PERMUTATIONS]
 

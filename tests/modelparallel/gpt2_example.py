@@ -10,7 +10,7 @@ import random
 import re
 from pathlib import Path
 
-from estimators import PyTorch
+from sagelaunch.estimators import PyTorch
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "smp_examples" / "gpt2"
 CONTEXT, VOCAB = 16, 96

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from jobspec.net import free_port  
+from sagelaunch.jobspec.net import free_port  
 
 WORKER = Path(__file__).with_name("mp_worker.py")
 REPO = Path(__file__).resolve().parents[2]

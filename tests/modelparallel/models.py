@@ -62,7 +62,7 @@ def build_gptj(seed: int = 0):
 
 def build_smp_lm(seed: int = 0):
     """SMP's own smp.nn.DistributedTransformerLMHead (GPT-2-like: causal, tied LM head)."""
-    from modelparallel.nn.transformer import DistributedTransformerLMHead
+    from sagelaunch.modelparallel.nn.transformer import DistributedTransformerLMHead
 
     torch.manual_seed(seed)
     return DistributedTransformerLMHead(
@@ -117,7 +117,7 @@ def forward_loss(model_name: str, model, batch: dict[str, torch.Tensor]) -> torc
 
 def build_delayed(model_name: str, seed: int = 0):
     """The model built on the meta device and materialised as smp.DistributedModel does at degree 1."""
-    from modelparallel.delayed_init import delay_param_initialization, materialize
+    from sagelaunch.modelparallel.delayed_init import delay_param_initialization, materialize
 
     with delay_param_initialization():
         model = BUILDERS[model_name](seed)

@@ -19,7 +19,7 @@ import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-import modelparallel as smp  # noqa: E402
+import sagelaunch.modelparallel as smp  # noqa: E402
 from models import BUILDERS, CAUSAL_LMS, global_batch, lm_loss, make_optimizer, shard  # noqa: E402
 
 

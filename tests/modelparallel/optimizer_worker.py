@@ -18,7 +18,7 @@ import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-import modelparallel as smp  # noqa: E402
+import sagelaunch.modelparallel as smp  # noqa: E402
 from models import build_mlp, global_batch, shard  # noqa: E402
 
 STEPS, BATCH = 3, 8

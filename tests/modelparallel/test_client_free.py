@@ -13,7 +13,7 @@ CLIENT = ("estimators", "profiler_config", "launcher", "sagelaunch", "boto3", "b
 
 SCRIPT = f"""
 import json, sys
-import modelparallel as smp
+import sagelaunch.modelparallel as smp
 smp.init({{"pipeline_parallel_degree": 1, "microbatches": 2}})
 world, microbatches = smp.size(), smp.num_microbatches()
 loaded = sorted(m for m in sys.modules if m.split(".")[0] in {CLIENT!r})

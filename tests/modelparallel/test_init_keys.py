@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jobspec.smp import SMPParameters, check_local_support
+from sagelaunch.jobspec.smp import SMPParameters, check_local_support
 
 # the keys train_gpt_simple.py passes to smp.init, and SDK v2's validated extras
 EXAMPLE_CONFIG = {

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from estimators import PyTorch
+from sagelaunch.estimators import PyTorch
 
 pytestmark = pytest.mark.slow  # a real local job with torchrun
 

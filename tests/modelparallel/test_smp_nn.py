@@ -33,7 +33,7 @@ def test_attention_mask_one_marks_positions_to_ignore():
 
 
 def test_layer_forward_takes_and_returns_smp_tuples():
-    from modelparallel.nn import DistributedTransformerLayer
+    from sagelaunch.modelparallel.nn import DistributedTransformerLayer
 
     layer = DistributedTransformerLayer(num_attention_heads=2, attention_head_size=4, hidden_size=8,
                                         intermediate_size=16, attention_dropout_prob=0.0, hidden_dropout_prob=0.0)

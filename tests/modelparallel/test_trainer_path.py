@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from estimators import PyTorch
-from launcher.jobs import JobFailedError
-from launcher.local.job_modules import JOB_MODULES_ROOT
+from sagelaunch.estimators import PyTorch
+from sagelaunch.launcher.jobs import JobFailedError
+from sagelaunch.launcher.local.job_modules import JOB_MODULES_ROOT
 
 PROBE = """
 import json, os, torch

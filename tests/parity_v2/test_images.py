@@ -16,7 +16,7 @@ import subprocess
 
 import pytest
 
-from jobspec import catalog
+from sagelaunch.jobspec import catalog
 from tests.fixtures.sdk_v2 import FULL_TAG, ROOT, SDK_V2_INSTALL, SDK_V2_PYTHON
 
 REGIONS = ("us-east-1", "af-south-1", "cn-north-1")  # the usual account, a region of its own, another partition

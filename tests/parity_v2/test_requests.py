@@ -12,7 +12,7 @@ from __future__ import annotations
 import glob
 import json
 
-from jobspec import catalog
+from sagelaunch.jobspec import catalog
 from tests.fixtures.sdk_v2 import ROOT, requests, without_documented_differences
 
 SETUP = """

@@ -79,7 +79,7 @@ def test_swap_imports_rewrites_each_form_and_nothing_else():
     namespace: dict = {}
     exec(swap_imports("import sagemaker.pytorch\nE = sagemaker.pytorch.PyTorch\nR = sagemaker.get_execution_role"),
          namespace)
-    from estimators import PyTorch
-    from estimators.session import get_execution_role
+    from sagelaunch.estimators import PyTorch
+    from sagelaunch.estimators.session import get_execution_role
 
     assert namespace["E"] is PyTorch and namespace["R"] is get_execution_role

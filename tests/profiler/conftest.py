@@ -32,7 +32,7 @@ def analysis_json(path_or_profile, **kwargs) -> dict:
     """The analysis as the JSON document `profile analyze --json` prints (the typed records' builtins)."""
     import msgspec
 
-    from profiler.analysis import analyze
+    from sagelaunch.profiler.analysis import analyze
 
     return msgspec.to_builtins(analyze(path_or_profile, **kwargs))
 
@@ -47,7 +47,7 @@ def script_env(extra: dict | None = None) -> dict:
     """The environment of a training script run outside any job: no profilerconfig.json, the output process on."""
     import os
 
-    from profiler.output_process import PROCESS_ENV
+    from sagelaunch.profiler.output_process import PROCESS_ENV
 
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     for name in ("SAGELAUNCH_PROFILER_CONFIG", PROCESS_ENV):

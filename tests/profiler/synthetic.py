@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from profiler import artifact
-from profiler.schema import EVENT_INT_COLUMNS, RankTrace, TraceMeta
+from sagelaunch.profiler import artifact
+from sagelaunch.profiler.schema import EVENT_INT_COLUMNS, RankTrace, TraceMeta
 
 MS = 1_000_000  # ns
 T0 = 1_700_000_000_000_000_000

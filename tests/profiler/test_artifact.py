@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from profiler.artifact import read_events, write_events
-from profiler.loader import ProfileLoadError, load_profile
-from profiler.schema import EVENT_INT_COLUMNS, SCHEMA_VERSION
+from sagelaunch.profiler.artifact import read_events, write_events
+from sagelaunch.profiler.loader import ProfileLoadError, load_profile
+from sagelaunch.profiler.schema import EVENT_INT_COLUMNS, SCHEMA_VERSION
 from tests.profiler.conftest import TRACES
 
 

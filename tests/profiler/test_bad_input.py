@@ -12,7 +12,7 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
-from profiler.cli import profile_app
+from sagelaunch.profiler.cli import profile_app
 from tests.profiler.conftest import REPO, TRACES
 
 runner = CliRunner()
@@ -150,7 +150,7 @@ def test_ranks_that_disagree(tmp_path, alexnet_doc):
 
 def test_real_process_prints_one_json_object_or_one_error_line(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    ok = subprocess.run([sys.executable, "-m", "profiler.cli", "analyze", str(TRACES / "alexnet.pt.trace.json.gz"),
+    ok = subprocess.run([sys.executable, "-m", "sagelaunch.profiler.cli", "analyze", str(TRACES / "alexnet.pt.trace.json.gz"),
                          "--json"], capture_output=True, text=True, env=env, timeout=120)
     assert ok.returncode == 0, ok.stderr
     result = json.loads(ok.stdout)
@@ -160,7 +160,7 @@ def test_real_process_prints_one_json_object_or_one_error_line(tmp_path):
     assert {"count", "mean_launch_delay_us"} <= set(rank["launch"])
     bad = tmp_path / "bad.json.gz"
     bad.write_bytes(b"\x1f\x8b\x08\x00")
-    err = subprocess.run([sys.executable, "-m", "profiler.cli", "analyze", str(bad)], capture_output=True, text=True,
+    err = subprocess.run([sys.executable, "-m", "sagelaunch.profiler.cli", "analyze", str(bad)], capture_output=True, text=True,
                          env=env, timeout=120)
     assert err.returncode == 2 and "Traceback" not in err.stderr and err.stderr.startswith("error: ")
 
@@ -184,7 +184,7 @@ def test_readable_summary_without_json():
 
 def test_fast_path_and_typer_agree(tmp_path):
     """`sagelaunch profile analyze` skips Typer's parsing for plain command lines; everything else goes to Typer."""
-    from profiler.cli import fast_analyze
+    from sagelaunch.profiler.cli import fast_analyze
 
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     trace = str(TRACES / "sampled_rank0.pt.trace.json.gz")
@@ -286,7 +286,7 @@ def test_a_gzip_bomb_is_stopped_before_it_takes_the_memory(tmp_path):
     _gzip_of_spaces(bomb, 256)
     # VmHWM: this process's own peak (ru_maxrss would include pytest's memory at fork time)
     probe = ("import re, sys\n"
-             "from profiler.loader import load_profile\n"
+             "from sagelaunch.profiler.loader import load_profile\n"
              "try:\n    load_profile(sys.argv[1])\nexcept ValueError as e:\n    print(e)\n"
              "print(int(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1)) // 1024)\n")
     env = {**os.environ, "PYTHONPATH": str(REPO), "SAGELAUNCH_PROFILE_MAX_JSON_BYTES": "8M"}

@@ -8,14 +8,14 @@ import subprocess
 import sys
 import textwrap
 
-from profiler.loader import load_profile
+from sagelaunch.profiler.loader import load_profile
 from tests.profiler.conftest import REPO, run_profiled_script
 
 SCRIPT = textwrap.dedent(r'''
     import json, os, sys, time
-    import profiler as smprof
-    from profiler import smprof as smprof2
-    from profiler.api import SMProfiler
+    import sagelaunch.profiler as smprof
+    from sagelaunch.profiler import smprof as smprof2
+    from sagelaunch.profiler.api import SMProfiler
     out = {}
     assert smprof2.annotate is smprof.annotate and smprof2.SMProfiler is smprof.SMProfiler
 
@@ -28,7 +28,7 @@ SCRIPT = textwrap.dedent(r'''
         return cond()
 
     # 1. settings come from $SAGELAUNCH_PROFILER_CONFIG, output goes to $SM_PROFILER_OUTPUT_DIR
-    from profiler.settings import profiler_configured
+    from sagelaunch.profiler.settings import profiler_configured
     out["configured"] = profiler_configured()
     prof = SMProfiler.instance()
     c = prof.config
@@ -118,8 +118,8 @@ def test_imports_stay_light():
 
 SPAN_CAP = textwrap.dedent(r'''
     import json, sys
-    import profiler as smprof
-    from profiler import api
+    import sagelaunch.profiler as smprof
+    from sagelaunch.profiler import api
     api.MAX_SPANS_PER_WINDOW = 1000  # the real cap is 50,000; the rule is the same
     smprof.configure(smprof.Config(output_dir=sys.argv[1], host="algo-1", rank=0))
     smprof.start_profiling()

@@ -12,15 +12,15 @@ import textwrap
 import pyarrow.parquet as pq
 import pytest
 
-from profiler.artifact import read_events
-from profiler.loader import load_profile
-from profiler.schema import META_KEY_META, META_KEY_SCHEMA
+from sagelaunch.profiler.artifact import read_events
+from sagelaunch.profiler.loader import load_profile
+from sagelaunch.profiler.schema import META_KEY_META, META_KEY_SCHEMA
 from tests.profiler import synthetic as syn
 from tests.profiler.conftest import REPO, analysis_json, script_env
 
 LOOP = textwrap.dedent(r'''
     import json, sys, torch
-    import profiler as smprof
+    import sagelaunch.profiler as smprof
     torch.set_num_threads(1)
     model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -151,7 +151,7 @@ def test_peak_memory_is_flat_in_the_number_of_steps():
     from pathlib import Path
 
     from bench_profiler_capture import run
-    from jobspec.contract import DEFAULT_CPU_OPS_EVERY_STEPS, DEFAULT_CPU_OPS_STEPS
+    from sagelaunch.jobspec.contract import DEFAULT_CPU_OPS_EVERY_STEPS, DEFAULT_CPU_OPS_STEPS
 
     duty = (DEFAULT_CPU_OPS_STEPS, DEFAULT_CPU_OPS_EVERY_STEPS)
     with tempfile.TemporaryDirectory() as tmp:

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import pytest
 
-from profiler import artifact
-from profiler.analysis import analyze
-from profiler.loader import load_profile
-from profiler.recorder import AnnotationRecorder
-from profiler.schema import SAMPLE_CUDA_ALLOCATED, SAMPLE_CUDA_RESERVED, SAMPLE_RSS, TraceMeta
-from profiler.timeline.model import build_timeline
+from sagelaunch.profiler import artifact
+from sagelaunch.profiler.analysis import analyze
+from sagelaunch.profiler.loader import load_profile
+from sagelaunch.profiler.recorder import AnnotationRecorder
+from sagelaunch.profiler.schema import SAMPLE_CUDA_ALLOCATED, SAMPLE_CUDA_RESERVED, SAMPLE_RSS, TraceMeta
+from sagelaunch.profiler.timeline.model import build_timeline
 
 T0 = 1_700_000_000_000_000_000
 STEP_NS = 50_000_000

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from profiler.analysis import analyze
-from profiler.findings import thresholds as T
-from profiler.records import Finding
+from sagelaunch.profiler.analysis import analyze
+from sagelaunch.profiler.findings import thresholds as T
+from sagelaunch.profiler.records import Finding
 from tests.profiler import synthetic as syn
 
 REPO = Path(__file__).resolve().parents[2]
@@ -114,7 +114,7 @@ def test_memory_growth(tmp_path):
 
 
 def test_every_rule_is_tested_and_documented():
-    from profiler.findings.rules import RULES as FUNCS
+    from sagelaunch.profiler.findings.rules import RULES as FUNCS
 
     assert tuple(f.__name__ for f in FUNCS) == RULES
     readme = (REPO / "profiler" / "README.md").read_text()
@@ -139,10 +139,10 @@ def test_real_traces(analyses):
 def test_cli_text_and_json_list_findings(tmp_path):
     root = syn.write(tmp_path / "p", syn.healthy(loader_ms=30))
     env = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "COLUMNS": "200"}
-    out = subprocess.run([sys.executable, "-m", "profiler.cli", "analyze", str(root), "--json"], capture_output=True,
+    out = subprocess.run([sys.executable, "-m", "sagelaunch.profiler.cli", "analyze", str(root), "--json"], capture_output=True,
                          text=True, env=env, timeout=120, cwd=REPO)
     doc = json.loads(out.stdout)
     assert doc["findings"] and doc["findings"][0]["rule"] == "input_bound"
-    text = subprocess.run([sys.executable, "-m", "profiler.cli", "analyze", str(root)], capture_output=True,
+    text = subprocess.run([sys.executable, "-m", "sagelaunch.profiler.cli", "analyze", str(root)], capture_output=True,
                           text=True, env=env, timeout=120, cwd=REPO).stdout
     assert "input_bound" in text and doc["findings"][0]["summary"] in text and "fix: " in text

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from profiler.analysis import analyze
+from sagelaunch.profiler.analysis import analyze
 from tests.profiler.conftest import REPO, TRACES
 
 SET = REPO / "tests" / "data" / "profiler" / "findings_set"
@@ -97,7 +97,7 @@ def test_rules_that_have_positives_in_the_set_find_them(scored):
 def test_what_a_rule_cannot_see_is_documented_and_not_invented(scored):
     """A labelled problem a rule cannot see (the SMP pipeline's bubble on CPU) is not scored: the rule says so in its
     documentation, and it does not fire on the case anyway (from other signals)."""
-    from profiler.findings import rules
+    from sagelaunch.profiler.findings import rules
 
     unseen = [(case, rule) for case, s in scored.items() for rule in s["unseen"]]
     assert ("smp_pipeline", "pipeline_bubble") in unseen

@@ -13,14 +13,14 @@ import textwrap
 
 import pytest
 
-from profiler import artifact
-from profiler.loader import load_profile
-from profiler.schema import SCHEMA_VERSION, TraceMeta
+from sagelaunch.profiler import artifact
+from sagelaunch.profiler.loader import load_profile
+from sagelaunch.profiler.schema import SCHEMA_VERSION, TraceMeta
 from tests.profiler import synthetic as syn
 from tests.profiler.conftest import REPO
 
 CAPTURE = textwrap.dedent('''
-    import profiler as smprof
+    import sagelaunch.profiler as smprof
     smprof.configure(smprof.Config(output_dir=__import__("sys").argv[1]))
     smprof.start_profiling()
     with smprof.annotate("train_step"):
@@ -66,7 +66,7 @@ def idle_pipeline_stage(root, job_settings: dict):
 
 def analyze_cli(root, *flags: str) -> dict:
     env = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}
-    out = subprocess.run([sys.executable, "-m", "profiler.cli", "analyze", str(root), "--json", *flags],
+    out = subprocess.run([sys.executable, "-m", "sagelaunch.profiler.cli", "analyze", str(root), "--json", *flags],
                          capture_output=True, text=True, env=env, timeout=120, cwd=REPO)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
@@ -86,7 +86,7 @@ def test_pipeline_bubble_from_the_profile_without_flags(tmp_path):
 
 
 def test_a_folder_of_many_ranks_analysed_in_workers_reads_them_too(tmp_path):
-    from profiler.analysis import parallel
+    from sagelaunch.profiler.analysis import parallel
     from tests.profiler.conftest import analysis_json
 
     root = tmp_path / "pp4"
@@ -111,7 +111,7 @@ def test_without_recorded_settings_the_flags_fill_in(tmp_path):
 def test_the_report_and_browser_data_show_it_too(tmp_path):
     import re
 
-    from profiler.report.html import write_report
+    from sagelaunch.profiler.report.html import write_report
 
     root = idle_pipeline_stage(tmp_path / "pp2", {"pipeline_parallel_degree": 2, "microbatches": 1})
     html = write_report(root, tmp_path / "r.html").read_text()
@@ -137,7 +137,7 @@ def test_the_schema_stays_readable_both_ways(tmp_path):
 
 
 JOB_SCRIPT = textwrap.dedent('''
-    import profiler as smprof
+    import sagelaunch.profiler as smprof
 
     smprof.start_profiling()
     for step in range(1, 4):
@@ -152,9 +152,9 @@ JOB_SCRIPT = textwrap.dedent('''
 @pytest.mark.timeout(300)
 def test_a_profiled_model_parallel_job_records_its_settings_on_every_rank(tmp_path, monkeypatch):
     """estimator distribution → SM_HP_MP_PARAMETERS (local backend) → the profile's metadata → analyze's context."""
-    from estimators import PyTorch
+    from sagelaunch.estimators import PyTorch
     from tests.profiler.conftest import analysis_json
-    from profiler_config import ProfilerConfig
+    from sagelaunch.profiler_config import ProfilerConfig
 
     monkeypatch.setenv("SAGELAUNCH_HOME", str(tmp_path / "home"))
     (tmp_path / "src").mkdir()

@@ -57,7 +57,7 @@ def test_gpu_activity_and_memory_operation_distribution(v100, v100_raw):
 def test_precision_distribution_covers_all_kernel_time(v100, analyses):
     assert sum(v100["precision"].values()) == pytest.approx(v100["kernels"]["total_us"], rel=1e-6)
     assert max(v100["precision"], key=v100["precision"].get) == "FP32"  # an FP32 ResNet-style run (sgemm, float)
-    from profiler.analysis.metrics import PRECISION_PATTERNS
+    from sagelaunch.profiler.analysis.metrics import PRECISION_PATTERNS
 
     label = lambda name: next((lab for lab, rx in PRECISION_PATTERNS if rx.search(name)), None)  # noqa: E731
     assert label("ampere_fp16_s16816gemm_fp16_128x128") == "FP16"
@@ -102,7 +102,7 @@ def test_utilisation_over_time(v100, v100_raw):
 def test_numpy_helpers_equal_numpy():
     import numpy as np
 
-    from profiler.nputil import auto_bin_count, distinct, isin, percentile
+    from sagelaunch.profiler.nputil import auto_bin_count, distinct, isin, percentile
 
     rng = np.random.default_rng(0)
     for _ in range(300):  # bit for bit: durations of many sizes, spreads and roundings
@@ -120,8 +120,8 @@ def test_numpy_helpers_equal_numpy():
 def test_name_precision_matches_the_case_insensitive_patterns():
     """The lower-cased fast path gives the label of the re.I patterns, in their order, on every kernel name of the
     test traces and on names that tease case folding and word boundaries."""
-    from profiler.analysis.metrics import PRECISION_PATTERNS, name_precision
-    from profiler.kineto_reader import read_kineto
+    from sagelaunch.profiler.analysis.metrics import PRECISION_PATTERNS, name_precision
+    from sagelaunch.profiler.kineto_reader import read_kineto
     from tests.profiler.conftest import TRACES
 
     names = {n for t in TRACES.glob("*.json.gz") for n in read_kineto(t, cache=False).names}

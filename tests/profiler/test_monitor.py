@@ -1,4 +1,4 @@
-"""`python -m profiler.monitor` as the local backend runs it: samples per core, rotates, stops on SIGTERM."""
+"""`python -m sagelaunch.profiler.monitor` as the local backend runs it: samples per core, rotates, stops on SIGTERM."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import time
 
 import psutil
 
-from profiler.loader import load_profile
+from sagelaunch.profiler.loader import load_profile
 from tests.profiler.conftest import REPO, analysis_json
 
 
@@ -20,7 +20,7 @@ def test_sidecar_samples_rotates_and_stops_on_sigterm(tmp_path):
     cfg.write_text(json.dumps({"ProfilingIntervalInMilliseconds": 50, "DisableProfiler": False,
                                "ProfilingParameters": {"CPUProfilingDuration": "60", "SMPFileRotationSecs": "1"}}))
     out = tmp_path / "profiler"
-    proc = subprocess.Popen([sys.executable, "-m", "profiler.monitor", "--config", str(cfg), "--out", str(out),
+    proc = subprocess.Popen([sys.executable, "-m", "sagelaunch.profiler.monitor", "--config", str(cfg), "--out", str(out),
                              "--host", "algo-1"], env={**os.environ, "PYTHONPATH": str(REPO)},
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
@@ -48,7 +48,7 @@ def test_sidecar_samples_rotates_and_stops_on_sigterm(tmp_path):
 def test_sidecar_respects_disable_profiler(tmp_path):
     cfg = tmp_path / "profilerconfig.json"
     cfg.write_text(json.dumps({"ProfilingIntervalInMilliseconds": 50, "DisableProfiler": True}))
-    proc = subprocess.run([sys.executable, "-m", "profiler.monitor", "--config", str(cfg), "--out",
+    proc = subprocess.run([sys.executable, "-m", "sagelaunch.profiler.monitor", "--config", str(cfg), "--out",
                            str(tmp_path / "p"), "--host", "algo-1"], env={**os.environ, "PYTHONPATH": str(REPO)},
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and "DisableProfiler" in proc.stdout

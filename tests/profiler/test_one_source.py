@@ -20,7 +20,7 @@ ENV = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "COLUMNS": "120"}
 
 
 def cli(*args: str) -> str:
-    out = subprocess.run([sys.executable, "-m", "profiler.cli", *args], capture_output=True, text=True, env=ENV,
+    out = subprocess.run([sys.executable, "-m", "sagelaunch.profiler.cli", *args], capture_output=True, text=True, env=ENV,
                          timeout=300, cwd=REPO)
     assert out.returncode == 0, out.stderr
     return out.stdout
@@ -90,7 +90,7 @@ def test_v100_figures_fix_the_disagreements_of_the_issue():
 def test_histogram_bins_are_round_and_cover_every_value(values_ms):
     import numpy as np
 
-    from profiler.analysis.metrics import MAX_HIST_BINS, histogram
+    from sagelaunch.profiler.analysis.metrics import MAX_HIST_BINS, histogram
 
     h = histogram(np.asarray(values_ms) * 1e6)
     edges, counts = np.asarray(h["edges_us"]), h["counts"]

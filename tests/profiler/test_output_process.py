@@ -14,15 +14,15 @@ import time
 import psutil
 import pytest
 
-from profiler.loader import load_profile
-from profiler.output_process import PROCESS_ENV
+from sagelaunch.profiler.loader import load_profile
+from sagelaunch.profiler.output_process import PROCESS_ENV
 from tests.profiler.conftest import run_profiled_script, script_env
 from tests.profiler.test_cpu_ops_duty_cycle import steps_holding_operators
 
 LOOP = textwrap.dedent(r'''
     import json, os, sys, torch, psutil
-    import profiler as smprof
-    from profiler.api import SMProfiler
+    import sagelaunch.profiler as smprof
+    from sagelaunch.profiler.api import SMProfiler
     torch.set_num_threads(1)
     model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -57,9 +57,9 @@ LOOP = textwrap.dedent(r'''
             report.setdefault("helper_reaped", []).append(True)
 
     train(os.path.join(sys.argv[1], "helper"), 12)
-    report["imported_after_helper"] = [m for m in ("pyarrow", "profiler.kineto_reader", "msgspec") if m in sys.modules]
+    report["imported_after_helper"] = [m for m in ("pyarrow", "sagelaunch.profiler.kineto_reader", "msgspec") if m in sys.modules]
     train(os.path.join(sys.argv[1], "killed"), 23, kill_helper_at=7)
-    report["imported_after_kill"] = [m for m in ("pyarrow", "profiler.kineto_reader") if m in sys.modules]
+    report["imported_after_kill"] = [m for m in ("pyarrow", "sagelaunch.profiler.kineto_reader") if m in sys.modules]
     print(json.dumps(report))
 ''')
 
@@ -75,7 +75,7 @@ def test_helper_writes_windows_and_a_dead_helper_loses_nothing(tmp_path):
     assert steps_holding_operators(rank) == [0, 1, 5, 6, 10, 11]
     # killed before step 7: the rest is written in the training process, every step and operator window is there
     assert "the output process ended" in proc.stderr and "writing in this process" in proc.stderr
-    assert report["imported_after_kill"] == ["pyarrow", "profiler.kineto_reader"]
+    assert report["imported_after_kill"] == ["pyarrow", "sagelaunch.profiler.kineto_reader"]
     rank = load_profile(tmp_path / "killed" / "algo-1").ranks[0]
     names = [rank.names[i] for i in rank["name_id"]]
     assert sorted(int(n[5:]) for n in names if n.startswith("step_")) == list(range(23))
@@ -84,8 +84,8 @@ def test_helper_writes_windows_and_a_dead_helper_loses_nothing(tmp_path):
 
 WAIT_FOREVER = textwrap.dedent(r'''
     import sys
-    import profiler as smprof
-    from profiler.api import SMProfiler
+    import sagelaunch.profiler as smprof
+    from sagelaunch.profiler.api import SMProfiler
     smprof.configure(smprof.Config(output_dir=sys.argv[1], host="algo-1", rank=0))
     smprof.start_profiling()
     print(SMProfiler.instance()._output.pid, flush=True)
@@ -118,8 +118,8 @@ def test_helper_ends_with_the_training_process(tmp_path):
 
 IN_PROCESS = textwrap.dedent(r'''
     import json, sys
-    import profiler as smprof
-    from profiler.api import SMProfiler
+    import sagelaunch.profiler as smprof
+    from sagelaunch.profiler.api import SMProfiler
     smprof.configure(smprof.Config(output_dir=sys.argv[1], host="algo-1", rank=0))
     smprof.start_profiling()
     helper = SMProfiler.instance()._output.pid
@@ -139,8 +139,8 @@ def test_output_process_can_be_switched_off(tmp_path):
 
 FORKED = textwrap.dedent(r'''
     import json, os, sys
-    import profiler as smprof
-    from profiler import api
+    import sagelaunch.profiler as smprof
+    from sagelaunch.profiler import api
     api.MAX_SPANS_PER_WINDOW = 10
     smprof.configure(smprof.Config(output_dir=sys.argv[1], host="algo-1", rank=0))
     smprof.start_profiling()
@@ -181,8 +181,8 @@ def test_a_forked_child_neither_records_nor_keeps_the_helper_alive(tmp_path):
 
 START_FAILS = textwrap.dedent(r'''
     import json, sys, threading, psutil, torch
-    import profiler as smprof
-    from profiler.api import SMProfiler
+    import sagelaunch.profiler as smprof
+    from sagelaunch.profiler.api import SMProfiler
 
     def refuse(self):  # as Kineto does where CUPTI may not be used (CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
         raise RuntimeError("CUPTI_ERROR_INSUFFICIENT_PRIVILEGES")

@@ -6,8 +6,8 @@ import gzip
 import json
 import shutil
 
-from profiler.analysis import parallel
-from profiler.loader import load_profile
+from sagelaunch.profiler.analysis import parallel
+from sagelaunch.profiler.loader import load_profile
 from tests.profiler.conftest import TRACES, analysis_json
 
 

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from profiler.analysis.diff import diff
+from sagelaunch.profiler.analysis.diff import diff
 from tests.profiler.conftest import REPO, TRACES
 
 SET = REPO / "tests" / "data" / "profiler" / "findings_set"
@@ -34,7 +34,7 @@ def test_kernels_equal_hta_trace_diff(hta_reference_doc):
 def test_cli_says_the_input_wait_is_what_got_slower():
     env = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "COLUMNS": "160"}
     a, b = SET / "docs_healthy", SET / "docs_slow_loader"  # the same loop, a slow Dataset in B
-    out = subprocess.run([sys.executable, "-m", "profiler.cli", "diff", str(a), str(b), "--json", "--top", "3"],
+    out = subprocess.run([sys.executable, "-m", "sagelaunch.profiler.cli", "diff", str(a), str(b), "--json", "--top", "3"],
                          capture_output=True, text=True, env=env, timeout=120, cwd=REPO)
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
@@ -42,13 +42,13 @@ def test_cli_says_the_input_wait_is_what_got_slower():
     assert doc["phases"][0]["phase"] == "cycle" and phases["cycle"]["diff_us_per_step"] > 0
     assert phases["input"]["diff_us_per_step"] > 0.5 * phases["cycle"]["diff_us_per_step"]  # the input explains it
     assert len(doc["annotations"]) == 3 and doc["kernels"] == []  # CPU jobs: no GPU kernels to compare
-    text = subprocess.run([sys.executable, "-m", "profiler.cli", "diff", str(a), str(b)], capture_output=True,
+    text = subprocess.run([sys.executable, "-m", "sagelaunch.profiler.cli", "diff", str(a), str(b)], capture_output=True,
                           text=True, env=env, timeout=120, cwd=REPO).stdout
     assert "input" in text and "slower" in text
 
 
 def test_a_path_that_is_not_a_profile_is_one_line(tmp_path):
     env = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}
-    out = subprocess.run([sys.executable, "-m", "profiler.cli", "diff", str(tmp_path / "nothing"), str(SET / "leak")],
+    out = subprocess.run([sys.executable, "-m", "sagelaunch.profiler.cli", "diff", str(tmp_path / "nothing"), str(SET / "leak")],
                          capture_output=True, text=True, env=env, timeout=120, cwd=REPO)
     assert out.returncode == 2 and out.stderr.startswith("error: ") and len(out.stderr.strip().splitlines()) == 1

@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 
 from tests.profiler.conftest import analysis_json
-from profiler.loader import load_profile
+from sagelaunch.profiler.loader import load_profile
 
 SMPROF_SCRIPT = textwrap.dedent('''
     import torch
-    import profiler as smprof
+    import sagelaunch.profiler as smprof
 
     torch.manual_seed(0)
     torch.set_num_threads(1)
@@ -54,7 +54,7 @@ HF_SCRIPT = textwrap.dedent('''
     import torch
     from datasets import Dataset
     from transformers import RobertaConfig, RobertaForSequenceClassification, Trainer, TrainingArguments
-    from profiler.hf_callback import callbacks_if_configured
+    from sagelaunch.profiler.hf_callback import callbacks_if_configured
 
     torch.manual_seed(0)
     torch.set_num_threads(1)
@@ -88,8 +88,8 @@ def wait_for_end(job, timeout: float = JOB_TIMEOUT_S) -> str:
 @pytest.fixture(scope="module")
 def profiled_jobs(tmp_path_factory) -> dict[str, dict]:
     """Both jobs submitted without waiting (they overlap), then awaited; per job its profile folder and analysis."""
-    from estimators import PyTorch
-    from profiler_config import ProfilerConfig
+    from sagelaunch.estimators import PyTorch
+    from sagelaunch.profiler_config import ProfilerConfig
 
     root = tmp_path_factory.mktemp("profiled-job")
     source = root / "src"

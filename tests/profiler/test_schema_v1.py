@@ -12,8 +12,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from profiler.loader import load_profile
-from profiler.schema import EVENT_INT_COLUMNS, EVENT_STRING_COLUMNS, META_KEY_SCHEMA
+from sagelaunch.profiler.loader import load_profile
+from sagelaunch.profiler.schema import EVENT_INT_COLUMNS, EVENT_STRING_COLUMNS, META_KEY_SCHEMA
 from tests.profiler.conftest import REPO, analysis_json
 
 V1 = REPO / "tests" / "data" / "profiler" / "artifact_v1"
@@ -34,7 +34,7 @@ def test_the_committed_v1_artifact_is_read_and_analysed(analyses):
 
 
 def test_the_current_writer_writes_every_v1_column():
-    from profiler.artifact import write_events
+    from sagelaunch.profiler.artifact import write_events
 
     old = pq.read_schema(V1_TRACE)
     rank = load_profile(V1).ranks[0]

@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from profiler.settings import Config
+from sagelaunch.profiler.settings import Config
 
 
 def resolve(monkeypatch, tmp_path, params: dict | None, config: Config | None = None) -> Config:
@@ -43,7 +43,7 @@ def test_the_scripts_config_wins_over_the_file(monkeypatch, tmp_path):
 
 
 def test_the_cpu_operator_duty_cycle_defaults_and_parameters(monkeypatch, tmp_path):
-    from jobspec.contract import DEFAULT_CPU_OPS_EVERY_STEPS, DEFAULT_CPU_OPS_STEPS
+    from sagelaunch.jobspec.contract import DEFAULT_CPU_OPS_EVERY_STEPS, DEFAULT_CPU_OPS_STEPS
 
     c = resolve(monkeypatch, tmp_path, None)
     assert (c.cpu_ops_steps, c.cpu_ops_every_steps) == (DEFAULT_CPU_OPS_STEPS, DEFAULT_CPU_OPS_EVERY_STEPS)
@@ -56,7 +56,7 @@ def test_the_cpu_operator_duty_cycle_defaults_and_parameters(monkeypatch, tmp_pa
 
 
 def test_a_bad_duty_cycle_parameter_keeps_the_default_and_says_so(monkeypatch, tmp_path, caplog):
-    from jobspec.contract import DEFAULT_CPU_OPS_EVERY_STEPS
+    from sagelaunch.jobspec.contract import DEFAULT_CPU_OPS_EVERY_STEPS
 
     with caplog.at_level(logging.WARNING, logger="sagelaunch.profiler"):
         c = resolve(monkeypatch, tmp_path, {"RecordCpuOpsEverySteps": "-2"})

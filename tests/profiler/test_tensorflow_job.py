@@ -12,7 +12,7 @@ import pytest
 
 TF_SCRIPT = textwrap.dedent('''
     import tensorflow as tf
-    import profiler as smprof
+    import sagelaunch.profiler as smprof
 
     tf.random.set_seed(0)
     model = tf.keras.Sequential([tf.keras.Input((8,)), tf.keras.layers.Dense(16, activation="relu"),
@@ -34,8 +34,8 @@ TERMINAL = {"Completed", "Failed", "Stopped"}
 
 @pytest.fixture(scope="module")
 def tf_job(tmp_path_factory):
-    from estimators import TensorFlow
-    from profiler_config import ProfilerConfig
+    from sagelaunch.estimators import TensorFlow
+    from sagelaunch.profiler_config import ProfilerConfig
 
     root = tmp_path_factory.mktemp("tf-job")
     (root / "src").mkdir()
@@ -60,7 +60,7 @@ def tf_job(tmp_path_factory):
 @pytest.mark.slow
 def test_tf_job_profile_is_analysed(tf_job):
     from tests.profiler.conftest import analysis_json
-    from profiler.loader import load_profile
+    from sagelaunch.profiler.loader import load_profile
 
     result = analysis_json(tf_job)
     rank = result["ranks"]["0"]
@@ -81,7 +81,7 @@ def test_tf_job_profile_is_analysed(tf_job):
 
 @pytest.mark.slow
 def test_tf_job_profile_makes_a_report(tf_job, tmp_path):
-    from profiler.report.html import write_report
+    from sagelaunch.profiler.report.html import write_report
 
     written = write_report(tf_job, tmp_path / "report.html")
     html = written.read_text()

@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from profiler.loader import load_profile
+from sagelaunch.profiler.loader import load_profile
 from tests.profiler.conftest import analysis_json, script_env
 from tests.profiler.test_cpu_ops_duty_cycle import train
 
@@ -19,9 +19,9 @@ SCRIPT = textwrap.dedent(r'''
     import torch
     from datasets import Dataset
     from transformers import RobertaConfig, RobertaForSequenceClassification, Trainer, TrainingArguments
-    import profiler as smprof
-    from profiler.api import SMProfiler
-    from profiler.hf_callback import ProfilerCallback
+    import sagelaunch.profiler as smprof
+    from sagelaunch.profiler.api import SMProfiler
+    from sagelaunch.profiler.hf_callback import ProfilerCallback
 
     torch.manual_seed(0)
     cfg = RobertaConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
@@ -103,7 +103,7 @@ def test_cpu_op_windows_rotate_by_steps_and_lose_nothing(tmp_path):
     step and its operators present once."""
     files = train(tmp_path, 12, cpu_ops_steps=1, cpu_ops_every_steps=1, file_rotation_steps=5)
     assert [f.name for f in files] == ["trace-0000.parquet", "trace-0001.parquet", "trace-0002.parquet"]
-    from profiler.artifact import read_events
+    from sagelaunch.profiler.artifact import read_events
 
     per_window = []
     for f in files:

@@ -13,7 +13,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 from torch.utils.data import dataloader as dl
 from torch.optim import optimizer as optimizer_module
-import profiler as smprof
+import sagelaunch.profiler as smprof
 
 class Slow(Dataset):
     def __len__(self):

@@ -9,7 +9,7 @@ import shutil
 import numpy as np
 import pytest
 
-from profiler import kineto_reader, trace_cache
+from sagelaunch.profiler import kineto_reader, trace_cache
 from tests.profiler.conftest import TRACES, analysis_json
 
 BIG = "v100_rank0.pt.trace.json.gz"  # 15 MB of JSON: cached

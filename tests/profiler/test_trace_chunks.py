@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from profiler import kineto_reader as kr
-from profiler import trace_chunks
-from profiler.trace_file import read_trace_bytes
+from sagelaunch.profiler import kineto_reader as kr
+from sagelaunch.profiler import trace_chunks
+from sagelaunch.profiler.trace_file import read_trace_bytes
 
 TRACES = Path(__file__).resolve().parents[1] / "data" / "traces"
 V100 = TRACES / "v100_rank0.pt.trace.json.gz"

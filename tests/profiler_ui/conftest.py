@@ -29,8 +29,8 @@ def write_artifact_job(profiler_dir: Path, host: str) -> None:
     """Our artifact for one host: rank-0 events from the V100 trace + CPU/GPU counters over its span."""
     import pyarrow as pa
 
-    from profiler import artifact
-    from profiler.kineto_reader import read_kineto
+    from sagelaunch.profiler import artifact
+    from sagelaunch.profiler.kineto_reader import read_kineto
 
     rank = read_kineto(trace("v100_rank0.pt.trace.json.gz"))
     rank.meta.host = host
@@ -72,7 +72,7 @@ def _record(name: str, status: str, created: datetime, job_dir: Path) -> dict:
 @pytest.fixture(scope="module")
 def profile_home(tmp_path_factory):
     """SAGELAUNCH_HOME with five local jobs; yields {"home", "jobs": {name: job_dir}, "secret": path}."""
-    from launcher import registry
+    from sagelaunch.launcher import registry
 
     home = tmp_path_factory.mktemp("sagelaunch-home")
     saved = os.environ.get("SAGELAUNCH_HOME")
@@ -114,7 +114,7 @@ def profile_home(tmp_path_factory):
 @contextlib.contextmanager
 def serve_profile_browser(include_sagemaker: bool, **limits):
     """The profile browser on 127.0.0.1 on a free port, shut down on exit (limits: idle_timeout, max_connections)."""
-    from profiler.ui.server import ProfileBrowser
+    from sagelaunch.profiler.ui.server import ProfileBrowser
     from sagelaunch.profile_sources import job_sources
 
     server = ProfileBrowser(0, include_sagemaker=include_sagemaker, job_sources=job_sources(), **limits)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from profiler.loader import load_profile
+from sagelaunch.profiler.loader import load_profile
 from tests.profiler_ui.conftest import TRACES
 
 pytestmark = pytest.mark.slow  # drives Chromium (the benchmark's browser figures)

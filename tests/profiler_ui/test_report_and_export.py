@@ -7,7 +7,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from profiler.cli import profile_app
+from sagelaunch.profiler.cli import profile_app
 from tests.profiler_ui.conftest import trace
 
 runner = CliRunner()
@@ -100,8 +100,8 @@ def embedded(html: str, block: str) -> dict:
 @pytest.mark.browser
 @pytest.mark.slow
 def test_report_has_the_timeline_in_a_tab_offline(page, reports, artifacts_dir):
-    from profiler.loader import load_profile
-    from profiler.timeline.payload import payload_of
+    from sagelaunch.profiler.loader import load_profile
+    from sagelaunch.profiler.timeline.payload import payload_of
 
     html = reports["v100"].read_text()
     src = str(trace("v100_rank0.pt.trace.json.gz"))

@@ -111,7 +111,7 @@ def test_a_step_of_every_rank_side_by_side(page, tmp_path):
 def test_a_loop_without_annotations_has_steps_and_its_slowest_is_the_finding_s(page, tmp_path):
     """The labelled job with a checkpoint every 50 steps has no step annotation: the timeline's steps are the
     optimizer steps the analysis finds, and one click goes to the step step_outlier names."""
-    from profiler.analysis import analyze
+    from sagelaunch.profiler.analysis import analyze
     from tests.profiler.conftest import REPO
 
     job = REPO / "tests" / "data" / "profiler" / "findings_set" / "checkpoint_every_50"

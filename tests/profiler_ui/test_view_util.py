@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from profiler.cli import profile_app
+from sagelaunch.profiler.cli import profile_app
 from tests.profiler import synthetic as syn
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,7 +10,7 @@ import shutil
 import pytest
 from typer.testing import CliRunner
 
-from profiler.cli import profile_app
+from sagelaunch.profiler.cli import profile_app
 from tests.profiler import synthetic as syn
 from tests.profiler_ui.conftest import trace
 
@@ -170,7 +170,7 @@ def test_findings_and_figures_in_the_report(page, tmp_path, artifacts_dir, size)
 
 
 def test_ui_opens_a_given_trace_folder_with_per_node_utilisation(page, tmp_path, artifacts_dir):
-    from profiler.ui.server import ProfileBrowser
+    from sagelaunch.profiler.ui.server import ProfileBrowser
 
     folder = tmp_path / "two-ranks"
     folder.mkdir()
@@ -209,7 +209,7 @@ def test_ui_opens_a_given_trace_folder_with_per_node_utilisation(page, tmp_path,
 
 def test_ui_lists_the_given_profile_so_it_can_be_opened_again(page, profile_home, artifacts_dir):
     """`profile ui PATH`: the given trace is a row of the job list; after unloading it, its Load button opens it again."""
-    from profiler.ui.server import ProfileBrowser
+    from sagelaunch.profiler.ui.server import ProfileBrowser
     from sagelaunch.profile_sources import job_sources
 
     given = trace("mi250_rocm.pt.trace.json.gz")

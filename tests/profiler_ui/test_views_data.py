@@ -7,10 +7,10 @@ import base64
 import numpy as np
 import pytest
 
-from profiler.loader import load_profile
-from profiler.report.data import NO_GPU, dashboard_data
-from profiler.timeline.model import build_timeline
-from profiler.timeline.payload import to_payload
+from sagelaunch.profiler.loader import load_profile
+from sagelaunch.profiler.report.data import NO_GPU, dashboard_data
+from sagelaunch.profiler.timeline.model import build_timeline
+from sagelaunch.profiler.timeline.payload import to_payload
 from tests.profiler_ui.conftest import trace
 
 

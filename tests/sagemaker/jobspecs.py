@@ -6,8 +6,8 @@ import io
 import tarfile
 from pathlib import Path
 
-from jobspec.names import job_name
-from jobspec.spec import InputChannel, ProfilerSettings, TrainingJobSpec, spec_from_fields
+from sagelaunch.jobspec.names import job_name
+from sagelaunch.jobspec.spec import InputChannel, ProfilerSettings, TrainingJobSpec, spec_from_fields
 
 IMAGE = "763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-training:2.0.0-gpu-py310-cu118-ubuntu20.04-sagemaker"
 ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"

@@ -7,8 +7,8 @@ import json
 import boto3
 import pytest
 
-from estimators import PyTorch, TrainingInput
-from profiler_config import ProfilerConfig
+from sagelaunch.estimators import PyTorch, TrainingInput
+from sagelaunch.profiler_config import ProfilerConfig
 from tests.fixtures.sagemaker_fakes import Step
 from tests.sagemaker.jobspecs import ROLE, SHIPPED, archive_names, make_source
 

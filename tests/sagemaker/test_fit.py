@@ -7,10 +7,10 @@ import json
 import boto3
 import pytest
 
-from launcher.request import compile_create_training_job_request
-from jobspec.spec import replace
-from launcher.backends.sagemaker import SageMakerTrainingJob, submit
-from launcher.backends import attach
+from sagelaunch.launcher.request import compile_create_training_job_request
+from sagelaunch.jobspec.spec import replace
+from sagelaunch.launcher.backends.sagemaker import SageMakerTrainingJob, submit
+from sagelaunch.launcher.backends import attach
 from tests.fixtures.sagemaker_fakes import Step
 from tests.sagemaker.jobspecs import IMAGE, SHIPPED, SMP, archive_names, make_source, make_spec
 
@@ -109,7 +109,7 @@ def test_describe_list_stop_round_trip_and_attach(sagemaker_env, tmp_path, capsy
     assert attached.describe()["TrainingJobStatus"] == "InProgress"
     assert attached.profiler_output is None
 
-    from launcher.backends.sagemaker import list_jobs
+    from sagelaunch.launcher.backends.sagemaker import list_jobs
 
     assert spec.job_name in [s["TrainingJobName"] for s in list_jobs(status="InProgress")]
     attached.stop()
@@ -121,7 +121,7 @@ def test_describe_list_stop_round_trip_and_attach(sagemaker_env, tmp_path, capsy
     assert spec.job_name in [s["TrainingJobName"] for s in list_jobs(status="Stopped")]
     assert spec.job_name not in [s["TrainingJobName"] for s in list_jobs(status="InProgress")]
 
-    from launcher.aws.errors import AWSError
+    from sagelaunch.launcher.aws.errors import AWSError
 
     with pytest.raises(AWSError, match="status Stopped") as stopped_twice:
         job.stop()
@@ -129,7 +129,7 @@ def test_describe_list_stop_round_trip_and_attach(sagemaker_env, tmp_path, capsy
 
 
 def test_attach_unknown_job_says_so(sagemaker_env):
-    from launcher.aws.errors import AWSError
+    from sagelaunch.launcher.aws.errors import AWSError
 
     with pytest.raises(AWSError, match="no training job named 'no-such-job-123'") as info:
         SageMakerTrainingJob.attach("no-such-job-123")

@@ -7,9 +7,9 @@ import time
 import boto3
 import pytest
 
-from launcher.aws.logs import JobLogTail
-from launcher.backends.sagemaker import SageMakerTrainingJob, submit
-from launcher.jobs import JobFailedError
+from sagelaunch.launcher.aws.logs import JobLogTail
+from sagelaunch.launcher.backends.sagemaker import SageMakerTrainingJob, submit
+from sagelaunch.launcher.jobs import JobFailedError
 from tests.fixtures.sagemaker_fakes import Step
 from tests.sagemaker.jobspecs import make_source, make_spec
 

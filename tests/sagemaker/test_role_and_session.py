@@ -8,8 +8,8 @@ import json
 import boto3
 import pytest
 
-from estimators import PyTorch, Session
-from launcher.aws.errors import AWSError
+from sagelaunch.estimators import PyTorch, Session
+from sagelaunch.launcher.aws.errors import AWSError
 from tests.fixtures.sagemaker_fakes import Step
 
 pytestmark = pytest.mark.timeout(90)

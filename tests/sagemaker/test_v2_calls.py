@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from estimators import PyTorch
-from launcher.jobs import JobFailedError, JobNotFoundError
+from sagelaunch.estimators import PyTorch
+from sagelaunch.launcher.jobs import JobFailedError, JobNotFoundError
 from tests.fixtures.sagemaker_fakes import Step
 from tests.sagemaker.jobspecs import ROLE, make_source
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from launcher.archive import RATIO_ALLOWANCE_BYTES, UnpackLimits, UnsafeArchiveError, unpack
+from sagelaunch.launcher.archive import RATIO_ALLOWANCE_BYTES, UnpackLimits, UnsafeArchiveError, unpack
 from tests.security import hostile_archives as hostile
 
 REPO = Path(__file__).resolve().parents[2]
@@ -164,8 +164,8 @@ def test_cli_package_refuses_a_sparse_member_instead_of_gzipping_its_holes(tmp_p
 
 
 def _deploy_paths(archive: Path):
-    from estimators import Model, PyTorchModel
-    from launcher.deploy.local_endpoint import LocalEndpoint
+    from sagelaunch.estimators import Model, PyTorchModel
+    from sagelaunch.launcher.deploy.local_endpoint import LocalEndpoint
 
     yield "Model.deploy('local')", lambda: Model(model_data=str(archive)).deploy(1, "local")
     yield "PyTorchModel.deploy(1, 'local')", lambda: PyTorchModel(
@@ -196,7 +196,7 @@ def test_attach_then_deploy_refuses_a_tampered_model_of_a_real_job(tmp_path, cha
     import shutil
     import tempfile
 
-    from estimators import PyTorch
+    from sagelaunch.estimators import PyTorch
 
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "train.py").write_text(
@@ -218,7 +218,7 @@ def test_attach_then_deploy_refuses_a_tampered_model_of_a_real_job(tmp_path, cha
 
 
 def test_a_jobs_model_archive_stores_links_as_content_and_leaves_links_out_behind(tmp_path, capfd):
-    from launcher.local.artifacts import _merged_files, _write_tar
+    from sagelaunch.launcher.local.artifacts import _merged_files, _write_tar
 
     model, outside = tmp_path / "model", tmp_path / "home"
     model.mkdir(), outside.mkdir()

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from jobspec.net import free_port
-from launcher.deploy.package import package_model, repack_model
-from launcher.sourcedir import iter_source_files
+from sagelaunch.jobspec.net import free_port
+from sagelaunch.launcher.deploy.package import package_model, repack_model
+from sagelaunch.launcher.sourcedir import iter_source_files
 from tests.local.conftest import make_spec
 
 SECRET = "do-not-ship-7f3a"
@@ -62,7 +62,7 @@ def _one_warning(caplog) -> str:
 
 
 def test_training_upload_ships_no_credentials_no_vcs_and_no_outside_content(project, bucket, caplog):
-    from launcher.aws.training import upload_code
+    from sagelaunch.launcher.aws.training import upload_code
 
     s3, name = bucket
     spec = make_spec("train.py", source_dir=str(project["src"]), dependencies=(str(project["shared"]),))
@@ -78,7 +78,7 @@ def test_training_upload_ships_no_credentials_no_vcs_and_no_outside_content(proj
 
 
 def test_deploy_repack_uploads_the_same_files_under_code(project, bucket, tmp_path, caplog):
-    from launcher.deploy.sagemaker_endpoint import repack_to_s3
+    from sagelaunch.launcher.deploy.sagemaker_endpoint import repack_to_s3
 
     s3, name = bucket
     model = _write(tmp_path / "model", {"config.json": "{}", "weights.bin": "w"})
@@ -105,7 +105,7 @@ def test_deploy_repack_of_a_lone_entry_point_with_file_dependencies(project, tmp
 
 @pytest.mark.parametrize("how", ["package (Model.deploy)", "repack (PyTorchModel.deploy)"])
 def test_a_model_folder_ships_by_the_same_rule(project, bucket, tmp_path, caplog, how):
-    from launcher.deploy import sagemaker_endpoint as sme
+    from sagelaunch.launcher.deploy import sagemaker_endpoint as sme
 
     s3, name = bucket
     model = _write(tmp_path / "model", {"config.json": "{}", "weights.bin": "w", ".env": SECRET,
@@ -157,8 +157,8 @@ def test_a_credential_folder_or_file_given_as_a_dependency_is_refused_by_name(pr
 
 
 def test_a_local_job_with_a_credential_dependency_is_refused_before_it_exists(project):
-    from launcher import registry
-    from launcher.backends.local import submit
+    from sagelaunch.launcher import registry
+    from sagelaunch.launcher.backends.local import submit
 
     spec = make_spec("train.py", source_dir=str(project["src"]), dependencies=(str(project["home"] / ".aws"),))
     with pytest.raises(ValueError, match=r"is credentials \(matches '.aws'\), which never ships"):
@@ -212,7 +212,7 @@ def repository(tmp_path, project, monkeypatch) -> str:
 
 
 def _estimator(repository: str, tmp_path: Path, **overrides):
-    from estimators import PyTorch
+    from sagelaunch.estimators import PyTorch
 
     options = dict(entry_point="train.py", source_dir="src", git_config={"repo": repository, "branch": "main"},
                    framework_version="2.0.0", py_version="py310", instance_type="local",
@@ -282,7 +282,7 @@ def _files_holding(root: Path, text: str) -> list[str]:
 
 
 def test_a_token_authenticates_the_clone_without_reaching_the_disk(token_server, scratch, tmp_path):
-    from launcher.gitclone import clone
+    from sagelaunch.launcher.gitclone import clone
 
     url, token, home = token_server
     cloned = clone({"repo": url, "token": token}, "train.py", "src", ["inside"])

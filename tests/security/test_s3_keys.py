@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from jobspec.s3uri import key_destination, unsafe_key_reason
-from jobspec.spec import InputChannel
-from launcher import registry
-from launcher.backends.local import submit
-from launcher.local import s3 as local_s3
+from sagelaunch.jobspec.s3uri import key_destination, unsafe_key_reason
+from sagelaunch.jobspec.spec import InputChannel
+from sagelaunch.launcher import registry
+from sagelaunch.launcher.backends.local import submit
+from sagelaunch.launcher.local import s3 as local_s3
 from tests.local.conftest import make_spec
 from tests.security import hostile_archives as hostile
 
@@ -98,7 +98,7 @@ def test_a_hostile_s3_source_dir_is_refused_and_nothing_escapes(bucket, tmp_path
 
 def test_a_model_key_is_mapped_by_the_same_rule(bucket, tmp_path):
     """PyTorchModel's local deploy downloads model_data under its basename: a key ending in '..' is refused."""
-    from estimators import PyTorchModel
+    from sagelaunch.estimators import PyTorchModel
 
     s3, name = bucket
     s3.put_object(Bucket=name, Key="models/..", Body=b"x")

@@ -103,7 +103,7 @@ def test_profiler_callback_is_attached_only_for_profiled_jobs(monkeypatch, tmp_p
     from transformers import TrainerCallback
 
     assert len(callbacks) == 1 and isinstance(callbacks[0], TrainerCallback)
-    assert type(callbacks[0]).__module__ == "profiler.hf_callback"
+    assert type(callbacks[0]).__module__ == "sagelaunch.profiler.hf_callback"
 
 
 def test_train_channel_without_validation_holds_out_a_seeded_share(monkeypatch, tmp_path, capsys):

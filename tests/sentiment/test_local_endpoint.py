@@ -10,8 +10,8 @@ from urllib.parse import urlparse
 
 import pytest
 
-from estimators.model import Model
-from launcher.deploy.predictors import LocalPredictor, PredictionError
+from sagelaunch.estimators.model import Model
+from sagelaunch.launcher.deploy.predictors import LocalPredictor, PredictionError
 
 MAX_BODY = 256 * 1024  # above csv's 128 KiB field limit, so an oversized CSV field reaches the handler
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from launcher.deploy.local_endpoint import LocalEndpoint
-from launcher.deploy.local_server import ServerLimits
+from sagelaunch.launcher.deploy.local_endpoint import LocalEndpoint
+from sagelaunch.launcher.deploy.local_server import ServerLimits
 
 ECHO_MODEL = Path(__file__).resolve().parents[1] / "data" / "serving" / "echo_model"
 HEADER_TIMEOUT_S = BODY_TIMEOUT_S = 1.0  # short, so that the tests see slow and idle clients dropped

@@ -13,8 +13,8 @@ import uuid
 import boto3
 import pytest
 
-from estimators.model import Model
-from launcher.deploy.predictors import PredictionError, SageMakerPredictor
+from sagelaunch.estimators.model import Model
+from sagelaunch.launcher.deploy.predictors import PredictionError, SageMakerPredictor
 from tests.fixtures.sentiment import SCRIPTS, SHIPPED_DATA
 
 ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
@@ -121,8 +121,8 @@ def test_fake_still_rejects_what_the_service_rejects(sagemaker_endpoints):
 def test_estimator_deploys_its_training_jobs_model(sagemaker_env, sagemaker_endpoints, sentiment_model, tmp_path):
     """PyTorch(...).fit on an ml.* instance (moto), then estimator.deploy of latest_training_job's model,
     written as in v2: the job's uploaded code repacked under code/, inference.py as the handler."""
-    from estimators import PyTorch
-    from estimators.serializers import JSONDeserializer, JSONSerializer
+    from sagelaunch.estimators import PyTorch
+    from sagelaunch.estimators.serializers import JSONDeserializer, JSONSerializer
 
     s3 = boto3.client("s3", region_name=REGION)
     bucket = unique("estimator-deploy")

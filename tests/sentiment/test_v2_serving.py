@@ -11,11 +11,11 @@ import tarfile
 import numpy as np
 import pytest
 
-from estimators import PyTorchModel, TensorFlowModel
-from estimators.serializers import (CSVDeserializer, CSVSerializer, IdentitySerializer, JSONDeserializer,
+from sagelaunch.estimators import PyTorchModel, TensorFlowModel
+from sagelaunch.estimators.serializers import (CSVDeserializer, CSVSerializer, IdentitySerializer, JSONDeserializer,
                                     JSONSerializer, NumpyDeserializer, NumpySerializer, StringDeserializer)
-from launcher.deploy.package import archive_members, repack_model
-from launcher.deploy.predictors import LocalPredictor, PredictionError
+from sagelaunch.launcher.deploy.package import archive_members, repack_model
+from sagelaunch.launcher.deploy.predictors import LocalPredictor, PredictionError
 
 ECHO = '''
 import json

@@ -1,3 +1,3 @@
 """smp.nn.huggingface.<family>: state-dict translation between Hugging Face models and SMP's distributed models."""
 
-from modelparallel.nn.huggingface import gpt2  # noqa: F401
+from sagelaunch.modelparallel.nn.huggingface import gpt2  # noqa: F401

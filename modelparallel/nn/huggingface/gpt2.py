@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from modelparallel.errors import SMPValidationError
+from sagelaunch.modelparallel.errors import SMPValidationError
 
 HF_PREFIXES = ("transformer.", "lm_head.")
 

@@ -1,5 +1,5 @@
 """v2's sagemaker.debugger: the profiler and Debugger configuration."""
-from profiler_config import (CollectionConfig, DataloaderProfilingConfig, DebuggerHookConfig, DetailedProfilingConfig,
+from sagelaunch.profiler_config import (CollectionConfig, DataloaderProfilingConfig, DebuggerHookConfig, DetailedProfilingConfig,
                              FrameworkProfile, HorovodProfilingConfig, Profiler, ProfilerConfig, ProfilerRule,
                              PythonProfilingConfig, Rule, SMDataParallelProfilingConfig, TensorBoardOutputConfig,
                              rule_configs)

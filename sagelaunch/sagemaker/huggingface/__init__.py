@@ -1,4 +1,4 @@
 """v2's sagemaker.huggingface."""
-from estimators import HuggingFace, HuggingFaceModel
+from sagelaunch.estimators import HuggingFace, HuggingFaceModel
 
 __all__ = ["HuggingFace", "HuggingFaceModel"]

@@ -1,4 +1,4 @@
 """v2's sagemaker.huggingface.estimator."""
-from estimators import HuggingFace
+from sagelaunch.estimators import HuggingFace
 
 __all__ = ["HuggingFace"]

@@ -1,4 +1,4 @@
 """v2's sagemaker.huggingface.model."""
-from estimators import HuggingFaceModel
+from sagelaunch.estimators import HuggingFaceModel
 
 __all__ = ["HuggingFaceModel"]

@@ -1,4 +1,4 @@
 """v2's sagemaker.pytorch."""
-from estimators import PyTorch, PyTorchModel
+from sagelaunch.estimators import PyTorch, PyTorchModel
 
 __all__ = ["PyTorch", "PyTorchModel"]

@@ -1,4 +1,4 @@
 """v2's sagemaker.pytorch.estimator."""
-from estimators import PyTorch
+from sagelaunch.estimators import PyTorch
 
 __all__ = ["PyTorch"]

@@ -1,4 +1,4 @@
 """v2's sagemaker.pytorch.model."""
-from estimators import PyTorchModel
+from sagelaunch.estimators import PyTorchModel
 
 __all__ = ["PyTorchModel"]

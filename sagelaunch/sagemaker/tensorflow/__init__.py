@@ -1,4 +1,4 @@
 """v2's sagemaker.tensorflow."""
-from estimators import TensorFlow, TensorFlowModel
+from sagelaunch.estimators import TensorFlow, TensorFlowModel
 
 __all__ = ["TensorFlow", "TensorFlowModel"]

@@ -1,4 +1,4 @@
 """v2's sagemaker.tensorflow.estimator."""
-from estimators import TensorFlow
+from sagelaunch.estimators import TensorFlow
 
 __all__ = ["TensorFlow"]

@@ -1,4 +1,4 @@
 """v2's sagemaker.tensorflow.model."""
-from estimators import TensorFlowModel
+from sagelaunch.estimators import TensorFlowModel
 
 __all__ = ["TensorFlowModel"]

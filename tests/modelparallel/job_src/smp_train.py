@@ -7,7 +7,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-import modelparallel as smp
+import sagelaunch.modelparallel as smp
 
 smp.init()
 torch.manual_seed(0)

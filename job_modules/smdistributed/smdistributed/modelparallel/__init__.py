@@ -1,3 +1,3 @@
 """`smdistributed.modelparallel` in a local job: sagelaunch's modelparallel (see launcher/local/job_modules.py)."""
 
-from modelparallel import __version__  # noqa: F401  (scripts print smdistributed.modelparallel.__version__)
+from sagelaunch.modelparallel import __version__  # noqa: F401  (scripts print smdistributed.modelparallel.__version__)

@@ -1,7 +1,7 @@
 """`smdistributed.modelparallel.torch` in a local job is sagelaunch's `modelparallel` itself (the same module object),
 so `import smdistributed.modelparallel.torch as smp` and `import modelparallel as smp` share one state.
 
-Submodules alias too: `smdistributed.modelparallel.torch.nn` IS `modelparallel.nn` (not a second copy with its own
+Submodules alias too: `smdistributed.modelparallel.torch.nn` IS `sagelaunch.modelparallel.nn` (not a second copy with its own
 classes and state), through a meta-path finder that answers for every name under this package."""
 
 import importlib
@@ -9,7 +9,7 @@ import importlib.abc
 import importlib.util
 import sys
 
-import modelparallel
+from sagelaunch import modelparallel
 
 _PREFIX = __name__ + "."
 

@@ -1,4 +1,4 @@
-"""The smdistributed.modelparallel (SMP v1) PyTorch API on torch.distributed: `import modelparallel as smp`.
+"""The smdistributed.modelparallel (SMP v1) PyTorch API on torch.distributed: `from sagelaunch import modelparallel as smp`.
 
 Importing is cheap: torch is loaded when the API is first used.
 """

@@ -2,7 +2,7 @@
 
 In a training script (same names as SageMaker Profiler's ``smppy``)::
 
-    import sagelaunch.profiler as smprof            # or: from profiler import smprof
+    import sagelaunch.profiler as smprof            # or: from sagelaunch.profiler import smprof
     smprof.configure(smprof.Config())   # optional; settings come from the job's profilerconfig.json
     smprof.start_profiling()
     with smprof.annotate("forward"):

@@ -23,9 +23,10 @@ import threading
 from pathlib import Path
 
 from sagelaunch.jobspec.errors import SagelaunchRuntimeError
+from sagelaunch.jobspec.install import INSTALL_ROOT
 
 log = logging.getLogger("sagelaunch.profiler")
-_ROOT = str(Path(__file__).resolve().parents[1])  # the folder that holds the profiler package
+_ROOT = str(INSTALL_ROOT)
 PROCESS_ENV = "SAGELAUNCH_PROFILER_OUTPUT_PROCESS"  # 0: write in the training process (no helper)
 _EXIT = "exit"
 _SERVE = f"import sys; sys.path.insert(0, {_ROOT!r}); from sagelaunch.profiler.output_process import serve; serve()"

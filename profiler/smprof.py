@@ -1,4 +1,4 @@
-"""`from profiler import smprof`: the SageMaker Profiler (smppy) names in one namespace."""
+"""`from sagelaunch.profiler import smprof`: the SageMaker Profiler (smppy) names in one namespace."""
 
 from sagelaunch.profiler.api import (  # noqa: F401
     Config,

@@ -66,8 +66,8 @@ def warm_up() -> None:
     waits for it."""
     import pyarrow.parquet  # noqa: F401
 
-    import profiler.artifact  # noqa: F401
-    import profiler.recorder  # noqa: F401
+    import sagelaunch.profiler.artifact  # noqa: F401
+    import sagelaunch.profiler.recorder  # noqa: F401
 
 
 # the calls the output process serves, by name

@@ -2,7 +2,7 @@
 
     python scripts/bench_estimators.py [--repeats 7] [--jobs 2000]
 
-1. fresh-process `import estimators, profiler_config` (median over --repeats processes), side by side
+1. fresh-process `import sagelaunch.estimators, sagelaunch.profiler_config` (median over --repeats processes), side by side
    with `from sagemaker.train import ModelTrainer; from sagemaker.core import image_uris` run by
    .venv-sagemaker/bin/python when that venv exists (targets: ours ≤ 0.2 s);
 2. construct + validate + compile one profiled model-parallel PyTorch job to its CreateTrainingJob
@@ -25,7 +25,7 @@ TIMED_IMPORT = (
     "import time; t = time.perf_counter(); c = time.process_time(); {stmt}; "
     "print(time.perf_counter() - t, time.process_time() - c)"
 )
-OURS = "import estimators, profiler_config"
+OURS = "import sagelaunch.estimators, sagelaunch.profiler_config"
 SDK = "from sagemaker.train import ModelTrainer; from sagemaker.core import image_uris"
 
 
@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> None:
 
     print(f"fresh-process imports, medians of {args.repeats} processes (target for ours: ≤ 200 ms)")
     ours = fresh_import(sys.executable, OURS, args.repeats)
-    print(line("import estimators, profiler_config", ours))
+    print(line("import sagelaunch.estimators, sagelaunch.profiler_config", ours))
     if args.skip_sdk:
         pass
     elif SDK_PYTHON.exists():

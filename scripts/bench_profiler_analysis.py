@@ -71,9 +71,11 @@ sys.exit(rc)
 OURS_IN_PROCESS = """
 import json, os, sys, time
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-import profiler.analysis, profiler.analysis.counters, profiler.analysis.gpu_breakdown, profiler.analysis.hta_view
-import profiler.analysis.metrics, profiler.figures, profiler.findings, profiler.job_settings, profiler.kineto_reader
-import profiler.loader, profiler.records
+import sagelaunch.profiler.analysis, sagelaunch.profiler.analysis.counters, sagelaunch.profiler.analysis.gpu_breakdown
+import sagelaunch.profiler.analysis.hta_view, sagelaunch.profiler.analysis.metrics, sagelaunch.profiler.figures
+import sagelaunch.profiler.findings, sagelaunch.profiler.job_settings, sagelaunch.profiler.kineto_reader
+import sagelaunch.profiler.loader, sagelaunch.profiler.records
+from sagelaunch import profiler
 t, c = time.perf_counter(), time.process_time()
 text = profiler.records.to_json(profiler.analysis.analyze(sys.argv[1]))
 print(json.dumps({"work_s": time.perf_counter() - t, "work_cpu_s": time.process_time() - c}))

@@ -23,11 +23,11 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from sagelaunch.jobspec.install import INSTALL_ROOT
 from sagelaunch.launcher.deploy import endpoint_registry
 from sagelaunch.launcher.deploy.local_server import ServerLimits
 from sagelaunch.launcher.deploy.package import unpack_model
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def fetch_model(model_data: str | Path, workdir: Path, region: str | None = None) -> Path:
@@ -124,7 +124,7 @@ class LocalEndpoint:
                 cmd += ["--max-body-bytes", str(self.max_body_bytes)]
             if self.program:
                 cmd += ["--program", self.program]
-            env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])))
+            env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(INSTALL_ROOT), os.environ.get("PYTHONPATH")])))
             owner_read = None
             if not self.detach:
                 owner_read, self._owner_pipe = os.pipe()  # both non-inheritable: no other child gets the write end

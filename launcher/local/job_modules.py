@@ -14,10 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
+from sagelaunch.jobspec.install import PACKAGE_DIR
+
 if TYPE_CHECKING:
     from sagelaunch.launcher.local.local_job import LocalJob
 
-JOB_MODULES_ROOT = Path(__file__).resolve().parents[2] / "job_modules"
+JOB_MODULES_ROOT = PACKAGE_DIR / "job_modules"
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ import shutil
 import time
 from pathlib import Path
 
+from sagelaunch.jobspec.install import INSTALL_ROOT
 from sagelaunch.launcher import contract, registry
 from sagelaunch.launcher.archive import unpack
 from sagelaunch.launcher.local import channels as channel_io
@@ -25,7 +26,6 @@ from sagelaunch.launcher.local.path_errors import with_path
 from sagelaunch.launcher.local.plan_model import PLAN_FILE, HostPlan, JobPlan
 from sagelaunch.launcher.safe_write import write_private_text
 
-_LAUNCHER_ROOT = Path(__file__).resolve().parents[2]  # the folder holding launcher/, profiler/, modelparallel/
 
 
 def visible_gpus(instance_type: str, base_env: dict[str, str]) -> list[str]:
@@ -48,8 +48,8 @@ def _python_path(code_dir: Path, base_env: dict[str, str], job_module_dirs: list
     # the job imports its own code first, then what its requirements.txt installed, then sagelaunch's packages
     # (modelparallel, profiler), then the stand-ins for SageMaker's module names (launcher.local.job_modules)
     parts = [str(code_dir), *requirement_dirs]
-    if "site-packages" not in _LAUNCHER_ROOT.parts and "dist-packages" not in _LAUNCHER_ROOT.parts:
-        parts.append(str(_LAUNCHER_ROOT))
+    if "site-packages" not in INSTALL_ROOT.parts and "dist-packages" not in INSTALL_ROOT.parts:
+        parts.append(str(INSTALL_ROOT))
     parts.extend(job_module_dirs)
     if base_env.get("PYTHONPATH"):
         parts.append(base_env["PYTHONPATH"])
@@ -192,5 +192,5 @@ def build(job: LocalJob, *, resolved_channels: list[channel_io.ResolvedChannel],
 
 def supervisor_env(base_env: dict[str, str]) -> dict[str, str]:
     env = dict(base_env)
-    env["PYTHONPATH"] = ":".join(p for p in (str(_LAUNCHER_ROOT), base_env.get("PYTHONPATH", "")) if p)
+    env["PYTHONPATH"] = ":".join(p for p in (str(INSTALL_ROOT), base_env.get("PYTHONPATH", "")) if p)
     return env

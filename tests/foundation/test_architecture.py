@@ -17,7 +17,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("jobspec", "estimators", "profiler_config", "launcher", "profiler", "modelparallel", "sagelaunch")
+# the design's folders, each installed (and imported) as sagelaunch.<name>; sagelaunch/<name> links to the folder
+LIBRARIES = ("jobspec", "estimators", "profiler_config", "launcher", "profiler", "modelparallel")
+PACKAGES = (*LIBRARIES, "sagelaunch")  # the layers: the libraries and the application
 ALLOWED = {
     "jobspec": set(),
     "profiler_config": {"jobspec"},
@@ -32,7 +34,18 @@ LEAF_THIRD_PARTY = {"pydantic", "pydantic_core"}
 
 def module_name(path: Path) -> str:
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[0] in LIBRARIES:
+        parts.insert(0, "sagelaunch")
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def layer(name: str) -> str | None:
+    """The layer a dotted module name belongs to; None outside the project and for the bare `sagelaunch` namespace
+    package (every module's parent: it imports nothing)."""
+    parts = name.split(".")
+    if parts[0] != "sagelaunch" or len(parts) == 1:
+        return None
+    return parts[1] if parts[1] in LIBRARIES else "sagelaunch"
 
 
 def _is_type_checking(test: ast.expr) -> bool:
@@ -77,7 +90,10 @@ def _is_module(dotted: str) -> bool:
 
 
 def project_files() -> list[Path]:
-    return sorted(p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py"))
+    """Every module once, at its real path (not through the sagelaunch/<name> links)."""
+    links = tuple(ROOT / "sagelaunch" / name for name in (*LIBRARIES, "job_modules"))
+    return sorted(p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py")
+                  if not any(p.is_relative_to(link) for link in links))
 
 
 def import_graph() -> dict[str, set[str]]:
@@ -87,7 +103,7 @@ def import_graph() -> dict[str, set[str]]:
         this = module_name(path)
         graph[this]
         for _, name in imported_names(path):
-            if name.split(".")[0] not in PACKAGES or not _is_module(name):
+            if layer(name) is None or not _is_module(name):
                 continue
             graph[this].add(name)
             parts = name.split(".")
@@ -139,10 +155,10 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_every_import_follows_the_arrows():
     wrong = []
     for path in project_files():
-        owner = path.relative_to(ROOT).parts[0]
+        owner = layer(module_name(path))
         for line, name in imported_names(path):
-            top = name.split(".")[0]
-            if top in PACKAGES and top != owner and top not in ALLOWED[owner]:
+            top = layer(name)
+            if top is not None and top != owner and top not in ALLOWED[owner]:
                 wrong.append(f"{path.relative_to(ROOT)}:{line} imports {name} ({owner} → {top} is not an arrow)")
     assert not wrong, "\n".join(wrong)
 
@@ -152,7 +168,7 @@ def test_jobspec_imports_only_the_standard_library_and_pydantic():
     for path in sorted((ROOT / "jobspec").rglob("*.py")):
         for line, name in imported_names(path):
             top = name.split(".")[0]
-            if top not in sys.stdlib_module_names and top not in LEAF_THIRD_PARTY and top != "jobspec":
+            if top not in sys.stdlib_module_names and top not in LEAF_THIRD_PARTY and layer(name) != "jobspec":
                 wrong.append(f"{path.relative_to(ROOT)}:{line} imports {name}")
     assert not wrong, "\n".join(wrong)
 
@@ -161,21 +177,33 @@ def test_no_import_cycles_between_packages_or_modules():
     graph = import_graph()
     packages: dict[str, set[str]] = defaultdict(set)
     for module, targets in graph.items():
-        packages[module.split(".")[0]] |= {t.split(".")[0] for t in targets} - {module.split(".")[0]}
+        if layer(module) is not None:
+            packages[layer(module)] |= {layer(t) for t in targets if layer(t) is not None} - {layer(module)}
     assert cycles(packages) == []
     assert cycles(graph) == [], "modules that import each other (lazy imports count)"
 
 
 @pytest.mark.parametrize("source, expected", [
     ("from sagelaunch.launcher.jobs import TrainingJob\n", ["sagelaunch.launcher.jobs"]),
-    ("def f():\n    from jobspec import catalog\n", ["sagelaunch.jobspec.catalog"]),
+    ("def f():\n    from sagelaunch.jobspec import catalog\n", ["sagelaunch.jobspec.catalog"]),
     ("from . import resolve\nfrom .inputs import to_channels\n", ["sagelaunch.estimators.resolve", "sagelaunch.estimators.inputs"]),
-    ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import launcher.jobs\n", ["typing"]),
-    ("import typing\nif typing.TYPE_CHECKING:\n    import launcher.jobs\nelse:\n    import json\n", ["typing", "json"]),
+    ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import sagelaunch.launcher.jobs\n", ["typing"]),
+    ("import typing\nif typing.TYPE_CHECKING:\n    import sagelaunch.launcher.jobs\nelse:\n    import json\n", ["typing", "json"]),
 ])
 def test_the_walk_sees_lazy_and_relative_imports_and_skips_type_checking_ones(source, expected):
     as_if = ROOT / "estimators" / "probe.py"  # relative names resolve in estimators/
     assert [name for _, name in imported_names(as_if, source)] == expected
+
+
+def test_our_code_is_imported_only_through_the_sagelaunch_prefix():
+    """A bare `import launcher` would load a second copy of a module (its own state) beside sagelaunch.launcher, and
+    fails where sagelaunch is installed (only the prefixed names are); the namespace package itself imports nothing,
+    so `import sagelaunch.estimators` stays as light as the estimators."""
+    bare = [f"{path.relative_to(ROOT)}:{line} imports {name}" for path in project_files()
+            for line, name in imported_names(path) if name.split(".")[0] in LIBRARIES]
+    assert not bare, "\n".join(bare)
+    assert imported_names(ROOT / "sagelaunch" / "__init__.py") == []
+    assert all((ROOT / "sagelaunch" / name).resolve() == ROOT / name for name in LIBRARIES)
 
 
 def test_a_cycle_is_found():

@@ -15,7 +15,7 @@ def test_bench_estimators_runs_at_a_tiny_size():
                          capture_output=True, text=True, timeout=180, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     assert "medians of 1 processes" in out.stdout and "median of 5 (target" in out.stdout  # the runs asked for
-    found = re.search(r"import estimators, profiler_config\s*:\s*([\d.]+) ms import \(\s*([\d.]+) ms CPU\),\s*([\d.]+) ms "
+    found = re.search(r"import sagelaunch.estimators, sagelaunch.profiler_config\s*:\s*([\d.]+) ms import \(\s*([\d.]+) ms CPU\),\s*([\d.]+) ms "
                       r"whole process", out.stdout)
     assert found, out.stdout
     inside, cpu, whole = map(float, found.groups())

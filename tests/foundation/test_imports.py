@@ -1,4 +1,4 @@
-"""`import estimators, profiler_config` stays light: no torch, transformers, boto3 or sagemaker."""
+"""`import sagelaunch.estimators, sagelaunch.profiler_config` stays light: no torch, transformers, boto3 or sagemaker."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ HEAVY = ("torch", "transformers", "boto3", "botocore", "sagemaker", "tensorflow"
 
 def test_fresh_import_pulls_in_nothing_heavy():
     code = (
-        "import sys, json; import estimators, profiler_config; "
+        "import sys, json; import sagelaunch.estimators, sagelaunch.profiler_config; "
         "from sagelaunch.estimators import PyTorch; from sagelaunch.jobspec.smp import SMPParameters, check_world; "
         "e = PyTorch(entry_point='t.py', framework_version='2.0.0', instance_type='local'); e.to_spec('j'); "
         f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"

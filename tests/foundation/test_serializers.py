@@ -80,6 +80,6 @@ def test_bytes_and_string_deserializers_close_the_stream():
 
 
 def test_importing_the_serializers_loads_no_numpy():
-    code = "import estimators.serializers, estimators, sys; print('numpy' in sys.modules)"
+    code = "import sagelaunch.estimators.serializers, sys; print('numpy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"

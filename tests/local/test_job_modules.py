@@ -22,7 +22,7 @@ def test_an_smp_job_gets_smdistributed_as_sagelaunchs_modelparallel():
     assert notes == ["smdistributed.modelparallel: sagelaunch's modelparallel (the real library is not installed)",
                      *PROFILER_NOTES]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), *paths])}
-    out = subprocess.run([sys.executable, "-c", "import smdistributed.modelparallel.torch as smp, modelparallel; "
+    out = subprocess.run([sys.executable, "-c", "import smdistributed.modelparallel.torch as smp; from sagelaunch import modelparallel; "
                           "print(smp is modelparallel)"], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "True"
 
@@ -57,14 +57,15 @@ def test_a_real_installed_library_is_never_shadowed(tmp_path, monkeypatch):
 
 SURFACE_PROBE = """
 import importlib, sys
-import smdistributed.modelparallel, smdistributed.modelparallel.torch as smp, modelparallel
+import smdistributed.modelparallel, smdistributed.modelparallel.torch as smp
+from sagelaunch import modelparallel
 import smdistributed.modelparallel.torch.nn
 import smdistributed.modelparallel.torch.nn.huggingface.gpt2 as alias_gpt2
 from smdistributed.modelparallel.torch.nn import FusedLayerNorm
 from smdistributed.modelparallel.torch.model import DistributedModel
 from smdistributed.modelparallel.torch.optimizers import FusedLAMB
 from smdistributed.modelparallel.torch.amp import GradScaler
-import modelparallel.nn, modelparallel.nn.huggingface.gpt2 as gpt2
+import sagelaunch.modelparallel.nn, sagelaunch.modelparallel.nn.huggingface.gpt2 as gpt2
 assert sys.modules["smdistributed.modelparallel.torch.nn"] is modelparallel.nn  # one module object, not a copy
 assert alias_gpt2 is gpt2 and FusedLayerNorm is modelparallel.nn.FusedLayerNorm
 assert modelparallel.nn.__spec__.name == "sagelaunch.modelparallel.nn"  # the alias leaves the module's own spec alone

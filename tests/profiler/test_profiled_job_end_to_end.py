@@ -2,7 +2,7 @@
 script under the local backend (torchrun, the monitor sidecar), the profile is published under the job's output path,
 and profiler.analysis.analyze reads it back.
 
-Two tiny jobs run side by side (one module fixture): one annotates with `import profiler as smprof` (context
+Two tiny jobs run side by side (one module fixture): one annotates with `from sagelaunch import profiler as smprof` (context
 manager, decorator, begin/end handles), the other is a Hugging Face Trainer with the ProfilerCallback and no
 annotations of its own. The smprof job opts in to CPU operators; the HF job uses the profiler's defaults.
 """

@@ -38,11 +38,11 @@ def remove_default_bucket(s3) -> None:
 
 
 def test_fit_uploads_code_creates_job_and_streams_logs(sagemaker_env, tmp_path, capsys, direct, monkeypatch):
-    import launcher.aws.s3
+    import sagelaunch.launcher.aws.s3 as aws_s3
 
     fakes = sagemaker_env
     remove_default_bucket(direct("s3"))  # the check below is of a bucket our backend creates
-    monkeypatch.setattr(launcher.aws.s3, "_KNOWN_BUCKETS", set())  # ... so this process must not remember it
+    monkeypatch.setattr(aws_s3, "_KNOWN_BUCKETS", set())  # ... so this process must not remember it
     fakes.plan(
         "e2e-fit",
         Step("InProgress", "Starting", "Preparing the instances for training"),

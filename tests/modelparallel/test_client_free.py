@@ -9,14 +9,20 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-CLIENT = ("estimators", "profiler_config", "launcher", "sagelaunch", "boto3", "botocore")
+# the client: its libraries, the application (every sagelaunch.<x> that is not a job-side or leaf package; the bare
+# `sagelaunch` namespace package every module sits under is not one), and AWS's SDK
+CLIENT = ("sagelaunch.estimators", "sagelaunch.profiler_config", "sagelaunch.launcher", "boto3", "botocore")
+JOB_SIDE = ("sagelaunch", "sagelaunch.jobspec", "sagelaunch.modelparallel", "sagelaunch.profiler")
 
 SCRIPT = f"""
 import json, sys
 import sagelaunch.modelparallel as smp
 smp.init({{"pipeline_parallel_degree": 1, "microbatches": 2}})
 world, microbatches = smp.size(), smp.num_microbatches()
-loaded = sorted(m for m in sys.modules if m.split(".")[0] in {CLIENT!r})
+def client(m):
+    top = ".".join(m.split(".")[:2])
+    return top.startswith({CLIENT!r}) or (m.startswith("sagelaunch.") and top not in {JOB_SIDE!r})
+loaded = sorted(m for m in sys.modules if client(m))
 smp.shutdown()
 print(json.dumps({{"world": world, "microbatches": microbatches, "loaded": loaded}}))
 """

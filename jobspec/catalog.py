@@ -2,7 +2,7 @@
 
 Images, regions, instance types, GPUs, distribution and profiler support. No environment is read
 (the configured region and this machine's GPUs are probed by `sagelaunch.launcher.environment`). The matrix
-loads on first use, so `import estimators` stays cheap. Every check raises a ValueError that names
+loads on first use, so `import sagelaunch.estimators` stays cheap. Every check raises a ValueError that names
 the field, the value, what is supported and a likely fix.
 """
 

@@ -103,7 +103,7 @@ def _build_app():
 
 
 def __getattr__(name: str):
-    if name == "profile_app":  # `from profiler.cli import profile_app` builds the Typer app on first use
+    if name == "profile_app":  # `from sagelaunch.profiler.cli import profile_app` builds the Typer app on first use
         return _build_app()
     raise AttributeError(name)
 

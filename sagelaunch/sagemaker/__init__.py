@@ -3,7 +3,7 @@
 sagemaker`); scripts/sdk_v2_oracle.py `swap_imports` applies it, README states it.
 
 Each module re-exports sagelaunch's classes under v2's path; nothing is defined here. Importing this package
-is as light as `import estimators` (no torch, no boto3); v2's submodules load when first reached
+is as light as `import sagelaunch.estimators` (no torch, no boto3); v2's submodules load when first reached
 (`sagemaker.pytorch.PyTorch` after `import sagemaker`, as v2's own __init__ makes them reachable).
 """
 

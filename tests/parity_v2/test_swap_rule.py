@@ -3,7 +3,7 @@
 - README states the rule with exactly the forms `SWAP_RULE` holds (one table);
 - every mirrored module is one of v2's, and every name it exports is importable from the same path in the real
   SDK v2 (the oracle, in its own interpreter) — so a v2 import line that works with v2 finds the same name here;
-- the mirror is as light as `import estimators` (no torch, no boto3);
+- the mirror is as light as `import sagelaunch.estimators` (no torch, no boto3);
 - `swap_imports` rewrites each form of import line, and only import lines.
 """
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import subprocess
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from sagelaunch.jobspec.install import PACKAGE_DIR

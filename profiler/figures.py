@@ -39,9 +39,10 @@ def _rank_figures(out: list[Figure], rank: str, r: RankAnalysis) -> None:
         add("kernel_time", "Kernel time, summed over kernels (exceeds the GPU span when kernels on several streams overlap)",
             k.total_us, "us", f"{ms(k.total_us)} in {plural(k.count, 'kernel')} ({k.distinct:,} distinct)")
     launch = r.launch
-    if launch.count:
+    delay = launch.mean_launch_delay_us  # None exactly when no launch was matched to its kernel (count 0)
+    if delay is not None:
         add("launch_delay", "Mean wait from the end of a kernel launch call to the kernel's start",
-            launch.mean_launch_delay_us, "us", f"{ms(launch.mean_launch_delay_us)} over {launch.count:,} launches")
+            delay, "us", f"{ms(delay)} over {launch.count:,} launches")
     ib = r.idle_breakdown
     if ib:
         gaps = ib.total_us

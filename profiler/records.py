@@ -163,15 +163,15 @@ class StepRow(Record, kw_only=True):
 
 
 class Durations(Record, kw_only=True):
-    """Statistics of durations (µs); only ``count`` when there are none."""
+    """Statistics of durations (µs) of at least one span: steps and annotations are records only where spans are."""
     count: int
-    total_us: Optional[float] = None
-    mean_us: Optional[float] = None
-    min_us: Optional[float] = None
-    p50_us: Optional[float] = None
-    p90_us: Optional[float] = None
-    max_us: Optional[float] = None
-    std_us: Optional[float] = None
+    total_us: float
+    mean_us: float
+    min_us: float
+    p50_us: float
+    p90_us: float
+    max_us: float
+    std_us: float
 
 
 class Steps(Durations, kw_only=True):

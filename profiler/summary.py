@@ -56,8 +56,8 @@ def print_summary(result: AnalysisResult, console=None) -> None:
             tab.add_column("type")
             tab.add_column("time", justify="right")
             tab.add_column("of the GPU span", justify="right")
-            for k, v in r.kernel_types.items():
-                tab.add_row(k, ms(v), pct(v, r.temporal.span_us if r.temporal else 0))
+            for kind, v in r.kernel_types.items():
+                tab.add_row(kind, ms(v), pct(v, r.temporal.span_us if r.temporal else 0))
             console.print(tab)
         if r.top_kernels:
             tab = Table(title=f"Top kernels by total time (of {r.kernels.count:,} kernels)")
@@ -74,8 +74,9 @@ def print_summary(result: AnalysisResult, console=None) -> None:
             for a in r.annotations[:10]:
                 tab.add_row(escape(a.name), f"{a.count:,}", ms(a.p50_us), ms(a.total_us))
             console.print(tab)
-        if r.launch.count:
-            console.print(f"Launch wait p95: {ms(r.launch.p95_launch_delay_us)}", highlight=False)
+        p95 = r.launch.p95_launch_delay_us  # None exactly when no launch was matched (count 0)
+        if p95 is not None:
+            console.print(f"Launch wait p95: {ms(p95)}", highlight=False)
         if r.precision:
             console.print("Kernel precision (GPU time): " + escape(", ".join(f"{k} {ms(v)}" for k, v in r.precision.items())),
                           soft_wrap=True, highlight=False)
@@ -91,7 +92,7 @@ def print_summary(result: AnalysisResult, console=None) -> None:
         for c in compared.columns:
             tab.add_column(f"{c.label} ({c.unit})", justify="right")
         for row in compared.rows:
-            tab.add_row(row["rank"], *(("" if c.key not in row else f"{row[c.key]:,}" +
+            tab.add_row(str(row["rank"]), *(("" if c.key not in row else f"{row[c.key]:,}" +
                                         ("*" if compared.largest[c.key] == row["rank"] else ""))
                                        for c in compared.columns))
         console.print(tab)

@@ -19,10 +19,9 @@ from sagelaunch.profiler.findings.loop_rules import input_bound, memory_growth, 
 def low_gpu_utilization(a: AnalysisResult) -> list[Finding]:
     out = []
     for rank, r in _ranks(a):
-        idle = r.idle_share
-        if idle is None or idle < T.GPU_IDLE_SHARE:
+        t, idle = r.temporal, r.idle_share  # idle is None exactly when temporal is (no GPU activity)
+        if t is None or idle is None or idle < T.GPU_IDLE_SHARE:
             continue
-        t = r.temporal
         out.append(finding(
             "low_gpu_utilization", "high" if idle >= T.GPU_IDLE_SHARE_HIGH else "medium",
             f"The GPU is idle {100 * idle:.0f}% of the time ({ms(t.idle_us)} of a {ms(t.span_us)} GPU span).",
@@ -59,7 +58,7 @@ def launch_bound(a: AnalysisResult) -> list[Finding]:
     out = []
     for rank, r in _ranks(a):
         k, launch, idle = r.kernels, r.launch, r.idle_share
-        if k.count < T.LAUNCH_MIN_KERNELS or k.short_share is None or idle is None:
+        if k.count < T.LAUNCH_MIN_KERNELS or k.short_share is None or k.p50_us is None or idle is None:
             continue
         if k.short_share < T.LAUNCH_SHORT_SHARE or idle < T.LAUNCH_GPU_IDLE_SHARE:
             continue

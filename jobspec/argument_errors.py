@@ -22,11 +22,11 @@ class ArgumentErrors(ValidationError, ProblemsError):
     @classmethod
     def of(cls, err: ValidationError) -> "ArgumentErrors":
         """The same errors (types, messages, inputs, the validators' own exceptions) in this class."""
-        from pydantic_core import PydanticCustomError
+        from pydantic_core import InitErrorDetails, PydanticCustomError
 
-        details = []
+        details: list[InitErrorDetails] = []
         for e in err.errors():
-            same: dict[str, Any] = {"type": e["type"], "loc": e["loc"], "input": e["input"]}
+            same: InitErrorDetails = {"type": e["type"], "loc": e["loc"], "input": e["input"]}
             if e.get("ctx"):
                 same["ctx"] = e["ctx"]
             try:

@@ -36,10 +36,11 @@ def validation_error_text(prefix: str, err: "ValidationError") -> str:
     return "; ".join(str(p) for p in validation_problems(prefix, err))
 
 
-def validation_problems(prefix: str, err: "ValidationError") -> list["SagelaunchError"]:
+def validation_problems(prefix: str, err: "ValidationError") -> list["SagelaunchException"]:
     """One SagelaunchError per error of `err`, its message `prefix.loc: msg (got value)`, its field `prefix.loc`;
-    a validator's own family error lends its parts (it knows its field better than pydantic's location)."""
-    problems = []
+    a validator's own family error lends its parts (it knows its field better than pydantic's location), and a
+    model's ProblemsError its problems as they were written (family errors, not only SagelaunchErrors)."""
+    problems: list[SagelaunchException] = []
     for e in err.errors():
         msg = e["msg"].removeprefix("Value error, ")
         loc = ".".join(str(p) for p in (prefix, *e["loc"]) if p != "")

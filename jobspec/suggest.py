@@ -4,6 +4,7 @@ sagelaunch comes from `did_you_mean` (the only user of difflib)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from sagelaunch.jobspec.errors import SagelaunchError, SagelaunchTypeError
 
@@ -44,7 +45,7 @@ def invalid(field: str, value: object, allowed: Iterable[object] | str, fix: str
         allowed = list(allowed)
     allowed_text = allowed if isinstance(allowed, str) else allowed_list(allowed)  # the message shows a dozen
     everything = allowed if isinstance(allowed, str) else ", ".join(str(c) for c in allowed)
-    parts = {"field": field, "value": value, "allowed": everything, "fix": fix.strip(" ()")}
+    parts: dict[str, Any] = {"field": field, "value": value, "allowed": everything, "fix": fix.strip(" ()")}
     if fix.startswith(" ("):  # a "did you mean" goes right after the value
         return SagelaunchError(f"{field}={value!r} is not supported{fix}; allowed: {allowed_text}", **parts)
     return SagelaunchError(f"{field}={value!r} is not supported; allowed: {allowed_text}" + (f"; {fix}" if fix else ""),

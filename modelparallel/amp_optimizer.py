@@ -45,6 +45,8 @@ def make_scaler(fp16: bool, static_loss_scale, dynamic_loss_scale: bool, dynamic
 
 
 class MasterWeights:
+    _weights: dict[int, float] | None = None  # 1/holders of tied parameters' masters, once _tied_weights worked them out
+
     def __init__(self, optimizer: torch.optim.Optimizer, model, scaler: LossScaler, scale_loss: bool):
         self.model, self.loss_scaler, self.scale_loss = model, scaler, scale_loss
         self.fp16_groups: list[list[nn.Parameter]] = []
@@ -171,11 +173,11 @@ class MasterWeights:
 
     def _tied_weights(self) -> dict[int, float]:
         """1/holders for the masters of parameters tied across pipeline stages (GPT-2's wte and lm_head)."""
-        if getattr(self, "_weights", None) is not None:
+        if self._weights is not None:
             return self._weights
         self._weights = {}
         builder = getattr(getattr(self.model, "stage_plan", None), "builder", None)
-        if self.model.pipeline is not None and getattr(builder, "tied", None):
+        if self.model.pipeline is not None and builder is not None and getattr(builder, "tied", None):
             own = dict(builder.root.named_parameters(remove_duplicate=False))
             masters = {id(h): m for h, m in self.pairs()}
             for names in builder.tied:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 import torch
 import torch.distributed as dist
@@ -13,6 +13,9 @@ import torch.nn as nn
 from sagelaunch.modelparallel import scaled_batch
 from sagelaunch.modelparallel.core import _require_init, state
 from sagelaunch.modelparallel.errors import SMPValidationError
+
+if TYPE_CHECKING:
+    from sagelaunch.modelparallel.pipeline import PipelineRunner
 
 
 class _ModelCallCaptured(Exception):
@@ -77,7 +80,7 @@ class DistributedModel(nn.Module):
         # 2. pipeline: as in SMP v1, the model is partitioned at the first @smp.step call (partition()), so that
         #    smp.set_partition / smp.set_activation_checkpointing calls made after wrapping are honoured
         self.pipelined = pp > 1
-        self.pipeline = None
+        self.pipeline: PipelineRunner | None = None  # partition() makes it
         self.partitioned = False
         self._post_partition_hooks: list = []
         # 3. data parallel over the replica group. pp == 1: DDP (tp-sharded DTensor parameters are ignored by
@@ -190,7 +193,9 @@ class DistributedModel(nn.Module):
 
     def _report_offload(self) -> None:
         """One line per rank in the job log at exit: what activation offloading moved, from its counters."""
-        stats = self._offloader.stats
+        stats = self.offload_stats  # registered with the offloader (__init__): never None here
+        if stats is None:
+            return
         print(f"[smp rank {state.layout.rank}] offload_activations: {stats['packed']} saved tensors "
               f"({stats['packed_bytes']} bytes) offloaded in {stats['groups']} module runs; "
               f"{stats['prefetched']} prefetched within activation_loading_horizon, "

@@ -31,7 +31,7 @@ def _local_tensor(t):
 
 
 def local_model_state(model) -> dict[str, Any]:
-    sd = {k: _local_tensor(v).detach().clone() for k, v in model.module.state_dict().items()}
+    sd = {k: _local_tensor(v).detach().clone() for k, v in model.get_module().state_dict().items()}
     sd[PARTIAL_KEY] = True
     return sd
 
@@ -40,7 +40,7 @@ def full_model_state(model) -> dict[str, Any]:
     """Gather tensor-parallel shards (tp group) and pipeline stages (pp group) into the original model's dict."""
     st = _require_init()
     out: dict[str, Any] = {}
-    for name, value in model.module.state_dict().items():
+    for name, value in model.get_module().state_dict().items():
         local = full_value(value.detach())  # tensor-parallel and FSDP shards gathered
         out[name] = local.cpu().clone()
     if len(st.layout.groups["pp"]) > 1:
@@ -54,7 +54,7 @@ def load_model_state(model, state_dict: dict[str, Any], strict: bool = True):
     _require_init()
     sd = dict(state_dict)
     partial = bool(sd.pop(PARTIAL_KEY, False))
-    own = model.module.state_dict()
+    own = model.get_module().state_dict()
     missing = [k for k in own if k not in sd]
     unexpected = [k for k in sd if k not in own] if partial else []
     if strict and (missing or unexpected):

@@ -53,7 +53,7 @@ class DistributedModel(nn.Module):
             materialize(module, st.device)
         if not is_delayed(module):
             module.to(st.device)
-        self.module = module
+        self._modules["module"] = module  # the child `module` (names `module.*`); `self.module` is the view
         # 1. tensor parallel: DTensor plans over the tp sub-mesh
         self.tp_shard_dims: dict[str, int | None] = {}
         if tp > 1:
@@ -135,7 +135,7 @@ class DistributedModel(nn.Module):
         from sagelaunch.modelparallel.pipeline import PipelineRunner
 
         st = state
-        self.stage_plan = plan_stages(self.module, st.cfg, st.layout.pp_rank)
+        self.stage_plan = plan_stages(self.get_module(), st.cfg, st.layout.pp_rank)
         if self.replica_size > 1:
             self._broadcast_params(st.groups[self.replica_group_name], only_dtensor=False)
         self.__dict__["_forward_module"] = self.stage_plan.modules[0]
@@ -188,7 +188,7 @@ class DistributedModel(nn.Module):
         # may have been called after wrapping.
         from sagelaunch.modelparallel.offload import layer_stack
 
-        self._offloader.attach(layer_stack(self.module))
+        self._offloader.attach(layer_stack(self.get_module()))
         return self._offloader.context()
 
     def _report_offload(self) -> None:
@@ -229,7 +229,7 @@ class DistributedModel(nn.Module):
         if self.sharded_data_parallel:
             from sagelaunch.modelparallel.sharded_data_parallel import gradient_sync
 
-            gradient_sync(self.module, last_microbatch)
+            gradient_sync(self.get_module(), last_microbatch)
             return contextlib.nullcontext()
         if last_microbatch or not self.ddp_modules or self.pipelined:
             return contextlib.nullcontext()
@@ -246,13 +246,13 @@ class DistributedModel(nn.Module):
         if self.sharded_data_parallel:
             from sagelaunch.modelparallel.sharded_data_parallel import reshard
 
-            reshard(self.module)
+            reshard(self.get_module())
         if self.sharded_data_parallel and state.cfg.sdp_gradient_clipping > 0 and self.half_dtype is None:
             # (fp16/bf16: the optimizer clips, once the gradients are unscaled: amp_optimizer)
-            torch.nn.utils.clip_grad_norm_(self.module.parameters(), state.cfg.sdp_gradient_clipping)
+            torch.nn.utils.clip_grad_norm_(self.get_module().parameters(), state.cfg.sdp_gradient_clipping)
         if not self.manual_sync:
             return
-        grads = [p.grad.to_local() if _is_dtensor(p.grad) else p.grad for p in self.module.parameters()
+        grads = [p.grad.to_local() if _is_dtensor(p.grad) else p.grad for p in self.get_module().parameters()
                  if p.grad is not None and (self.pipeline is not None or _is_dtensor(p))]
         if not grads:
             return
@@ -268,7 +268,7 @@ class DistributedModel(nn.Module):
         """Start every replica from the replica group's first rank's weights (DDP does this for its own)."""
         src = dist.get_global_rank(group, 0)
         with torch.no_grad():
-            for p in self.module.parameters():
+            for p in self.get_module().parameters():
                 if _is_dtensor(p):
                     dist.broadcast(p.to_local(), src=src, group=group)
                 elif not only_dtensor:
@@ -276,32 +276,48 @@ class DistributedModel(nn.Module):
 
     # ----- SMP accessors
     def get_module(self) -> nn.Module:
-        return self.module
+        """The user's model (registered as the child `module`: parameter names stay `module.*`)."""
+        return self._modules["module"]
+
+    @property
+    def module(self) -> _DataParallelView:
+        """SMP v1's `model.module`: its data-parallel wrapper, whose `.module` is the user's model. Here a view
+        that reads and writes through to the user's model (so `model.module.<attr>` works as before) and whose
+        `.module` is the user's model itself: `model.module.module.config`, and `unwrap_model` loops
+        (`while hasattr(m, "module")`) end at the user's model."""
+        inner = self._modules.get("module")
+        if inner is None:
+            raise AttributeError("'DistributedModel' object has no attribute 'module' (not wrapped yet)")
+        view = self.__dict__.get("_module_view")
+        if view is None or object.__getattribute__(view, "module") is not inner:
+            view = _DataParallelView(inner)
+            self.__dict__["_module_view"] = view
+        return view
 
     def local_named_parameters(self) -> Iterator[tuple[str, nn.Parameter]]:
-        return self.module.named_parameters()
+        return self.get_module().named_parameters()
 
     def local_parameters(self) -> Iterator[nn.Parameter]:
-        return self.module.parameters()
+        return self.get_module().parameters()
 
     def local_named_buffers(self):
-        return self.module.named_buffers()
+        return self.get_module().named_buffers()
 
     def local_buffers(self):
-        return self.module.buffers()
+        return self.get_module().buffers()
 
     def local_named_modules(self):
-        return self.module.named_modules()
+        return self.get_module().named_modules()
 
     def local_modules(self):
-        return self.module.modules()
+        return self.get_module().modules()
 
     def distributed_modules(self):
         prefixes = {n.rsplit(".", 1)[0] for n in self.tp_shard_dims}
-        return (m for n, m in self.module.named_modules() if n in prefixes)
+        return (m for n, m in self.get_module().named_modules() if n in prefixes)
 
     def is_distributed_parameter(self, param) -> bool:
-        return _is_dtensor(param) and any(p is param for n, p in self.module.named_parameters()
+        return _is_dtensor(param) and any(p is param for n, p in self.get_module().named_parameters()
                                           if self.tp_shard_dims.get(n) is not None)
 
     def register_post_partition_hook(self, hook):
@@ -343,6 +359,55 @@ class DistributedModel(nn.Module):
 
     def cpu(self):
         return {k: v.cpu() for k, v in self.state_dict().items()}
+
+
+class _DataParallelView:
+    """`DistributedModel.module` (SMP's data-parallel wrapper): attribute reads, writes and calls go to the user's
+    model; `.module` is the user's model. Not an nn.Module child of anything (the user's model is registered once,
+    as DistributedModel's `module`), so parameter and state-dict names do not change. isinstance checks see the
+    user's model's class."""
+
+    __slots__ = ("module",)
+
+    def __init__(self, module: nn.Module):
+        object.__setattr__(self, "module", module)
+
+    def __getattr__(self, name: str):
+        return getattr(object.__getattribute__(self, "module"), name)
+
+    def __setattr__(self, name: str, value) -> None:
+        setattr(object.__getattribute__(self, "module"), name, value)
+
+    def __delattr__(self, name: str) -> None:
+        delattr(object.__getattribute__(self, "module"), name)
+
+    @property  # type: ignore[misc]
+    def __class__(self):  # isinstance(model.module, nn.Module / the user's class) holds as before
+        return type(object.__getattribute__(self, "module"))
+
+    def __dir__(self):
+        return sorted(set(dir(object.__getattribute__(self, "module"))) | {"module"})
+
+    def __call__(self, *args, **kwargs):
+        return object.__getattribute__(self, "module")(*args, **kwargs)
+
+    def __getitem__(self, idx):
+        return object.__getattribute__(self, "module")[idx]
+
+    def __len__(self) -> int:
+        return len(object.__getattribute__(self, "module"))
+
+    def __iter__(self):
+        return iter(object.__getattribute__(self, "module"))
+
+    def __contains__(self, item) -> bool:
+        return item in object.__getattribute__(self, "module")
+
+    def __repr__(self) -> str:
+        return repr(object.__getattribute__(self, "module"))
+
+    def __reduce_ex__(self, protocol):  # copy/pickle: a view of the (copied) user's model, not of its class
+        return (_DataParallelView, (object.__getattribute__(self, "module"),))
 
 
 def _buffer_sync_argument(broadcast_buffers: bool) -> dict[str, bool]:

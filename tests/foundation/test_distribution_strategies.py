@@ -66,11 +66,12 @@ def test_modelparallel_entries_come_in_v2_order_and_its_minimum_is_pp_times_tp_o
 
 
 def test_modelparallel_local_refuses_what_sagelaunch_smp_lacks_and_sagemaker_does_not():
-    d = {"smdistributed": {"modelparallel": {"enabled": True, "parameters": {"partitions": 2, "fp16": True, "ddp": True}}},
+    d = {"smdistributed": {"modelparallel": {"enabled": True, "parameters": {"partitions": 2, "ddp": True,
+                                                                             "pipeline": "_only_forward"}}},
          "mpi": {"enabled": True, "processes_per_host": 8}}
-    with pytest.raises(ValueError, match=r"modelparallel\.parameters: .*fp16=True is not supported by sagelaunch"):
+    with pytest.raises(ValueError, match=r"modelparallel\.parameters: .*pipeline='_only_forward' is not supported by sagelaunch"):
         plan(d, version="2.0.0", instance_type="local", count=1)
-    assert plan(d, version="2.0.0").smp.fp16 is True  # SageMaker's SMP v1 has it
+    assert plan(d, version="2.0.0").smp.pipeline == "_only_forward"  # SageMaker's SMP v1 has it
 
 
 def test_dataparallel_answers_to_the_catalog_on_sagemaker_only():

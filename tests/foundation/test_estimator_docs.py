@@ -20,7 +20,7 @@ def field_docstrings(cls: type) -> dict[str, str]:
     """field name → the string literal right under its definition, for `cls` and its bases."""
     found: dict[str, str] = {}
     for klass in reversed(cls.__mro__):
-        if klass.__module__.split(".")[0] != "estimators":
+        if not klass.__module__.startswith("sagelaunch.estimators"):
             continue
         body = ast.parse(textwrap.dedent(inspect.getsource(klass))).body[0].body
         for node, after in zip(body, body[1:]):

@@ -46,6 +46,7 @@ def run(schedule: str, active: int | None) -> dict:
     smp.init({**config, **({"active_microbatches": active} if active else {})})
     dmodel = smp.DistributedModel(build_model())
     opt = smp.DistributedOptimizer(torch.optim.AdamW(dmodel.parameters(), lr=1e-2))
+    dmodel.partition()  # SMP partitions at the first step; the counter hooks this rank's stage before it
     counter = InFlight(dmodel.pipeline.stage_modules[0])
     losses = []
     for step in range(STEPS):

@@ -137,7 +137,10 @@ def test_the_schema_stays_readable_both_ways(tmp_path):
 
 
 JOB_SCRIPT = textwrap.dedent('''
+    import sagelaunch.modelparallel as smp
     import sagelaunch.profiler as smprof
+
+    smp.init()  # a model-parallel job: a local job whose ranks never call smp.init() ends Failed
 
     smprof.start_profiling()
     for step in range(1, 4):

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from sagelaunch.estimators.distribution_shapes import DistributionOptions
 from sagelaunch.estimators.distribution_strategies import MP_FIELD, MPI, STRATEGIES, DistributionStrategy, JobShape, StrategyName, naming
-from sagelaunch.jobspec.errors import shown, validation_error_text
+from sagelaunch.jobspec.errors import SagelaunchError, shown, validation_error
 from sagelaunch.jobspec.smp import SMPParameters, check_world
 
 __all__ = ["DistributionPlan", "parse_distribution"]
@@ -44,11 +44,13 @@ def parse_distribution(
     if not distribution:
         return DistributionPlan("none", 1)
     if not isinstance(distribution, dict):
-        raise ValueError(f"distribution={shown(distribution)} must be a dict such as {{'torch_distributed': {{'enabled': True}}}}")
+        raise SagelaunchError(f"distribution={shown(distribution)} must be a dict such as {{'torch_distributed': {{'enabled': True}}}}",
+                              field="distribution", value=distribution, allowed="a dict of strategies",
+                              fix="pass e.g. {'torch_distributed': {'enabled': True}}")
     try:
         options = DistributionOptions.model_validate(distribution)
     except ValidationError as err:
-        raise ValueError(validation_error_text("distribution", err)) from None
+        raise validation_error(SagelaunchError, "distribution", err) from None
     job = JobShape(options, framework, framework_version, instance_type, instance_count, gpus_per_host)
     strategy = _chosen(options)
     if strategy is None:
@@ -73,7 +75,9 @@ def _chosen(options: DistributionOptions) -> DistributionStrategy | None:
     """The one enabled strategy; MPI alone when only MPI is on (it also launches the others); None when off."""
     enabled = [s for s in STRATEGIES if s.exclusive and s.enabled(options)]
     if len(enabled) > 1:
-        raise ValueError(f"distribution enables {' and '.join(s.key for s in enabled)}; allowed: one strategy per job — keep one")
+        raise SagelaunchError(f"distribution enables {' and '.join(s.key for s in enabled)}; allowed: one strategy per job — keep one",
+                              field="distribution", value=[s.key for s in enabled], allowed="one strategy per job",
+                              fix="keep one")
     if enabled:
         return enabled[0]
     return MPI if MPI.enabled(options) else None

@@ -19,7 +19,7 @@ from sagelaunch.estimators.distribution_shapes import (
     DataParallelOptions, DistributionOptions, EnabledOptions, MPIOptions, ModelParallelOptions,
 )
 from sagelaunch.jobspec.contract import is_local_instance_type
-from sagelaunch.jobspec.errors import validation_error_text
+from sagelaunch.jobspec.errors import SagelaunchError, parts_of, validation_error
 from sagelaunch.jobspec.smp import SMPParameters, check_local_support
 
 __all__ = ["MP_FIELD", "MPI", "STRATEGIES", "DistributionStrategy", "JobShape", "StrategyName", "naming"]
@@ -55,7 +55,9 @@ def naming(field: str) -> Iterator[None]:
     try:
         yield
     except ValueError as err:
-        raise ValueError(f"{field}: {err}") from None
+        parts = parts_of(err)
+        parts["field"] = f"{field}.{parts['field']}" if parts.get("field") else field
+        raise SagelaunchError(f"{field}: {err}", **parts) from None
 
 
 class DistributionStrategy:
@@ -79,7 +81,9 @@ class DistributionStrategy:
         """The rules of the dict itself, before any hardware rule."""
         if job.framework not in self.frameworks:
             only = _FRAMEWORK_NAMES[self.frameworks[0]]
-            raise ValueError(f"distribution.{self.name} is {only}-only; {self.instead.format(framework=job.framework)}")
+            raise SagelaunchError(f"distribution.{self.name} is {only}-only; {self.instead.format(framework=job.framework)}",
+                                  field=f"distribution.{self.name}", value=job.framework, allowed=only,
+                                  fix=self.instead.format(framework=job.framework))
 
     def check_support(self, job: JobShape) -> None:
         """The catalog's instance-type and version rules; SageMaker jobs only (a local job has no such image)."""
@@ -113,9 +117,11 @@ class _MPI(DistributionStrategy):
         mpi = job.options.mpi
         given = mpi.processes_per_host if mpi is not None and mpi.enabled else None
         if given is not None and job.gpus_per_host and given > job.gpus_per_host:
-            raise ValueError(
+            raise SagelaunchError(
                 f"distribution.mpi.processes_per_host={given} exceeds the {job.gpus_per_host} GPUs of "
-                f"{job.instance_type}; allowed: 1..{job.gpus_per_host}"
+                f"{job.instance_type}; allowed: 1..{job.gpus_per_host}",
+                field="distribution.mpi.processes_per_host", value=given, allowed=f"1..{job.gpus_per_host}",
+                fix=f"set processes_per_host to at most {job.gpus_per_host}",
             )
         return given
 
@@ -142,9 +148,11 @@ class _ModelParallel(DistributionStrategy):
 
     def check(self, job: JobShape) -> None:
         if not MPI.enabled(job.options):
-            raise ValueError(
+            raise SagelaunchError(
                 "distribution.smdistributed.modelparallel needs MPI: add \"mpi\": {\"enabled\": True, "
-                "\"processes_per_host\": <GPUs per instance>}"
+                "\"processes_per_host\": <GPUs per instance>}",
+                field="distribution.mpi", value=job.options.mpi, allowed="MPI enabled",
+                fix='add "mpi": {"enabled": True, "processes_per_host": <GPUs per instance>}',
             )
         super().check(job)
 
@@ -152,7 +160,7 @@ class _ModelParallel(DistributionStrategy):
         try:
             smp = SMPParameters.model_validate(self._parameters(job))
         except ValidationError as err:
-            raise ValueError(validation_error_text(MP_FIELD, err)) from None
+            raise validation_error(SagelaunchError, MP_FIELD, err) from None
         with naming(MP_FIELD):
             smp.check_framework(job.framework)
             if job.local and job.framework == "pytorch":  # a local job runs sagelaunch's own SMP: refuse what it lacks
@@ -210,10 +218,12 @@ class _PyTorchDDP(DistributionStrategy):
         try:
             DATAPARALLEL.check_support(job)
         except ValueError as err:
-            raise ValueError(
+            raise SagelaunchError(
                 f"distribution.pytorchddp: SageMaker SDK v2 runs pytorchddp as SageMaker's data-parallel library "
                 f"(smdistributed dataparallel), so its limits apply — {err}; for plain PyTorch DDP on any GPU "
-                "instance use {'torch_distributed': {'enabled': True}}"
+                "instance use {'torch_distributed': {'enabled': True}}",
+                **{**parts_of(err), "fix": "for plain PyTorch DDP on any GPU instance use "
+                                           "{'torch_distributed': {'enabled': True}}"},
             ) from None
 
     def hyperparameters(self, job: JobShape, chosen: bool, processes: int) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from sagelaunch.jobspec.errors import SagelaunchError
 
 
 class TrainingCompilerConfig:
@@ -11,4 +12,6 @@ class TrainingCompilerConfig:
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         from sagelaunch.estimators.explain import RETIRED_ARGUMENTS
 
-        raise ValueError(f"TrainingCompilerConfig is refused: {RETIRED_ARGUMENTS['compiler_config']}")
+        raise SagelaunchError(f"TrainingCompilerConfig is refused: {RETIRED_ARGUMENTS['compiler_config']}",
+                              field="compiler_config", value="TrainingCompilerConfig", allowed="none (retired)",
+                              fix=RETIRED_ARGUMENTS["compiler_config"])

@@ -16,6 +16,7 @@ import io
 import json
 from types import ModuleType
 from typing import Any
+from sagelaunch.jobspec.errors import SagelaunchError
 
 JSON = "application/json"
 CSV = "text/csv"
@@ -34,8 +35,9 @@ def _is_ndarray(value: Any) -> bool:
 
 def _check_media_type(field: str, value: Any) -> None:
     if not isinstance(value, str):
-        raise ValueError(f"{field}={value!r} must be a string naming the MIME type, e.g. 'application/json' or "
-                         "'text/csv'")
+        raise SagelaunchError(f"{field}={value!r} must be a string naming the MIME type, e.g. 'application/json' or "
+                              "'text/csv'", field=field, value=value, allowed="a MIME type string",
+                              fix="pass e.g. 'application/json' or 'text/csv'")
 
 
 # ------------------------------------------------------------------ serializers
@@ -99,11 +101,13 @@ class CSVSerializer(SimpleBaseSerializer):
             data = data.flatten()
         if hasattr(data, "__len__"):
             if len(data) == 0:
-                raise ValueError("Cannot serialize empty array")
+                raise SagelaunchError("Cannot serialize empty array", field="data", value=data,
+                                      allowed="a non-empty array", fix="send at least one value")
             buffer = io.StringIO()
             csv.writer(buffer, delimiter=",").writerow(data)
             return buffer.getvalue().rstrip("\r\n")
-        raise ValueError(f"Unable to handle input format: {type(data)}")
+        raise SagelaunchError(f"Unable to handle input format: {type(data)}", field="data", value=type(data).__name__,
+                              allowed="an array, a list, a string or a file", fix="pass the data as a list or array")
 
 
 def _sequence_like(data: Any) -> bool:
@@ -121,11 +125,13 @@ class NumpySerializer(SimpleBaseSerializer):
         np = _numpy()
         if isinstance(data, np.ndarray):
             if data.size == 0:
-                raise ValueError("Cannot serialize empty array.")
+                raise SagelaunchError("Cannot serialize empty array.", field="data", value=data,
+                                      allowed="a non-empty array", fix="send at least one value")
             return self._npy(data)
         if isinstance(data, list):
             if not data:
-                raise ValueError("Cannot serialize empty array.")
+                raise SagelaunchError("Cannot serialize empty array.", field="data", value=data,
+                                      allowed="a non-empty list", fix="send at least one value")
             return self._npy(np.array(data, self.dtype))
         if hasattr(data, "read"):  # a file or buffer, assumed to hold .npy data
             return data.read()
@@ -236,9 +242,13 @@ class NumpyDeserializer(SimpleBaseDeserializer):
             try:
                 return np.load(io.BytesIO(body), allow_pickle=self.allow_pickle)
             except ValueError as exc:
-                raise ValueError("the answer holds pickled objects; pass NumpyDeserializer(allow_pickle=True) "
-                                 "only for an endpoint you trust") from exc
-        raise ValueError(f"{type(self).__name__} cannot read content type {content_type}.")
+                raise SagelaunchError("the answer holds pickled objects; pass NumpyDeserializer(allow_pickle=True) "
+                                      "only for an endpoint you trust", field="allow_pickle", value=self.allow_pickle,
+                                      allowed="True for an endpoint you trust",
+                                      fix="pass NumpyDeserializer(allow_pickle=True)") from exc
+        raise SagelaunchError(f"{type(self).__name__} cannot read content type {content_type}.",
+                              field="content_type", value=content_type, allowed=f"{CSV}, {JSON}, {NPY}, application/x-npz",
+                              fix="use a deserializer that reads this content type")
 
 
 __all__ = [

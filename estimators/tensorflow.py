@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import field_validator
 
 from sagelaunch.estimators.base import FrameworkEstimator
+from sagelaunch.jobspec.errors import SagelaunchError
 
 if TYPE_CHECKING:
     from sagelaunch.estimators.framework_model import TensorFlowModel
@@ -33,8 +34,11 @@ class TensorFlow(FrameworkEstimator):
     @classmethod
     def _model_dir(cls, v: str | bool | None) -> str | bool | None:
         if v is True or v == "":
-            raise ValueError(f"model_dir={v!r}: allowed: an S3 URI or container path such as s3://bucket/model, "
-                             "False (send no model_dir), or None (the default s3://<output_path>/<job>/model)")
+            raise SagelaunchError(f"model_dir={v!r}: allowed: an S3 URI or container path such as s3://bucket/model, "
+                                  "False (send no model_dir), or None (the default s3://<output_path>/<job>/model)",
+                                  field="model_dir", value=v,
+                                  allowed="an S3 URI or container path, False, or None",
+                                  fix="pass s3://bucket/model, False or None")
         return v
 
     def _framework_spec_fields(self, local: bool) -> dict[str, Any]:

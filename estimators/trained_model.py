@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+from sagelaunch.jobspec.errors import SagelaunchError
 
 if TYPE_CHECKING:
     from sagelaunch.estimators.base import FrameworkEstimator
@@ -43,6 +44,8 @@ def training_code_of(estimator: FrameworkEstimator, job: TrainingJob) -> tuple[s
 def trained_job_of(estimator: FrameworkEstimator) -> TrainingJob:
     job = estimator.latest_training_job
     if job is None:
-        raise ValueError("deploy() / create_model() need a trained model: call fit() first (latest_training_job is "
-                         "None), or build PyTorchModel(model_data='s3://…/model.tar.gz', …) yourself")
+        raise SagelaunchError("deploy() / create_model() need a trained model: call fit() first (latest_training_job is "
+                              "None), or build PyTorchModel(model_data='s3://…/model.tar.gz', …) yourself",
+                              field="latest_training_job", value=None, allowed="a trained job",
+                              fix="call fit() first, or build PyTorchModel(model_data=…) yourself")
     return job

@@ -12,7 +12,8 @@ The family (catch the root to catch anything sagelaunch raises on purpose):
     └── SagelaunchRuntimeError(RuntimeError)  a failure while running (a job failed, an AWS call failed, a worker
                                          was lost): not the input's fault, so never a ValueError
 
-Outside it on purpose: three private control-flow exceptions caught in their own module (see
+Outside it on purpose: three private control-flow exceptions caught in their own module, four bare
+ValueError/TypeError raises no user can see (caught in their own function, or json.dumps's protocol; both lists in
 tests/foundation/test_error_family.py), and scripts/ (it runs in inference images without sagelaunch).
 
 Also here: pydantic ValidationError → one line per problem, each naming its field (`a.b: message (got …)`);

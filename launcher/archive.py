@@ -69,8 +69,9 @@ def _env_number(name: str, default: int | float, kind: type) -> int | float:
     except ValueError:
         value = -1
     if value <= 0:
-        raise ValueError(f"{name}={raw!r} is not a positive number; allowed: a {kind.__name__} above 0 "
-                         f"(default {default}), or unset the variable")
+        raise SagelaunchError(f"{name}={raw!r} is not a positive number; allowed: a {kind.__name__} above 0 "
+                              f"(default {default}), or unset the variable", field=name, value=raw,
+                              allowed=f"a {kind.__name__} above 0", fix="unset the variable")
     return value
 
 

@@ -23,6 +23,7 @@ from sagelaunch.jobspec.contract import (PROFILER_CONFIG_FILE, PROFILER_OUTPUT_S
                               SAGELAUNCH_SMP_INIT_DIR, SM_PROFILER_OUTPUT_DIR)
 from sagelaunch.jobspec.profiling import profiler_config_file
 from sagelaunch.launcher.safe_write import write_private_text
+from sagelaunch.jobspec.errors import SagelaunchError
 
 if TYPE_CHECKING:
     from sagelaunch.launcher.local.local_job import LocalJob
@@ -164,16 +165,20 @@ def command_line_args(hyperparameters: dict[str, Any]) -> list[str]:
         for text in (name, value):
             action = _SHELL_ACTIONS.search(text)
             if action:
-                raise ValueError(
+                raise SagelaunchError(
                     f"hyperparameter {name.lstrip('-')}={value!r}: SageMaker's training toolkit passes hyperparameters "
                     f"to the script through /bin/sh, which would act on {action.group().strip()!r} instead of passing "
-                    "it; remove it from the value (or pass such text in a file of a channel)")
+                    "it; remove it from the value (or pass such text in a file of a channel)",
+                    field=f"hyperparameters.{name.lstrip('-')}", value=value,
+                    allowed="text without shell redirections, pipes or substitutions",
+                    fix="remove it from the value (or pass such text in a file of a channel)")
             try:
                 shlex.split(text)
             except ValueError as exc:  # the shell fails the same way: "Unterminated quoted string"
-                raise ValueError(f"hyperparameter {name.lstrip('-')}={value!r}: the command line the toolkit runs "
-                                 f"through /bin/sh would have an unclosed quote ({exc}); balance or remove the "
-                                 "quote") from exc
+                raise SagelaunchError(f"hyperparameter {name.lstrip('-')}={value!r}: the command line the toolkit runs "
+                                      f"through /bin/sh would have an unclosed quote ({exc}); balance or remove the "
+                                      "quote", field=f"hyperparameters.{name.lstrip('-')}", value=value,
+                                      allowed="balanced quotes", fix="balance or remove the quote") from exc
         if len(shlex.split(value)) > 1:  # as on SageMaker (sagemaker-training-toolkit#128), but never silently
             warnings.warn(f"hyperparameter {name.lstrip('-')}={value!r} reaches the script as "
                           f"{len(shlex.split(value))} separate arguments: SageMaker's training toolkit runs the command "

@@ -104,7 +104,9 @@ def _git(args: list[str], cwd: str | None, what: str, url: str, askpass: dict[st
     if proc.returncode != 0:
         output = (proc.stderr or proc.stdout).strip()
         detail = _shown_url(output.splitlines()[-1] if output else f"exit status {proc.returncode}")
-        raise ValueError(f"git_config: {what} failed for {_shown_url(url)}: {detail}")
+        raise SagelaunchError(f"git_config: {what} failed for {_shown_url(url)}: {detail}", field="git_config",
+                              value=_shown_url(url), allowed="a repository, branch and commit git can fetch",
+                              fix="check the repo URL, branch, commit and credentials")
 
 
 def _askpass_environment(config: dict, workdir: str) -> dict[str, str] | None:

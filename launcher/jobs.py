@@ -22,8 +22,10 @@ def wants_logs(logs: Any) -> bool:
     try:
         return LOG_CHOICES[logs]
     except (KeyError, TypeError):
-        raise ValueError(f"logs={logs!r} is not a log choice; allowed: True, False, 'All', 'None', 'Training', "
-                         "'Rules' (as the SageMaker SDK v2)") from None
+        raise SagelaunchError(f"logs={logs!r} is not a log choice; allowed: True, False, 'All', 'None', 'Training', "
+                              "'Rules' (as the SageMaker SDK v2)", field="logs", value=logs,
+                              allowed="True, False, 'All', 'None', 'Training', 'Rules'",
+                              fix="pass logs=True or logs='All'") from None
 
 
 class TrainingJob(ABC):

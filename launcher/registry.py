@@ -21,6 +21,7 @@ from sagelaunch.jobspec.contract import TERMINAL_STATUSES
 from sagelaunch.jobspec.suggest import did_you_mean
 from sagelaunch.launcher.local.record import check_record
 from sagelaunch.launcher.safe_write import private_file, private_folder
+from sagelaunch.jobspec.errors import SagelaunchError
 
 # Fields holding times: stored as ISO strings, returned as aware datetimes (boto3's shape).
 _TIME_FIELDS = ("CreationTime", "TrainingStartTime", "TrainingEndTime", "LastModifiedTime")
@@ -102,9 +103,12 @@ def _path_named(path: Path) -> Iterator[None]:
     try:
         yield
     except (OSError, sqlite3.OperationalError) as error:
-        raise ValueError(f"SAGELAUNCH_HOME: the local job registry {str(path)!r} cannot be opened or written "
-                         f"({error}); make {str(path.parent)!r} writable, or set SAGELAUNCH_HOME to a folder you "
-                         "can write to") from error
+        raise SagelaunchError(f"SAGELAUNCH_HOME: the local job registry {str(path)!r} cannot be opened or written "
+                              f"({error}); make {str(path.parent)!r} writable, or set SAGELAUNCH_HOME to a folder you "
+                              "can write to", field="SAGELAUNCH_HOME", value=str(path.parent),
+                              allowed="a folder you can write to",
+                              fix=f"make {str(path.parent)!r} writable, or set SAGELAUNCH_HOME to a folder you can "
+                                  "write to") from error
 
 
 def _encode(record: dict[str, Any]) -> str:

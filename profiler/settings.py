@@ -28,6 +28,7 @@ from sagelaunch.jobspec.contract import (DEFAULT_CPU_OPS_EVERY_STEPS, DEFAULT_CP
                               SAGELAUNCH_PROFILER_CONFIG, SM_CURRENT_HOST, SM_PROFILER_OUTPUT_DIR)
 from sagelaunch.jobspec.profiling import (CPU_OPS_EVERY_STEPS, CPU_OPS_STEPS, CPU_PROFILING_DURATION, FILE_ROTATION, FILE_ROTATION_STEPS, RECORD_CPU_OPS, flag_param,
                                seconds_param)
+from sagelaunch.jobspec.errors import SagelaunchError
 
 log = logging.getLogger("sagelaunch.profiler")
 
@@ -70,12 +71,16 @@ class Config:
         for name in ("cpu_ops_steps", "cpu_ops_every_steps"):
             value = getattr(self, name)
             if value is not None and (type(value) is not int or value < 1):
-                raise ValueError(f"Config({name}={value!r}): a whole number of steps ≥ 1 is allowed; "
-                                 f"e.g. Config(cpu_ops_steps=4, cpu_ops_every_steps=100), or leave it None")
+                raise SagelaunchError(f"Config({name}={value!r}): a whole number of steps ≥ 1 is allowed; "
+                                      f"e.g. Config(cpu_ops_steps=4, cpu_ops_every_steps=100), or leave it None",
+                                      field=name, value=value, allowed="a whole number of steps ≥ 1, or None",
+                                      fix="e.g. Config(cpu_ops_steps=4, cpu_ops_every_steps=100), or leave it None")
         k, n = self.cpu_ops_steps, self.cpu_ops_every_steps
         if k is not None and n is not None and k > n:
-            raise ValueError(f"Config(cpu_ops_steps={k}, cpu_ops_every_steps={n}): cpu_ops_steps must be ≤ "
-                             f"cpu_ops_every_steps; use cpu_ops_every_steps={k} to record operators in every step")
+            raise SagelaunchError(f"Config(cpu_ops_steps={k}, cpu_ops_every_steps={n}): cpu_ops_steps must be ≤ "
+                                  f"cpu_ops_every_steps; use cpu_ops_every_steps={k} to record operators in every step",
+                                  field="cpu_ops_steps", value=k, allowed=f"≤ cpu_ops_every_steps ({n})",
+                                  fix=f"use cpu_ops_every_steps={k} to record operators in every step")
 
     def resolved(self) -> "Config":
         """A copy with every field filled from the job's profilerconfig.json, the environment and defaults."""

@@ -11,6 +11,7 @@ import re
 
 from sagelaunch.launcher.aws.clients import client
 from sagelaunch.launcher.aws.errors import error_code
+from sagelaunch.jobspec.errors import SagelaunchError
 
 _ASSUMED_ROLE = re.compile(r"^(?P<partition>.+)sts::(?P<account>\d+):assumed-role/(?P<name>.+?)/.*$")
 
@@ -33,8 +34,10 @@ def execution_role(region: str) -> str:
             return f"{assumed['partition']}iam::{assumed['account']}:role/{path}{name}"
     if ":role/" in arn:
         return arn
-    raise ValueError(
+    raise SagelaunchError(
         f"get_execution_role(): the current AWS identity is not a role: {arn}, so it cannot be a SageMaker "
         "execution role; allowed: credentials of an assumed role — or pass role='arn:aws:iam::<account>:role/<name>' "
-        "to the estimator yourself"
+        "to the estimator yourself",
+        field="role", value=arn, allowed="credentials of an assumed role",
+        fix="pass role='arn:aws:iam::<account>:role/<name>' to the estimator yourself",
     )

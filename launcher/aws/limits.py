@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from sagelaunch.jobspec.errors import SagelaunchError
 
 DEFAULT_MAX_ATTEMPTS = 5  # botocore's standard mode: 1 call + 4 retries with jittered backoff
 MAX_ATTEMPTS_ENV = "SAGELAUNCH_AWS_MAX_ATTEMPTS"
@@ -23,7 +24,8 @@ def _positive_env(name: str, default: float, kind: type) -> float:
         value = 0
     if not value > 0:
         what = "a whole number >= 1" if kind is int else "a number of seconds > 0"
-        raise ValueError(f"{name}={raw!r} must be {what}, e.g. {default}.")
+        raise SagelaunchError(f"{name}={raw!r} must be {what}, e.g. {default}.", field=name, value=raw, allowed=what,
+                              fix=f"set it to e.g. {default}, or unset it")
     return value
 
 

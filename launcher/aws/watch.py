@@ -14,6 +14,7 @@ from typing import Any
 from sagelaunch.jobspec.contract import TERMINAL_STATUSES as TERMINAL
 from sagelaunch.launcher.aws.errors import THROTTLING_CODES, AWSError
 from sagelaunch.launcher.aws.logs import JobLogTail
+from sagelaunch.jobspec.errors import SagelaunchError
 
 # a poll that still fails after botocore's retries is skipped this many times in a row before giving up:
 # a wait lasts hours, and one bad minute of the API must not end it
@@ -28,7 +29,9 @@ def poll_intervals(interval: float | None = None, max_interval: float | None = N
     if interval is None:
         interval = float(os.environ.get(INTERVAL_ENV, DEFAULT_INTERVAL))
     if interval < 0:
-        raise ValueError(f"poll_interval={interval} must be >= 0 seconds, e.g. {DEFAULT_INTERVAL}.")
+        raise SagelaunchError(f"poll_interval={interval} must be >= 0 seconds, e.g. {DEFAULT_INTERVAL}.",
+                              field="poll_interval", value=interval, allowed=">= 0 seconds",
+                              fix=f"pass e.g. {DEFAULT_INTERVAL}")
     if max_interval is None:
         max_interval = max(interval, DEFAULT_MAX_INTERVAL if interval >= 1 else interval * 4)
     return interval, max(interval, max_interval)

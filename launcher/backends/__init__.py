@@ -16,6 +16,8 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol
+from sagelaunch.jobspec.errors import SagelaunchError
+from sagelaunch.jobspec.suggest import did_you_mean
 
 if TYPE_CHECKING:
     from sagelaunch.jobspec.spec import TrainingJobSpec
@@ -38,7 +40,8 @@ class Backend(Protocol):
 def backend(name: str) -> Backend | ModuleType:
     """The backend module called `name` ("local" or "sagemaker")."""
     if name not in BACKENDS:
-        raise ValueError(f"backend={name!r} is not a backend; allowed: {', '.join(BACKENDS)}")
+        raise SagelaunchError(f"backend={name!r} is not a backend; allowed: {', '.join(BACKENDS)}", field="backend",
+                              value=name, allowed=", ".join(BACKENDS), fix=did_you_mean(name, BACKENDS).strip(" ()"))
     return importlib.import_module(f"sagelaunch.launcher.backends.{name}")
 
 

@@ -113,7 +113,8 @@ def submit(spec: TrainingJobSpec, *, wait: bool = True, logs: bool = True, **opt
         except ValueError:  # the registry cannot be written either (a full home): the error below says why
             pass
         if named:  # one line naming the path and its setting, not a traceback
-            raise ValueError(f"job {spec.job_name}: {named}") from error
+            raise SagelaunchError(f"job {spec.job_name}: {named}", field="job_name", value=spec.job_name,
+                                  fix=named) from error
         raise
     handle = LocalTrainingJob(spec.job_name, _process=proc, sent_hyperparameters=job.request["HyperParameters"])
     if wait:

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from sagelaunch.launcher.registry import home
+from sagelaunch.jobspec.errors import SagelaunchError
 
 STOP_TIMEOUT_S = 15.0
 
@@ -104,8 +105,9 @@ def stop(name: str, timeout: float = STOP_TIMEOUT_S) -> EndpointRecord:
     record = find(name)
     if record is None:
         known = ", ".join(r.name for r in live_endpoints()) or "none"
-        raise ValueError(f"no running local endpoint named {name!r} (running: {known}); "
-                         "see `sagelaunch endpoints list`")
+        raise SagelaunchError(f"no running local endpoint named {name!r} (running: {known}); "
+                              "see `sagelaunch endpoints list`", field="name", value=name, allowed=known,
+                              fix="see `sagelaunch endpoints list`")
     _end_process(record, timeout)
     shutil.rmtree(record.workdir, ignore_errors=True)  # the server removes it itself unless it was killed
     unregister(record.name, record.pid)

@@ -21,7 +21,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Callable
 
-from sagelaunch.jobspec.errors import SagelaunchException
+from sagelaunch.jobspec.errors import SagelaunchError, SagelaunchException
 from sagelaunch.launcher.deploy.package import HANDLER_PATH, default_inference_script
 from sagelaunch.launcher.deploy.toolkit_defaults import DEFAULTS, JSON_TYPE, UTF8_TYPES, media_type
 
@@ -42,8 +42,10 @@ def handler_script(model_dir: str | Path, program: str | None = None) -> Path | 
     if program:
         script = Path(model_dir, "code", program)
         if not script.is_file():
-            raise ValueError(f"SAGEMAKER_PROGRAM={program!r}: the model has no code/{program}; pass the inference "
-                             "script as entry_point when you deploy")
+            raise SagelaunchError(f"SAGEMAKER_PROGRAM={program!r}: the model has no code/{program}; pass the inference "
+                                  "script as entry_point when you deploy", field="SAGEMAKER_PROGRAM", value=program,
+                                  allowed="a script under the model's code/",
+                                  fix="pass the inference script as entry_point when you deploy")
         return script
     script = Path(model_dir, HANDLER_PATH)
     if script.is_file():
@@ -70,8 +72,11 @@ def handler_functions(module: ModuleType | None) -> dict[str, Callable | None]:
     own = {name: getattr(module, name, None) for name in (*DEFAULTS, "transform_fn")}
     if own["transform_fn"] and any(own[name] for name in PIPELINE_FUNCTIONS):
         defined = ", ".join(name for name in PIPELINE_FUNCTIONS if own[name])
-        raise ValueError(f"{module.__file__} defines transform_fn and {defined}: the SageMaker toolkit refuses "
-                         "both; keep transform_fn alone or input_fn/predict_fn/output_fn without it")
+        raise SagelaunchError(f"{module.__file__} defines transform_fn and {defined}: the SageMaker toolkit refuses "
+                              "both; keep transform_fn alone or input_fn/predict_fn/output_fn without it",
+                              field="transform_fn", value=defined,
+                              allowed="transform_fn alone, or input_fn/predict_fn/output_fn",
+                              fix="keep transform_fn alone or input_fn/predict_fn/output_fn without it")
     return {name: own[name] or default for name, default in DEFAULTS.items()} | {"transform_fn": own["transform_fn"]}
 
 

@@ -27,6 +27,7 @@ from sagelaunch.jobspec.install import INSTALL_ROOT
 from sagelaunch.launcher.deploy import endpoint_registry
 from sagelaunch.launcher.deploy.local_server import ServerLimits
 from sagelaunch.launcher.deploy.package import unpack_model
+from sagelaunch.jobspec.errors import SagelaunchError, SagelaunchRuntimeError
 
 
 
@@ -46,7 +47,9 @@ def fetch_model(model_data: str | Path, workdir: Path, region: str | None = None
     local = Path(source.removeprefix("file://")).expanduser()
     if not local.exists():
         where = "" if local.is_absolute() else f" (resolved against the current directory {os.getcwd()})"
-        raise ValueError(f"model_data={str(model_data)!r} does not exist{where}; pass a model folder or model.tar.gz")
+        raise SagelaunchError(f"model_data={str(model_data)!r} does not exist{where}; pass a model folder or model.tar.gz",
+                              field="model_data", value=str(model_data), allowed="a model folder or model.tar.gz",
+                              fix="pass a model folder or model.tar.gz")
     # absolute: the server runs in its own folder, where a relative path would name nothing
     return unpack_model(local.resolve(), workdir / "model")
 
@@ -61,8 +64,9 @@ def detach_requested() -> bool:
         return False
     if raw in ("1", "true", "yes"):
         return True
-    raise ValueError(f"{DETACH_VARIABLE}={raw!r} is not a yes/no value; set it to 1 to keep local endpoints running "
-                     "after this process ends, or unset it")
+    raise SagelaunchError(f"{DETACH_VARIABLE}={raw!r} is not a yes/no value; set it to 1 to keep local endpoints running "
+                          "after this process ends, or unset it", field=DETACH_VARIABLE, value=raw,
+                          allowed="1, true, yes, 0, false, no", fix="set it to 1, or unset it")
 
 
 _RUNNING: dict[str, "LocalEndpoint"] = {}  # this process's started endpoints, by name (Session.delete_endpoint)
@@ -107,8 +111,11 @@ class LocalEndpoint:
     def start(self) -> "LocalEndpoint":
         running = endpoint_registry.find(self.name)
         if running is not None:
-            raise ValueError(f"endpoint_name={self.name!r} is already served at {running.url} (pid {running.pid}); "
-                             f"stop it with `sagelaunch endpoints stop {self.name}` or choose another endpoint_name")
+            raise SagelaunchError(f"endpoint_name={self.name!r} is already served at {running.url} (pid {running.pid}); "
+                                  f"stop it with `sagelaunch endpoints stop {self.name}` or choose another endpoint_name",
+                                  field="endpoint_name", value=self.name, allowed="a name no local endpoint serves",
+                                  fix=f"stop it with `sagelaunch endpoints stop {self.name}` or choose another "
+                                      "endpoint_name")
         self.workdir = Path(tempfile.mkdtemp(prefix=f"sagelaunch-{self.name}-"))
         try:
             model_dir = fetch_model(self.model_data, self.workdir, self.region)
@@ -149,9 +156,10 @@ class LocalEndpoint:
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(
+                raise SagelaunchRuntimeError(
                     f"local endpoint {self.name} exited with code {self.process.returncode} while loading the "
-                    f"model:\n{self.log_tail()}"
+                    f"model:\n{self.log_tail()}",
+                    field="endpoint_name", value=self.name, fix="read the log above, fix the model or its script",
                 )
             if ready.is_file():
                 url = json.loads(ready.read_text())["url"]
@@ -175,7 +183,8 @@ class LocalEndpoint:
                timeout: float = 60.0) -> tuple[int, bytes, str]:
         """(status, body, content type) of POST /invocations; 4xx/5xx are returned, not raised."""
         if not self.url:
-            raise RuntimeError(f"local endpoint {self.name} is not running; call start() (or deploy) first")
+            raise SagelaunchRuntimeError(f"local endpoint {self.name} is not running; call start() (or deploy) first",
+                                         field="endpoint_name", value=self.name, fix="call start() (or deploy) first")
         request = urllib.request.Request(f"{self.url}/invocations", data=body, method="POST",
                                          headers={"Content-Type": content_type, "Accept": accept})
         try:

@@ -15,7 +15,7 @@ import json
 from abc import ABC, abstractmethod
 from typing import Any
 
-from sagelaunch.jobspec.errors import SagelaunchRuntimeError
+from sagelaunch.jobspec.errors import SagelaunchError, SagelaunchRuntimeError
 
 JSON_TYPE = "application/json"
 # predict()'s optional InvokeEndpoint fields, as the SDK names its arguments
@@ -132,8 +132,11 @@ class LocalPredictor(Predictor):
     def _invoke(self, body: bytes | str, content_type: str, accept: str,
                 options: dict[str, Any]) -> tuple[int, bytes, str]:
         if options:
-            raise ValueError(f"{', '.join(sorted(options))}: not available on a local endpoint (one model, one "
-                             "variant); drop them or deploy to an ml.* instance type")
+            raise SagelaunchError(f"{', '.join(sorted(options))}: not available on a local endpoint (one model, one "
+                                  "variant); drop them or deploy to an ml.* instance type",
+                                  field=sorted(options)[0], value=options[sorted(options)[0]],
+                                  allowed="none on a local endpoint",
+                                  fix="drop them or deploy to an ml.* instance type")
         if isinstance(body, str):
             body = body.encode("utf-8")
         return self.endpoint.invoke(body, content_type, accept)

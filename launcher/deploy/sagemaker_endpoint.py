@@ -17,6 +17,7 @@ from sagelaunch.jobspec.s3uri import parse_s3_uri
 from sagelaunch.launcher.aws.clients import client
 from sagelaunch.launcher.aws.errors import is_not_found, translate
 from sagelaunch.launcher.deploy.package import HANDLER_PATH, archive_members, is_archive, package_model
+from sagelaunch.jobspec.errors import SagelaunchError, SagelaunchRuntimeError
 
 ENDPOINT_TIMEOUT_S = 30 * 60  # SageMaker endpoints usually take 5–10 minutes
 VARIANT_NAME = "AllTraffic"
@@ -69,7 +70,10 @@ def upload_model_data(model_data: str, region: str, name: str, *, entry_point: s
             with translate(f"download {model_data}"):
                 client("s3", region).download_file(src_bucket, key, local)
         elif not Path(local).exists():
-            raise ValueError(f"model_data={model_data!r} does not exist; pass a model folder, a model.tar.gz or s3:// URI")
+            raise SagelaunchError(f"model_data={model_data!r} does not exist; pass a model folder, a model.tar.gz or s3:// URI",
+                                  field="model_data", value=model_data,
+                                  allowed="a model folder, a model.tar.gz or an s3:// URI",
+                                  fix="pass a model folder, a model.tar.gz or s3:// URI")
         ready = is_archive(local) and HANDLER_PATH in archive_members(local) and not (entry_point or requirements)
         if ready and model_data.startswith("s3://"):
             return model_data
@@ -126,7 +130,9 @@ def _local_copy(uri: str, dest: Path, region: str, field: str) -> str:
     if not uri.startswith("s3://"):
         local = uri.removeprefix("file://")
         if not Path(local).exists():
-            raise ValueError(f"{field}={uri!r} does not exist; pass an s3:// URI or a local path")
+            raise SagelaunchError(f"{field}={uri!r} does not exist; pass an s3:// URI or a local path", field=field,
+                                  value=uri, allowed="an s3:// URI or a local path that exists",
+                                  fix="pass an s3:// URI or a local path")
         return local
     bucket, key = parse_s3_uri(uri)
     with translate(f"download {uri}"):
@@ -193,7 +199,10 @@ def wait_in_service(endpoint_name: str, region: str, *, timeout: float = ENDPOIN
             if state == "InService":
                 return described
             if state in ("Failed", "OutOfService", "Deleting"):
-                raise RuntimeError(f"endpoint {endpoint_name} is {state}: {described.get('FailureReason', 'no reason given')}")
+                raise SagelaunchRuntimeError(
+                    f"endpoint {endpoint_name} is {state}: {described.get('FailureReason', 'no reason given')}",
+                    field="endpoint_name", value=endpoint_name, allowed="InService",
+                    fix="read FailureReason and the endpoint's CloudWatch logs")
             if time.monotonic() > deadline:
                 raise TimeoutError(f"endpoint {endpoint_name} still {state} after {timeout:.0f}s")
             time.sleep(poll)

@@ -50,13 +50,17 @@ def find_saved_model(model_dir: str | Path) -> Path:
     model_dir = Path(model_dir)
     found = [p.parent for p in model_dir.rglob("saved_model.pb") if "code" not in p.relative_to(model_dir).parts]
     if not found:
-        raise ValueError("the model has no saved_model.pb; TensorFlow Serving needs a SavedModel under a version "
-                         "folder (model.tar.gz: 1/saved_model.pb, 1/variables/…); save it with "
-                         "tf.saved_model.save(model, os.path.join(model_dir, '1'))")
+        raise SagelaunchError("the model has no saved_model.pb; TensorFlow Serving needs a SavedModel under a version "
+                              "folder (model.tar.gz: 1/saved_model.pb, 1/variables/…); save it with "
+                              "tf.saved_model.save(model, os.path.join(model_dir, '1'))",
+                              field="model_data", value=str(model_dir), allowed="a SavedModel under a version folder",
+                              fix="tf.saved_model.save(model, os.path.join(model_dir, '1'))")
     bases = sorted({str(folder.parent.relative_to(model_dir)) for folder in found})
     if len(bases) > 1:
-        raise ValueError(f"the model holds several SavedModels ({', '.join(bases)}): the container's multi-model "
-                         "serving (tfs-model-name) is not available locally; package one model per archive")
+        raise SagelaunchError(f"the model holds several SavedModels ({', '.join(bases)}): the container's multi-model "
+                              "serving (tfs-model-name) is not available locally; package one model per archive",
+                              field="model_data", value=bases, allowed="one SavedModel per archive",
+                              fix="package one model per archive")
     numbered = [folder for folder in found if folder.name.isdigit()]
     return max(numbered, key=lambda folder: int(folder.name)) if numbered else found[0]
 
@@ -146,8 +150,10 @@ class TensorFlowServingHandler:
 
     def __init__(self, model_dir: str | Path, program: str | None = None):
         if program and program != CONTAINER_SCRIPT:
-            raise ValueError(f"SAGEMAKER_PROGRAM={program!r}: SageMaker's TensorFlow container only runs "
-                             f"code/{CONTAINER_SCRIPT}; name your entry_point {CONTAINER_SCRIPT}")
+            raise SagelaunchError(f"SAGEMAKER_PROGRAM={program!r}: SageMaker's TensorFlow container only runs "
+                                  f"code/{CONTAINER_SCRIPT}; name your entry_point {CONTAINER_SCRIPT}",
+                                  field="SAGEMAKER_PROGRAM", value=program, allowed=CONTAINER_SCRIPT,
+                                  fix=f"name your entry_point {CONTAINER_SCRIPT}")
         import tensorflow as tf
 
         self.tf = tf
@@ -256,11 +262,15 @@ def container_handlers(model_dir: str | Path) -> tuple | None:
         return None
     module: ModuleType = load_handler_module(model_dir, CONTAINER_SCRIPT)
     if hasattr(module, "handler"):
-        raise ValueError(f"code/{CONTAINER_SCRIPT} defines handler(data, context), which posts to TF Serving's REST "
-                         "port (context.rest_uri) itself; the local TensorFlow server has no TF Serving process — "
-                         "define input_handler and output_handler instead, or deploy to an ml.* instance type")
+        raise SagelaunchError(f"code/{CONTAINER_SCRIPT} defines handler(data, context), which posts to TF Serving's REST "
+                              "port (context.rest_uri) itself; the local TensorFlow server has no TF Serving process — "
+                              "define input_handler and output_handler instead, or deploy to an ml.* instance type",
+                              field=f"code/{CONTAINER_SCRIPT}", value="handler", allowed="input_handler + output_handler",
+                              fix="define input_handler and output_handler instead, or deploy to an ml.* instance type")
     if not (hasattr(module, "input_handler") and hasattr(module, "output_handler")):
-        raise ValueError(f"code/{CONTAINER_SCRIPT} defines neither handler nor input_handler + output_handler; the "
-                         "TensorFlow container needs input_handler(data, context) and output_handler(response, "
-                         "context)")
+        raise SagelaunchError(f"code/{CONTAINER_SCRIPT} defines neither handler nor input_handler + output_handler; the "
+                              "TensorFlow container needs input_handler(data, context) and output_handler(response, "
+                              "context)", field=f"code/{CONTAINER_SCRIPT}", value=None,
+                              allowed="input_handler + output_handler",
+                              fix="define input_handler(data, context) and output_handler(response, context)")
     return module.input_handler, module.output_handler

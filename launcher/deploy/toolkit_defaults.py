@@ -82,16 +82,21 @@ def default_model_fn(model_dir: str):
     if not path.is_file():
         candidates = sorted(p.name for p in Path(model_dir).iterdir() if p.is_file() and p.suffix in (".pt", ".pth"))
         if len(candidates) != 1:
-            raise ValueError(
+            raise SagelaunchError(
                 f"the inference script defines no model_fn, so the default model_fn loads a TorchScript "
                 f"{DEFAULT_MODEL_FILE} (or the only .pt/.pth file) from the model, and the model has "
-                f"{candidates or 'none'}; define model_fn(model_dir) in your entry_point")
+                f"{candidates or 'none'}; define model_fn(model_dir) in your entry_point",
+                field="model_fn", value=candidates, allowed=f"{DEFAULT_MODEL_FILE} or one .pt/.pth file",
+                fix="define model_fn(model_dir) in your entry_point")
         path = Path(model_dir, candidates[0])
     try:
         return torch.jit.load(str(path), map_location=_device())
     except RuntimeError as exc:
-        raise ValueError(f"the default model_fn could not load {path.name} as TorchScript ({exc}); save it with "
-                         "torch.jit.save(torch.jit.script(model), ...) or define model_fn in your entry_point") from exc
+        raise SagelaunchError(f"the default model_fn could not load {path.name} as TorchScript ({exc}); save it with "
+                              "torch.jit.save(torch.jit.script(model), ...) or define model_fn in your entry_point",
+                              field="model_fn", value=path.name, allowed="a TorchScript file",
+                              fix="save it with torch.jit.save(torch.jit.script(model), ...) or define model_fn"
+                              ) from exc
 
 
 def default_input_fn(input_data: bytes | str, content_type: str | None):

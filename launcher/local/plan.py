@@ -25,6 +25,7 @@ from sagelaunch.launcher.local.logs import rank_prefix_template
 from sagelaunch.launcher.local.path_errors import with_path
 from sagelaunch.launcher.local.plan_model import PLAN_FILE, HostPlan, JobPlan
 from sagelaunch.launcher.safe_write import write_private_text
+from sagelaunch.jobspec.errors import SagelaunchError
 
 
 
@@ -66,7 +67,10 @@ def copy_code(job: LocalJob, code_dirs: list[Path]) -> None:
         for code_dir in code_dirs:
             unpack(archive, code_dir)
         if not (code_dirs[0] / job.entry_point).is_file():
-            raise ValueError(f"entry_point {job.entry_point!r} is not in source_dir {facts.code_archive!r}")
+            raise SagelaunchError(f"entry_point {job.entry_point!r} is not in source_dir {facts.code_archive!r}",
+                                  field="entry_point", value=job.entry_point,
+                                  allowed=f"a file in source_dir {facts.code_archive}",
+                                  fix="name a file the source_dir archive holds")
         return
     for code_dir in code_dirs:
         for path, name in facts.code_files:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
+from sagelaunch.jobspec.errors import SagelaunchError
 
 PLAN_VERSION = 1
 PLAN_FILE = "plan.json"
@@ -65,8 +66,11 @@ def load_plan(job_dir: Path) -> JobPlan:
         except (ValueError, AttributeError):
             found = None
         if found != PLAN_VERSION:
-            raise ValueError(f"{path}: plan version {found!r} cannot be run by this sagelaunch, which reads plan "
-                             f"version {PLAN_VERSION}; the job was laid out by another release — submit it again "
-                             "with this one") from error
+            raise SagelaunchError(f"{path}: plan version {found!r} cannot be run by this sagelaunch, which reads plan "
+                                  f"version {PLAN_VERSION}; the job was laid out by another release — submit it again "
+                                  "with this one", field="version", value=found, allowed=str(PLAN_VERSION),
+                                  fix="submit the job again with this release") from error
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
-        raise ValueError(f"{path}: not a plan this sagelaunch can run ({problems}); submit the job again") from error
+        raise SagelaunchError(f"{path}: not a plan this sagelaunch can run ({problems}); submit the job again",
+                              field="plan", value=str(path), allowed="a plan this release wrote",
+                              fix="submit the job again") from error

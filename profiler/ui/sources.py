@@ -19,6 +19,8 @@ from typing import Any
 
 from sagelaunch.jobspec.contract import STATUSES, host_profiler_dir
 from sagelaunch.jobspec.names import NAME_PATTERN as JOB_NAME  # SageMaker's TrainingJobName pattern
+from sagelaunch.jobspec.errors import SagelaunchError
+from sagelaunch.jobspec.suggest import did_you_mean
 
 SOURCES = ("local", "sagemaker", "path")  # "path": a profile given on the command line, listed by its name
 PROFILE_SUFFIXES = (".parquet", ".json", ".json.gz")
@@ -46,16 +48,20 @@ def path_entry(path) -> JobEntry:
 
 def validate_job_name(name: Any) -> str:
     if not isinstance(name, str) or not JOB_NAME.match(name):
-        raise ValueError(
+        raise SagelaunchError(
             f"job name {name!r}: not a training job name (1-63 letters, digits and hyphens, "
-            "starting with a letter or digit)"
+            "starting with a letter or digit)",
+            field="job_name", value=name,
+            allowed="1-63 letters, digits and hyphens, starting with a letter or digit",
+            fix="pass the training job's name as SageMaker shows it",
         )
     return name
 
 
 def validate_source(source: Any) -> str:
     if source not in SOURCES:
-        raise ValueError(f"source {source!r}: must be one of {', '.join(SOURCES)}")
+        raise SagelaunchError(f"source {source!r}: must be one of {', '.join(SOURCES)}", field="source", value=source,
+                              allowed=", ".join(SOURCES), fix=did_you_mean(source, SOURCES).strip(" ()"))
     return source
 
 
@@ -185,7 +191,8 @@ def filter_jobs(jobs: list[JobEntry], q: str = "", status: str = "", created_aft
                 created_before: str = "") -> list[JobEntry]:
     """Case-insensitive name search; status one of STATUSES; created bounds as ISO dates or times."""
     if status and status not in STATUSES:
-        raise ValueError(f"status {status!r}: must be one of {', '.join(STATUSES)}")
+        raise SagelaunchError(f"status {status!r}: must be one of {', '.join(STATUSES)}", field="status", value=status,
+                              allowed=", ".join(STATUSES), fix=did_you_mean(status, STATUSES).strip(" ()"))
     after = _parse_when(created_after, "created_after")
     before = _parse_when(created_before, "created_before", end_of_day=True)
     q = (q or "").strip().lower()
@@ -210,7 +217,9 @@ def _parse_when(text: str, field: str, end_of_day: bool = False) -> datetime | N
     try:
         value = datetime.fromisoformat(text)
     except ValueError:
-        raise ValueError(f"{field} {text!r}: not a date; use YYYY-MM-DD or an ISO 8601 time") from None
+        raise SagelaunchError(f"{field} {text!r}: not a date; use YYYY-MM-DD or an ISO 8601 time", field=field,
+                              value=text, allowed="YYYY-MM-DD or an ISO 8601 time",
+                              fix="use YYYY-MM-DD or an ISO 8601 time") from None
     if value.tzinfo is None:
         value = value.replace(tzinfo=timezone.utc)
     if end_of_day and len(text) == 10:

@@ -273,3 +273,70 @@ def test_a_secret_field_keeps_its_value_out_of_the_error():
         environment({"API_TOKEN": 12345})
     assert info.value.field == "environment.API_TOKEN" and info.value.value == "<hidden>"
     assert "12345" not in str(info.value) and info.value.allowed == "text"
+
+
+# ------------------------------------------------------------------ no bare ValueError / TypeError / RuntimeError
+BARE = {"ValueError", "TypeError", "RuntimeError"}
+# (file, function) → why its bare raise stays: none can reach a user, so none needs field/value/allowed/fix
+BARE_ALLOWED = {
+    # caught by the `except (TypeError, ValueError)` of the same function, which warns and uses the default
+    ("jobspec/profiling.py", "seconds_param"): "ValueError",
+    # caught by the `except ValueError` of the same function, printed as one line of the endpoint's log
+    ("launcher/deploy/local_server.py", "main"): "ValueError",
+    # json.dumps's default= protocol: a value sagelaunch itself put in a job record (never a user's input)
+    ("launcher/registry.py", "_json_default"): "TypeError",
+    # caught by the `except ValueError` of the same function, answered as a 400
+    ("profiler/ui/server.py", "do_POST"): "ValueError",
+}
+
+
+def bare_raises(source: str) -> list[tuple[str, str, int]]:
+    """(innermost function or <module>, exception name, line) of each `raise ValueError(…)`, `raise TypeError`…"""
+    tree = ast.parse(source)
+    owner: dict[ast.AST, str] = {}
+    for fn in ast.walk(tree):  # outer functions first: an inner function's walk overwrites its own raises
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for node in ast.walk(fn):
+                owner[node] = fn.name
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Raise) and node.exc is not None:
+            name = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+            if isinstance(name, ast.Name) and name.id in BARE:
+                found.append((owner.get(node, "<module>"), name.id, node.lineno))
+    return found
+
+
+def bare_raises_by_place(files: list[Path]) -> dict[tuple[str, str], str]:
+    """(file, function) → the names it raises bare, comma-separated (two in one function read "ValueError, ValueError")."""
+    found: dict[tuple[str, str], list[str]] = {}
+    for path in files:
+        where = str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else path.name
+        for fn, name, _ in bare_raises(path.read_text()):
+            found.setdefault((where, fn), []).append(name)
+    return {place: ", ".join(sorted(names)) for place, names in found.items()}
+
+
+def test_the_library_raises_no_bare_value_type_or_runtime_error():
+    found = bare_raises_by_place(library_files())
+    assert found == BARE_ALLOWED, {k: v for k, v in found.items() if BARE_ALLOWED.get(k) != v} or found
+
+
+def test_the_walk_sees_each_bare_raise():
+    source = ("def f(x):\n    if x:\n        raise ValueError(f'x={x!r} is wrong')\n\n\n"
+              "def g():\n    def inner():\n        raise TypeError\n    raise RuntimeError('failed') from None\n\n\n"
+              "def fine(x):\n    raise SagelaunchError('x', field='x', value=x)\n\n\n"
+              "raise ValueError('at import')\n")
+    assert sorted(bare_raises(source)) == [("<module>", "ValueError", 16), ("f", "ValueError", 3),
+                                           ("g", "RuntimeError", 9), ("inner", "TypeError", 8)]
+
+
+def test_a_new_bare_raise_fails_the_check(tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text("def load(path):\n    raise ValueError(f'{path}: not a plan')\n")
+    assert bare_raises_by_place([*library_files(), probe]) != BARE_ALLOWED  # a new file
+    assert bare_raises_by_place([probe]) == {("probe.py", "load"): "ValueError"}
+    server = ROOT / "profiler" / "ui" / "server.py"  # a second one in an allowed function counts too
+    twice = tmp_path / "server.py"
+    twice.write_text(server.read_text() + "\n\ndef do_POST():\n    raise ValueError('again')\n")
+    assert bare_raises_by_place([twice])[("server.py", "do_POST")] == "ValueError, ValueError"

@@ -16,6 +16,7 @@ import json
 
 import pytest
 
+from sagelaunch.jobspec.errors import SagelaunchError
 from tests.fixtures.sdk_v2 import TIMESTAMP
 from tests.parity_v2.test_deploy import ECHO, SETUP
 
@@ -155,7 +156,10 @@ def test_get_execution_role_finds_the_callers_role_as_v2(side, case):
 def test_get_execution_role_refuses_a_caller_that_is_no_role(side):
     v2, ours = side.v2["role-caller-is-a-user"], side.ours["role-caller-is-a-user"]
     assert v2["error"].startswith("ValueError: The current AWS identity is not a role")
-    assert ours["error"].startswith("ValueError: get_execution_role(): the current AWS identity is not a role: arn:")
+    # SagelaunchError is a ValueError, as v2's: `except ValueError` catches both
+    assert issubclass(SagelaunchError, ValueError)
+    assert ours["error"].startswith("SagelaunchError: get_execution_role(): the current AWS identity is not a role: "
+                                    "arn:")
 
 
 @pytest.mark.parametrize("case", ["session-s3", "s3-uploader-downloader"])

@@ -18,6 +18,7 @@ import boto3
 import numpy as np
 import pytest
 
+from scripts.sdk_v2_oracle import swap_imports
 from tests.fixtures.aws_examples import (
     NOTEBOOKS,
     STAND_INS,
@@ -28,10 +29,7 @@ from tests.fixtures.aws_examples import (
     notebook_cells,
     seed_public_bucket,
 )
-from tests.fixtures.sdk_v2 import ROOT, assume_notebook_role
-
-sys.path.insert(0, str(ROOT / "scripts"))
-from sdk_v2_oracle import swap_imports
+from tests.fixtures.sdk_v2 import assume_notebook_role
 
 pytestmark = pytest.mark.slow  # local jobs and local endpoints
 

@@ -18,10 +18,8 @@ import sys
 import pytest
 
 import sagelaunch.sagemaker as mirror
+from scripts.sdk_v2_oracle import SWAP_RULE, swap_imports
 from tests.fixtures.sdk_v2 import ROOT, SDK_V2_INSTALL, SDK_V2_PYTHON
-
-sys.path.insert(0, str(ROOT / "scripts"))
-from sdk_v2_oracle import SWAP_RULE, swap_imports  # noqa: E402
 
 
 def mirrored_modules() -> dict[str, list[str]]:

@@ -90,10 +90,8 @@ def _is_module(dotted: str) -> bool:
 
 
 def project_files() -> list[Path]:
-    """Every module once, at its real path (not through the sagelaunch/<name> links)."""
-    links = tuple(ROOT / "sagelaunch" / name for name in (*LIBRARIES, "job_modules"))
-    return sorted(p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py")
-                  if not any(p.is_relative_to(link) for link in links))
+    """Every module once, at its real path: rglob does not descend into the sagelaunch/<name> links."""
+    return sorted(p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py"))
 
 
 def import_graph() -> dict[str, set[str]]:

@@ -72,6 +72,8 @@ def key_destination(destination: str | os.PathLike, key: str, relative: str) -> 
     return target
 
 
-def _key_refused(key: str, why: str) -> ValueError:
-    return ValueError(f"S3 object {key!r} refused: {why}, so it would be written outside the download folder; "
-                      "rename the object (the keys below a prefix must be plain relative paths)")
+def _key_refused(key: str, why: str) -> SagelaunchError:
+    fix = "rename the object (the keys below a prefix must be plain relative paths)"
+    return SagelaunchError(f"S3 object {key!r} refused: {why}, so it would be written outside the download folder; "
+                           f"{fix}", field="S3 key", value=key, allowed="a plain relative path below the prefix",
+                           fix=fix)

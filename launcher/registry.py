@@ -135,11 +135,11 @@ def _decode(text: str) -> dict[str, Any]:
     return record
 
 
-def _name_taken(name: str) -> ValueError:
-    return ValueError(
-        f"job_name {name!r}: a local job with this name already exists in {db_path()}; "
-        "job names are unique — choose another job_name (or leave it unset to generate one)"
-    )
+def _name_taken(name: str) -> SagelaunchError:
+    fix = "choose another job_name (or leave it unset to generate one)"
+    return SagelaunchError(f"job_name {name!r}: a local job with this name already exists in {db_path()}; "
+                           f"job names are unique — {fix}", field="job_name", value=name,
+                           allowed="a name no local job has", fix=fix)
 
 
 def check_new_name(name: str) -> None:

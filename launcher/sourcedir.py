@@ -102,9 +102,10 @@ def symlink_loop(path: Path) -> bool:
     return False
 
 
-def loop_error(field: str, path: Path | str) -> ValueError:
-    return ValueError(f"{field}: {str(path)!r} is a symlink loop (resolving it never ends); "
-                      "remove the link or point it at a real file or folder")
+def loop_error(field: str, path: Path | str) -> SagelaunchError:
+    fix = "remove the link or point it at a real file or folder"
+    return SagelaunchError(f"{field}: {str(path)!r} is a symlink loop (resolving it never ends); {fix}", field=field,
+                           value=str(path), allowed="a path that resolves", fix=fix)
 
 
 def _link_target(path: Path, root: Path, rel: str, left_out: LeftOut, where: str) -> Path | None:

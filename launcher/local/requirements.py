@@ -18,6 +18,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from sagelaunch.jobspec.errors import SagelaunchError
+
 REQUIREMENTS_FILE = "requirements.txt"
 _SITE_PACKAGES = ("import sysconfig, sys; print(sysconfig.get_paths()['purelib']); "
                   "print(sysconfig.get_paths()['platlib'])")
@@ -56,13 +58,15 @@ def cache_folder(requirements: Path, python: str, root: Path) -> Path:
     return root / "requirements" / key[:16]
 
 
-def _failure(requirements: Path, output: str) -> ValueError:
+def _failure(requirements: Path, output: str) -> SagelaunchError:
     found = _FAILED_REQUIREMENT.search(output)
     named = f"{found.group(1)!r} " if found else ""
     tail = "\n".join(output.strip().splitlines()[-6:])
-    return ValueError(f"{REQUIREMENTS_FILE} of source_dir: pip could not install {named}(the toolkit installs this "
-                      f"file before the script starts, so the job cannot run); fix or remove that line in "
-                      f"{requirements}. pip said:\n{tail}")
+    fix = f"fix or remove that line in {requirements}"
+    return SagelaunchError(f"{REQUIREMENTS_FILE} of source_dir: pip could not install {named}(the toolkit installs "
+                           f"this file before the script starts, so the job cannot run); {fix}. pip said:\n{tail}",
+                           field=f"source_dir/{REQUIREMENTS_FILE}", value=found.group(1) if found else None,
+                           allowed="requirements pip can install", fix=fix)
 
 
 def install(code_dir: Path, python: str, root: Path) -> tuple[list[str], list[str]]:

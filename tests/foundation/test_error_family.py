@@ -291,7 +291,8 @@ BARE_ALLOWED = {
 
 
 def bare_raises(source: str) -> list[tuple[str, str, int]]:
-    """(innermost function or <module>, exception name, line) of each `raise ValueError(…)`, `raise TypeError`…"""
+    """(innermost function or <module>, exception name, line) of each `raise ValueError(…)`, `raise TypeError`… and
+    each `return ValueError(…)` of an error builder whose callers raise it."""
     tree = ast.parse(source)
     owner: dict[ast.AST, str] = {}
     for fn in ast.walk(tree):  # outer functions first: an inner function's walk overwrites its own raises
@@ -302,8 +303,12 @@ def bare_raises(source: str) -> list[tuple[str, str, int]]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Raise) and node.exc is not None:
             name = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
-            if isinstance(name, ast.Name) and name.id in BARE:
-                found.append((owner.get(node, "<module>"), name.id, node.lineno))
+        elif isinstance(node, ast.Return) and isinstance(node.value, ast.Call):
+            name = node.value.func  # an error builder (`return ValueError(…)` for its callers to raise)
+        else:
+            continue
+        if isinstance(name, ast.Name) and name.id in BARE:
+            found.append((owner.get(node, "<module>"), name.id, node.lineno))
     return found
 
 
@@ -329,6 +334,11 @@ def test_the_walk_sees_each_bare_raise():
               "raise ValueError('at import')\n")
     assert sorted(bare_raises(source)) == [("<module>", "ValueError", 16), ("f", "ValueError", 3),
                                            ("g", "RuntimeError", 9), ("inner", "TypeError", 8)]
+
+
+def test_the_walk_sees_an_error_builder():
+    source = "def refused(key):\n    return ValueError(f'{key}: refused')\n\n\ndef fine(key):\n    return str(key)\n"
+    assert bare_raises(source) == [("refused", "ValueError", 2)]
 
 
 def test_a_new_bare_raise_fails_the_check(tmp_path):

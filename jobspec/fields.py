@@ -89,10 +89,8 @@ def environment(v: dict[str, Any] | None, field: str = "environment") -> dict[st
                                   allowed="text", fix=f"quote it, e.g. {field}: {{{key}: '1'}}")
         if len(value) > MAX_ENV_VALUE_CHARS:
             raise SagelaunchError(f"{field}[{key!r}] is {len(value)} characters; allowed: at most "
-                                  f"{MAX_ENV_VALUE_CHARS} — pass large settings as an input channel or a file in "
-                                  "source_dir", field=f"{field}.{key}", value=value,
-                                  allowed=f"at most {MAX_ENV_VALUE_CHARS} characters",
-                                  fix="pass large settings as an input channel or a file in source_dir")
+                                  f"{MAX_ENV_VALUE_CHARS} — {LARGE_SETTINGS}", field=f"{field}.{key}", value=value,
+                                  allowed=f"at most {MAX_ENV_VALUE_CHARS} characters", fix=LARGE_SETTINGS)
         if "\x00" in value:
             raise SagelaunchError(f"{field}[{key!r}]={secret_shown(key, value)} contains a NUL character (\\x00), "
                                   f"which no process environment can hold; {NUL_FIX}", field=f"{field}.{key}",

@@ -147,8 +147,9 @@ def build(job: LocalJob, *, resolved_channels: list[channel_io.ResolvedChannel],
                                facts.region)
     requirement_dirs, requirement_notes = requirements.install(layouts[hosts[0]].code_dir, python, registry.home())
     job_module_dirs, job_module_notes = job_module_paths(job, python)
+    job_env = {**base_env, **environment}  # what the job's processes see before sagelaunch adds its own
     mpi_variables, mpi_notes = exported_environment(
-        job.hyperparameter("sagemaker_mpi_custom_mpi_options", ""), {**base_env, **environment})
+        job.hyperparameter("sagemaker_mpi_custom_mpi_options", ""), job_env)
     gpu_sets, cpus = gpu_slices(visible_gpus(job.instance_type, base_env), len(hosts)), contract.num_cpus()
     tensorflow = facts.framework == "tensorflow"
     host_plans = []
@@ -161,8 +162,7 @@ def build(job: LocalJob, *, resolved_channels: list[channel_io.ResolvedChannel],
         if job.instance_type == "local_gpu":
             env["CUDA_VISIBLE_DEVICES"] = ",".join(gpu_sets[index])
         env["PYTHONUNBUFFERED"] = "1"  # lines reach the log as they are printed
-        env["PYTHONPATH"] = _python_path(layout.code_dir, {**base_env, **environment}, job_module_dirs,
-                                         requirement_dirs)
+        env["PYTHONPATH"] = _python_path(layout.code_dir, job_env, job_module_dirs, requirement_dirs)
         if tensorflow:
             env["TF_CONFIG"] = contract.tf_config(hosts, host, tf_ports)
         else:
@@ -170,7 +170,7 @@ def build(job: LocalJob, *, resolved_channels: list[channel_io.ResolvedChannel],
             # when a rank fails torchrun SIGTERMs its siblings and waits this long before SIGKILL
             # (30 s by default): keep the whole job's teardown within the 10 s we promise
             env.setdefault("TORCH_ELASTIC_SHUTDOWN_TIMEOUT", "3")
-            if "OMP_NUM_THREADS" not in {**base_env, **environment}:
+            if "OMP_NUM_THREADS" not in job_env:
                 # share this machine's cores between the ranks (torchrun would pick 1 and say so)
                 env["OMP_NUM_THREADS"] = str(max(1, cpus // (facts.processes_per_host * job.instance_count)))
         command = _command(job, python, layout.code_dir / job.entry_point, args, host_index=index,

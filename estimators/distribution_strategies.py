@@ -192,9 +192,14 @@ class _DataParallel(DistributionStrategy):
         return entries
 
 
-class _TorchDistributed(DistributionStrategy):
-    name = key = catalog_entry = "torch_distributed"
+class _PyTorchStrategy(DistributionStrategy):
+    """torch_distributed and pytorchddp: PyTorch's own."""
+
     frameworks, instead = ("pytorch",), "for {framework} use smdistributed or mpi"
+
+
+class _TorchDistributed(_PyTorchStrategy):
+    name = key = catalog_entry = "torch_distributed"
 
     def options(self, opts: DistributionOptions) -> EnabledOptions | None:
         return opts.torch_distributed
@@ -204,11 +209,10 @@ class _TorchDistributed(DistributionStrategy):
             if chosen else {}
 
 
-class _PyTorchDDP(DistributionStrategy):
+class _PyTorchDDP(_PyTorchStrategy):
     """SDK v2 2.257 rewrites pytorchddp into smdistributed dataparallel: its entries and hardware rules apply."""
 
     name = key = catalog_entry = "pytorchddp"
-    frameworks, instead = ("pytorch",), "for {framework} use smdistributed or mpi"
 
     def options(self, opts: DistributionOptions) -> EnabledOptions | None:
         return opts.pytorchddp

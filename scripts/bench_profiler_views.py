@@ -49,11 +49,11 @@ def bench_report_parts(trace: Path, out_dir: Path, repeats: int = 3) -> dict:
     (as the report was before it had the tab), seconds and MB."""
     from sagelaunch.profiler.loader import load_profile
     from sagelaunch.profiler.report.data import dashboard_data
-    from sagelaunch.profiler.report.html import analysis_of, render_report, write_report
+    from sagelaunch.profiler.report.html import render_report, write_report
 
     def dashboard_only() -> int:
         profile = load_profile(trace)
-        html = render_report(dashboard_data(profile, analysis_of(profile), title=str(trace)))
+        html = render_report(dashboard_data(profile, title=str(trace)))
         (out_dir / "dashboard-only.html").write_text(html, encoding="utf-8")
         return len(html.encode())
 

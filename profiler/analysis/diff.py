@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sagelaunch.profiler.records import AnalysisResult, NameChange, PhaseChange, ProfileDiff
+from sagelaunch.profiler.records import Loop, NameChange, PhaseChange, ProfileDiff, convert
 from sagelaunch.profiler.schema import Profile
 
 
@@ -63,22 +63,24 @@ def _rows(a: dict, b: dict, top: int) -> list[NameChange]:
     return rows[:top] if top else rows
 
 
-def _phases(result: AnalysisResult) -> dict[str, float]:
-    """Mean µs per step of each phase (and the cycle), averaged over the ranks that have steps."""
-    means = [r.loop.mean_us.measured() for r in result.ranks.values() if r.loop and r.loop.judged]
+def _phases(profile: Profile) -> dict[str, float]:
+    """Mean µs per step of each phase (and the cycle), averaged over the ranks that have steps (the loop section of
+    the analysis, profiler/analysis/loop.py: only it, not the whole analysis)."""
+    from sagelaunch.profiler.analysis.loop import loop
+
+    loops = [convert(found, Loop) for rt in profile.ranks.values() if (found := loop(rt)) is not None]
+    means = [lp.mean_us.measured() for lp in loops if lp.judged]
     keys = {k for m in means for k in m}
     return {k: sum(m.get(k, 0.0) for m in means) / len(means) for k in sorted(keys)} if means else {}
 
 
 def diff(path_a, path_b, top: int = 20) -> ProfileDiff:
     """What changed from profile A to profile B (paths load_profile accepts, or Profiles)."""
-    from sagelaunch.profiler.analysis import analyze
     from sagelaunch.profiler.loader import load_profile
 
     pa = path_a if isinstance(path_a, Profile) else load_profile(Path(path_a).expanduser())
     pb = path_b if isinstance(path_b, Profile) else load_profile(Path(path_b).expanduser())
-    ra, rb = analyze(pa), analyze(pb)
-    fa, fb = _phases(ra), _phases(rb)
+    fa, fb = _phases(pa), _phases(pb)
     phases = [PhaseChange(phase=k, a_us_per_step=fa.get(k, 0.0), b_us_per_step=fb.get(k, 0.0),
                           diff_us_per_step=fb.get(k, 0.0) - fa.get(k, 0.0)) for k in sorted(fa.keys() | fb.keys())]
     phases.sort(key=lambda r: (r.phase != "cycle", -abs(r.diff_us_per_step)))

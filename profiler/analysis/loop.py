@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from sagelaunch.profiler.analysis.gpu_breakdown import covered_upto, merge_intervals
-from sagelaunch.profiler.analysis.metrics import DATALOADER, STEP_NAME
+from sagelaunch.profiler.analysis.metrics import DATALOADER, STEP_NAME, during_profiler_writing, steps_with_ops
 from sagelaunch.profiler.nputil import percentile
 from sagelaunch.profiler.schema import (
     CAT_CPU_OP,
@@ -94,17 +94,12 @@ def _with_operators(rt: RankTrace, starts: np.ndarray, ends: np.ndarray) -> np.n
     """Which steps a duty cycle recorded framework operators in (all False when operators cover the whole trace)."""
     if not rt.meta.cpu_ops_sampled:
         return np.zeros(len(starts), dtype=bool)
-    op_ts = rt["ts_ns"][rt.mask_cat(CAT_CPU_OP)]
-    return np.searchsorted(op_ts, ends, side="right") > np.searchsorted(op_ts, starts, side="left")
+    return steps_with_ops(rt, starts, ends)
 
 
 def _slowed_by_profiler(rt: RankTrace, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    out = _with_operators(rt, starts, ends)  # Kineto recorded these steps' operators
-    if rt.meta.profiler_busy_ns:  # our writer thread converted a window meanwhile
-        busy = np.array(rt.meta.profiler_busy_ns, dtype=np.int64).reshape(-1, 2)
-        i = np.searchsorted(busy[:, 0], ends, side="left") - 1
-        out |= (i >= 0) & (busy[np.maximum(i, 0), 1] > starts)
-    return out
+    # Kineto recorded these steps' operators, or our writer thread converted a window meanwhile
+    return _with_operators(rt, starts, ends) | during_profiler_writing(rt, starts, ends)
 
 
 def _us(a) -> list[float]:

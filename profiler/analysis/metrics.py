@@ -87,8 +87,7 @@ def _timeline(s, e, t0, t1, bins=TIMELINE_BINS) -> dict:
 
 
 def _stats_us(d_ns: np.ndarray) -> dict:
-    if len(d_ns) == 0:
-        return {"count": 0}
+    """Statistics (µs) of at least one duration (ns): the callers' spans, never empty (records.Durations)."""
     d = d_ns / 1000.0
     return {
         "count": int(len(d)),
@@ -215,15 +214,11 @@ def steps(rt: RankTrace) -> dict | None:
     d = rt["dur_ns"][sel]
     rows = [{"step": n, "ts_us": _us(t), "dur_us": _us(x)} for n, t, x in zip(nums, rt["ts_ns"][sel].tolist(), d.tolist())]
     if rt.meta.cpu_ops_sampled:  # these steps' times include Kineto's recording (step_outlier leaves them out)
-        held = _steps_with_ops(rt, rt["ts_ns"][sel], rt["ts_ns"][sel] + d)
+        held = steps_with_ops(rt, rt["ts_ns"][sel], rt["ts_ns"][sel] + d)
         for row, h in zip(rows, held.tolist()):
             row["cpu_ops_recorded"] = h
     if rt.meta.profiler_busy_ns:  # ... and these ran while our writer thread converted a window
-        busy = np.array(rt.meta.profiler_busy_ns, dtype=np.int64).reshape(-1, 2)
-        starts, ends = rt["ts_ns"][sel], rt["ts_ns"][sel] + d
-        i = np.searchsorted(busy[:, 0], ends, side="left") - 1  # the last span starting before the step ends
-        hit = (i >= 0) & (busy[np.maximum(i, 0), 1] > starts)
-        for row, h in zip(rows, hit.tolist()):
+        for row, h in zip(rows, during_profiler_writing(rt, rt["ts_ns"][sel], rt["ts_ns"][sel] + d).tolist()):
             if h:
                 row["profiler_writing"] = True
     return {**_stats_us(d), "steps": rows, "histogram": histogram(d)}
@@ -262,11 +257,20 @@ PHASE_WORDS = ("forward", "backward", "optimizer")
 DATALOADER = re.compile(r"DataLoader|dataloader|_next_data|__next__")
 
 
-def _steps_with_ops(rt: RankTrace, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+def steps_with_ops(rt: RankTrace, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     """Which steps hold recorded framework operators (one starts inside the step). The operators themselves say
     it, not the recorded time ranges: those are on our clock, the operators on Kineto's."""
     op_ts = rt["ts_ns"][rt.mask_cat(CAT_CPU_OP)]  # sorted, as every column
     return np.searchsorted(op_ts, ends, side="right") > np.searchsorted(op_ts, starts, side="left")
+
+
+def during_profiler_writing(rt: RankTrace, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Which steps ran while our writer thread converted a window (rt.meta.profiler_busy_ns)."""
+    if not rt.meta.profiler_busy_ns:
+        return np.zeros(len(starts), dtype=bool)
+    busy = np.array(rt.meta.profiler_busy_ns, dtype=np.int64).reshape(-1, 2)
+    i = np.searchsorted(busy[:, 0], ends, side="left") - 1  # the last span starting before the step ends
+    return (i >= 0) & (busy[np.maximum(i, 0), 1] > starts)
 
 
 def cpu_ops_sampling(rt: RankTrace) -> dict | None:
@@ -281,7 +285,7 @@ def cpu_ops_sampling(rt: RankTrace) -> dict | None:
     c = rt.meta.cpu_ops
     return {"steps": int(c["steps"]), "every_steps": int(c["every_steps"]), "windows": len(recorded),
             "recorded_us": _us(float(sum(e - s for s, e in recorded))), "total_steps": int(len(rows)),
-            "recorded_steps": int(_steps_with_ops(rt, ts, end).sum())}
+            "recorded_steps": int(steps_with_ops(rt, ts, end).sum())}
 
 
 def step_breakdown(rt: RankTrace) -> dict | None:
@@ -330,7 +334,7 @@ def step_breakdown(rt: RankTrace) -> dict | None:
         "gpu_idle_us": _us(total - gpu_busy) if gpu.any() else None,
     }
     if rt.meta.cpu_ops_sampled:  # DataLoader operators exist in the recorded steps only: measure them there
-        inside = _steps_with_ops(rt, ts[step_rows], ts[step_rows] + dur[step_rows])
+        inside = steps_with_ops(rt, ts[step_rows], ts[step_rows] + dur[step_rows])
         out["dataloader_steps"] = int(inside.sum())
         out["dataloader_step_us"] = _us(float((hi[inside] - lo[inside]).sum()))
         out["dataloader_us"] = _us(inside_steps(loader, lo[inside], hi[inside])) if inside.any() else 0.0

@@ -9,13 +9,10 @@ from __future__ import annotations
 import html
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sagelaunch.profiler.inline import json_for_script
 from sagelaunch.profiler.view_scripts import view_util_script
-
-if TYPE_CHECKING:
-    from sagelaunch.profiler.records import AnalysisResult
 
 STATIC = Path(__file__).with_name("static")
 
@@ -61,21 +58,6 @@ def render_report(data: dict[str, Any], timeline: dict[str, Any] | None = None) 
     )
 
 
-def analysis_of(profile) -> AnalysisResult | None:
-    """The analysis engine's result for the GPU active/idle split; None when part 1 cannot analyse it."""
-    try:
-        from sagelaunch.profiler.analysis import analyze
-    except ImportError:
-        return None
-    try:
-        return analyze(profile)
-    except Exception as exc:  # noqa: BLE001 - the report still renders every other section
-        import logging
-
-        logging.getLogger(__name__).warning("analysis failed, using the dashboard's own GPU split: %s", exc)
-        return None
-
-
 def write_report(path, out: Path, title: str | None = None) -> Path:
     """Load `path` (trace, folder or artifact), build the dashboard and write it to `out`."""
     from sagelaunch.profiler.loader import load_profile
@@ -84,7 +66,7 @@ def write_report(path, out: Path, title: str | None = None) -> Path:
     from sagelaunch.profiler.timeline.payload import payload_of
 
     profile = load_profile(path)
-    data = dashboard_data(profile, analysis_of(profile), title=title or str(path))
+    data = dashboard_data(profile, title=title or str(path))
     timeline, _ = payload_of(profile, title=title or str(path))
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)

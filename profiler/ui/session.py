@@ -190,12 +190,11 @@ class ProfileSession:
         import orjson
 
         from sagelaunch.profiler.report.data import dashboard_data
-        from sagelaunch.profiler.report.html import analysis_of
         from sagelaunch.profiler.timeline.payload import payload_of
 
         t = time.perf_counter()
         self._set(gen, progress=0.82, message="analysing")
-        dash = dashboard_data(profile, analysis_of(profile), title=job.name)
+        dash = dashboard_data(profile, title=job.name)
         self._set(gen, progress=0.9, message="building the timeline")
         payload, events = payload_of(profile, title=job.name)
         dash_json = orjson.dumps(dash, option=orjson.OPT_SERIALIZE_NUMPY)

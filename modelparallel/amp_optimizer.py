@@ -46,6 +46,7 @@ def make_scaler(fp16: bool, static_loss_scale, dynamic_loss_scale: bool, dynamic
 
 class MasterWeights:
     _weights: dict[int, float] | None = None  # 1/holders of tied parameters' masters, once _tied_weights worked them out
+    _masters: dict[int, nn.Parameter] | None = None  # each half parameter's master by id, once master_of needed it
 
     def __init__(self, optimizer: torch.optim.Optimizer, model, scaler: LossScaler, scale_loss: bool):
         self.model, self.loss_scaler, self.scale_loss = model, scaler, scale_loss
@@ -88,7 +89,7 @@ class MasterWeights:
 
     def master_of(self, param):
         """The fp32 master of a half model parameter (an fp32 parameter is its own)."""
-        if getattr(self, "_masters", None) is None:
+        if self._masters is None:
             self._masters = {id(half): master for half, master in self.pairs()}
         return self._masters.get(id(param), param)
 
@@ -179,13 +180,12 @@ class MasterWeights:
         builder = getattr(getattr(self.model, "stage_plan", None), "builder", None)
         if self.model.pipeline is not None and builder is not None and getattr(builder, "tied", None):
             own = dict(builder.root.named_parameters(remove_duplicate=False))
-            masters = {id(h): m for h, m in self.pairs()}
             for names in builder.tied:
                 held = next((own[n] for n in names if n in own), None)
                 holders = torch.tensor([1.0 if held is not None else 0.0], device=state.device)
                 dist.all_reduce(holders, group=state.groups["pp"])
                 if held is not None:
-                    self._weights[id(masters.get(id(held), held))] = 1.0 / float(holders.item())
+                    self._weights[id(self.master_of(held))] = 1.0 / float(holders.item())
         return self._weights
 
     # ----- the step

@@ -83,6 +83,7 @@ class DistributedModel(nn.Module):
         self.pipeline: PipelineRunner | None = None  # partition() makes it
         self.partitioned = False
         self._post_partition_hooks: list = []
+        self._post_step_hooks: list = []
         # 3. data parallel over the replica group. pp == 1: DDP (tp-sharded DTensor parameters are ignored by
         #    DDP's reducer, which does not take DTensors, and averaged after the step). pp > 1: the schedules call
         #    backward once per microbatch and stage outside DDP's forward/backward pairing (DDP's bucket rebuild
@@ -330,10 +331,10 @@ class DistributedModel(nn.Module):
 
     def register_post_step_hook(self, hook):
         """hook(model, optimizer) runs after every @smp.step call (SMP v1's post-step hook)."""
-        self.__dict__.setdefault("_post_step_hooks", []).append(hook)
+        self._post_step_hooks.append(hook)
 
     def run_post_step_hooks(self) -> None:
-        for hook in self.__dict__.get("_post_step_hooks", ()):
+        for hook in self._post_step_hooks:
             hook(self, state.optimizer)
 
     # ----- state dicts (see checkpointing.py for the gathering)

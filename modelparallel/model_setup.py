@@ -37,18 +37,12 @@ def model_creation(tensor_parallelism: bool = False, dtype=None, **tensor_parall
 
 
 def delay_param_initialization(enabled: bool = True):
-    """SMP's context manager that creates parameters without memory, materialised later per rank. The
-    materialisation lives in modelparallel.delayed_init; until that exists, enabled=True is refused (never a
-    silent full-size initialisation on every rank)."""
+    """SMP's context manager that creates parameters without memory, materialised later per rank (the
+    materialisation: modelparallel.delayed_init)."""
     if not enabled:
         return contextlib.nullcontext()
-    try:
-        from sagelaunch.modelparallel.delayed_init import delay_param_initialization as delayed  # type: ignore[import-not-found]
-    except ImportError:
-        raise SMPValidationError(
-            "smp.delay_param_initialization(enabled=True) is not supported by sagelaunch's modelparallel yet "
-            "(parameters would be initialised in full on every rank); fix: create the model without it, "
-            "or pass enabled=False") from None
+    from sagelaunch.modelparallel.delayed_init import delay_param_initialization as delayed
+
     return delayed(enabled)
 
 

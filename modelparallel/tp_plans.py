@@ -165,13 +165,15 @@ def hf_base_plan(name: str, base, tp: int) -> Plan:
 
 
 # ----- smp.nn.DistributedAttentionLayer / DistributedTransformerOutputLayer (always distributed, as SMP's are)
+SMP_NN_MODULE = "sagelaunch.modelparallel.nn.transformer"  # smp.nn's layers, recognised without importing them
+
+
 def is_smp_attention(m) -> bool:
-    return type(m).__name__ == "DistributedAttentionLayer" and type(m).__module__ == "sagelaunch.modelparallel.nn.transformer"
+    return type(m).__name__ == "DistributedAttentionLayer" and type(m).__module__ == SMP_NN_MODULE
 
 
 def is_smp_output(m) -> bool:
-    return (type(m).__name__ == "DistributedTransformerOutputLayer"
-            and type(m).__module__ == "sagelaunch.modelparallel.nn.transformer")
+    return type(m).__name__ == "DistributedTransformerOutputLayer" and type(m).__module__ == SMP_NN_MODULE
 
 
 def smp_attention_plan(name: str, layer, tp: int) -> Plan:
@@ -213,7 +215,6 @@ def linear_stack_plan(name: str, seq, tp: int) -> Plan:
     return plan
 
 
-# (recognise, plan builder) in the order they are tried on each marked module
 # ----- vocabulary-parallel input embedding and LM head
 def vocab_parallel_plan(root, tp: int) -> Plan:
     from torch.distributed.tensor import Replicate
@@ -223,7 +224,7 @@ def vocab_parallel_plan(root, tp: int) -> Plan:
     if not (callable(get_in) and callable(get_out)):
         return Plan()
     embedding, head = get_in(), get_out()
-    smp_lm = type(root).__module__ == "sagelaunch.modelparallel.nn.transformer"  # smp.nn layers: distributed unmarked
+    smp_lm = type(root).__module__ == SMP_NN_MODULE  # smp.nn layers: distributed unmarked
     if (not isinstance(embedding, nn.Embedding) or not isinstance(head, nn.Linear)
             or not (smp_lm or is_marked(embedding) and is_marked(head))
             or embedding.num_embeddings % tp or head.out_features % tp):
@@ -234,6 +235,7 @@ def vocab_parallel_plan(root, tp: int) -> Plan:
     return Plan(styles, ties=[(embedding, head)] if head.weight is embedding.weight else [])
 
 
+# (recognise, plan builder) in the order they are tried on each marked module
 # (Hugging Face base models: the plan's target modules must be marked, not the base itself)
 FAMILIES: list[tuple[Callable[[Any], bool], Callable[[str, Any, int], Plan]]] = [
     (is_smp_attention, smp_attention_plan),

@@ -113,6 +113,14 @@ class _SequentialStage:
         return output
 
 
+def _encoder_attention_mask(config, attention_mask, hidden):
+    """The mask BERT/RoBERTa's encoder layers take, made as the model makes it (transformers' public masking
+    function: the models' own mask helper is private and changed its arguments between 5.24 and 5.25)."""
+    from transformers.masking_utils import create_bidirectional_mask
+
+    return create_bidirectional_mask(config=config, inputs_embeds=hidden, attention_mask=attention_mask)
+
+
 def _make_bert_stage(root, base, layers, first: bool, last: bool, is_roberta: bool):
     import torch.nn as nn
 
@@ -134,9 +142,7 @@ def _make_bert_stage(root, base, layers, first: bool, last: bool, is_roberta: bo
                 hidden = self.embeddings(input_ids=hidden, token_type_ids=token_type_ids)
             mask = None
             if attention_mask is not None:
-                mask = self._base[0]._create_attention_masks(
-                    attention_mask=attention_mask, encoder_attention_mask=None, embedding_output=hidden,
-                    encoder_hidden_states=None, cache=None)[0]
+                mask = _encoder_attention_mask(self._base[0].config, attention_mask, hidden)
             for layer in self.layers:
                 hidden = layer(hidden, mask)
             if last:

@@ -101,6 +101,24 @@ def prepare_sdk_v2() -> None:
     endpoint = os.environ.get("AWS_ENDPOINT_URL")
     if endpoint:
         sagemaker.session.sts_regional_endpoint = lambda region: endpoint
+    run_on_a_virtual_clock()
+
+
+def run_on_a_virtual_clock() -> None:
+    """v2's waits sleep (10 s per training-job poll, 30 s per endpoint poll) though the test service moves a job
+    one step per describe: each sleep here advances the clock v2 reads instead of the wall, so v2 makes the very
+    same calls in the same order, without the wall time (v2's side only: it runs no process of its own)."""
+    import time
+
+    ahead = [0.0]
+    wall_time, wall_monotonic = time.time, time.monotonic
+
+    def sleep(seconds: float) -> None:
+        ahead[0] += max(0.0, float(seconds))
+
+    time.sleep = sleep
+    time.time = lambda: wall_time() + ahead[0]
+    time.monotonic = lambda: wall_monotonic() + ahead[0]
 
 
 def run_cases(cases: list[dict], ours: bool) -> list[dict]:

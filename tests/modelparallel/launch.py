@@ -16,6 +16,16 @@ WORKER = Path(__file__).with_name("mp_worker.py")
 REPO = Path(__file__).resolve().parents[2]
 
 
+def first_failure(output: str, lines: int = 60) -> str:
+    """The first traceback the ranks printed: the root cause, which the other ranks' timeouts and torchrun's summary
+    that follow it would push out of a tail."""
+    start = output.find("Traceback (most recent call last)")
+    if start < 0:
+        return "(no traceback in the output)"
+    line_start = output.rfind("\n", 0, start) + 1
+    return "\n".join(output[line_start:].splitlines()[:lines])
+
+
 def start_cases(cases: list[dict], world: int, out_dir: Path, timeout: float = 240, worker: Path = WORKER):
     """Start the launch now; the returned function waits for it and reads the ranks' results."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -35,9 +45,11 @@ def start_cases(cases: list[dict], world: int, out_dir: Path, timeout: float = 2
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, 9)  # torchrun and its workers: the session this launch started
             output, _ = proc.communicate()
-            raise AssertionError(f"torchrun with {world} ranks did not finish in {timeout}s:\n{output[-4000:]}")
+            raise AssertionError(f"torchrun with {world} ranks did not finish in {timeout}s:\n"
+                                 f"{first_failure(output)}\n…\n{output[-3000:]}")
         if proc.returncode != 0:
-            raise AssertionError(f"torchrun with {world} ranks failed ({proc.returncode}):\n{output[-6000:]}")
+            raise AssertionError(f"torchrun with {world} ranks failed ({proc.returncode}):\n"
+                                 f"{first_failure(output)}\n…\n{output[-3000:]}")
         return [json.loads((out_dir / f"rank{r}.json").read_text()) for r in range(world)]
 
     def stop() -> None:

@@ -4,7 +4,10 @@
 or model training is marked slow — explicitly in its module, or here when it uses a fixture that does.
 """
 
+import os
+import shutil
 import signal
+import tempfile
 
 import pytest
 
@@ -25,6 +28,21 @@ SLOW_FIXTURES = {
     "runs",  # tests/profiler/test_torch_capture.py: Trainer runs under torch.profiler
 }
 BROWSER_FIXTURES = {"page", "browser_context_factory"}
+
+
+# The suite never touches the running user's job registry (~/.sagelaunch) or caches (~/.cache): both point into one
+# folder of this run, made before any test or process starts (the processes tests start inherit them) and removed
+# at the end. Tests that need a registry of their own still set SAGELAUNCH_HOME themselves.
+_RUN_FOLDER = tempfile.mkdtemp(prefix="sagelaunch-tests-")
+RUN_ENV = {"SAGELAUNCH_HOME": os.path.join(_RUN_FOLDER, "home"), "XDG_CACHE_HOME": os.path.join(_RUN_FOLDER, "cache")}
+
+
+def pytest_configure(config):
+    os.environ.update(RUN_ENV)
+
+
+def pytest_unconfigure(config):
+    shutil.rmtree(_RUN_FOLDER, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(items):

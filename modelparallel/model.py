@@ -54,6 +54,9 @@ class DistributedModel(nn.Module):
         if not is_delayed(module):
             module.to(st.device)
         self._modules["module"] = module  # the child `module` (names `module.*`); `self.module` is the view
+        from sagelaunch.modelparallel.smp_names import expose_smp_names
+
+        expose_smp_names(module)  # at every degree: scripts walk SMP's tree (transformer.seq_layers) whatever tp is
         # 1. tensor parallel: DTensor plans over the tp sub-mesh
         self.tp_shard_dims: dict[str, int | None] = {}
         if tp > 1:

@@ -117,6 +117,20 @@ def test_tp2_shards_the_examples_gpt2_with_equal_losses(jobs, tp2_run):
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
+def test_the_examples_default_distributed_transformer_path_shards_with_equal_losses(jobs):
+    # use_distributed_transformer=1, the script's default: the model is created for tensor parallelism at every degree,
+    # Hugging Face's weight init is skipped, and the script walks SMP's tree — transformer.seq_layers, and with
+    # checkpoint_sublayers=1 each layer's .attention and .output
+    udt = {"use_distributed_transformer": 1, "checkpoint_sublayers": 1}
+    degree1 = _completed(*jobs("udt_degree1", 1, **udt))
+    assert len(set(degree1)) > 1 and degree1 != pytest.approx(jobs.degree1, abs=1e-5)  # its own initialisation
+    record, lines = jobs("udt_tp2", 2, TP2, tensor_parallel_degree=2, **udt, **HALF_BATCH, **SAVE_LAST)
+    assert _completed(record, lines) == pytest.approx(degree1, abs=1e-5)
+    _assert_tp2_shards(saved_partial_model(jobs.checkpoints("udt_tp2")), ("model_0_0.pt", "model_0_1.pt"))
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
 def test_tp2_checkpoint_then_resume_reproduces_the_uninterrupted_run(jobs, tp2_run, tmp_path):
     # the script resumes from the newest partial checkpoint of its folder: a folder holding step 2's
     _, checkpoints, _ = tp2_run

@@ -1,4 +1,4 @@
-"""constraints.txt is the set of versions the suite passes with: the README's commands install through it.
+"""constraints/project.txt is the set of versions the suite passes with: the README's commands install through it.
 
 Every requirement pyproject names (each extra included) must be pinned there with a version its own range accepts,
 so that adding a dependency without pinning it, or pinning outside its range, fails here rather than on the day an
@@ -19,11 +19,11 @@ INSTALLED_SEPARATELY = {"torch"}  # the CPU build, pinned by scripts/ensure_venv
 
 def _pins() -> dict[str, str]:
     pins = {}
-    for line in (REPO / "constraints.txt").read_text().splitlines():
+    for line in (REPO / "constraints" / "project.txt").read_text().splitlines():
         line = line.split("#", 1)[0].strip()
         if line:
             name, _, version = line.partition("==")
-            assert version, f"constraints.txt: {line!r} is not an exact pin (name==version)"
+            assert version, f"constraints/project.txt: {line!r} is not an exact pin (name==version)"
             pins[canonicalize_name(name)] = version
     return pins
 
@@ -39,12 +39,14 @@ def test_every_requirement_is_pinned_within_its_range():
     for req in _requirements():
         name = canonicalize_name(req.name)
         if name in INSTALLED_SEPARATELY:
-            assert name not in pins, f"{name} is installed by scripts/ensure_venv.sh; constraints.txt must not pin it"
+            assert name not in pins, f"{name} is installed by scripts/ensure_venv.sh; constraints/project.txt must not pin it"
             continue
-        assert name in pins, f"{req} is not pinned in constraints.txt; add the version the suite passes with"
+        assert name in pins, f"{req} is not pinned in constraints/project.txt; add the version the suite passes with"
         assert req.specifier.contains(pins[name], prereleases=True), \
-            f"constraints.txt pins {name}=={pins[name]}, outside pyproject's {req}"
+            f"constraints/project.txt pins {name}=={pins[name]}, outside pyproject's {req}"
 
 
 def test_the_readme_commands_install_through_the_constraints():
-    assert '-c constraints.txt' in (REPO / "scripts" / "ensure_venv.sh").read_text()
+    assert "-c constraints/project.txt" in (REPO / "scripts" / "ensure_venv.sh").read_text()
+    run_tests = (REPO / "scripts" / "run_tests.sh").read_text()
+    assert "-c constraints/sdk-v2.txt" in run_tests and "-c constraints/sdk-v3.txt" in run_tests

@@ -17,7 +17,7 @@ from sagelaunch.jobspec import catalog as support
 
 ROOT = Path(__file__).resolve().parents[2]
 SDK_PYTHON = ROOT / ".venv-sagemaker" / "bin" / "python"
-INSTALL = "python3 -m venv .venv-sagemaker && .venv-sagemaker/bin/pip install -q 'sagemaker>=3,<4'"
+INSTALL = "bash scripts/run_tests.sh (it makes .venv-sagemaker)"
 
 
 def queries() -> list[dict]:

@@ -21,6 +21,7 @@ from sagelaunch.estimators.distribution_shapes import (
 from sagelaunch.jobspec.contract import is_local_instance_type
 from sagelaunch.jobspec.errors import SagelaunchError, parts_of, validation_error
 from sagelaunch.jobspec.smp import SMPParameters, check_local_support
+from sagelaunch.jobspec.catalog import FRAMEWORK_CLASS_NAMES
 
 __all__ = ["MP_FIELD", "MPI", "STRATEGIES", "DistributionStrategy", "JobShape", "StrategyName", "naming"]
 
@@ -30,7 +31,6 @@ StrategyName = Literal[
 ]
 
 MP_FIELD = "distribution.smdistributed.modelparallel.parameters"
-_FRAMEWORK_NAMES = {"pytorch": "PyTorch", "tensorflow": "TensorFlow"}
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ class DistributionStrategy:
     def check(self, job: JobShape) -> None:
         """The rules of the dict itself, before any hardware rule."""
         if job.framework not in self.frameworks:
-            only = _FRAMEWORK_NAMES[self.frameworks[0]]
+            only = FRAMEWORK_CLASS_NAMES[self.frameworks[0]]
             raise SagelaunchError(f"distribution.{self.name} is {only}-only; {self.instead.format(framework=job.framework)}",
                                   field=f"distribution.{self.name}", value=job.framework, allowed=only,
                                   fix=self.instead.format(framework=job.framework))

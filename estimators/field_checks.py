@@ -11,6 +11,7 @@ from sagelaunch.jobspec.fields import (  # noqa: F401 - the shared checks of nam
 )
 from sagelaunch.jobspec.names import NAME_PATTERN
 from sagelaunch.jobspec.s3uri import S3_URI
+from sagelaunch.jobspec.s3uri import check_s3_uri as s3_uri  # noqa: F401 - the one S3-URI check, as check.s3_uri(...)
 from sagelaunch.jobspec.suggest import choice_error
 
 ROLE_ARN = re.compile(r"^arn:aws[a-z\-]*:iam::\d{12}:role/?[a-zA-Z_0-9+=,.@\-_/]+$")
@@ -68,24 +69,6 @@ def region(v: str | None) -> str | None:
                               field="region", value=v, allowed="an AWS region name, e.g. us-west-2, eu-central-1",
                               fix="use a region name such as us-west-2")
     return v
-
-
-def s3_uri(field: str, v: str | None) -> str | None:
-    if v is not None and not S3_URI.match(v):
-        fixed = s3_uri_fix(v)
-        hint = f"; did you mean {fixed!r}?" if fixed else ""
-        raise SagelaunchError(f"{field}={v!r} is not an S3 URI; allowed: s3://<bucket>[/prefix]{hint}", field=field,
-                              value=v, allowed="s3://<bucket>[/prefix]", fix=hint.removeprefix("; ") or "write s3://<bucket>/<prefix>")
-    return v
-
-
-def s3_uri_fix(v: str) -> str | None:
-    """'s3:/b/k', 'S3://b/k', 's3//b/k', 's3:b/k' → 's3://b/k' when that is a valid URI."""
-    m = re.match(r"^s3:?/*(?=[^/:])", v, re.IGNORECASE)
-    if not m or not (v[:2].lower() == "s3"):
-        return None
-    fixed = "s3://" + v[m.end():]
-    return fixed if fixed != v and S3_URI.match(fixed) else None
 
 
 def number_as_version(field: str, v: float | int, framework: str) -> str:

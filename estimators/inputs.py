@@ -111,10 +111,6 @@ class TrainingInput(BaseModel):
         )
 
 
-def is_local_uri(uri: str) -> bool:
-    return not uri.startswith("s3://")
-
-
 def to_channels(inputs: Any, *, local: bool, input_mode: str = "File") -> tuple[InputChannel, ...]:
     """None | "s3://…" | TrainingInput | {"name": str | TrainingInput} → channels (str alone = "training").
 

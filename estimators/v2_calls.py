@@ -13,6 +13,7 @@ import posixpath
 import re
 from typing import TYPE_CHECKING, Any
 
+from sagelaunch.jobspec.catalog import FRAMEWORK_CLASS_NAMES
 from sagelaunch.jobspec.errors import SagelaunchError
 
 if TYPE_CHECKING:
@@ -194,7 +195,7 @@ def _image_params(cls: type["FrameworkEstimator"], job_name: str, image: str) ->
     repository = image.rsplit("/", 1)[-1].split(":")[0].split("@")[0]
     framework = repository.split("-")[0]
     if framework in ("pytorch", "tensorflow") and framework != cls.framework:
-        other = {"pytorch": "PyTorch", "tensorflow": "TensorFlow"}[framework]
+        other = FRAMEWORK_CLASS_NAMES[framework]
         raise SagelaunchError(f"training job {job_name} ran the {framework} image {image}, not a {cls.framework} one; "
                               f"attach it with {other}.attach({job_name!r})", field="training_job_name", value=job_name,
                               allowed=f"a {cls.framework} job", fix=f"attach it with {other}.attach({job_name!r})")

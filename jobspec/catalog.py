@@ -18,6 +18,9 @@ from sagelaunch.jobspec.contract import LOCAL_INSTANCE_TYPES
 from sagelaunch.jobspec.errors import SagelaunchError
 from sagelaunch.jobspec.suggest import allowed_list, choice_error, did_you_mean
 
+# the framework as the catalog names it → its estimator class (and how AWS writes it)
+FRAMEWORK_CLASS_NAMES = {"pytorch": "PyTorch", "tensorflow": "TensorFlow"}
+
 MATRIX_PATH = Path(__file__).with_name("support_matrix.json")
 FRAMEWORKS = ("pytorch", "tensorflow")
 DEFAULT_ACCOUNT = "763104351884"  # the DLC account of most regions
@@ -89,7 +92,7 @@ def support_status(framework: str, version: str, scope: str = "training", today:
     today = today or date.today()
     if end is not None and date.fromisoformat(end) >= today:
         return None
-    name = "TensorFlow" if framework == "tensorflow" else "PyTorch"
+    name = FRAMEWORK_CLASS_NAMES[framework]
     why = f"its end of patch was {end}" if end else "it is not in the DLC framework support policy's supported table"
     return (f"framework_version={version!r}: AWS no longer patches {name} {minor} "
             f"{scope.replace('_', ' ')} images ({why}); the image still runs, without security fixes")

@@ -12,6 +12,25 @@ from sagelaunch.jobspec.errors import SagelaunchError
 S3_URI = re.compile(r"^s3://[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9](/.*)?$")
 
 
+def check_s3_uri(field: str, v: str | None) -> str | None:
+    """`v` if it is an S3 URI (or None); otherwise an error naming the field, with the URI it probably meant."""
+    if v is not None and not S3_URI.match(v):
+        fixed = s3_uri_fix(v)
+        hint = f"; did you mean {fixed!r}?" if fixed else ""
+        raise SagelaunchError(f"{field}={v!r} is not an S3 URI; allowed: s3://<bucket>[/prefix]{hint}", field=field,
+                              value=v, allowed="s3://<bucket>[/prefix]", fix=hint.removeprefix("; ") or "write s3://<bucket>/<prefix>")
+    return v
+
+
+def s3_uri_fix(v: str) -> str | None:
+    """'s3:/b/k', 'S3://b/k', 's3//b/k', 's3:b/k' → 's3://b/k' when that is a valid URI."""
+    m = re.match(r"^s3:?/*(?=[^/:])", v, re.IGNORECASE)
+    if not m or not (v[:2].lower() == "s3"):
+        return None
+    fixed = "s3://" + v[m.end():]
+    return fixed if fixed != v and S3_URI.match(fixed) else None
+
+
 def is_s3_uri(uri: str) -> bool:
     return uri.startswith("s3://")
 

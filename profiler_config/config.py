@@ -17,7 +17,7 @@ from pydantic import Field, field_validator, model_validator
 from sagelaunch.jobspec.contract import DEFAULT_CPU_PROFILING_DURATION_S, DEFAULT_FILE_ROTATION_S
 from sagelaunch.jobspec.errors import SagelaunchError
 from sagelaunch.jobspec.profiling import profiling_parameters
-from sagelaunch.jobspec.s3uri import S3_URI
+from sagelaunch.jobspec.s3uri import check_s3_uri
 from sagelaunch.jobspec.spec import ProfilerSettings
 from sagelaunch.profiler_config.framework_profile import FrameworkProfile
 from sagelaunch.profiler_config.v2_args import V2Args
@@ -25,14 +25,6 @@ from sagelaunch.profiler_config.v2_args import V2Args
 # SageMaker Debugger's allowed system-monitor intervals (ms): 100 ms … 1 minute.
 ALLOWED_INTERVALS_MILLIS = (100, 200, 500, 1000, 5000, 60000)
 MAX_DURATION_SECS = 28 * 24 * 3600  # the longest a training job can run
-
-
-def check_s3_uri(field: str, value: str) -> str:
-    if not S3_URI.match(value):
-        fix = f"s3://{value.removeprefix('s3:/').lstrip('/')}" if value.startswith("s3:/") else "s3://my-bucket/profiler"
-        raise SagelaunchError(f"{field}={value!r} is not an S3 URI; allowed: s3://<bucket>[/prefix]; did you mean {fix!r}?",
-                              field=field, value=value, allowed="s3://<bucket>[/prefix]", fix=f"did you mean {fix!r}?")
-    return value
 
 
 class Profiler(V2Args):

@@ -15,7 +15,7 @@ from pydantic import Field, field_validator
 
 from sagelaunch.jobspec.errors import SagelaunchError
 from sagelaunch.jobspec.spec import DebugCollection, DebugHookSettings, DebugRuleSettings, TensorBoardSettings
-from sagelaunch.profiler_config.config import check_s3_uri
+from sagelaunch.jobspec.s3uri import check_s3_uri
 from sagelaunch.profiler_config.v2_args import V2Args
 
 DEFAULT_RULE_EVALUATOR_IMAGE = "DEFAULT_RULE_EVALUATOR_IMAGE"  # v2's marker: the region's evaluator image

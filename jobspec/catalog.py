@@ -16,7 +16,7 @@ from typing import Any
 
 from sagelaunch.jobspec.contract import LOCAL_INSTANCE_TYPES
 from sagelaunch.jobspec.errors import SagelaunchError
-from sagelaunch.jobspec.suggest import allowed_list, choice_error, did_you_mean
+from sagelaunch.jobspec.suggest import allowed_list, choice_error, did_you_mean, fix_from_hint
 
 # the framework as the catalog names it → its estimator class (and how AWS writes it)
 FRAMEWORK_CLASS_NAMES = {"pytorch": "PyTorch", "tensorflow": "TensorFlow"}
@@ -73,7 +73,7 @@ def resolve_framework_version(framework: str, version: str, scope: str = "traini
     raise SagelaunchError(
         f"framework_version={version!r} has no {framework} {scope.replace('_', ' ')} image (SDK v2 refuses it too); "
         f"supported: {allowed_list(reversed(versions))} (newest first){hint}", field="framework_version",
-        value=version, allowed=", ".join(reversed(versions)), fix=hint.strip(" ()") or "pick a supported version")
+        value=version, allowed=", ".join(reversed(versions)), fix=fix_from_hint(hint, "pick a supported version"))
 
 
 def _version_hint(version: str, versions: tuple[str, ...]) -> str:
@@ -123,7 +123,7 @@ def check_py_version(framework: str, version: str, py_version: str | None, scope
         raise SagelaunchError(
             f"py_version={py_version!r} is not available for {framework} {version}; supported: "
             f"{', '.join(allowed)}{hint} (or omit py_version to derive it)", field="py_version", value=py_version,
-            allowed=", ".join(allowed), fix=hint.strip(" ()") or "omit py_version to derive it")
+            allowed=", ".join(allowed), fix=fix_from_hint(hint, "omit py_version to derive it"))
     return py_version
 
 
@@ -315,7 +315,7 @@ def huggingface_image_uri(transformers_version: str, pytorch_version: str, py_ve
             f"transformers_version={transformers_version!r} has no Hugging Face {scope} image (SDK v2 refuses it "
             f"too); supported: {allowed_list(reversed(list(hf['versions'])))} (newest first){hint}",
             field="transformers_version", value=transformers_version, allowed=", ".join(reversed(list(hf["versions"]))),
-            fix=hint.strip(" ()") or "pick a supported version")
+            fix=fix_from_hint(hint, "pick a supported version"))
     entry = hf["versions"][key]
     base = entry["base_aliases"].get(f"pytorch{pytorch_version}", f"pytorch{pytorch_version}")
     if base not in entry["bases"]:
@@ -370,13 +370,13 @@ def check_profiler_support(framework: str, version: str, region: str, instance_t
         raise SagelaunchError(
             f"region={region!r}: SageMaker Profiler is available in {', '.join(p['regions'])}"
             f"{hint}; choose one of them or drop profiler_config", field="region", value=region,
-            allowed=", ".join(p["regions"]), fix=hint.strip(" ()") or "choose one of them or drop profiler_config")
+            allowed=", ".join(p["regions"]), fix=fix_from_hint(hint, "choose one of them or drop profiler_config"))
     if instance_type not in p["instance_types"]:
         hint = did_you_mean(instance_type, p["instance_types"])
         raise SagelaunchError(
             f"instance_type={instance_type!r}: SageMaker Profiler supports {', '.join(p['instance_types'])}"
             f"{hint}; choose one of them or drop profiler_config", field="instance_type", value=instance_type,
-            allowed=", ".join(p["instance_types"]), fix=hint.strip(" ()") or "choose one of them or drop profiler_config")
+            allowed=", ".join(p["instance_types"]), fix=fix_from_hint(hint, "choose one of them or drop profiler_config"))
 
 
 def profiler_image_uri(framework: str, version: str, region: str) -> str:
@@ -442,7 +442,7 @@ def check_distribution_support(strategy: str, framework: str, version: str, inst
             raise SagelaunchError(
                 f"instance_type={instance_type!r}: smdistributed dataparallel runs on {', '.join(types)} only"
                 f"{hint}; or use torch_distributed", field="instance_type", value=instance_type,
-                allowed=", ".join(types), fix=hint.strip(" ()") or "use torch_distributed")
+                allowed=", ".join(types), fix=fix_from_hint(hint, "use torch_distributed"))
         if version not in versions:
             raise SagelaunchError(
                 f"framework_version={version!r}: smdistributed dataparallel supports {framework} "

@@ -22,7 +22,7 @@ from typing import Any, Literal, NamedTuple
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 
 from sagelaunch.jobspec.errors import SagelaunchError
-from sagelaunch.jobspec.suggest import did_you_mean
+from sagelaunch.jobspec.suggest import did_you_mean, fix_from_hint
 
 PLACEMENT_PERMUTATIONS = tuple("".join(p) for p in itertools.permutations("DPT"))
 # SMP v1 (docs "Placement Strategy with Tensor Parallelism"): D (reduced data parallel), P (pipeline),
@@ -108,7 +108,7 @@ class SMPParameters(BaseModel):
                 raise SagelaunchError(
                     f"mp_parameters: unknown SMP v1 parameter {key!r}{hint}; allowed: {', '.join(sorted(known))}",
                     field=f"mp_parameters.{key}", value=data[key], allowed=", ".join(sorted(known)),
-                    fix=hint.strip(" ()") or "drop it (SMP v1 has no such parameter)")
+                    fix=fix_from_hint(hint, "drop it (SMP v1 has no such parameter)"))
         for a, b in (("partitions", "pipeline_parallel_degree"), ("fp16_params", "fp16")):
             if a in data and b in data and data[a] != data[b]:
                 raise SagelaunchError(f"mp_parameters: {a}={data[a]!r} and {b}={data[b]!r} are aliases; give only {b}",
@@ -215,7 +215,7 @@ def placement_error(field: str, strategy: str) -> SagelaunchError:
     hint = did_you_mean(strategy, PLACEMENT_STRATEGIES)
     allowed = ", ".join(PLACEMENT_STRATEGIES)
     return SagelaunchError(f"{field}={strategy!r} is not valid; allowed: {allowed}{hint}", field=field, value=strategy,
-                           allowed=allowed, fix=hint.strip(" ()") or "pick one of the allowed strategies")
+                           allowed=allowed, fix=fix_from_hint(hint, "pick one of the allowed strategies"))
 
 
 def mesh_shape(order: str, rdp: int, pp: int, tp: int) -> tuple[int, ...]:

@@ -33,6 +33,11 @@ def did_you_mean(value: object, choices: Iterable[str], cutoff: float = 0.6, *, 
     return form.format(", ".join(repr(m) for m in matches)) if matches else ""
 
 
+def fix_from_hint(hint: str, otherwise: str) -> str:
+    """The fix an error carries: its did_you_mean() hint without the brackets, or `otherwise` when nothing was close."""
+    return hint.strip(" ()") or otherwise
+
+
 def allowed_list(choices: Iterable[object], limit: int = 12) -> str:
     items = [str(c) for c in choices]
     shown = ", ".join(items[:limit])

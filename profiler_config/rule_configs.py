@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from sagelaunch.jobspec.errors import SagelaunchError, SagelaunchTypeError
-from sagelaunch.jobspec.suggest import did_you_mean
+from sagelaunch.jobspec.suggest import did_you_mean, fix_from_hint
 
 _RULES_PATH = Path(__file__).with_name("builtin_rules.json")
 
@@ -116,7 +116,7 @@ def _profiler_rule_class(rule: str, params: tuple[tuple[str, Any, str], ...]) ->
                 hint = did_you_mean(key, names)
                 raise SagelaunchTypeError(f"{rule} has no argument {key!r}{hint}; allowed: {', '.join(names)}",
                                           field=key, value=kwargs[key], allowed=", ".join(names),
-                                          fix=hint.strip(" ()") or f"drop {key}")
+                                          fix=fix_from_hint(hint, f"drop {key}"))
         values = {name: default for name, default, _ in params}
         values.update(zip(names, args))
         values.update(kwargs)
@@ -143,6 +143,6 @@ class ProfilerReport(ProfilerRuleBase):
                 hint = did_you_mean(rule_name, list(PROFILER_RULES))
                 raise SagelaunchError(f"ProfilerReport({key}=...): keys are <rule>_<parameter>, rule one of "
                                       f"{', '.join(PROFILER_RULES)}{hint}", field=key, value=value,
-                                      allowed="<rule>_<parameter>", fix=hint.strip(" ()") or "name a profiler rule")
+                                      allowed="<rule>_<parameter>", fix=fix_from_hint(hint, "name a profiler rule"))
             globals()[rule](**{parameter.lower(): value})  # the rule's own checks
         super().__init__(**rule_parameters)

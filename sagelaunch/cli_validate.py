@@ -15,7 +15,7 @@ import typer
 
 from sagelaunch.jobspec.catalog import FRAMEWORKS
 from sagelaunch.jobspec.errors import SagelaunchError, parts_of
-from sagelaunch.jobspec.suggest import closest, did_you_mean
+from sagelaunch.jobspec.suggest import closest, did_you_mean, fix_from_hint
 
 FIT_KEYS = ("inputs", "job_name")
 JOB_FILE = "JOB.yaml"  # the field an error about the job file itself names
@@ -190,7 +190,7 @@ def check_framework(value: Any) -> str:
         fix = "e.g. `framework: pytorch` in the file"
         raise SagelaunchError(f"framework={value!r} is not supported{hint}; allowed: {', '.join(FRAMEWORKS)} ({fix})",
                               field="framework", value=value, allowed=", ".join(FRAMEWORKS),
-                              fix=hint.strip(" ()") or fix)
+                              fix=fix_from_hint(hint, fix))
     return framework
 
 

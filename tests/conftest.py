@@ -4,6 +4,7 @@
 or model training is marked slow — explicitly in its module, or here when it uses a fixture that does.
 """
 
+import contextlib
 import os
 import shutil
 import signal
@@ -31,14 +32,42 @@ BROWSER_FIXTURES = {"page", "browser_context_factory"}
 
 
 # The suite never touches the running user's job registry (~/.sagelaunch) or caches (~/.cache): both point into one
-# folder of this run, made before any test or process starts (the processes tests start inherit them) and removed
-# at the end. Tests that need a registry of their own still set SAGELAUNCH_HOME themselves.
+# folder of this run, set when this first conftest is imported — before the other conftests, whose module-level code
+# may already read profiles — so every test and every process tests start inherit them; removed at the end. Tests that
+# need a registry of their own still set SAGELAUNCH_HOME themselves.
 _RUN_FOLDER = tempfile.mkdtemp(prefix="sagelaunch-tests-")
 RUN_ENV = {"SAGELAUNCH_HOME": os.path.join(_RUN_FOLDER, "home"), "XDG_CACHE_HOME": os.path.join(_RUN_FOLDER, "cache")}
+os.environ.update(RUN_ENV)
 
 
-def pytest_configure(config):
-    os.environ.update(RUN_ENV)
+# ... and a run that writes there anyway fails at its end, naming the folder (a test that builds a bare environment
+# for a process must pass RUN_ENV on: tests/profiler/conftest.py's BARE_ENV does)
+_USER_FOLDERS = (os.path.expanduser("~/.sagelaunch"), os.path.expanduser("~/.cache/sagelaunch"))
+
+
+def _user_folders_state() -> dict[str, tuple[int, int]]:
+    """Per folder: how many entries it holds and the newest change among them (0, 0 when absent)."""
+    state = {}
+    for folder in _USER_FOLDERS:
+        count, newest = 0, 0
+        for root, dirs, files in os.walk(folder):
+            for name in (*dirs, *files):
+                count += 1
+                with contextlib.suppress(OSError):
+                    newest = max(newest, os.lstat(os.path.join(root, name)).st_mtime_ns)
+        state[folder] = (count, newest)
+    return state
+
+
+_USER_FOLDERS_BEFORE = _user_folders_state()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    touched = [f for f, seen in _user_folders_state().items() if seen != _USER_FOLDERS_BEFORE[f]]
+    if touched:
+        session.config.get_terminal_writer().line(
+            f"the run wrote into the user's own folders {touched}: a test started a process without RUN_ENV", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_unconfigure(config):

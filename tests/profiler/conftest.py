@@ -6,9 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.conftest import RUN_ENV
 
 REPO = Path(__file__).resolve().parents[2]
 TRACES = REPO / "tests" / "data" / "traces"
+# a command run as from a bare shell: nothing of the test process's environment but the run's own folders
+BARE_ENV = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", **RUN_ENV}
 HTA_REFERENCE = REPO / "tests" / "data" / "profiler" / "hta_reference.json"
 
 

@@ -14,6 +14,7 @@ from sagelaunch.profiler.analysis import analyze
 from sagelaunch.profiler.findings import thresholds as T
 from sagelaunch.profiler.records import Finding
 from tests.profiler import synthetic as syn
+from tests.profiler.conftest import BARE_ENV
 
 REPO = Path(__file__).resolve().parents[2]
 RULES = ("input_bound", "low_gpu_utilization", "launch_bound", "low_overlap", "pipeline_bubble", "straggler_rank",
@@ -138,7 +139,7 @@ def test_real_traces(analyses):
 
 def test_cli_text_and_json_list_findings(tmp_path):
     root = syn.write(tmp_path / "p", syn.healthy(loader_ms=30))
-    env = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "COLUMNS": "200"}
+    env = {**BARE_ENV, "COLUMNS": "200"}
     out = subprocess.run([sys.executable, "-m", "sagelaunch.profiler.cli", "analyze", str(root), "--json"], capture_output=True,
                          text=True, env=env, timeout=120, cwd=REPO)
     doc = json.loads(out.stdout)

@@ -17,7 +17,7 @@ from sagelaunch.profiler import artifact
 from sagelaunch.profiler.loader import load_profile
 from sagelaunch.profiler.schema import SCHEMA_VERSION, TraceMeta
 from tests.profiler import synthetic as syn
-from tests.profiler.conftest import REPO
+from tests.profiler.conftest import REPO, BARE_ENV
 
 CAPTURE = textwrap.dedent('''
     import sagelaunch.profiler as smprof
@@ -65,7 +65,7 @@ def idle_pipeline_stage(root, job_settings: dict):
 
 
 def analyze_cli(root, *flags: str) -> dict:
-    env = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}
+    env = dict(BARE_ENV)
     out = subprocess.run([sys.executable, "-m", "sagelaunch.profiler.cli", "analyze", str(root), "--json", *flags],
                          capture_output=True, text=True, env=env, timeout=120, cwd=REPO)
     assert out.returncode == 0, out.stderr

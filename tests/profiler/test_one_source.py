@@ -13,10 +13,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.profiler.conftest import BARE_ENV
 
 REPO = Path(__file__).resolve().parents[2]
 TRACES = sorted((REPO / "tests" / "data" / "traces").glob("*.json.gz"))
-ENV = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "COLUMNS": "120"}
+ENV = {**BARE_ENV, "COLUMNS": "120"}
 
 
 def cli(*args: str) -> str:

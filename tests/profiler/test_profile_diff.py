@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from sagelaunch.profiler.analysis.diff import diff
-from tests.profiler.conftest import REPO, TRACES
+from tests.profiler.conftest import REPO, TRACES, BARE_ENV
 
 SET = REPO / "tests" / "data" / "profiler" / "findings_set"
 
@@ -32,7 +32,7 @@ def test_kernels_equal_hta_trace_diff(hta_reference_doc):
 
 
 def test_cli_says_the_input_wait_is_what_got_slower():
-    env = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "COLUMNS": "160"}
+    env = {**BARE_ENV, "COLUMNS": "160"}
     a, b = SET / "docs_healthy", SET / "docs_slow_loader"  # the same loop, a slow Dataset in B
     out = subprocess.run([sys.executable, "-m", "sagelaunch.profiler.cli", "diff", str(a), str(b), "--json", "--top", "3"],
                          capture_output=True, text=True, env=env, timeout=120, cwd=REPO)
@@ -48,7 +48,7 @@ def test_cli_says_the_input_wait_is_what_got_slower():
 
 
 def test_a_path_that_is_not_a_profile_is_one_line(tmp_path):
-    env = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}
+    env = BARE_ENV
     out = subprocess.run([sys.executable, "-m", "sagelaunch.profiler.cli", "diff", str(tmp_path / "nothing"), str(SET / "leak")],
                          capture_output=True, text=True, env=env, timeout=120, cwd=REPO)
     assert out.returncode == 2 and out.stderr.startswith("error: ") and len(out.stderr.strip().splitlines()) == 1

@@ -14,7 +14,7 @@ import pytest
 
 from sagelaunch.profiler.analysis import analyze
 from sagelaunch.profiler.records import AnalysisResult, Finding, Loop, RankAnalysis, check, convert, to_json
-from tests.profiler.conftest import REPO, TRACES
+from tests.profiler.conftest import REPO, TRACES, BARE_ENV
 
 SET = REPO / "tests" / "data" / "profiler" / "findings_set"
 
@@ -36,7 +36,7 @@ def test_the_labelled_jobs_analyses_are_the_typed_records(case):
 
 def test_the_cli_json_is_the_records_json(tmp_path):
     trace = TRACES / "sampled_rank0.pt.trace.json.gz"
-    env = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}
+    env = BARE_ENV
     out = subprocess.run([sys.executable, "-m", "sagelaunch.profiler.cli", "analyze", str(trace), "--json"], capture_output=True,
                          env=env, timeout=120, cwd=REPO, check=True).stdout
     assert check(json.loads(out)) == analyze(trace)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import sys
 import os
 import warnings
 from dataclasses import dataclass, field
@@ -56,12 +57,27 @@ def _init_process_group() -> None:
     # SMP scripts never tear down; a rank leaving while a peer's gloo/NCCL work is still in flight
     # aborts the process ("terminate called without an active exception"), so we do it at exit.
     atexit.register(_shutdown_at_exit)
+    sys.excepthook = _noting_uncaught_errors(sys.excepthook)
+
+
+_failed: list[BaseException] = []  # the uncaught error this process is exiting with, if any
+
+
+def _noting_uncaught_errors(hook):
+    def excepthook(kind, error, traceback):
+        _failed.append(error)
+        hook(kind, error, traceback)
+
+    return excepthook
 
 
 def _shutdown_at_exit() -> None:
     import torch.distributed as dist
 
     if not dist.is_initialized():
+        return
+    if _failed:  # leaving on an error: its peers are waiting on this rank and will never meet it at a barrier
+        dist.destroy_process_group()
         return
     try:
         if dist.get_backend() == "gloo":

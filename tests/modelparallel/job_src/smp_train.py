@@ -24,7 +24,10 @@ def train_step(model, x, y):
 
 
 losses = []
+fail_at = int(os.environ.get("SM_HP_FAIL_RANK0_AT_STEP", "-1"))  # a test's hyperparameter: rank 0 raises there
 for step in range(2):
+    if step == fail_at and smp.rank() == 0:
+        raise RuntimeError(f"rank 0 fails at step {step}")
     g = torch.Generator().manual_seed(step)
     x, y = torch.randn(8, 8, generator=g), torch.randint(0, 4, (8,), generator=g)
     optimizer.zero_grad()

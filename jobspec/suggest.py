@@ -70,4 +70,4 @@ def unexpected_arguments(owner: str, unknown: Mapping[str, object], choices: Ite
     return SagelaunchTypeError(
         "; ".join(f"{owner} got an unexpected argument {k!r}{did_you_mean(k, choices)}" for k in unknown),
         field=first, value=unknown[first], allowed=", ".join(choices),
-        fix=did_you_mean(first, choices).strip(" ()") or f"drop {first}")
+        fix=fix_from_hint(did_you_mean(first, choices), f"drop {first}"))

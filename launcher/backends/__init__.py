@@ -17,7 +17,7 @@ import importlib
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol
 from sagelaunch.jobspec.errors import SagelaunchError
-from sagelaunch.jobspec.suggest import did_you_mean
+from sagelaunch.jobspec.suggest import did_you_mean, fix_from_hint
 
 if TYPE_CHECKING:
     from sagelaunch.jobspec.spec import TrainingJobSpec
@@ -41,7 +41,8 @@ def backend(name: str) -> Backend | ModuleType:
     """The backend module called `name` ("local" or "sagemaker")."""
     if name not in BACKENDS:
         raise SagelaunchError(f"backend={name!r} is not a backend; allowed: {', '.join(BACKENDS)}", field="backend",
-                              value=name, allowed=", ".join(BACKENDS), fix=did_you_mean(name, BACKENDS).strip(" ()"))
+                              value=name, allowed=", ".join(BACKENDS),
+                              fix=fix_from_hint(did_you_mean(name, BACKENDS), f"use one of {', '.join(BACKENDS)}"))
     return importlib.import_module(f"sagelaunch.launcher.backends.{name}")
 
 

@@ -20,7 +20,7 @@ from typing import Any
 from sagelaunch.jobspec.contract import STATUSES, host_profiler_dir
 from sagelaunch.jobspec.names import NAME_PATTERN as JOB_NAME  # SageMaker's TrainingJobName pattern
 from sagelaunch.jobspec.errors import SagelaunchError
-from sagelaunch.jobspec.suggest import did_you_mean
+from sagelaunch.jobspec.suggest import did_you_mean, fix_from_hint
 
 SOURCES = ("local", "sagemaker", "path")  # "path": a profile given on the command line, listed by its name
 PROFILE_SUFFIXES = (".parquet", ".json", ".json.gz")
@@ -61,7 +61,8 @@ def validate_job_name(name: Any) -> str:
 def validate_source(source: Any) -> str:
     if source not in SOURCES:
         raise SagelaunchError(f"source {source!r}: must be one of {', '.join(SOURCES)}", field="source", value=source,
-                              allowed=", ".join(SOURCES), fix=did_you_mean(source, SOURCES).strip(" ()"))
+                              allowed=", ".join(SOURCES),
+                              fix=fix_from_hint(did_you_mean(source, SOURCES), f"use one of {', '.join(SOURCES)}"))
     return source
 
 
@@ -192,7 +193,8 @@ def filter_jobs(jobs: list[JobEntry], q: str = "", status: str = "", created_aft
     """Case-insensitive name search; status one of STATUSES; created bounds as ISO dates or times."""
     if status and status not in STATUSES:
         raise SagelaunchError(f"status {status!r}: must be one of {', '.join(STATUSES)}", field="status", value=status,
-                              allowed=", ".join(STATUSES), fix=did_you_mean(status, STATUSES).strip(" ()"))
+                              allowed=", ".join(STATUSES),
+                              fix=fix_from_hint(did_you_mean(status, STATUSES), f"use one of {', '.join(STATUSES)}"))
     after = _parse_when(created_after, "created_after")
     before = _parse_when(created_before, "created_before", end_of_day=True)
     q = (q or "").strip().lower()

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import atexit
-import sys
 import os
+import sys
 import warnings
 from dataclasses import dataclass, field
 from datetime import timedelta

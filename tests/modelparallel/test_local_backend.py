@@ -30,7 +30,6 @@ def pipelined_job(tmp_path, **options) -> PyTorch:
 @pytest.mark.timeout(300)
 def test_smp_parameters_reach_smp_init_through_the_local_backend(tmp_path, monkeypatch):
     monkeypatch.setenv("SAGELAUNCH_HOME", str(tmp_path / "home"))  # a private job registry
-    parameters = PARAMETERS
     job = pipelined_job(tmp_path).fit(wait=True, logs=False)
     record = job.describe()
     assert record["TrainingJobStatus"] == "Completed", record.get("FailureReason")
@@ -40,7 +39,7 @@ def test_smp_parameters_reach_smp_init_through_the_local_backend(tmp_path, monke
     assert sorted(reports) == ["smp_rank0.json", "smp_rank1.json"]
     first, second = reports["smp_rank0.json"], reports["smp_rank1.json"]
     for report in (first, second):
-        assert report["env"] == parameters  # delivered as the user wrote them, alias included
+        assert report["env"] == PARAMETERS  # delivered as the user wrote them, alias included
         assert report["pp_size"] == 2 and report["microbatches"] == 2
     assert (first["pp_rank"], second["pp_rank"]) == (0, 1)
     assert first["losses"] == second["losses"]  # the last stage's loss reaches every pipeline rank

@@ -13,8 +13,6 @@ integer nanoseconds (``floor(ts)*1000 + round(frac*1000)``) and remember in ``me
 had fractional microseconds, so the analysis can apply HTA's rounding (ceil start, floor end; pytorch#122425).
 """
 
-from __future__ import annotations
-
 import contextlib
 import sys
 from pathlib import Path

@@ -1,6 +1,6 @@
 """Read and gunzip a trace in a background thread while the analysis imports numpy & co.
 
-zlib releases the GIL, so the ~50-100 ms of decompressing a large trace overlaps with the imports; this module
+ISA-L (like zlib) releases the GIL, so the ~10-50 ms of decompressing a large trace overlaps with the imports; this module
 imports nothing heavy on purpose.
 """
 

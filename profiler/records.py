@@ -11,8 +11,6 @@ The producers (profiler/analysis/*) build plain values and ``convert`` makes the
 so a value that breaks its record fails where it is made, named by its path.
 """
 
-from __future__ import annotations
-
 from typing import Any, Literal, Optional, Union
 
 import msgspec

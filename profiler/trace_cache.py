@@ -33,7 +33,7 @@ def _key(path: Path) -> str:
 
 def cache_file(path: Path) -> Path:
     """Where `path`'s parse is cached."""
-    import zlib  # already loaded by trace_file; hashlib's OpenSSL would add ~3 ms to every analyze
+    import zlib  # a small C module; hashlib's OpenSSL would add ~3 ms to every analyze
 
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "sagelaunch" / "traces"
     where = str(path.resolve()).encode()

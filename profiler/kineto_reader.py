@@ -1,5 +1,9 @@
 """Read one Kineto / torch.profiler Chrome trace (.json or .json.gz) into a RankTrace.
 
+numpy is imported only by the functions that turn the columns into arrays (rank_from_columns and after): decoding
+and building the columns use the standard library and msgspec alone, so that a process forked at the start of
+`profile analyze` (profiler/prefetch.py) reads the trace while its parent is still importing numpy.
+
 Parser choice: the whole file is decompressed and decoded by msgspec into typed, GC-free Structs that hold only
 the fields the analysis needs (unknown keys and args are skipped inside the C decoder, never materialised), then
 each column is pulled out with one list comprehension and turned into a numpy array. Measured on the 15 MB V100
@@ -15,14 +19,17 @@ had fractional microseconds, so the analysis can apply HTA's rounding (ceil star
 
 import contextlib
 import sys
+from array import array
 from pathlib import Path
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
 
 import msgspec
-import numpy as np
 
 from sagelaunch.profiler.schema import CAT_CPU_OP, RankTrace, TraceMeta
 from sagelaunch.profiler.trace_file import NotATrace, ProfileLoadError, read_trace_bytes
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["ProfileLoadError", "read_kineto", "parse_trace", "events_to_rank"]
 
@@ -151,12 +158,13 @@ def decode_trace(raw: bytes | bytearray, path: Path) -> Any:
     )
 
 
-def _int_column(values: list, default: int = -1) -> np.ndarray:
-    """int64 array; values that are not integers (strings like '0x0', None) become `default` (as HTA does)."""
+def _int_column(values: list, default: int = -1) -> array:
+    """int64 values (array 'q'); values that are not integers (strings like '0x0', None) become `default` (as HTA
+    does); floats and numeric strings are truncated to integers, as numpy's int64 conversion does."""
     try:
-        return np.fromiter(values, dtype=np.int64, count=len(values))
-    except (TypeError, ValueError, OverflowError):
-        out = np.empty(len(values), dtype=np.int64)
+        return array("q", values)
+    except (TypeError, OverflowError):
+        out = array("q", bytes(8 * len(values)))
         for i, v in enumerate(values):
             try:
                 out[i] = int(v)
@@ -165,13 +173,21 @@ def _int_column(values: list, default: int = -1) -> np.ndarray:
         return out
 
 
-def _encode(values) -> tuple[np.ndarray, list[str]]:
+def _float_column(values: list) -> array | list:
+    """float64 values (array 'd'); values of other types are left as the list, for rank_from_columns to convert
+    (numpy reads numeric strings) or refuse."""
+    try:
+        return array("d", values)
+    except (TypeError, OverflowError):
+        return values
+
+
+def _encode(values) -> tuple[array, list[str]]:
     """Dictionary-encode a sequence of strings: (int32 codes, dictionary)."""
     table: dict = dict.fromkeys(values)  # insertion-ordered distinct values, built in C
     for i, k in enumerate(table):
         table[k] = i
-    codes = np.fromiter(map(table.__getitem__, values), dtype=np.int32, count=len(values))
-    return codes, [str(k) for k in table]
+    return array("i", map(table.__getitem__, values)), [str(k) for k in table]
 
 
 def _first_dtype(types: Any) -> str:
@@ -194,8 +210,10 @@ def _strings(values: list) -> list:
     return [v if type(v) is str else str(v) for v in values]  # noqa: E721
 
 
-def _check_range(ts: np.ndarray, dur: np.ndarray, names: list, name_id: np.ndarray, meta: TraceMeta) -> None:
+def _check_range(ts: "np.ndarray", dur: "np.ndarray", names: list, name_id: "np.ndarray", meta: TraceMeta) -> None:
     """Refuse times that integer nanoseconds cannot hold (|ts|, dur and ts + dur within int64 after × 1000)."""
+    import numpy as np
+
     limit = (np.iinfo(np.int64).max - abs(meta.base_ns)) / 1000 / 2  # room for ts + dur and the ns fraction
     for field, values in (("ts", ts), ("dur", dur), ("ts + dur", ts + dur)):
         bad = ~(np.abs(values) < limit)  # also catches inf and NaN
@@ -211,6 +229,8 @@ def _check_range(ts: np.ndarray, dur: np.ndarray, names: list, name_id: np.ndarr
 def drop_negative_durations(cols: dict, names: list, meta: TraceMeta) -> dict:
     """Events with a negative duration would count as negative busy time (compute −50 %, idle 150 %): they are
     dropped, and a warning says how many."""
+    import numpy as np
+
     bad = cols["dur_ns"] < 0
     if not bad.any():
         return cols
@@ -224,8 +244,9 @@ def drop_negative_durations(cols: dict, names: list, meta: TraceMeta) -> dict:
 
 
 def event_columns(events: list, source: str) -> dict:
-    """The columns of one run of events (a whole trace, or one chunk of its traceEvents): numpy arrays of the
-    complete events (those with a duration, as HTA keeps them), in file order, with their own dictionaries.
+    """The columns of one run of events (a whole trace, or one chunk of its traceEvents): typed arrays (the
+    standard library's, made numpy arrays by rank_from_columns) of the complete events (those with a duration, as
+    HTA keeps them), in file order, with their own dictionaries.
 
     One list comprehension per column (~2 ms each for 45k events); transposing with zip(*map(attrgetter)) was
     measured 5x slower.
@@ -245,25 +266,20 @@ def event_columns(events: list, source: str) -> dict:
     nbytes = [a.bytes for a in args]
     ext = [a.external_id for a in args]
     itypes = [a.input_type for a in args]
-    try:
-        ts = np.array(ts_raw, dtype=np.float64)
-        dur = np.array(dur_raw, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ProfileLoadError(f"{source}: event timestamps/durations are not numbers") from None
     cat_id, cat_dict = _encode(cats)
     name_id, name_dict = _encode(names)
     if CAT_CPU_OP in cat_dict and any(t is not None for t in itypes):  # "Input type": only with record_shapes
         dtype_id, dtype_dict = _encode([_first_dtype(t) if t is not None else "" for t in itypes])
     else:
-        dtype_id, dtype_dict = np.zeros(n, dtype=np.int32), [""] if n else []
+        dtype_id, dtype_dict = array("i", bytes(4 * n)), [""] if n else []
     return {
         "events": len(events),
         "float_us": any(type(t) is float for t in ts_raw),  # noqa: E721 — int vs float decides HTA rounding
-        "ts": ts,
-        "dur": dur,
+        "ts": _float_column(ts_raw),
+        "dur": _float_column(dur_raw),
         "pid": _int_column(pids),
         "tid": _int_column(tids),
-        "device": _int_column(device).astype(np.int16),
+        "device": _int_column(device),
         "stream": _int_column(stream),
         "correlation": _int_column(corr),
         "external_id": _int_column(ext),
@@ -274,11 +290,38 @@ def event_columns(events: list, source: str) -> dict:
     }
 
 
+_INT_COLUMNS = ("pid", "tid", "device", "stream", "correlation", "external_id", "bytes")
+
+
+def _numpy(part: dict, source: str) -> dict:
+    """One event_columns part with numpy arrays (views of its typed arrays)."""
+    import numpy as np
+
+    def as_array(values, dtype):
+        if isinstance(values, array):
+            return np.frombuffer(values, dtype=dtype) if len(values) else np.empty(0, dtype=dtype)
+        return np.asarray(values, dtype=dtype)
+
+    out = dict(part)
+    try:
+        out.update(ts=as_array(part["ts"], np.float64), dur=as_array(part["dur"], np.float64))
+    except (TypeError, ValueError):
+        raise ProfileLoadError(f"{source}: event timestamps/durations are not numbers") from None
+    out.update({k: as_array(part[k], np.int64) for k in _INT_COLUMNS})
+    out["device"] = out["device"].astype(np.int16)
+    for key in ("name_id", "cat_id", "dtype_id"):
+        codes, words = part[key]
+        out[key] = (as_array(codes, np.int32), words)
+    return out
+
+
 def _joined(parts: list[dict], key: str):
     """One column of consecutive parts; a coded string column gets one dictionary, in order of first appearance
     over the parts, as if the whole trace had been encoded at once."""
     if len(parts) == 1:
         return parts[0][key]
+    import numpy as np
+
     if not isinstance(parts[0][key], tuple):
         return np.concatenate([p[key] for p in parts])
     table: dict = {}
@@ -298,6 +341,9 @@ def events_to_rank(events: list, meta: TraceMeta) -> RankTrace:
 def rank_from_columns(parts: list[dict], meta: TraceMeta) -> RankTrace:
     """A RankTrace from the event_columns of consecutive runs of a trace's events: exact nanoseconds, events with
     a negative duration dropped (with a warning), sorted by start (the file order kept in source_order)."""
+    import numpy as np
+
+    parts = [_numpy(p, meta.source) for p in parts]
     ts, dur = _joined(parts, "ts"), _joined(parts, "dur")
     name_id, name_dict = _joined(parts, "name_id")
     cat_id, cat_dict = _joined(parts, "cat_id")
@@ -308,8 +354,7 @@ def rank_from_columns(parts: list[dict], meta: TraceMeta) -> RankTrace:
     ts_ns = whole.astype(np.int64) * 1000 + np.rint((ts - whole) * 1000).astype(np.int64) + meta.base_ns
     dur_ns = np.rint(dur * 1000).astype(np.int64)
     cols = {"ts_ns": ts_ns, "dur_ns": dur_ns}
-    cols.update({k: _joined(parts, k) for k in ("pid", "tid", "device", "stream", "correlation", "external_id",
-                                                "bytes")})
+    cols.update({k: _joined(parts, k) for k in _INT_COLUMNS})
     cols.update(name_id=name_id, cat_id=cat_id, dtype_id=dtype_id)
     complete = len(ts)
     cols = drop_negative_durations(cols, name_dict, meta)
@@ -331,25 +376,40 @@ def rank_from_columns(parts: list[dict], meta: TraceMeta) -> RankTrace:
 def read_kineto(path: Path, cache: bool = True, workers: int | None = None) -> RankTrace:
     """One rank from a trace file; with `cache`, from (and into) its parsed copy (profiler/trace_cache.py).
 
-    A trace of 8 MB of JSON or more is decoded in chunks (profiler/trace_chunks.py), over `workers` processes
-    (default: the cores not already busy; 1 decodes chunks one after the other, here, and only traces over
-    trace_chunks.MAX_CHUNK_BYTES are then split at all)."""
-    from sagelaunch.profiler import trace_cache
+    The columns come from the process `profile analyze` forked to read the trace ahead (profiler/prefetch.py)
+    when there is one, else from trace_parts here."""
+    from sagelaunch.profiler import prefetch, trace_cache
 
     hit = trace_cache.cached(path) if cache else None
     if hit is not None:
         rank = trace_cache.load(path, hit)
         if rank is not None:
             return rank
-    raw = read_bytes(path)
-    size = len(raw)
-    rank = read_chunked(raw, path, workers)
-    if rank is None:
-        rank = _rank_of(decode_trace(raw, path), path)
-    del raw
+    ahead = prefetch.take_parts(path)
+    if ahead is None:
+        ahead = read_parts(path, workers)
+    parts, meta, size = ahead
+    rank = rank_from_columns(parts, meta)
+    del parts
     if cache and size >= trace_cache.MIN_JSON_BYTES and trace_cache.enabled():
         trace_cache.save(path, rank)
     return rank
+
+
+def read_parts(path: Path, workers: int | None = None) -> tuple[list[dict], TraceMeta, int]:
+    """(event_columns parts, TraceMeta, bytes of JSON) of a trace file, without numpy (see the module's docstring).
+
+    A trace of 8 MB of JSON or more is decoded in chunks (profiler/trace_chunks.py), over `workers` processes
+    (default: the cores not already busy; 1 decodes chunks one after the other, here, and only traces over
+    trace_chunks.MAX_CHUNK_BYTES are then split at all)."""
+    raw = read_bytes(path)
+    size = len(raw)
+    got = chunk_parts(raw, path, workers)
+    if got is None:
+        doc = decode_trace(raw, path)
+        del raw
+        got = [event_columns(doc.traceEvents, str(path))], _meta_of(doc, path)
+    return got[0], got[1], size
 
 
 class _NotWholeEvents(Exception):
@@ -372,9 +432,16 @@ def _decode_chunk(buf: bytes) -> list:
 
 def read_chunked(raw: bytes | bytearray, path: Path, workers: int | None = None,
                  chunk_bytes: int | None = None) -> RankTrace | None:
-    """The RankTrace of a trace decoded in chunks, equal to the whole decode's; None when the trace is too small
-    to split (under two chunks of trace_chunks.MIN_CHUNK_BYTES) or is not split cleanly: the caller decodes it
-    whole (which also words any error). `chunk_bytes` sets the chunks' size instead (tests)."""
+    """The RankTrace of a trace decoded in chunks, equal to the whole decode's; None when chunk_parts gives none."""
+    got = chunk_parts(raw, path, workers, chunk_bytes)
+    return None if got is None else rank_from_columns(*got)
+
+
+def chunk_parts(raw: bytes | bytearray, path: Path, workers: int | None = None,
+                chunk_bytes: int | None = None) -> tuple[list[dict], TraceMeta] | None:
+    """The event_columns of a trace decoded in chunks and its TraceMeta; None when the trace is too small to split
+    (under two chunks of trace_chunks.MIN_CHUNK_BYTES) or is not split cleanly: the caller decodes it whole (which
+    also words any error). `chunk_bytes` sets the chunks' size instead (tests)."""
     from sagelaunch.profiler import trace_chunks
 
     workers = workers or trace_chunks.free_cores()
@@ -405,7 +472,7 @@ def read_chunked(raw: bytes | bytearray, path: Path, workers: int | None = None,
         parts = trace_chunks.fork_map(columns, spans, parallel)
     except (_NotWholeEvents, trace_chunks.WorkerLost):  # decoded whole, here, instead
         return None
-    return rank_from_columns(parts, _meta_of(head, path))
+    return parts, _meta_of(head, path)
 
 
 def _rank_of(doc, path: Path) -> RankTrace:

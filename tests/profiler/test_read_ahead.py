@@ -1,0 +1,81 @@
+"""`profile analyze`'s read-ahead (profiler/prefetch.py): a process forked before numpy is imported reads, gunzips
+and decodes the trace into columns; the parent's RankTrace equals the one it would have read itself, errors come
+out as the parent's own read words them, and the child is reaped."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+TRACES = REPO / "tests" / "data" / "traces"
+
+# In a fresh process (one thread, numpy not loaded): start the read-ahead, check that neither this process nor
+# (a fork taken at that moment) the child has numpy, read through it, then compare with an ordinary read.
+SCRIPT = """
+import os, sys
+from pathlib import Path
+from sagelaunch.profiler import prefetch
+path = Path(sys.argv[1])
+prefetch.start(path)
+child = prefetch._children.get(str(path.resolve()))
+assert child is not None, "no read-ahead process was started"
+assert "numpy" not in sys.modules, "the reader imported numpy before forking"
+from sagelaunch.profiler.kineto_reader import ProfileLoadError, read_kineto
+try:
+    ahead = read_kineto(path, cache=False)
+except ProfileLoadError as exc:
+    ahead = exc
+try:
+    os.waitpid(child.pid, os.WNOHANG)
+    raise AssertionError("the read-ahead child was not reaped")
+except ChildProcessError:
+    pass
+try:
+    mine = read_kineto(path, cache=False)
+except ProfileLoadError as exc:
+    print("ERROR", str(ahead) == str(exc), type(ahead) is type(exc))
+    sys.exit(0)
+import numpy as np
+assert ahead.names == mine.names and ahead.cats == mine.cats and ahead.dtypes == mine.dtypes
+assert ahead.meta.to_dict() == mine.meta.to_dict()
+assert ahead.columns.keys() == mine.columns.keys()
+for k in mine.columns:
+    assert ahead.columns[k].dtype == mine.columns[k].dtype, k
+    assert np.array_equal(ahead.columns[k], mine.columns[k]), k
+assert (ahead.source_order is None) == (mine.source_order is None)
+print("SAME", len(mine))
+"""
+
+
+def _run(path: Path) -> str:
+    env = {**os.environ, "PYTHONPATH": str(REPO), "SAGELAUNCH_PROFILE_CACHE": "0"}
+    cmd = [sys.executable, "-c", SCRIPT, str(path)]
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip()
+
+
+needs_two_cores = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="the read-ahead forks only with two cores")
+
+
+@needs_two_cores
+def test_read_ahead_columns_equal_the_parents_own_read():
+    for trace in ("v100_rank0.pt.trace.json.gz", "sampled_rank1.pt.trace.json.gz", "cpu_only.pt.trace.json.gz"):
+        result = _run(TRACES / trace)
+        assert result.startswith("SAME "), (trace, result)
+
+
+@needs_two_cores
+def test_read_ahead_errors_are_the_parents_own(tmp_path):
+    truncated = tmp_path / "cut.json.gz"
+    truncated.write_bytes((TRACES / "alexnet.pt.trace.json.gz").read_bytes()[:5000])
+    not_json = tmp_path / "text.json"
+    not_json.write_text('{"traceEvents": [{"ph": "X", "ts": 1, "dur": 2, "cat": "kernel", "name": "k"},')
+    for bad in (truncated, not_json):
+        result = _run(bad)
+        assert result == "ERROR True True", (bad.name, result)

@@ -1,21 +1,26 @@
-"""Analysis speed and peak memory: `profile analyze --json` vs HTA 0.5, side by side in one run, on EVERY trace in
-tests/data/traces and on a 16-rank folder (made from the two sampled ranks in a temporary folder).
+"""Analysis speed and peak memory, cold and warm: `profile analyze --json` vs HTA 0.5 and vs the floor (gunzip + parse
+the JSON), side by side in one run, on every real GPU trace of tests/data and on a 16-rank folder.
 
-Each contender runs in a fresh process, from process start to results printed (median of --repeat runs,
-interleaved so that load on the machine hits all alike, after one untimed run each); wall time, CPU time
-(user+sys of the process and its workers, less sensitive to other load) and peak RSS (of the largest process: the
-analysis or one of its workers). Compiled bytecode is kept for both, as an installed package has it (a
-PYTHONDONTWRITEBYTECODE in the caller's environment would make our uninstalled sources compile on every run).
-HTA runs in its own environment (.venv-hta, see scripts/make_hta_fixtures.py): TraceAnalysis load +
-get_temporal_breakdown + get_gpu_kernel_breakdown + get_cuda_kernel_launch_stats. Ours runs twice per trace:
-cold (SAGELAUNCH_PROFILE_CACHE=0: the JSON is parsed; a big trace in chunks over the cores), cold on one core
-(taskset: what a trace costs without worker processes) and warm (the parsed columns cached beside the trace by
-an earlier run, as for a second analyze/report/ui of the same trace). "in process" rows time only the work, in a
-fresh process that has already imported everything it needs (ours: the analysis modules; HTA: TraceAnalysis), from
-the call to the results as JSON (ours cold; HTA's load + the three analyses); they are compared with each other.
+Each contender runs in a fresh process, from process start to results printed, interleaved (run i of every
+contender, then run i+1), after one untimed run each; wall time, CPU time (user+sys of the process and its workers)
+and peak RSS (of the largest process). Ratios are paired: per run i, HTA's wall / ours, then the median over runs.
+Compiled bytecode is kept for both, as an installed package has it.
 
-    .venv/bin/python scripts/bench_profiler_analysis.py [TRACE_OR_FOLDER ...] [--repeat 3] [--folder-repeat 1]
-                                                        [--hta-python .venv-hta/bin/python]
+- "ours cold": SAGELAUNCH_PROFILE_CACHE=0, the JSON is parsed (read ahead in a forked process with two cores);
+  "ours cold, 1 core": pinned to one core (taskset); "ours warm": the parsed columns cached by an earlier run, as
+  for a second analyze/report/ui of the same trace; "sagelaunch CLI cold": through `sagelaunch profile analyze`.
+- "HTA 0.5 cold": HTA's own environment (.venv-hta, see scripts/make_hta_fixtures.py): TraceAnalysis load +
+  get_temporal_breakdown + get_gpu_kernel_breakdown + get_cuda_kernel_launch_stats (HTA has no parse cache).
+- "floor": `python -c` that gunzips the file and parses it with the fastest JSON reader installed (chosen per trace,
+  in process, among orjson, msgspec, simdjson and json; ISA-L's inflate where installed): what any analysis of the
+  file must at least pay, with the same interpreter.
+- "in process" rows time only the work, imports left out, in a fresh process (ours cold; HTA's load + analyses);
+  they are compared with each other.
+
+--phases prints where a cold run's time goes per trace (in process, one thread, min of --repeat fresh processes).
+
+    .venv/bin/python scripts/bench_profiler_analysis.py [TRACE_OR_FOLDER ...] [--repeat 5] [--folder-repeat 1]
+                                                        [--hta-python .venv-hta/bin/python] [--phases]
 """
 
 from __future__ import annotations
@@ -32,7 +37,12 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # scripts.bench_analysis_phases, run from a checkout
 TRACES = REPO / "tests" / "data" / "traces"
+# every real GPU trace of tests/data (the findings' labelled set's and the benchmark's own included)
+TRACE_FOLDERS = (TRACES, REPO / "tests" / "data" / "profiler" / "findings_set" / "traces",
+                 REPO / "tests" / "data" / "profiler" / "bench_traces")
+HEADLINE_GZ_BYTES = 700_000  # the traces a user waits for (0.7 MB gzipped and up): the targets' median is over these
 
 # HTA's load + the three analyses, as the text of a function both HTA scripts define and call
 HTA_ANALYSES = """
@@ -93,7 +103,44 @@ print(json.dumps({"rc": p.returncode, "wall_s": wall, "cpu_s": ru.ru_utime + ru.
 """
 
 
+# The floor: gunzip and parse, nothing else. {reader} is filled in with the fastest reader for the trace.
+FLOOR = """
+import sys
+try:
+    from isal.isal_zlib import decompress
+except ImportError:
+    from zlib import decompress
+data = open(sys.argv[1], "rb").read()
+if data[:2] == b"\\x1f\\x8b":
+    data = decompress(data, 31)
+{reader}
+"""
+READERS = {  # generic parses of the whole document, each a statement on `data`
+    "orjson": "import orjson; orjson.loads(data)",
+    "msgspec": "import msgspec; msgspec.json.decode(data)",
+    "simdjson": "import simdjson; simdjson.Parser().parse(data)",
+    "json": "import json; json.loads(data)",
+}
+PICK_READER = """
+import json, sys, time
+floor, readers = sys.argv[1], json.loads(sys.argv[2])
+sys.argv[1:] = sys.argv[3:]  # the floor's own command line: the trace
+exec(compile(floor.replace("{reader}", "pass"), "floor", "exec"))
+best = {}
+for name, stmt in readers.items():
+    try:
+        exec(stmt)
+    except ImportError:
+        continue
+    runs = []
+    for _ in range(3):
+        t = time.perf_counter(); exec(stmt); runs.append(time.perf_counter() - t)
+    best[name] = min(runs)
+print(min(best, key=best.get))
+"""
+
 IN_PROCESS = ("ours in process", "HTA in process")  # compared with each other, not with the whole processes
+HTA, OURS, FLOOR_NAME = "HTA 0.5 cold", "ours cold", "floor"
 
 
 def measure(cmd: list[str], env=None, in_process: bool = False) -> dict:
@@ -117,8 +164,16 @@ def sixteen_ranks(folder: Path) -> Path:
     return folder
 
 
-def bench(target: Path, work: Path, repeat: int, hta_python: Path) -> dict:
-    """{contender: (wall, cpu, peak MB, rc)} for one trace or folder, each in a private folder of symlinks."""
+def floor_command(trace: Path) -> tuple[list[str], str]:
+    """(the floor's command line, the reader it uses): the fastest generic JSON reader installed for this trace."""
+    pick = subprocess.run([sys.executable, "-c", PICK_READER, FLOOR, json.dumps(READERS), str(trace)],
+                          capture_output=True, text=True, check=True, cwd=REPO)
+    reader = pick.stdout.strip()
+    return [sys.executable, "-c", FLOOR.replace("{reader}", READERS[reader]), str(trace)], reader
+
+
+def bench(target: Path, work: Path, repeat: int, hta_python: Path) -> tuple[dict, dict]:
+    """({contender: [run figures]}, notes) for one trace or folder, each contender on a private folder of symlinks."""
     home = work / f"{target.name}-{len(list(work.iterdir()))}"
     home.mkdir()
     files = sorted(target.glob("*.json*")) if target.is_dir() else [target]
@@ -129,16 +184,20 @@ def bench(target: Path, work: Path, repeat: int, hta_python: Path) -> dict:
     env.update(PYTHONPATH=str(REPO), XDG_CACHE_HOME=str(work / "xdg"), PYTHONPYCACHEPREFIX=str(work / "pycache"))
     cold = {**env, "SAGELAUNCH_PROFILE_CACHE": "0"}
     ours = [sys.executable, "-m", "sagelaunch.profiler.cli", "analyze", arg, "--json"]
-    contenders = {"ours cold": (ours, cold)}
+    contenders = {OURS: (ours, cold)}
     if shutil.which("taskset") and len(os.sched_getaffinity(0)) > 1:
         contenders["ours cold, 1 core"] = (["taskset", "-c", str(min(os.sched_getaffinity(0))), *ours], cold)
     subprocess.run(ours, env=env, cwd=REPO, stdout=subprocess.DEVNULL, check=True)  # leaves the cache
     contenders["ours warm"] = (ours, env)
-    contenders["sagelaunch CLI warm"] = ([sys.executable, "-m", "sagelaunch.cli", "profile", "analyze", arg, "--json"],
-                                         env)
+    contenders["sagelaunch CLI cold"] = ([sys.executable, "-m", "sagelaunch.cli", "profile", "analyze", arg, "--json"],
+                                         cold)
     contenders[IN_PROCESS[0]] = ([sys.executable, "-c", OURS_IN_PROCESS, arg], cold)
+    notes = {}
+    if not target.is_dir():
+        cmd, notes["reader"] = floor_command(home / target.name)
+        contenders[FLOOR_NAME] = (cmd, env)
     if hta_python.exists():
-        contenders["HTA 0.5"] = ([str(hta_python), "-c", HTA_SCRIPT, str(home)], env)
+        contenders[HTA] = ([str(hta_python), "-c", HTA_SCRIPT, str(home)], env)
         contenders[IN_PROCESS[1]] = ([str(hta_python), "-c", HTA_IN_PROCESS, str(home)], env)
     for cmd, e in contenders.values():  # untimed: bytecode compiled, files in the page cache
         subprocess.run(cmd, env=e, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -146,37 +205,93 @@ def bench(target: Path, work: Path, repeat: int, hta_python: Path) -> dict:
     for _ in range(repeat):
         for name, (cmd, e) in contenders.items():
             runs[name].append(measure(cmd, e, in_process=name in IN_PROCESS))
-    return {name: (statistics.median(r["wall_s"] for r in rs), statistics.median(r["cpu_s"] for r in rs),
-                   max(r["peak_mb"] for r in rs), rs[-1]["rc"]) for name, rs in runs.items()}
+    return runs, notes
+
+
+def paired(runs: dict, num: str, den: str, key: str = "wall_s") -> float | None:
+    """The median over runs i of runs[num][i] / runs[den][i] (None when either is missing)."""
+    if num not in runs or den not in runs:
+        return None
+    return statistics.median(a[key] / b[key] for a, b in zip(runs[num], runs[den]))
+
+
+def summary_row(rs: list[dict]) -> tuple[float, float, float, int]:
+    return (statistics.median(r["wall_s"] for r in rs), statistics.median(r["cpu_s"] for r in rs),
+            max(r["peak_mb"] for r in rs), max(rs, key=lambda r: abs(r["rc"]))["rc"])
+
+
+def default_targets(work: Path) -> list[Path]:
+    traces = sorted((f for folder in TRACE_FOLDERS for f in folder.glob("*.json.gz")), key=lambda f: f.stat().st_size)
+    return [*traces, sixteen_ranks(work / "16-ranks")]
+
+
+def report_targets(results: list[tuple[Path, dict, dict]]) -> None:
+    """Per trace: ours cold vs HTA cold and vs the floor (paired medians); then the medians and the targets."""
+    print(f"\n{'cold, paired medians':<48}{'ours s':>8}{'HTA s':>8}{'floor s':>9}{'HTA/ours':>10}{'ours/floor':>12}"
+          f"  reader")
+    headline, everything = [], []
+    for target, runs, notes in results:
+        h, f = paired(runs, HTA, OURS), paired(runs, OURS, FLOOR_NAME)
+        med = {k: statistics.median(r["wall_s"] for r in runs[k]) if k in runs else float("nan")
+               for k in (OURS, HTA, FLOOR_NAME)}
+        size = sum(p.stat().st_size for p in (target.glob("*.json*") if target.is_dir() else [target]))
+        big = target.is_file() and size >= HEADLINE_GZ_BYTES
+        label = f"{target.name[:36]} ({size / 1e6:.2f} MB gz){' *' if big else ''}"
+        print(f"{label:<48}{med[OURS]:>8.3f}{med[HTA]:>8.3f}{med[FLOOR_NAME]:>9.3f}"
+              f"{'' if h is None else f'{h:.1f}x':>10}{'' if f is None else f'{f:.2f}x':>12}  {notes.get('reader', '')}")
+        everything.append((h, f))
+        if big:
+            headline.append((h, f))
+    for title, rows in (("* traces of 0.7 MB gz and up", headline), ("every trace and folder", everything)):
+        hs = [h for h, _ in rows if h is not None]
+        fs = [f for _, f in rows if f is not None]
+        if hs:
+            print(f"{title}: HTA/ours cold median {statistics.median(hs):.1f}x (slowest {min(hs):.1f}x, n={len(hs)})"
+                  + (f"; ours/floor median {statistics.median(fs):.2f}x (worst {max(fs):.2f}x)" if fs else ""))
+    hs = [h for h, _ in headline if h is not None]
+    fs = [f for _, f in headline if f is not None]
+    if hs:
+        print(f"targets on the * traces: median >= 10x HTA: {'met' if statistics.median(hs) >= 10 else 'NOT met'}; "
+              f"every trace >= 6x: {'met' if min(hs) >= 6 else 'NOT met'}; ours <= 2x the floor: "
+              f"{'met' if fs and max(fs) <= 2 else 'NOT met'}")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("targets", nargs="*", type=Path, help="traces or folders (default: every test trace + 16 ranks)")
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("targets", nargs="*", type=Path,
+                    help="traces or folders (default: every real GPU trace of tests/data + 16 ranks)")
+    ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--folder-repeat", type=int, default=1, help="runs for the 16-rank folder (HTA takes ~30 s)")
     ap.add_argument("--hta-python", type=Path, default=REPO / ".venv-hta" / "bin" / "python")
+    ap.add_argument("--phases", action="store_true", help="where a cold run's time goes, per trace, instead")
     args = ap.parse_args()
+    if args.phases:
+        from scripts.bench_analysis_phases import print_phases
+
+        with tempfile.TemporaryDirectory(prefix="bench-analysis-") as tmp:
+            print_phases([t for t in (args.targets or default_targets(Path(tmp))) if t.is_file()], args.repeat)
+        return
     if not args.hta_python.exists():
         print(f"(no HTA environment at {args.hta_python}; create it as scripts/make_hta_fixtures.py says)")
     with tempfile.TemporaryDirectory(prefix="bench-analysis-") as tmp:
         work = Path(tmp)
-        targets = args.targets or [*sorted(TRACES.glob("*.json.gz")), sixteen_ranks(work / "16-ranks")]
+        targets = args.targets or default_targets(work)
         print(f"{'trace':<34}{'contender':<21}{'wall s':>8}{'cpu s':>8}{'peak MB':>9}{'rc':>4}"
               f"{'HTA/ours wall':>15}{'cpu':>7}{'memory':>8}")
-        worst: dict[str, float] = {}
+        results = []
         for target in targets:
             repeat = args.folder_repeat if target.is_dir() else args.repeat
-            res = bench(target, work, repeat, args.hta_python)
-            for name, (wall, cpu, peak, rc) in res.items():
+            runs, notes = bench(target, work, repeat, args.hta_python)
+            results.append((target, runs, notes))
+            for name, rs in runs.items():
+                wall, cpu, peak, rc = summary_row(rs)
                 ratio = ""
-                hta = res.get(IN_PROCESS[1] if name in IN_PROCESS else "HTA 0.5")
-                if hta and name not in ("HTA 0.5", IN_PROCESS[1]):
-                    ratio = f"{hta[0] / wall:>14.1f}x{hta[1] / cpu:>6.1f}x{peak / hta[2]:>7.2f}x"
-                    worst[name] = min(worst.get(name, 1e9), hta[0] / wall)
+                hta = HTA if name not in IN_PROCESS else IN_PROCESS[1]
+                if hta in runs and name not in (HTA, IN_PROCESS[1], FLOOR_NAME):
+                    ratio = (f"{paired(runs, hta, name):>14.1f}x{paired(runs, hta, name, 'cpu_s'):>6.1f}x"
+                             f"{peak / summary_row(runs[hta])[2]:>7.2f}x")
                 print(f"{target.name[:33]:<34}{name:<21}{wall:>8.3f}{cpu:>8.3f}{peak:>9.1f}{rc:>4}{ratio}")
-        for name, ratio in worst.items():
-            print(f"slowest ratio over the targets, {name}: {ratio:.1f}x HTA's wall time")
+        report_targets(results)
 
 
 if __name__ == "__main__":

@@ -21,13 +21,29 @@ def test_analysis_benchmark_runs():
     proc = run("scripts/bench_profiler_analysis.py", str(TRACES / "alexnet.pt.trace.json.gz"), "--repeat", "1",
                "--hta-python", "/nonexistent/python")
     assert proc.returncode == 0, proc.stderr
-    rows = [line.split() for line in proc.stdout.splitlines() if line.startswith("alexnet.pt.trace.json.gz")]
-    # the cold (also on one core, where taskset can pin it), warm, CLI and in-process runs of the named trace all ran
-    # and succeeded (rc column); no HTA: no ratios
-    one_core = [["ours", "cold,"]] if shutil.which("taskset") and len(os.sched_getaffinity(0)) > 1 else []
-    assert [r[1:3] for r in rows] == [["ours", "cold"], *one_core, ["ours", "warm"], ["sagelaunch", "CLI"],
-                                      ["ours", "in"]], proc.stdout
+    rows = [line.split() for line in proc.stdout.splitlines()
+            if line.startswith("alexnet.pt.trace.json.gz ") and not line.startswith("alexnet.pt.trace.json.gz (")]
+    # the cold (also on one core, where taskset can pin it), warm, CLI, in-process and floor runs of the named trace
+    # all ran and succeeded (rc column); no HTA: no ratios to HTA, but ours vs the floor
+    one_core = ["ours cold, 1 core"] if shutil.which("taskset") and len(os.sched_getaffinity(0)) > 1 else []
+    assert [" ".join(r[1:-4]) for r in rows] == ["ours cold", *one_core, "ours warm", "sagelaunch CLI cold",
+                                                 "ours in process", "floor"], proc.stdout
     assert all(r[-1] == "0" and float(r[-4]) > 0 for r in rows), proc.stdout
+    paired = [line.split() for line in proc.stdout.splitlines() if line.startswith("alexnet.pt.trace.json.gz (")]
+    assert len(paired) == 1 and paired[0][-2].endswith("x") and paired[0][-1] in ("orjson", "msgspec", "simdjson",
+                                                                                 "json"), proc.stdout
+
+
+def test_analysis_benchmark_phases_add_up():
+    proc = run("scripts/bench_profiler_analysis.py", str(TRACES / "alexnet.pt.trace.json.gz"), "--repeat", "1",
+               "--phases")
+    assert proc.returncode == 0, proc.stderr
+    rows = {line[:46].strip(): line[46:].split() for line in proc.stdout.splitlines()[2:]}
+    assert {"interpreter start-up (python -c pass)", "import numpy", "read + gunzip", "JSON decode (typed msgspec)",
+            "columns (typed arrays)", "analyses", "JSON output"} <= set(rows), proc.stdout
+    main = [k for k in rows if not k.startswith(("hta_view", "gpu_breakdown", "metrics", "loop", "findings", "("))
+            and not k.startswith(("text output", "sum of"))]
+    assert abs(sum(float(rows[k][0]) for k in main) - float(rows["sum of the phases (--json)"][0])) < 0.5
 
 
 @pytest.mark.slow  # trains a model with and without profilers

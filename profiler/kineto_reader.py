@@ -182,12 +182,20 @@ def _float_column(values: list) -> array | list:
         return values
 
 
-def _encode(values) -> tuple[array, list[str]]:
-    """Dictionary-encode a sequence of strings: (int32 codes, dictionary)."""
-    table: dict = dict.fromkeys(values)  # insertion-ordered distinct values, built in C
+def _encode(values: list) -> tuple[array, list[str]]:
+    """Dictionary-encode a list of strings: (int32 codes, dictionary). Values that are not strings (odd JSON may
+    hold numbers or lists where names belong) are encoded as their str()."""
+    try:
+        table: dict = dict.fromkeys(values)  # insertion-ordered distinct values, built in C
+        plain = all(type(k) is str for k in table)  # noqa: E721 — on the few distinct values, not on every event
+    except TypeError:  # unhashable: a list where a name belongs
+        plain = False
+    if not plain:
+        values = [v if type(v) is str else str(v) for v in values]  # noqa: E721
+        table = dict.fromkeys(values)
     for i, k in enumerate(table):
         table[k] = i
-    return array("i", map(table.__getitem__, values)), [str(k) for k in table]
+    return array("i", map(table.__getitem__, values)), list(table)
 
 
 def _first_dtype(types: Any) -> str:
@@ -201,13 +209,6 @@ def _first_dtype(types: Any) -> str:
 def _complete_events(events: list) -> list:
     """Events HTA keeps: with a duration, a start and a category other than "Trace"."""
     return [e for e in events if e.dur is not None and e.ts is not None and e.cat is not None and e.cat != "Trace"]
-
-
-def _strings(values: list) -> list:
-    """The values, as strings (odd JSON may hold numbers or lists where names belong)."""
-    if set(map(type, values)) <= {str}:
-        return values
-    return [v if type(v) is str else str(v) for v in values]  # noqa: E721
 
 
 def _check_range(ts: "np.ndarray", dur: "np.ndarray", names: list, name_id: "np.ndarray", meta: TraceMeta) -> None:
@@ -255,8 +256,8 @@ def event_columns(events: list, source: str) -> dict:
     n = len(xs)
     ts_raw = [e.ts for e in xs]
     dur_raw = [e.dur for e in xs]
-    cats = _strings([e.cat for e in xs])
-    names = _strings([e.name for e in xs])
+    cats = [e.cat for e in xs]
+    names = [e.name for e in xs]
     pids = [e.pid for e in xs]
     tids = [e.tid for e in xs]
     args = [e.args if type(e.args) is _Args else _NO_ARGS for e in xs]

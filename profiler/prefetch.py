@@ -38,7 +38,9 @@ def start(path) -> None:
             # imported before the fork, so that both processes share it: this one needs it too
             from sagelaunch.profiler.kineto_reader import read_parts
 
-            _children[key] = trace_chunks.Forked(read_parts, p, 1)  # 1 worker: the parent is busy importing
+            # a big trace is decoded in chunks by the child and a grandchild when the machine has cores to spare
+            # (read_parts' default): the parent's core is free again once its imports are done
+            _children[key] = trace_chunks.Forked(read_parts, p)
             return
         _threads[key] = threading.Thread(target=_work, args=(key, p), daemon=True)
         _threads[key].start()

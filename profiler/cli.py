@@ -118,7 +118,7 @@ def run_analyze(path: str, as_json: bool, top: int, context: dict | None = None)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from sagelaunch.profiler import prefetch
 
-    prefetch.start(path)  # gunzip in a thread while the imports below run
+    prefetch.start(path)  # read the trace in another process (or gunzip it in a thread) while the imports below run
     from sagelaunch.profiler.analysis import analyze
     from sagelaunch.profiler.kineto_reader import ProfileLoadError
 

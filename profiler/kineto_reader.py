@@ -35,10 +35,17 @@ __all__ = ["ProfileLoadError", "read_kineto", "parse_trace", "events_to_rank"]
 
 
 def read_bytes(path: Path) -> bytes | bytearray:
-    from sagelaunch.profiler import prefetch
+    return read_trace_bytes(path)
 
-    ready = prefetch.take(path)
-    return ready if ready is not None else read_trace_bytes(path)
+
+# Readings started ahead (profiler/prefetch.py), by resolved path: each has result(), which returns what
+# read_parts(path) returns, or None when the reading was lost (the trace is then read here).
+_AHEAD: dict[str, Any] = {}
+
+
+def read_ahead(path: Path, reading) -> None:
+    """Let read_kineto(path) take its columns from `reading` (once)."""
+    _AHEAD[str(path.resolve())] = reading
 
 
 class _Args(msgspec.Struct, gc=False):
@@ -377,16 +384,17 @@ def rank_from_columns(parts: list[dict], meta: TraceMeta) -> RankTrace:
 def read_kineto(path: Path, cache: bool = True, workers: int | None = None) -> RankTrace:
     """One rank from a trace file; with `cache`, from (and into) its parsed copy (profiler/trace_cache.py).
 
-    The columns come from the process `profile analyze` forked to read the trace ahead (profiler/prefetch.py)
-    when there is one, else from trace_parts here."""
-    from sagelaunch.profiler import prefetch, trace_cache
+    The columns come from a reading started ahead (read_ahead; `profile analyze` starts one) when there is one,
+    else from read_parts here."""
+    from sagelaunch.profiler import trace_cache
 
     hit = trace_cache.cached(path) if cache else None
     if hit is not None:
         rank = trace_cache.load(path, hit)
         if rank is not None:
             return rank
-    ahead = prefetch.take_parts(path)
+    reading = _AHEAD.pop(str(path.resolve()), None)
+    ahead = reading.result() if reading is not None else None
     if ahead is None:
         ahead = read_parts(path, workers)
     parts, meta, size = ahead
@@ -403,7 +411,11 @@ def read_parts(path: Path, workers: int | None = None) -> tuple[list[dict], Trac
     A trace of 8 MB of JSON or more is decoded in chunks (profiler/trace_chunks.py), over `workers` processes
     (default: the cores not already busy; 1 decodes chunks one after the other, here, and only traces over
     trace_chunks.MAX_CHUNK_BYTES are then split at all)."""
-    raw = read_bytes(path)
+    return parts_of(read_bytes(path), path, workers)
+
+
+def parts_of(raw: bytes | bytearray, path: Path, workers: int | None = None) -> tuple[list[dict], TraceMeta, int]:
+    """read_parts of a trace's JSON text, `raw`."""
     size = len(raw)
     got = chunk_parts(raw, path, workers)
     if got is None:

@@ -19,11 +19,14 @@ TRACES = REPO / "tests" / "data" / "traces"
 SCRIPT = """
 import os, sys
 from pathlib import Path
-from sagelaunch.profiler import prefetch
-path = Path(sys.argv[1])
+from sagelaunch.profiler import kineto_reader, prefetch
+path, expected = Path(sys.argv[1]), sys.argv[2]
+if expected == "_InThread":  # one core: a thread gunzips instead
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
 prefetch.start(path)
-child = prefetch._children.get(str(path.resolve()))
-assert child is not None, "no read-ahead process was started"
+reading = kineto_reader._AHEAD.get(str(path.resolve()))
+assert type(reading).__name__ == expected, f"expected {expected}, started {reading}"
+child = getattr(reading, "child", None)
 assert "numpy" not in sys.modules, "the reader imported numpy before forking"
 from sagelaunch.profiler.kineto_reader import ProfileLoadError, read_kineto
 try:
@@ -31,10 +34,12 @@ try:
 except ProfileLoadError as exc:
     ahead = exc
 try:
-    os.waitpid(child.pid, os.WNOHANG)
-    raise AssertionError("the read-ahead child was not reaped")
+    if child is not None:
+        os.waitpid(child.pid, os.WNOHANG)
+        raise AssertionError("the read-ahead child was not reaped")
 except ChildProcessError:
     pass
+assert not kineto_reader._AHEAD, "the reading was not taken"
 try:
     mine = read_kineto(path, cache=False)
 except ProfileLoadError as exc:
@@ -52,9 +57,9 @@ print("SAME", len(mine))
 """
 
 
-def _run(path: Path) -> str:
+def _run(path: Path, expected: str = "_InChild") -> str:
     env = {**os.environ, "PYTHONPATH": str(REPO), "SAGELAUNCH_PROFILE_CACHE": "0"}
-    cmd = [sys.executable, "-c", SCRIPT, str(path)]
+    cmd = [sys.executable, "-c", SCRIPT, str(path), expected]
     out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0, out.stderr
     return out.stdout.strip()
@@ -68,6 +73,7 @@ def test_read_ahead_columns_equal_the_parents_own_read():
     for trace in ("v100_rank0.pt.trace.json.gz", "sampled_rank1.pt.trace.json.gz", "cpu_only.pt.trace.json.gz"):
         result = _run(TRACES / trace)
         assert result.startswith("SAME "), (trace, result)
+    assert _run(TRACES / "sampled_rank1.pt.trace.json.gz", "_InThread").startswith("SAME ")
 
 
 @needs_two_cores
@@ -77,5 +83,6 @@ def test_read_ahead_errors_are_the_parents_own(tmp_path):
     not_json = tmp_path / "text.json"
     not_json.write_text('{"traceEvents": [{"ph": "X", "ts": 1, "dur": 2, "cat": "kernel", "name": "k"},')
     for bad in (truncated, not_json):
-        result = _run(bad)
-        assert result == "ERROR True True", (bad.name, result)
+        for expected in ("_InChild", "_InThread"):
+            result = _run(bad, expected)
+            assert result == "ERROR True True", (bad.name, expected, result)

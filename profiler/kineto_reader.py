@@ -4,13 +4,14 @@ numpy is imported only by the functions that turn the columns into arrays (rank_
 and building the columns use the standard library and msgspec alone, so that a process forked at the start of
 `profile analyze` (profiler/prefetch.py) reads the trace while its parent is still importing numpy.
 
-Parser choice: the whole file is decompressed and decoded by msgspec into typed, GC-free Structs that hold only
-the fields the analysis needs (unknown keys and args are skipped inside the C decoder, never materialised), then
-each column is pulled out with one list comprehension and turned into a numpy array. Measured on the 15 MB V100
-trace (CPU time): gunzip ~0.03 s, msgspec typed decode ~0.03 s (orjson.loads: ~0.2 s, and its generic dict tree
-costs ~2x the memory and ~0.1 s more to build columns from and to free), columns ~0.045 s. pyarrow.json only reads newline-delimited records (a Chrome trace is
-one object) and importing it costs ~0.2 s; ijson-style streaming is 5-10x slower. Non-trace JSON falls back to
-orjson to say what the file is.
+Parser choice: the whole file is decompressed (ISA-L) and decoded by msgspec into typed, GC-free Structs that hold
+only the fields the analysis needs (unknown keys and args are skipped inside the C decoder, never materialised),
+then each column is pulled out with one list comprehension into a typed array. Measured on the 15 MB V100 trace
+(CPU time): gunzip ~0.01 s (zlib: ~0.03 s), msgspec typed decode ~0.035 s (orjson.loads: ~0.2 s, and its generic
+dict tree costs ~2x the memory and ~0.1 s more to build columns from and to free), columns ~0.045 s. Readers that
+build columns without per-event Python objects cost more to import than they save here: pyarrow.json (~0.2 s; and it
+only reads newline-delimited records, a Chrome trace is one object), polars (~0.5 s); ijson-style streaming is 5-10x
+slower. Non-trace JSON falls back to orjson to say what the file is.
 
 Timestamps: Kineto writes microseconds, as floats with a nanosecond fraction since PyTorch 2.3. We keep exact
 integer nanoseconds (``floor(ts)*1000 + round(frac*1000)``) and remember in ``meta.float_us`` that the source

@@ -29,7 +29,7 @@ def test_analysis_benchmark_runs():
     assert [" ".join(r[1:-4]) for r in rows] == ["ours cold", *one_core, "ours warm", "sagelaunch CLI cold",
                                                  "ours in process", "floor"], proc.stdout
     assert all(r[-1] == "0" and float(r[-4]) > 0 for r in rows), proc.stdout
-    paired = [line.split() for line in proc.stdout.splitlines() if line.startswith("alexnet.pt.trace.json.gz (")]
+    paired = [line.split() for line in proc.stdout.splitlines() if line.startswith("alexnet (")]
     assert len(paired) == 1 and paired[0][-2].endswith("x") and paired[0][-1] in ("orjson", "msgspec", "simdjson",
                                                                                  "json"), proc.stdout
 

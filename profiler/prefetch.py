@@ -1,10 +1,11 @@
 """Read a trace ahead while `profile analyze` imports numpy and the analysis (~0.1 s of a cold run).
 
-With two cores or more (and fork): a forked process reads, gunzips and decodes the trace into columns (profiler.
+With two idle cores or more (and fork): a forked process reads, gunzips and decodes the trace into columns (profiler.
 kineto_reader.read_parts, which needs the standard library and msgspec only) while this one imports; read_kineto
 takes the columns and makes them numpy arrays. The child is forked before numpy is loaded, so it never pays numpy's
-import, and this process never holds the decoded events. On one core: a thread gunzips the file (ISA-L, like zlib,
-releases the GIL) and read_kineto decodes the bytes it read.
+import, and this process never holds the decoded events. Otherwise a thread gunzips the file (ISA-L, like zlib,
+releases the GIL) and read_kineto decodes the bytes it read: on a busy machine the fork's cost (~20 ms of CPU: the
+child's fresh memory and its exit) buys no parallelism (measured: bench_profiler_analysis's "ours cold, 1 core").
 """
 
 from __future__ import annotations
@@ -57,5 +58,5 @@ def start(path) -> None:
     """Start reading `path` for read_kineto, when it is a trace file without a cached parse."""
     p = Path(path)
     if p.is_file() and p.name.endswith((".json", ".json.gz")) and trace_cache.cached(p) is None:
-        forked = trace_chunks.can_fork() and trace_chunks.usable_cores() >= 2
+        forked = trace_chunks.can_fork() and trace_chunks.free_cores() >= 2
         kineto_reader.read_ahead(p, _InChild(p) if forked else _InThread(p))

@@ -100,14 +100,21 @@ def checkpoint_folders(layouts: list[contract.HostLayout]) -> list[Path]:
     return list(seen)
 
 
-def _restore_checkpoints(job: LocalJob, layouts: list[contract.HostLayout]) -> None:
-    """As on SageMaker: what is under checkpoint_s3_uri is in checkpoints/ when the job starts."""
+def _restore_checkpoints(job: LocalJob, layouts: list[contract.HostLayout]) -> list[str]:
+    """As on SageMaker: what is under checkpoint_s3_uri is in checkpoints/ when the job starts — except where
+    checkpoint_local_path already holds a newer file (a run that crashed before uploading): that one is kept, and
+    named in the job's log. Returns those notes."""
     uri, region = job.checkpoint_s3_uri, job.facts.region
     if not uri:
-        return
-    keys = s3.list_keys(uri, region)
+        return []
+    notes = []
     for folder in checkpoint_folders(layouts):
-        s3.download(uri.rstrip("/") + "/", keys, folder, region)
+        kept = s3.restore_by_age(uri.rstrip("/") + "/", folder, region)
+        if kept:
+            names = ", ".join(str(path.relative_to(folder)) for path in kept[:10]) + (" …" if len(kept) > 10 else "")
+            notes.append(f"checkpoints: kept {len(kept)} file(s) of {folder} newer than their copies under "
+                         f"checkpoint_s3_uri {uri} (never replaced by an older one): {names}")
+    return notes
 
 
 def _fast_file(job: LocalJob, channel: channel_io.InputChannel) -> bool:
@@ -146,7 +153,7 @@ def build(job: LocalJob, *, resolved_channels: list[channel_io.ResolvedChannel],
     for layout in layouts.values():
         layout.create()
         _link_checkpoints(job, layout)
-    _restore_checkpoints(job, list(layouts.values()))
+    checkpoint_notes = _restore_checkpoints(job, list(layouts.values()))
     copy_code(job, [l.code_dir for l in layouts.values()])
     binds: list[tuple[Path, Path]] = []
     channel_notes = []
@@ -200,7 +207,7 @@ def build(job: LocalJob, *, resolved_channels: list[channel_io.ResolvedChannel],
         job_name=job.name, job_dir=job_dir, framework=facts.framework, python=python, hosts=host_plans,
         max_run=job.max_run, stop_grace=stop_grace, region=facts.region, artifact_prefix=facts.artifact_prefix,
         checkpoint_s3_uri=job.checkpoint_s3_uri,
-        notes=requirement_notes + job_module_notes + mpi_notes + channel_notes, read_only_binds=binds,  # written to the job log when it starts
+        notes=requirement_notes + job_module_notes + mpi_notes + channel_notes + checkpoint_notes, read_only_binds=binds,  # written to the job log when it starts
         # what the job writes after this moment goes back to checkpoint_s3_uri (restored files do not)
         checkpoints_restored_at=time.time())
     write_private_text(job_dir / PLAN_FILE, plan.model_dump_json(indent=2))  # every host's environment

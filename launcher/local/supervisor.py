@@ -186,7 +186,8 @@ class Supervisor:
         registry.transition(self.name, "Uploading", "Uploading generated training model", **fields)
         try:
             placed = artifacts.publish({h.host: HostLayout(h.root) for h in self.plan.hosts},
-                                       self.plan.artifact_prefix, self.job_dir / "staging", self.plan.region)
+                                       self.plan.artifact_prefix, self.job_dir / "staging", self.plan.region,
+                                       self.name)
             fields["ModelArtifacts"] = {"S3ModelArtifacts": placed["model"]}
             fields["OutputArtifacts"] = {"S3OutputArtifacts": placed["output"]}
             if placed["profiler"]:

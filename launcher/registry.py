@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from sagelaunch.jobspec.contract import TERMINAL_STATUSES
+from sagelaunch.jobspec.names import path_name
 from sagelaunch.jobspec.suggest import did_you_mean
 from sagelaunch.launcher.local.record import check_record
 from sagelaunch.launcher.safe_write import private_file, private_folder
@@ -54,7 +55,7 @@ def jobs_root() -> Path:
 
 
 def job_dir(name: str) -> Path:
-    return jobs_root() / name
+    return jobs_root() / path_name(name, "job_name")
 
 
 def db_path() -> Path:

@@ -14,6 +14,7 @@ import signal
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from sagelaunch.jobspec.names import path_name
 from sagelaunch.launcher.registry import home
 from sagelaunch.jobspec.errors import SagelaunchError
 
@@ -40,7 +41,7 @@ def endpoints_root() -> Path:
 
 
 def _record_path(name: str) -> Path:
-    return endpoints_root() / f"{name}.json"
+    return endpoints_root() / f"{path_name(name, 'endpoint_name')}.json"
 
 
 def process_start_time(pid: int) -> float | None:

@@ -28,6 +28,7 @@ from sagelaunch.launcher.deploy import endpoint_registry
 from sagelaunch.launcher.deploy.local_server import ServerLimits
 from sagelaunch.launcher.deploy.package import unpack_model
 from sagelaunch.jobspec.errors import SagelaunchError, SagelaunchRuntimeError
+from sagelaunch.jobspec.names import path_name
 
 
 
@@ -92,7 +93,7 @@ class LocalEndpoint:
     def __init__(self, model_data: str | Path, name: str = "local-endpoint", *, region: str | None = None,
                  max_body_bytes: int | None = None, startup_timeout: float = 180.0, program: str | None = None,
                  detach: bool | None = None, limits: ServerLimits | None = None, framework: str = "pytorch"):
-        self.model_data, self.name, self.region = model_data, name, region
+        self.model_data, self.name, self.region = model_data, path_name(name, "endpoint_name"), region
         self.detach = detach_requested() if detach is None else detach
         self.limits = limits  # None: the server's defaults (ServerLimits())
         self.program = program  # code/<program> is the handler (SAGEMAKER_PROGRAM); None: code/inference.py

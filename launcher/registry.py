@@ -12,6 +12,7 @@ import json
 import os
 import sqlite3
 import threading
+import warnings
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -69,10 +70,48 @@ def now() -> datetime:
 _local = threading.local()
 
 
+DOCTOR = "`sagelaunch jobs doctor`"
+
+
+class RegistryDamageWarning(UserWarning):
+    """Records of the registry that cannot be read were left out of a listing."""
+
+
+def damaged(path: Path, what: str) -> SagelaunchError:
+    fix = f"run {DOCTOR}: it keeps every record that can be read and sets the damaged file aside"
+    return SagelaunchError(f"SAGELAUNCH_HOME: the local job registry {str(path)!r} is damaged ({what}); {fix}",
+                           field="SAGELAUNCH_HOME", value=str(path), allowed="a registry sagelaunch wrote", fix=fix)
+
+
+def is_damage(error: BaseException) -> bool:
+    """SQLite's word for a file that is no database or a damaged one (not a lock, a full disk, a taken name)."""
+    return isinstance(error, sqlite3.DatabaseError) and not isinstance(
+        error, (sqlite3.OperationalError, sqlite3.IntegrityError))
+
+
 @contextmanager
 def _connect() -> Iterator[sqlite3.Connection]:
-    """This thread's connection to the current registry (kept open: reopening costs a WAL checkpoint)."""
+    """This thread's connection to the current registry (kept open: reopening costs a WAL checkpoint); a damaged
+    file is one line naming it and the repair, never SQLite's traceback."""
     path = db_path()
+    try:
+        with _connection(path) as conn:
+            yield conn
+    except sqlite3.DatabaseError as error:
+        if not is_damage(error):
+            raise
+        raise damaged(path, str(error)) from None
+
+
+def forget_connections() -> None:
+    """Close this thread's connections (the doctor replaces the file under them)."""
+    for conn in getattr(_local, "connections", {}).values():
+        conn.close()
+    _local.connections = {}
+
+
+@contextmanager
+def _connection(path: Path) -> Iterator[sqlite3.Connection]:
     key = (os.getpid(), str(path))
     conn = getattr(_local, "connections", {}).get(key)
     if conn is None:
@@ -124,6 +163,16 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"cannot store {type(value).__name__} in a job record")
 
 
+def decode_row(name: str, stored: bytes | str) -> dict[str, Any]:
+    """A stored record, checked; a damaged one is an error naming the job, the file and the repair."""
+    try:
+        record = _decode(stored.decode("utf-8") if isinstance(stored, bytes) else stored)
+        check_record(record)
+    except (ValueError, TypeError, KeyError, AttributeError) as error:
+        raise damaged(db_path(), f"the record of job {name!r} cannot be read: {type(error).__name__}") from None
+    return record
+
+
 def _decode(text: str) -> dict[str, Any]:
     record = json.loads(text)
     for key in _TIME_FIELDS:
@@ -171,19 +220,20 @@ def exists(name: str) -> bool:
 def get(name: str) -> dict[str, Any]:
     """The job's DescribeTrainingJob-shaped record (with "JobDir")."""
     with _connect() as conn:
-        row = conn.execute("SELECT record FROM jobs WHERE name = ?", (name,)).fetchone()
+        row = conn.execute("SELECT CAST(record AS BLOB) FROM jobs WHERE name = ?", (name,)).fetchone()
         if row is None:
             names = [r[0] for r in conn.execute("SELECT name FROM jobs")]
     if row is None:
         hint = (did_you_mean(name, names, form="; did you mean {}?")
                 or f"; `sagelaunch jobs list` shows the {len(names)} known jobs")
         raise KeyError(f"no local job named {name!r} in {db_path()}{hint}")
-    return _decode(row[0])
+    return decode_row(name, row[0])
 
 
 def list_jobs(status: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
-    """Records, newest first; `status` filters on TrainingJobStatus."""
-    query, args = "SELECT record FROM jobs", []
+    """Records, newest first; `status` filters on TrainingJobStatus. A record that cannot be read is left out and
+    named in one RegistryDamageWarning: one bad record never hides the others."""
+    query, args = "SELECT name, CAST(record AS BLOB) FROM jobs", []
     if status is not None:
         query += " WHERE status = ?"
         args.append(status)
@@ -192,7 +242,18 @@ def list_jobs(status: str | None = None, limit: int | None = None) -> list[dict[
         query += " LIMIT ?"
         args.append(int(limit))
     with _connect() as conn:
-        return [_decode(row[0]) for row in conn.execute(query, args)]
+        rows = conn.execute(query, args).fetchall()
+    records, bad = [], []
+    for name, stored in rows:
+        try:
+            records.append(decode_row(name, stored))
+        except SagelaunchError:
+            bad.append(name)
+    if bad:
+        warnings.warn(RegistryDamageWarning(
+            f"the local job registry {str(db_path())!r} holds {len(bad)} damaged record(s), left out: "
+            f"{', '.join(map(repr, bad))}; run {DOCTOR}"), stacklevel=2)
+    return records
 
 
 def update(name: str, change: Callable[[dict[str, Any]], None] | None = None, **fields: Any) -> dict[str, Any]:
@@ -200,10 +261,10 @@ def update(name: str, change: Callable[[dict[str, Any]], None] | None = None, **
     with _connect() as conn, _path_named(db_path()):
         conn.execute("BEGIN IMMEDIATE")
         try:
-            row = conn.execute("SELECT record FROM jobs WHERE name = ?", (name,)).fetchone()
+            row = conn.execute("SELECT CAST(record AS BLOB) FROM jobs WHERE name = ?", (name,)).fetchone()
             if row is None:
                 raise KeyError(f"no local job named {name!r} in {db_path()}")
-            record = _decode(row[0])
+            record = decode_row(name, row[0])
             record.update(fields)
             if change is not None:
                 change(record)
@@ -282,6 +343,15 @@ def processes(name: str) -> list[tuple[int, float, int]]:
     with _connect() as conn:
         row = conn.execute("SELECT processes FROM jobs WHERE name = ?", (name,)).fetchone()
     return [tuple(entry) for entry in json.loads(row[0])] if row and row[0] else []
+
+
+def restore_columns(name: str, columns: dict[str, Any]) -> None:
+    """The doctor puts back a kept row's supervisor, watchdog and process columns as they were."""
+    known = {"supervisor_pid", "supervisor_started", *_ADDED_COLUMNS}
+    for column, value in columns.items():
+        if column in known:
+            with _connect() as conn:
+                conn.execute(f"UPDATE jobs SET {column} = ? WHERE name = ?", (value, name))
 
 
 def delete(name: str) -> None:

@@ -12,6 +12,7 @@ import json
 import os
 import sqlite3
 import threading
+import time
 import warnings
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -123,6 +124,17 @@ def _connection(path: Path) -> Iterator[sqlite3.Connection]:
             # autocommit mode: transactions are explicit (BEGIN IMMEDIATE) where they matter
             conn = sqlite3.connect(path, timeout=60, isolation_level=None)
             conn.execute("PRAGMA busy_timeout=60000")
+            _set_up(conn)
+        _local.connections = {**getattr(_local, "connections", {}), key: conn}
+    yield conn
+
+
+def _set_up(conn: sqlite3.Connection) -> None:
+    """WAL mode and the table. Switching to WAL answers "database is locked" at once, without waiting, while another
+    process opens a new registry at the same moment: retried for up to a minute, as every other statement waits."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute(_SCHEMA)
@@ -133,8 +145,11 @@ def _connection(path: Path) -> Iterator[sqlite3.Connection]:
                         conn.execute(f"ALTER TABLE jobs ADD COLUMN {column} {kind}")
                     except sqlite3.OperationalError:  # another process added it meanwhile
                         pass
-        _local.connections = {**getattr(_local, "connections", {}), key: conn}
-    yield conn
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
 
 
 @contextmanager

@@ -72,7 +72,7 @@ def can_mount() -> bool:
     if os.geteuid() != 0 or shutil.which("unshare") is None:
         return False
     try:
-        done = subprocess.run(["unshare", "--mount", "--propagation", "private", "mount", "--bind", "-o", "ro",
+        done = subprocess.run(["unshare", "--mount", "--propagation", "slave", "mount", "--bind", "-o", "ro",
                                "/", "/"], capture_output=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired):
         return False
@@ -118,15 +118,16 @@ def bind_read_only(source: Path, target: Path) -> None:
 
 
 def enter_private_mounts() -> None:
-    """Give this (single-threaded) process a mount namespace of its own, changes not propagated to the machine's:
-    its mounts vanish when it and its children have all exited, however they end."""
+    """Give this (single-threaded) process a mount namespace of its own: its mounts vanish when it and its children
+    have all exited, however they end, and never reach the machine's. As a *slave* of the machine's mounts it still
+    sees what is mounted there later (an output folder remounted read-only, a network drive), as the job would."""
     import ctypes
 
     libc = ctypes.CDLL(None, use_errno=True)
-    clone_newns, ms_rec, ms_private = 0x00020000, 16384, 1 << 18
+    clone_newns, ms_rec, ms_slave = 0x00020000, 16384, 1 << 19
     if libc.unshare(clone_newns) != 0:
         code = ctypes.get_errno()
         raise OSError(code, f"cannot make a private mount namespace: {os.strerror(code)}")
-    if libc.mount(b"none", b"/", None, ms_rec | ms_private, None) != 0:
+    if libc.mount(b"none", b"/", None, ms_rec | ms_slave, None) != 0:
         code = ctypes.get_errno()
         raise OSError(code, f"cannot make mounts private: {os.strerror(code)}")

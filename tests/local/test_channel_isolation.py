@@ -16,6 +16,7 @@ from sagelaunch.jobspec.spec import InputChannel
 from sagelaunch.launcher.backends import submit
 from sagelaunch.launcher.local import channel_views
 from tests.local.conftest import make_spec
+from tests.local.mounts import btrfs_filesystem
 
 
 def snapshot(root: Path) -> dict[str, tuple[str, int]]:
@@ -91,6 +92,22 @@ def test_a_fast_file_channel_is_read_only(tmp_path):
     done = run_vandal(tmp_path, data, input_mode="FastFile", mode_given=True)
     assert set(done.values()) == {"Read-only file system"}, done
     assert snapshot(data) == before
+
+
+@pytest.mark.slow
+def test_on_a_copy_on_write_filesystem_the_channel_is_a_writable_clone(tmp_path, monkeypatch):
+    """User data and job folders on a real btrfs (a loop file): the channel is a FICLONE clone — writable, as File mode
+    is, and costing no copy — and the user's files stay byte-identical."""
+    with btrfs_filesystem(tmp_path / "btrfs") as cow:
+        monkeypatch.setenv("SAGELAUNCH_HOME", str(cow / "home"))
+        data = user_folder(cow, with_link=False)
+        (cow / "probe").mkdir()
+        assert channel_views.choose(data, cow / "probe", fast_file=False) == "clone"
+        monkeypatch.setattr(channel_views, "LARGE_CHANNEL_BYTES", 1)  # a clone is chosen before any read-only view
+        before = snapshot(data)
+        done = run_vandal(cow, data)
+        assert set(done.values()) == {"ok"}, done
+        assert snapshot(data) == before
 
 
 def test_a_copied_channel_follows_links_and_never_keeps_one(tmp_path):

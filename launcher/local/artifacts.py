@@ -71,7 +71,12 @@ def check_outputs_free(prefix: str, job_name: str, region: str | None) -> None:
     output.tar.gz would replace one already at its place. Checked before the job starts and again as it writes."""
     if prefix.startswith("s3://"):
         bucket, key = parse_s3_uri(join(prefix, "output") + "/")
-        found = s3.client(region).list_objects_v2(Bucket=bucket, Prefix=key, MaxKeys=100).get("Contents", [])
+        try:
+            found = s3.client(region).list_objects_v2(Bucket=bucket, Prefix=key, MaxKeys=100).get("Contents", [])
+        except Exception as error:  # botocore's errors: NoSuchBucket, AccessDenied, no credentials…
+            fix = "check the bucket and your credentials"
+            raise SagelaunchError(f"output_path: cannot list s3://{bucket}/{key} ({error}); {fix}", field="output_path",
+                                  value=prefix, allowed="an S3 prefix you can list", fix=fix) from error
         if any(obj["Key"].rsplit("/", 1)[-1] in ARCHIVES for obj in found):
             raise _taken(prefix, job_name)
     elif any(Path(prefix, "output", name).exists() for name in ARCHIVES):

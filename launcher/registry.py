@@ -147,7 +147,8 @@ def _set_up(conn: sqlite3.Connection) -> None:
                         pass
             return
         except sqlite3.OperationalError as error:
-            if "locked" not in str(error) or time.monotonic() > deadline:
+            busy = getattr(error, "sqlite_errorcode", None) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+            if not busy or time.monotonic() > deadline:
                 raise
             time.sleep(0.05)
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
+import warnings
 from typing import Any
 
 from sagelaunch.jobspec.errors import SagelaunchError, cut, secret_shown, shown
@@ -95,7 +97,27 @@ def environment(v: dict[str, Any] | None, field: str = "environment") -> dict[st
             raise SagelaunchError(f"{field}[{key!r}]={secret_shown(key, value)} contains a NUL character (\\x00), "
                                   f"which no process environment can hold; {NUL_FIX}", field=f"{field}.{key}",
                                   value=value, allowed=NUL_ALLOWED, fix=NUL_REMOVE)
+        _travels(f"{field}[{key!r}]", f"{field}.{key}", key, value)
     return v
+
+
+def lone_surrogate(text: str) -> str | None:
+    """The first character of `text` that UTF-8 cannot carry (a lone surrogate, e.g. from a file name read with
+    surrogateescape), as \\udcXX; None when the text can travel in a request, a record and an environment."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return f"\\u{ord(text[error.start]):04x}"
+    return None
+
+
+def _travels(where: str, field: str, key: str, text: str) -> None:
+    found = lone_surrogate(text)
+    if found is not None:
+        fix = "remove it, or write the text it stands for (it often comes from a file name that is not UTF-8)"
+        raise SagelaunchError(f"{where}={secret_shown(key, text)} contains a lone surrogate ({found}), which UTF-8 — "
+                              f"and so the request, the job record and the job's environment — cannot carry; {fix}",
+                              field=field, value=text, allowed="text UTF-8 can encode", fix=fix)
 
 
 def hyperparameters(v: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -122,7 +144,33 @@ def hyperparameters(v: dict[str, Any] | None) -> dict[str, Any] | None:
                                   f"{MAX_HYPERPARAMETER_CHARS} (SageMaker's limit) — {LARGE_SETTINGS}",
                                   field=f"hyperparameters.{key}", value=len(encoded),
                                   allowed=f"at most {MAX_HYPERPARAMETER_CHARS} characters", fix=LARGE_SETTINGS)
+        if isinstance(value, str) and (expanded := shell_expansion(value)):
+            warnings.warn(ShellExpansionWarning(
+                f"hyperparameters[{key!r}]={secret_shown(key, value)}: on SageMaker the training toolkit passes "
+                f"hyperparameters to the script through /bin/sh, which expands {expanded} before the script sees "
+                f"it; a local job passes it as written. Quote it inside the value ({shlex.quote(value)!r}) to pass it "
+                "as written everywhere"), stacklevel=3)
     return v
+
+
+class ShellExpansionWarning(UserWarning):
+    """A hyperparameter value SageMaker's toolkit shell expands (a filename pattern, ~, $) before the script sees it."""
+
+
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+_EXPANSIONS = ((re.compile(r"[*?]|\[[^\]\s]+\]"), "the filename pattern {} (against the container's working folder)"),
+               (re.compile(r"(?:^|(?<=[\s=:]))~"), "{} to the container's home folder"),
+               (re.compile(r"\$"), "the variable or substitution {}"))
+
+
+def shell_expansion(value: str) -> str | None:
+    """What /bin/sh would expand in `value` outside quotes (a glob, a leading ~, a $), said in words; None if nothing."""
+    bare = _QUOTED.sub("", value)
+    for pattern, words in _EXPANSIONS:
+        if found := pattern.search(bare):
+            word = next((w for w in bare.split() if found.group() in w), found.group())
+            return words.format(repr(word))
+    return None
 
 
 def hyperparameter_key(key: Any) -> str:
@@ -137,6 +185,7 @@ def hyperparameter_key(key: Any) -> str:
     if "\x00" in key:
         raise SagelaunchError(f"hyperparameters key {cut(key)!r} contains a NUL character (\\x00); {NUL_FIX}",
                               field="hyperparameters", value=key, allowed=NUL_ALLOWED, fix=NUL_REMOVE)
+    _travels("hyperparameters key", "hyperparameters", key, key)
     if "=" in key:
         fixed = re.sub(r"=+", "_", key)
         raise SagelaunchError(f"hyperparameters key {cut(key)!r} contains '=': the job receives each hyperparameter "
@@ -169,6 +218,8 @@ def _check_encoded_size(key: str, value: Any) -> None:
             size += 2 + len(item)
             children = list(item) if size <= MAX_HYPERPARAMETER_CHARS else []
         else:
+            if isinstance(item, str):
+                _travels(field, f"hyperparameters.{key}", key, item)
             if isinstance(item, str) and "\x00" in item:
                 raise SagelaunchError(f"{field} contains a NUL character (\\x00) in {secret_shown(key, item)}; jobs "
                                       "receive hyperparameters as arguments and environment variables, which cannot "

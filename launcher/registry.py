@@ -12,12 +12,15 @@ import json
 import os
 import sqlite3
 import threading
+import time
+import warnings
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from sagelaunch.jobspec.contract import TERMINAL_STATUSES
+from sagelaunch.jobspec.names import path_name
 from sagelaunch.jobspec.suggest import did_you_mean
 from sagelaunch.launcher.local.record import check_record
 from sagelaunch.launcher.safe_write import private_file, private_folder
@@ -54,7 +57,7 @@ def jobs_root() -> Path:
 
 
 def job_dir(name: str) -> Path:
-    return jobs_root() / name
+    return jobs_root() / path_name(name, "job_name")
 
 
 def db_path() -> Path:
@@ -68,10 +71,48 @@ def now() -> datetime:
 _local = threading.local()
 
 
+DOCTOR = "`sagelaunch jobs doctor`"
+
+
+class RegistryDamageWarning(UserWarning):
+    """Records of the registry that cannot be read were left out of a listing."""
+
+
+def damaged(path: Path, what: str) -> SagelaunchError:
+    fix = f"run {DOCTOR}: it keeps every record that can be read and sets the damaged file aside"
+    return SagelaunchError(f"SAGELAUNCH_HOME: the local job registry {str(path)!r} is damaged ({what}); {fix}",
+                           field="SAGELAUNCH_HOME", value=str(path), allowed="a registry sagelaunch wrote", fix=fix)
+
+
+def is_damage(error: BaseException) -> bool:
+    """SQLite's word for a file that is no database or a damaged one (not a lock, a full disk, a taken name)."""
+    return isinstance(error, sqlite3.DatabaseError) and not isinstance(
+        error, (sqlite3.OperationalError, sqlite3.IntegrityError))
+
+
 @contextmanager
 def _connect() -> Iterator[sqlite3.Connection]:
-    """This thread's connection to the current registry (kept open: reopening costs a WAL checkpoint)."""
+    """This thread's connection to the current registry (kept open: reopening costs a WAL checkpoint); a damaged
+    file is one line naming it and the repair, never SQLite's traceback."""
     path = db_path()
+    try:
+        with _connection(path) as conn:
+            yield conn
+    except sqlite3.DatabaseError as error:
+        if not is_damage(error):
+            raise
+        raise damaged(path, str(error)) from None
+
+
+def forget_connections() -> None:
+    """Close this thread's connections (the doctor replaces the file under them)."""
+    for conn in getattr(_local, "connections", {}).values():
+        conn.close()
+    _local.connections = {}
+
+
+@contextmanager
+def _connection(path: Path) -> Iterator[sqlite3.Connection]:
     key = (os.getpid(), str(path))
     conn = getattr(_local, "connections", {}).get(key)
     if conn is None:
@@ -83,6 +124,17 @@ def _connect() -> Iterator[sqlite3.Connection]:
             # autocommit mode: transactions are explicit (BEGIN IMMEDIATE) where they matter
             conn = sqlite3.connect(path, timeout=60, isolation_level=None)
             conn.execute("PRAGMA busy_timeout=60000")
+            _set_up(conn)
+        _local.connections = {**getattr(_local, "connections", {}), key: conn}
+    yield conn
+
+
+def _set_up(conn: sqlite3.Connection) -> None:
+    """WAL mode and the table. Switching to WAL answers "database is locked" at once, without waiting, while another
+    process opens a new registry at the same moment: retried for up to a minute, as every other statement waits."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute(_SCHEMA)
@@ -93,8 +145,12 @@ def _connect() -> Iterator[sqlite3.Connection]:
                         conn.execute(f"ALTER TABLE jobs ADD COLUMN {column} {kind}")
                     except sqlite3.OperationalError:  # another process added it meanwhile
                         pass
-        _local.connections = {**getattr(_local, "connections", {}), key: conn}
-    yield conn
+            return
+        except sqlite3.OperationalError as error:
+            busy = getattr(error, "sqlite_errorcode", None) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+            if not busy or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
 
 
 @contextmanager
@@ -121,6 +177,16 @@ def _json_default(value: Any) -> Any:
     if isinstance(value, Path):
         return str(value)
     raise TypeError(f"cannot store {type(value).__name__} in a job record")
+
+
+def decode_row(name: str, stored: bytes | str) -> dict[str, Any]:
+    """A stored record, checked; a damaged one is an error naming the job, the file and the repair."""
+    try:
+        record = _decode(stored.decode("utf-8") if isinstance(stored, bytes) else stored)
+        check_record(record)
+    except (ValueError, TypeError, KeyError, AttributeError) as error:
+        raise damaged(db_path(), f"the record of job {name!r} cannot be read: {type(error).__name__}") from None
+    return record
 
 
 def _decode(text: str) -> dict[str, Any]:
@@ -170,19 +236,20 @@ def exists(name: str) -> bool:
 def get(name: str) -> dict[str, Any]:
     """The job's DescribeTrainingJob-shaped record (with "JobDir")."""
     with _connect() as conn:
-        row = conn.execute("SELECT record FROM jobs WHERE name = ?", (name,)).fetchone()
+        row = conn.execute("SELECT CAST(record AS BLOB) FROM jobs WHERE name = ?", (name,)).fetchone()
         if row is None:
             names = [r[0] for r in conn.execute("SELECT name FROM jobs")]
     if row is None:
         hint = (did_you_mean(name, names, form="; did you mean {}?")
                 or f"; `sagelaunch jobs list` shows the {len(names)} known jobs")
         raise KeyError(f"no local job named {name!r} in {db_path()}{hint}")
-    return _decode(row[0])
+    return decode_row(name, row[0])
 
 
 def list_jobs(status: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
-    """Records, newest first; `status` filters on TrainingJobStatus."""
-    query, args = "SELECT record FROM jobs", []
+    """Records, newest first; `status` filters on TrainingJobStatus. A record that cannot be read is left out and
+    named in one RegistryDamageWarning: one bad record never hides the others."""
+    query, args = "SELECT name, CAST(record AS BLOB) FROM jobs", []
     if status is not None:
         query += " WHERE status = ?"
         args.append(status)
@@ -191,7 +258,18 @@ def list_jobs(status: str | None = None, limit: int | None = None) -> list[dict[
         query += " LIMIT ?"
         args.append(int(limit))
     with _connect() as conn:
-        return [_decode(row[0]) for row in conn.execute(query, args)]
+        rows = conn.execute(query, args).fetchall()
+    records, bad = [], []
+    for name, stored in rows:
+        try:
+            records.append(decode_row(name, stored))
+        except SagelaunchError:
+            bad.append(name)
+    if bad:
+        warnings.warn(RegistryDamageWarning(
+            f"the local job registry {str(db_path())!r} holds {len(bad)} damaged record(s), left out: "
+            f"{', '.join(map(repr, bad))}; run {DOCTOR}"), stacklevel=2)
+    return records
 
 
 def update(name: str, change: Callable[[dict[str, Any]], None] | None = None, **fields: Any) -> dict[str, Any]:
@@ -199,10 +277,10 @@ def update(name: str, change: Callable[[dict[str, Any]], None] | None = None, **
     with _connect() as conn, _path_named(db_path()):
         conn.execute("BEGIN IMMEDIATE")
         try:
-            row = conn.execute("SELECT record FROM jobs WHERE name = ?", (name,)).fetchone()
+            row = conn.execute("SELECT CAST(record AS BLOB) FROM jobs WHERE name = ?", (name,)).fetchone()
             if row is None:
                 raise KeyError(f"no local job named {name!r} in {db_path()}")
-            record = _decode(row[0])
+            record = decode_row(name, row[0])
             record.update(fields)
             if change is not None:
                 change(record)
@@ -281,6 +359,15 @@ def processes(name: str) -> list[tuple[int, float, int]]:
     with _connect() as conn:
         row = conn.execute("SELECT processes FROM jobs WHERE name = ?", (name,)).fetchone()
     return [tuple(entry) for entry in json.loads(row[0])] if row and row[0] else []
+
+
+def restore_columns(name: str, columns: dict[str, Any]) -> None:
+    """The doctor puts back a kept row's supervisor, watchdog and process columns as they were."""
+    known = {"supervisor_pid", "supervisor_started", *_ADDED_COLUMNS}
+    for column, value in columns.items():
+        if column in known:
+            with _connect() as conn:
+                conn.execute(f"UPDATE jobs SET {column} = ? WHERE name = ?", (value, name))
 
 
 def delete(name: str) -> None:

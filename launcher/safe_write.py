@@ -41,14 +41,19 @@ def private_file(path: Path) -> Path:
 
 
 @contextmanager
-def complete_file(path: Path, mode: int = 0o666) -> Iterator[Path]:
+def complete_file(path: Path, mode: int = 0o666, *, replace: bool = True) -> Iterator[Path]:
     """Yield a new, empty temporary file beside `path` (created with `mode` less the umask); when the block succeeds
-    it becomes `path` (os.replace), else it is removed."""
+    it becomes `path` (os.replace), else it is removed. With replace=False an existing `path` is never replaced:
+    the new file is linked in under its name (atomic, FileExistsError when the name is taken meanwhile)."""
     partial = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.partial")
     os.close(os.open(partial, os.O_CREAT | os.O_EXCL | os.O_WRONLY, mode))
     try:
         yield partial
-        os.replace(partial, path)
+        if replace:
+            os.replace(partial, path)
+        else:
+            os.link(partial, path)
+            partial.unlink()
     except BaseException:
         partial.unlink(missing_ok=True)
         raise

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import warnings
 from enum import Enum
 from pathlib import Path
 from typing import Any, Optional
@@ -115,8 +116,13 @@ def list_cmd(
         if backend in (Backend.all, Backend.local):
             from sagelaunch.launcher.backends import list_jobs
 
+            with warnings.catch_warnings(record=True) as damage:
+                warnings.simplefilter("always")
+                local = list_jobs("local", status=status)
+            for warning in damage:  # one bad record never hides the good ones: say which were left out
+                _console(stderr=True).print(f"warning: {warning.message}", markup=False, style="yellow")
             rows += [{"Name": r["TrainingJobName"], "Backend": "local", "Status": r["TrainingJobStatus"],
-                      "Created": _when(r.get("CreationTime"))} for r in list_jobs("local", status=status)]
+                      "Created": _when(r.get("CreationTime"))} for r in local]
         if backend in (Backend.all, Backend.sagemaker):
             from sagelaunch.launcher.aws.errors import AWSError
             from sagelaunch.launcher.backends import list_jobs
@@ -173,6 +179,16 @@ def logs_cmd(
         for line in _attach(name, region).logs(follow=follow):
             sys.stdout.write(line + "\n")
         sys.stdout.flush()
+
+
+@jobs_app.command("doctor", help="Repair a damaged local job registry (registry.db), keeping every record that can "
+                  "be read; the damaged file is set aside, never deleted. Run it while no local job runs.")
+def doctor_cmd() -> None:
+    with _clear_errors():
+        from sagelaunch.launcher.registry_doctor import repair
+
+        for line in repair().lines():
+            _console().print(line, markup=False)
 
 
 @jobs_app.command("stop", help="Ask a running job to stop (it becomes Stopping, then Stopped).")

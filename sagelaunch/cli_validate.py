@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -230,12 +231,34 @@ def validate(
     request: bool = typer.Option(False, "--request", help="Print the compiled CreateTrainingJob request (dry run)."),
 ) -> None:
     """Check a job offline (versions, region, instance type, images, distribution, profiler)."""
+    from sagelaunch.jobspec.fields import ShellExpansionWarning
+    from sagelaunch.launcher.request import compile_create_training_job_request
+
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always", ShellExpansionWarning)
+        lines, est, spec = _check(job_file)
+    notes = list(dict.fromkeys(str(w.message) for w in said if issubclass(w.category, ShellExpansionWarning)))
+    for note in notes:  # valid, but the job would not see what the file says: said before ✓ or ✗
+        typer.echo(f"  ! warning: {note}", err=True)
+    if lines:
+        typer.echo(f"✗ {job_file}: {len(lines)} problem(s)", err=True)
+        for line in lines:
+            typer.echo(f"  - {line}", err=True)
+        raise typer.Exit(1) from None
+    if request:
+        typer.echo(json.dumps(compile_create_training_job_request(spec), indent=2))
+    else:
+        typer.echo(f"✓ {job_file.name}: {summary(est, spec)}")
+
+
+def _check(job_file: Path) -> tuple[list[str], Any, Any]:
+    """(problems, estimator, spec) of the job file; every problem found, none raised."""
     from pydantic import ValidationError
 
     from sagelaunch import estimators
-    from sagelaunch.launcher.request import compile_create_training_job_request
 
     lines: list[str] = []
+    est = spec = None
     try:
         try:
             framework, kwargs, fit_kwargs = load_estimator_args(job_file)
@@ -251,15 +274,7 @@ def validate(
             check_local_inputs(spec)
     except (ValidationError, ValueError, TypeError) as err:
         lines += error_lines(err)
-    if lines:
-        typer.echo(f"✗ {job_file}: {len(lines)} problem(s)", err=True)
-        for line in lines:
-            typer.echo(f"  - {line}", err=True)
-        raise typer.Exit(1) from None
-    if request:
-        typer.echo(json.dumps(compile_create_training_job_request(spec), indent=2))
-    else:
-        typer.echo(f"✓ {job_file.name}: {summary(est, spec)}")
+    return lines, est, spec
 
 
 def register(app: typer.Typer) -> None:

@@ -81,6 +81,10 @@ def submit(spec: TrainingJobSpec, *, wait: bool = True, logs: bool = True, **opt
     prefix = job.facts.artifact_prefix
     if not prefix.startswith("s3://"):
         preflight.check_writable_folder(Path(prefix), "output_path")
+    if spec.output.output_path:  # <output_path>/<job>/output is this job's alone, as SageMaker's job names are
+        from sagelaunch.launcher.local.artifacts import check_outputs_free
+
+        check_outputs_free(prefix, spec.job_name, spec.region)
     if spec.output.checkpoint_local_path:
         preflight.check_writable_folder(Path(spec.output.checkpoint_local_path).expanduser(), "checkpoint_local_path")
     stop_grace = float(options.get("stop_grace", DEFAULT_STOP_GRACE))

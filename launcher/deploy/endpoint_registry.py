@@ -7,6 +7,7 @@ A server writes its record once it listens and removes it when it ends; a record
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -14,6 +15,7 @@ import signal
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from sagelaunch.jobspec.names import path_name
 from sagelaunch.launcher.registry import home
 from sagelaunch.jobspec.errors import SagelaunchError
 
@@ -40,7 +42,26 @@ def endpoints_root() -> Path:
 
 
 def _record_path(name: str) -> Path:
-    return endpoints_root() / f"{name}.json"
+    return endpoints_root() / f"{path_name(name, 'endpoint_name')}.json"
+
+
+def claim(name: str) -> int:
+    """Hold `name` for one server: an exclusive lock on endpoints/<name>.lock, taken before the server starts and
+    handed to it (pass_fds), which holds it for its life. The kernel drops it when the last holder ends, however it
+    ends, so two deploys of one name never both start. Returns the descriptor; raises when the name is taken."""
+    root = endpoints_root()
+    root.mkdir(parents=True, exist_ok=True)
+    fd = os.open(root / f"{path_name(name, 'endpoint_name')}.lock", os.O_CREAT | os.O_RDWR | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        running = find(name)
+        where = f"served at {running.url} (pid {running.pid})" if running else "being started by another process"
+        fix = f"stop it with `sagelaunch endpoints stop {name}` or choose another endpoint_name"
+        raise SagelaunchError(f"endpoint_name={name!r} is already {where}; {fix}", field="endpoint_name", value=name,
+                              allowed="a name no local endpoint serves", fix=fix) from None
+    return fd
 
 
 def process_start_time(pid: int) -> float | None:

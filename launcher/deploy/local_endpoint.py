@@ -28,6 +28,7 @@ from sagelaunch.launcher.deploy import endpoint_registry
 from sagelaunch.launcher.deploy.local_server import ServerLimits
 from sagelaunch.launcher.deploy.package import unpack_model
 from sagelaunch.jobspec.errors import SagelaunchError, SagelaunchRuntimeError
+from sagelaunch.jobspec.names import path_name
 
 
 
@@ -92,7 +93,7 @@ class LocalEndpoint:
     def __init__(self, model_data: str | Path, name: str = "local-endpoint", *, region: str | None = None,
                  max_body_bytes: int | None = None, startup_timeout: float = 180.0, program: str | None = None,
                  detach: bool | None = None, limits: ServerLimits | None = None, framework: str = "pytorch"):
-        self.model_data, self.name, self.region = model_data, name, region
+        self.model_data, self.name, self.region = model_data, path_name(name, "endpoint_name"), region
         self.detach = detach_requested() if detach is None else detach
         self.limits = limits  # None: the server's defaults (ServerLimits())
         self.program = program  # code/<program> is the handler (SAGEMAKER_PROGRAM); None: code/inference.py
@@ -109,15 +110,9 @@ class LocalEndpoint:
         return self.workdir / "endpoint.log" if self.workdir else None
 
     def start(self) -> "LocalEndpoint":
-        running = endpoint_registry.find(self.name)
-        if running is not None:
-            raise SagelaunchError(f"endpoint_name={self.name!r} is already served at {running.url} (pid {running.pid}); "
-                                  f"stop it with `sagelaunch endpoints stop {self.name}` or choose another endpoint_name",
-                                  field="endpoint_name", value=self.name, allowed="a name no local endpoint serves",
-                                  fix=f"stop it with `sagelaunch endpoints stop {self.name}` or choose another "
-                                      "endpoint_name")
-        self.workdir = Path(tempfile.mkdtemp(prefix=f"sagelaunch-{self.name}-"))
+        claim = endpoint_registry.claim(self.name)  # one server per name: refused here when it is taken
         try:
+            self.workdir = Path(tempfile.mkdtemp(prefix=f"sagelaunch-{self.name}-"))
             model_dir = fetch_model(self.model_data, self.workdir, self.region)
             ready = self.workdir / "ready.json"
             cmd = [sys.executable, "-m", "sagelaunch.launcher.deploy.local_server", "--model-dir", str(model_dir),
@@ -138,16 +133,21 @@ class LocalEndpoint:
                 cmd += ["--owner-fd", str(owner_read)]
             with open(self.log_path, "wb") as log:
                 self._log = open(self.log_path, "rb")
-                try:
+                try:  # the server inherits the name's lock and holds it while it lives
                     self.process = subprocess.Popen(
                         cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, cwd=self.workdir,
-                        pass_fds=(owner_read,) if owner_read is not None else (), start_new_session=self.detach)
+                        pass_fds=(claim,) + ((owner_read,) if owner_read is not None else ()),
+                        start_new_session=self.detach)
                 finally:
                     if owner_read is not None:
                         os.close(owner_read)
+                    os.close(claim)
+                    claim = -1
             self.url = self._wait_ready(ready)
             _RUNNING[self.name] = self
         except BaseException:
+            if claim >= 0:
+                os.close(claim)
             self.stop()
             raise
         return self

@@ -10,7 +10,9 @@ socket, never a thread, and the model runs on one worker thread. Limits (see Ser
 - a body arrives into a spooled file (≤ 256 KiB of memory per waiting body) and is read into memory only
   by the worker; at most --max-body-bytes (6 MB, InvokeEndpoint's own limit);
 - the Host header must be 127.0.0.1 or localhost with this port (403 otherwise), so a web page that
-  rebinds a DNS name to 127.0.0.1 cannot call the model.
+  rebinds a DNS name to 127.0.0.1 cannot call the model; a browser's cross-site request (an Origin other than this
+  server's, Sec-Fetch-Site cross-site or same-site) gets 403 too, so no web page the user visits can run the model
+  (jobspec.browser_origin, the profile browser's rule); API clients send neither header.
 Bad requests get a 4xx with a JSON message and the server keeps serving: 415 for a content type the
 handler refuses, 400 for empty or malformed input, 411 without a length, 413 for a body over the limit,
 404 for other paths.
@@ -33,6 +35,8 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from sagelaunch.jobspec.browser_origin import cross_site_refusal
 
 # whose serving container the server imitates → its handler class (imported when the server starts)
 HANDLERS = {"pytorch": ("sagelaunch.launcher.deploy.handler", "ModelHandler"),
@@ -73,6 +77,12 @@ def _routes():
             if self.request.host not in self.service.allowed_hosts:
                 return self.fail(403, f"Host {self.request.host!r} is not served; call this endpoint at "
                                       f"{self.service.url} (DNS-rebinding pages are refused)", close=True)
+            # a web page the user visits must not run the model: a browser's cross-site request is refused
+            refusal = cross_site_refusal(self.request.headers.get("Origin"),
+                                         self.request.headers.get("Sec-Fetch-Site"), self.service.allowed_origins)
+            if refusal is not None:
+                return self.fail(403, f"{refusal}: a local endpoint answers API clients and its own origin only",
+                                 close=True)
 
         def data_received(self, chunk: bytes) -> None:  # the body of a request already answered: dropped
             pass
@@ -158,11 +168,12 @@ class InferenceService:
 
         self.handler, self.limits, self.spool_dir = handler, limits, spool_dir
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="model")
-        self.url, self.allowed_hosts = "", frozenset()
+        self.url, self.allowed_hosts, self.allowed_origins = "", frozenset(), frozenset()
 
     def listen_on(self, host: str, port: int) -> None:
         self.url = f"http://{host}:{port}"
         self.allowed_hosts = frozenset(f"{name}:{port}" for name in {host, "127.0.0.1", "localhost"})
+        self.allowed_origins = frozenset(f"http://{name}" for name in self.allowed_hosts)
 
     async def invoke(self, body, content_type: str | None, accept: str | None) -> tuple[int, bytes | str, str]:
         """(status, answer or error message, content type); the body is read into memory on the worker."""

@@ -12,6 +12,8 @@ import tarfile
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+from sagelaunch.jobspec.errors import SagelaunchError
+from sagelaunch.jobspec.s3uri import parse_s3_uri
 from sagelaunch.launcher.contract import HostLayout
 from sagelaunch.launcher.aws import s3 as aws_s3
 from sagelaunch.launcher.local import s3
@@ -53,13 +55,45 @@ def _merged_files(folders: list[Path]) -> dict[str, Path]:
     return files
 
 
-def _write_tar(files: dict[str, Path], destination: Path) -> Path:
-    """The archive appears under its name only when complete (a full disk leaves no truncated model.tar.gz)."""
+ARCHIVES = ("model.tar.gz", "output.tar.gz")
+
+
+def _taken(prefix: str, job_name: str) -> SagelaunchError:
+    fix = "choose another job_name, or another output_path"
+    return SagelaunchError(f"job_name {job_name!r}: {join(prefix, 'output')} already holds another job's outputs "
+                           "(a job of this name in another registry, or a SageMaker job writing to the same S3 prefix); "
+                           f"a job never replaces another's model.tar.gz — {fix}", field="job_name", value=job_name,
+                           allowed=f"a name with no outputs under {prefix}", fix=fix)
+
+
+def check_outputs_free(prefix: str, job_name: str, region: str | None) -> None:
+    """As on SageMaker, where a job name is unique per account and region: refuse a job whose model.tar.gz or
+    output.tar.gz would replace one already at its place. Checked before the job starts and again as it writes."""
+    if prefix.startswith("s3://"):
+        bucket, key = parse_s3_uri(join(prefix, "output") + "/")
+        try:
+            found = s3.client(region).list_objects_v2(Bucket=bucket, Prefix=key, MaxKeys=100).get("Contents", [])
+        except Exception as error:  # botocore's errors: NoSuchBucket, AccessDenied, no credentials…
+            fix = "check the bucket and your credentials"
+            raise SagelaunchError(f"output_path: cannot list s3://{bucket}/{key} ({error}); {fix}", field="output_path",
+                                  value=prefix, allowed="an S3 prefix you can list", fix=fix) from error
+        if any(obj["Key"].rsplit("/", 1)[-1] in ARCHIVES for obj in found):
+            raise _taken(prefix, job_name)
+    elif any(Path(prefix, "output", name).exists() for name in ARCHIVES):
+        raise _taken(prefix, job_name)
+
+
+def _write_tar(files: dict[str, Path], destination: Path, *, replace: bool = True) -> Path:
+    """The archive appears under its name only when complete (a full disk leaves no truncated model.tar.gz); with
+    replace=False it never takes the place of a file already there (FileExistsError)."""
     destination.parent.mkdir(parents=True, exist_ok=True)
     try:
-        with complete_file(destination) as partial, tarfile.open(partial, "w:gz", compresslevel=6) as archive:
+        with (complete_file(destination, replace=replace) as partial,
+              tarfile.open(partial, "w:gz", compresslevel=6) as archive):
             for name in sorted(files):
                 archive.add(files[name], arcname=name, recursive=False)
+    except FileExistsError:
+        raise
     except OSError as error:  # a write to the open archive names no file, or its temporary one: name the archive
         if error.filename is None or str(error.filename).endswith(".partial"):
             raise OSError(error.errno, error.strerror, str(destination)) from error
@@ -67,8 +101,8 @@ def _write_tar(files: dict[str, Path], destination: Path) -> Path:
     return destination
 
 
-def pack(layouts: dict[str, HostLayout], staging: Path) -> dict[str, Path]:
-    """Write model.tar.gz and output.tar.gz into `staging`."""
+def pack(layouts: dict[str, HostLayout], staging: Path, *, replace: bool = True) -> dict[str, Path]:
+    """Write model.tar.gz and output.tar.gz into `staging` (with replace=False: never over a file there)."""
     hosts = list(layouts)
     model_files = _merged_files([layouts[h].model_dir for h in hosts])
     if len(hosts) == 1:
@@ -78,15 +112,21 @@ def pack(layouts: dict[str, HostLayout], staging: Path) -> dict[str, Path]:
         for host in hosts:
             output_files.update({f"{host}/{name}": path for name, path in _merged_files([layouts[host].output_data_dir]).items()})
     return {
-        "model.tar.gz": _write_tar(model_files, staging / "model.tar.gz"),
-        "output.tar.gz": _write_tar(output_files, staging / "output.tar.gz"),
+        "model.tar.gz": _write_tar(model_files, staging / "model.tar.gz", replace=replace),
+        "output.tar.gz": _write_tar(output_files, staging / "output.tar.gz", replace=replace),
     }
 
 
-def publish(layouts: dict[str, HostLayout], prefix: str, staging: Path, region: str | None) -> dict[str, str | None]:
-    """Pack and place the artifacts under `prefix`; return {"model": uri, "output": uri, "profiler": uri|None}."""
+def publish(layouts: dict[str, HostLayout], prefix: str, staging: Path, region: str | None,
+            job_name: str) -> dict[str, str | None]:
+    """Pack and place the artifacts under `prefix`; return {"model": uri, "output": uri, "profiler": uri|None}.
+    Never over another job's archives (check_outputs_free; locally the archive's own write refuses a taken name)."""
     remote = prefix.startswith("s3://")
-    packed = pack(layouts, staging if remote else Path(prefix, "output"))
+    check_outputs_free(prefix, job_name, region)
+    try:
+        packed = pack(layouts, staging if remote else Path(prefix, "output"), replace=remote)
+    except FileExistsError:  # another job wrote its archive there while this one ran
+        raise _taken(prefix, job_name) from None
     placed: dict[str, str | None] = {}
     for name, path in packed.items():
         placed[name.split(".")[0]] = aws_s3.upload_file(path, join(prefix, "output", name), region) if remote else str(path)

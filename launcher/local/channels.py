@@ -1,8 +1,9 @@
 """Input channels of a local job: checked before anything starts, then laid into each host's input/data.
 
-Local folders (file:// or a plain path) are linked, not copied. s3:// prefixes are downloaded
-once per job with boto3 (so a moto server works too) and linked into every host; with
-ShardedByS3Key each host gets its own share of the objects, as on SageMaker.
+Local folders and files (file:// or a plain path) reach the job as a clone, a copy or a read-only view, never as a
+link to the user's files (launcher.local.channel_views). s3:// prefixes are downloaded once per job with boto3 (so a
+moto server works too) and linked into every host; with ShardedByS3Key each host gets its own share of the objects,
+as on SageMaker.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from urllib.parse import unquote, urlparse
 
 from sagelaunch.jobspec.errors import SagelaunchError
 from sagelaunch.jobspec.spec import InputChannel
-from sagelaunch.launcher.local import s3
+from sagelaunch.launcher.local import channel_views, s3
 from sagelaunch.launcher.local.preflight import check_no_loop
 
 
@@ -113,17 +114,13 @@ def _link_or_copy(source: Path, link: Path) -> None:
             shutil.copy2(source, link)
 
 
-def materialize(resolved: ResolvedChannel, job_dir: Path, host_channel_dirs: list[Path], region: str) -> None:
-    """Fill each host's input/data/<channel> (one entry per host, in host order)."""
+def materialize(resolved: ResolvedChannel, job_dir: Path, host_channel_dirs: list[Path], region: str, *,
+                fast_file: bool = False) -> list[tuple[Path, Path]]:
+    """Fill each host's input/data/<channel> (one entry per host, in host order). Returns the read-only binds
+    (source, target) the supervisor mounts for a local channel shown without a copy."""
     channel = resolved.channel
     if resolved.local_path is not None:
-        for channel_dir in host_channel_dirs:
-            if resolved.local_path.is_dir():
-                _link_or_copy(resolved.local_path, channel_dir)
-            else:  # a single file: the channel folder holds it
-                channel_dir.mkdir(parents=True, exist_ok=True)
-                _link_or_copy(resolved.local_path, channel_dir / resolved.local_path.name)
-        return
+        return _local_views(resolved.local_path, host_channel_dirs, fast_file=fast_file)
     cache = job_dir / "channels" / channel.name
     hosts = len(host_channel_dirs)
     if channel.distribution == "ShardedByS3Key" and hosts > 1:
@@ -132,8 +129,26 @@ def materialize(resolved: ResolvedChannel, job_dir: Path, host_channel_dirs: lis
             share.mkdir(parents=True, exist_ok=True)
             s3.download(channel.uri, list(resolved.s3_keys[index::hosts]), share, region)
             _link_or_copy(share, channel_dir)
-        return
+        return []
     cache.mkdir(parents=True, exist_ok=True)
     s3.download(channel.uri, list(resolved.s3_keys), cache, region)
     for channel_dir in host_channel_dirs:
         _link_or_copy(cache, channel_dir)
+    return []
+
+
+def _local_views(source: Path, host_channel_dirs: list[Path], *, fast_file: bool) -> list[tuple[Path, Path]]:
+    """Each host's view of a local folder or file: it can never change the source (channel_views)."""
+    binds: list[tuple[Path, Path]] = []
+    strategy: channel_views.Strategy | None = None
+    for channel_dir in host_channel_dirs:
+        # a single file: the channel folder holds it
+        target = channel_dir if source.is_dir() else channel_dir / source.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        strategy = strategy or channel_views.choose(source, target.parent, fast_file=fast_file)
+        if strategy == "read-only":
+            target.mkdir() if source.is_dir() else target.touch()
+            binds.append((source, target))
+        else:
+            channel_views.copy_view(source, target, clone=strategy == "clone")
+    return binds

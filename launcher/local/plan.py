@@ -100,14 +100,27 @@ def checkpoint_folders(layouts: list[contract.HostLayout]) -> list[Path]:
     return list(seen)
 
 
-def _restore_checkpoints(job: LocalJob, layouts: list[contract.HostLayout]) -> None:
-    """As on SageMaker: what is under checkpoint_s3_uri is in checkpoints/ when the job starts."""
+def _restore_checkpoints(job: LocalJob, layouts: list[contract.HostLayout]) -> list[str]:
+    """As on SageMaker: what is under checkpoint_s3_uri is in checkpoints/ when the job starts — except where
+    checkpoint_local_path already holds a newer file (a run that crashed before uploading): that one is kept, and
+    named in the job's log. Returns those notes."""
     uri, region = job.checkpoint_s3_uri, job.facts.region
     if not uri:
-        return
-    keys = s3.list_keys(uri, region)
+        return []
+    notes = []
     for folder in checkpoint_folders(layouts):
-        s3.download(uri.rstrip("/") + "/", keys, folder, region)
+        kept = s3.restore_by_age(uri.rstrip("/") + "/", folder, region)
+        if kept:
+            names = ", ".join(str(path.relative_to(folder)) for path in kept[:10]) + (" …" if len(kept) > 10 else "")
+            notes.append(f"checkpoints: kept {len(kept)} file(s) of {folder} newer than their copies under "
+                         f"checkpoint_s3_uri {uri} (never replaced by an older one): {names}")
+    return notes
+
+
+def _fast_file(job: LocalJob, channel: channel_io.InputChannel) -> bool:
+    """FastFile on SageMaker streams the channel read-only: the local view is read-only too."""
+    mode = channel.input_mode if channel.mode_given else job.request["AlgorithmSpecification"]["TrainingInputMode"]
+    return mode == "FastFile"
 
 
 def _command(job: LocalJob, python: str, entry: Path, args: list[str], *, host_index: int, hosts: int,
@@ -140,11 +153,18 @@ def build(job: LocalJob, *, resolved_channels: list[channel_io.ResolvedChannel],
     for layout in layouts.values():
         layout.create()
         _link_checkpoints(job, layout)
-    _restore_checkpoints(job, list(layouts.values()))
+    checkpoint_notes = _restore_checkpoints(job, list(layouts.values()))
     copy_code(job, [l.code_dir for l in layouts.values()])
+    binds: list[tuple[Path, Path]] = []
+    channel_notes = []
     for resolved in resolved_channels:
-        channel_io.materialize(resolved, job_dir, [l.channel_dir(resolved.channel.name) for l in layouts.values()],
-                               facts.region)
+        read_only = channel_io.materialize(resolved, job_dir,
+                                           [l.channel_dir(resolved.channel.name) for l in layouts.values()],
+                                           facts.region, fast_file=_fast_file(job, resolved.channel))
+        if read_only:
+            channel_notes.append(f"channel {resolved.channel.name!r} is a read-only view of {read_only[0][0]} "
+                                 "(FastFile, or too large to copy): writes under it fail")
+        binds += read_only
     requirement_dirs, requirement_notes = requirements.install(layouts[hosts[0]].code_dir, python, registry.home())
     job_module_dirs, job_module_notes = job_module_paths(job, python)
     job_env = {**base_env, **environment}  # what the job's processes see before sagelaunch adds its own
@@ -187,7 +207,7 @@ def build(job: LocalJob, *, resolved_channels: list[channel_io.ResolvedChannel],
         job_name=job.name, job_dir=job_dir, framework=facts.framework, python=python, hosts=host_plans,
         max_run=job.max_run, stop_grace=stop_grace, region=facts.region, artifact_prefix=facts.artifact_prefix,
         checkpoint_s3_uri=job.checkpoint_s3_uri,
-        notes=requirement_notes + job_module_notes + mpi_notes,  # written to the job log when it starts
+        notes=requirement_notes + job_module_notes + mpi_notes + channel_notes + checkpoint_notes, read_only_binds=binds,  # written to the job log when it starts
         # what the job writes after this moment goes back to checkpoint_s3_uri (restored files do not)
         checkpoints_restored_at=time.time())
     write_private_text(job_dir / PLAN_FILE, plan.model_dump_json(indent=2))  # every host's environment

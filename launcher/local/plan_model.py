@@ -47,6 +47,8 @@ class JobPlan(_Record):
     checkpoint_s3_uri: str | None
     notes: list[str]  # written to the job log when it starts
     checkpoints_restored_at: float  # what the job writes after this moment goes back to checkpoint_s3_uri
+    # local channels shown read-only without a copy: (source, target) binds the supervisor mounts privately
+    read_only_binds: list[tuple[Path, Path]] = []
 
     def host(self, name: str) -> HostPlan:
         return next(h for h in self.hosts if h.host == name)

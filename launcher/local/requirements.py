@@ -2,8 +2,10 @@
 
 The toolkit runs `pip install -r requirements.txt` in the code folder before the script starts. Locally the job's
 Python is the user's own environment, which a job must not change: the requirements go into a cache folder per
-(requirements text, Python) under $SAGELAUNCH_HOME/requirements/, reused by every job with the same file, and
-that folder's site-packages goes on the job's PYTHONPATH. The folder is a venv whose site-packages also sees the
+(what pip would install now, Python) under $SAGELAUNCH_HOME/requirements/, and that folder's site-packages goes on
+the job's PYTHONPATH. "What pip would install" is pip's own resolution (`pip install --dry-run --report`): each
+package's name, version, source and the hash of a local archive (a folder's files), so a rebuilt wheel at the same
+path, or a newer release in a --find-links folder or on the index, is a new install — never the text of the file. The folder is a venv whose site-packages also sees the
 job Python's own packages (a .pth file), so pip installs only what is missing or pinned differently — never a
 second torch. pip runs in the code folder, so `./wheels` or `--find-links wheels` lines resolve as in the container.
 """
@@ -11,12 +13,14 @@ second torch. pip runs in the code folder, so `./wheels` or `--find-links wheels
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 from sagelaunch.jobspec.errors import SagelaunchError
 
@@ -34,27 +38,53 @@ def _site_packages(python: str) -> list[str]:
     return list(dict.fromkeys(out.stdout.split()))
 
 
-def _local_sources(requirements: Path) -> bytes:
-    """The content of what the file names by path inside the code folder (wheels, --find-links folders, source
-    trees): a rebuilt wheel with an unchanged requirements.txt must not reuse the old install."""
-    code_dir = requirements.parent.resolve()
+def _tree_digest(folder: Path) -> str:
     digest = hashlib.sha256()
-    for token in sorted(set(re.split(r"[\s=]+", requirements.read_text(errors="replace")))):
-        path = (code_dir / token).resolve() if token else None
-        if path is None or path == code_dir / REQUIREMENTS_FILE or not path.is_relative_to(code_dir) \
-                or not path.exists():
-            continue
-        for file in sorted([path] if path.is_file() else path.rglob("*")):
-            if file.is_file():
-                digest.update(str(file.relative_to(code_dir)).encode() + b"\0" + file.read_bytes())
-    return digest.digest()
+    for file in sorted(folder.rglob("*")):
+        if file.is_file() and "__pycache__" not in file.parts:
+            digest.update(str(file.relative_to(folder)).encode() + b"\0" + file.read_bytes())
+    return digest.hexdigest()
+
+
+def _where(url: str, code_dir: Path) -> str:
+    """A source as the key sees it: a file in the code folder by its relative path (each job has its own copy of
+    the code), anything else as it is."""
+    if url.startswith("file://"):
+        path = Path(unquote(urlparse(url).path))
+        if path.is_relative_to(code_dir):
+            return "code:" + path.relative_to(code_dir).as_posix()
+    return url
+
+
+def resolution(requirements: Path, python: str) -> list[list[str]]:
+    """What `pip install -r requirements.txt` would install into the job's Python now (what it already has is left
+    out, as the install leaves it): [name, version, source, hash] each; a local folder's hash is its files'."""
+    code_dir = requirements.parent.resolve()
+    with tempfile.TemporaryDirectory() as scratch:
+        report = Path(scratch, "report.json")
+        result = subprocess.run([python, "-m", "pip", "install", "--dry-run", "--quiet", "--disable-pip-version-check",
+                                 "--no-input", "--report", str(report), "-r", str(requirements)],
+                                cwd=code_dir, capture_output=True, text=True, timeout=3600)
+        if result.returncode != 0:
+            raise _failure(requirements, result.stdout + result.stderr)
+        planned = json.loads(report.read_text()).get("install", [])
+    found = []
+    for item in planned:
+        info = item.get("download_info", {})
+        url = info.get("url", "")
+        archive = info.get("archive_info", {})
+        digest = archive.get("hash") or json.dumps(archive.get("hashes", {}), sort_keys=True)
+        if "dir_info" in info and url.startswith("file://"):
+            digest = _tree_digest(Path(unquote(urlparse(url).path)))
+        found.append([item["metadata"]["name"], item["metadata"]["version"], _where(url, code_dir), digest])
+    return sorted(found)
 
 
 def cache_folder(requirements: Path, python: str, root: Path) -> Path:
-    """One folder per requirements text, the local files it names and the job Python: the same inputs reuse the
-    same install."""
-    key = hashlib.sha256(requirements.read_bytes() + b"\0" + _local_sources(requirements) + b"\0"
-                         + str(Path(python).resolve()).encode()).hexdigest()
+    """One folder per (requirements text, what pip resolves it to now, job Python): the same install is reused only
+    while pip would install exactly the same files."""
+    key = hashlib.sha256(requirements.read_bytes() + b"\0" + json.dumps(resolution(requirements, python)).encode()
+                         + b"\0" + str(Path(python).resolve()).encode()).hexdigest()
     return root / "requirements" / key[:16]
 
 

@@ -3,6 +3,7 @@ uploads are launcher.aws's."""
 
 from __future__ import annotations
 
+import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -21,14 +22,20 @@ def list_keys(uri: str, region: str | None = None) -> list[str]:
 
     A key that could not be downloaded into a folder (`../`, absolute, empty parts) is refused here, when
     the job is checked, before its folder exists (the download refuses it again, by the same rule)."""
+    return sorted(list_modified(uri, region))
+
+
+def list_modified(uri: str, region: str | None = None) -> dict[str, float]:
+    """Every object key under the prefix (folder markers left out) → its LastModified, in seconds since the epoch."""
     bucket, prefix = parse_s3_uri(uri)
     s3 = client(region)
-    keys = []
+    found = {}
     for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
-        keys.extend(obj["Key"] for obj in page.get("Contents", []) if not obj["Key"].endswith("/"))
-    for key in keys:
+        found.update({obj["Key"]: obj["LastModified"].timestamp() for obj in page.get("Contents", [])
+                      if not obj["Key"].endswith("/")})
+    for key in found:
         check_key_name(key, relative_name(prefix, key))
-    return sorted(keys)
+    return found
 
 
 def relative_name(prefix: str, key: str) -> str:
@@ -43,18 +50,45 @@ def relative_name(prefix: str, key: str) -> str:
     return key[len(parent):]
 
 
-def download(uri: str, keys: list[str], destination: Path, region: str | None = None) -> list[Path]:
-    """Download `keys` (all under `uri`'s prefix) into `destination`, keeping their relative paths."""
-    bucket, prefix = parse_s3_uri(uri)
+def _targets(uri: str, keys: list[str], destination: Path) -> list[tuple[str, Path]]:
+    """Where each key lands; every target is checked before anything is downloaded."""
+    prefix = parse_s3_uri(uri)[1]
+    return [(key, key_destination(destination, key, relative_name(prefix, key))) for key in keys]
+
+
+def download(uri: str, keys: list[str], destination: Path, region: str | None = None,
+             modified: dict[str, float] | None = None) -> list[Path]:
+    """Download `keys` (all under `uri`'s prefix) into `destination`, keeping their relative paths; with
+    `modified` (key → LastModified), each file keeps its object's age as its modification time."""
+    bucket = parse_s3_uri(uri)[0]
     s3 = client(region)
-    targets = []
-    for key in keys:  # every target is checked before anything is downloaded
-        targets.append((key, key_destination(destination, key, relative_name(prefix, key))))
+    targets = _targets(uri, keys, destination)
     for _, target in targets:
         target.parent.mkdir(parents=True, exist_ok=True)
+
+    def fetch(key_target: tuple[str, Path]) -> None:
+        key, target = key_target
+        s3.download_file(bucket, key, str(target))
+        if modified is not None:
+            os.utime(target, (modified[key], modified[key]))
+
     with ThreadPoolExecutor(max_workers=8) as pool:
-        list(pool.map(lambda kt: s3.download_file(bucket, kt[0], str(kt[1])), targets))
+        list(pool.map(fetch, targets))
     return [t for _, t in targets]
+
+
+def restore_by_age(uri: str, destination: Path, region: str | None = None) -> list[Path]:
+    """Bring `destination` up to date with `uri` without ever replacing a newer file with an older one: an object
+    is downloaded unless the local file at its place was modified after it. Returns the local files kept."""
+    modified = list_modified(uri, region)
+    kept, fetch = [], []
+    for key, target in _targets(uri, sorted(modified), destination):
+        if target.is_file() and target.stat().st_mtime > modified[key]:
+            kept.append(target)
+        else:
+            fetch.append(key)
+    download(uri, fetch, destination, region, modified)
+    return kept
 
 
 def upload_tree(folder: Path, uri: str, region: str | None = None, newer_than: float | None = None) -> str:

@@ -186,7 +186,8 @@ class Supervisor:
         registry.transition(self.name, "Uploading", "Uploading generated training model", **fields)
         try:
             placed = artifacts.publish({h.host: HostLayout(h.root) for h in self.plan.hosts},
-                                       self.plan.artifact_prefix, self.job_dir / "staging", self.plan.region)
+                                       self.plan.artifact_prefix, self.job_dir / "staging", self.plan.region,
+                                       self.name)
             fields["ModelArtifacts"] = {"S3ModelArtifacts": placed["model"]}
             fields["OutputArtifacts"] = {"S3OutputArtifacts": placed["output"]}
             if placed["profiler"]:
@@ -255,6 +256,18 @@ class Supervisor:
                                       failure_files=[HostLayout(host_plan.root).failure_file, *failure_files])
 
 
+def _mount_channels(plan: JobPlan) -> None:
+    """Read-only channel views, in a mount namespace of this process and its children only: the mounts end with
+    the job's last process, however it ends, and nothing else on the machine sees them."""
+    if not plan.read_only_binds:
+        return
+    from sagelaunch.launcher.local.channel_views import bind_read_only, enter_private_mounts
+
+    enter_private_mounts()
+    for source, target in plan.read_only_binds:
+        bind_read_only(source, target)
+
+
 def main(argv: list[str]) -> int:
     job_dir = Path(argv[0])
     try:
@@ -265,6 +278,7 @@ def main(argv: list[str]) -> int:
         raise
     supervisor = Supervisor(plan)
     try:
+        _mount_channels(plan)
         supervisor.run()
     except BaseException as error:  # never leave a job InProgress with nobody watching it
         _late_imports()

@@ -214,8 +214,9 @@ def build_timeline(profile: S.Profile) -> TimelineModel:
             pids = col["pid"][rest]
             keys = np.stack([pids, tids], axis=1)
             uniq, inv = np.unique(keys, axis=0, return_inverse=True)
-            ids = [b.track(cpu, [host, "CPU"], f"rank {r} thread {int(t)}" + ("" if len(np.unique(uniq[:, 0])) == 1 else f" (pid {int(p)})"))
-                   for p, t in uniq]
+            one_process = len(np.unique(uniq[:, 0])) == 1  # once, not per thread: linear in threads
+            ids = [b.track(cpu, [host, "CPU"], f"rank {r} thread {int(t)}" + ("" if one_process else f" (pid {int(p)})"))
+                   for p, t in uniq.tolist()]
             track_of[rest] = np.array(ids, dtype=np.int32)[inv.reshape(-1)]
 
         parts["track"].append(track_of)

@@ -207,11 +207,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _same_origin(self) -> bool:
         """A state-changing request must come from this app's own page (or from a non-browser client)."""
-        origin, site = self.headers.get("Origin"), self.headers.get("Sec-Fetch-Site")
-        if (origin is None or origin in self.server.allowed_origins()) and site in (None, "same-origin", "none"):
+        from sagelaunch.jobspec.browser_origin import cross_site_refusal
+
+        refusal = cross_site_refusal(self.headers.get("Origin"), self.headers.get("Sec-Fetch-Site"),
+                                     self.server.allowed_origins())
+        if refusal is None:
             return True
-        self._error(HTTPStatus.FORBIDDEN, f"cross-origin request refused (Origin: {origin}, Sec-Fetch-Site: {site}); "
-                                          "use the page at " + self.server.url)
+        self._error(HTTPStatus.FORBIDDEN, f"{refusal}; use the page at " + self.server.url)
         return False
 
     def _body_length(self) -> int | None:

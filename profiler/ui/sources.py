@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from sagelaunch.jobspec.contract import STATUSES, host_profiler_dir
-from sagelaunch.jobspec.names import NAME_PATTERN as JOB_NAME  # SageMaker's TrainingJobName pattern
+from sagelaunch.jobspec.names import path_name
 from sagelaunch.jobspec.errors import SagelaunchError
 from sagelaunch.jobspec.suggest import did_you_mean, fix_from_hint
 
@@ -47,15 +47,8 @@ def path_entry(path) -> JobEntry:
 
 
 def validate_job_name(name: Any) -> str:
-    if not isinstance(name, str) or not JOB_NAME.match(name):
-        raise SagelaunchError(
-            f"job name {name!r}: not a training job name (1-63 letters, digits and hyphens, "
-            "starting with a letter or digit)",
-            field="job_name", value=name,
-            allowed="1-63 letters, digits and hyphens, starting with a letter or digit",
-            fix="pass the training job's name as SageMaker shows it",
-        )
-    return name
+    """A job name becomes a folder name: checked where every such name is (jobspec.names.path_name)."""
+    return path_name(name, "job_name")
 
 
 def validate_source(source: Any) -> str:

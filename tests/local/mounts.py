@@ -63,3 +63,24 @@ def immutable(path: Path) -> Iterator[Path]:
         yield path
     finally:
         subprocess.run(["chattr", "-i", str(path)], capture_output=True, timeout=30)
+
+
+@contextmanager
+def btrfs_filesystem(path: Path, size: str = "256M") -> Iterator[Path]:
+    """A btrfs filesystem (copy-on-write clones: FICLONE) in a loop file, mounted at `path` while the block runs."""
+    import shutil
+
+    if shutil.which("mkfs.btrfs") is None:
+        pytest.skip("mkfs.btrfs is not installed (btrfs-progs)")
+    image = path.with_name(path.name + ".img")
+    subprocess.run(["truncate", "-s", size, str(image)], check=True, timeout=30)
+    done = subprocess.run(["mkfs.btrfs", "-q", str(image)], capture_output=True, text=True, timeout=60)
+    if done.returncode != 0:
+        pytest.skip(f"cannot make a btrfs filesystem here: {done.stderr.strip()}")
+    path.mkdir(parents=True, exist_ok=True)
+    _mount("-o", "loop", str(image), str(path))
+    try:
+        yield path
+    finally:
+        _unmount(path)
+        image.unlink(missing_ok=True)

@@ -116,12 +116,12 @@ def _layout_with_model(root: Path, size: int) -> dict[str, HostLayout]:
 def test_a_full_disk_leaves_no_truncated_archive_under_its_name(tmp_path):
     with small_filesystem(tmp_path / "small", "1m") as small:
         fits = artifacts.publish(_layout_with_model(tmp_path / "a", 64 * 1024), str(small / "fits"),
-                                 tmp_path / "staging", None)
+                                 tmp_path / "staging", None, "fits")
         with tarfile.open(fits["model"]) as archive:  # complete: every member reads back
             assert [m.name for m in archive.getmembers()] == ["weights.bin"]
         with pytest.raises(OSError) as full:
             artifacts.publish(_layout_with_model(tmp_path / "b", 3 * 1024 * 1024), str(small / "full"),
-                              tmp_path / "staging", None)
+                              tmp_path / "staging", None, "full")
         assert full.value.errno == errno.ENOSPC
         assert full.value.filename == str(small / "full" / "output" / "model.tar.gz")  # named, though never written
         assert not (small / "full" / "output" / "model.tar.gz").exists()
@@ -136,11 +136,11 @@ def test_an_upload_staged_on_a_full_disk_puts_nothing_in_s3(tmp_path, moto_serve
     s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
     with small_filesystem(tmp_path / "staging", "1m") as staging:
         placed = artifacts.publish(_layout_with_model(tmp_path / "a", 64 * 1024), f"s3://{bucket}/fits", staging,
-                                   "us-west-2")
+                                   "us-west-2", "fits")
         assert placed["model"] == f"s3://{bucket}/fits/output/model.tar.gz"
         with pytest.raises(OSError) as full:
             artifacts.publish(_layout_with_model(tmp_path / "b", 3 * 1024 * 1024), f"s3://{bucket}/full", staging,
-                              "us-west-2")
+                              "us-west-2", "full")
         assert full.value.errno == errno.ENOSPC and partials(staging) == []
     keys = [o["Key"] for o in s3.list_objects_v2(Bucket=bucket)["Contents"]]
     assert "fits/output/model.tar.gz" in keys and not [k for k in keys if k.startswith("full/")], keys

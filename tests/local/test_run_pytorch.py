@@ -72,8 +72,9 @@ def test_one_host_two_processes_end_to_end(tmp_path, capsys):
         assert report["cwd"] == str(code_dir)
         assert report["channels"] == {"train": ["part-0.csv", "sub/part-1.csv"]}
         assert report["env"]["SM_HP_LR"] == "0.5" and report["env"]["SM_CURRENT_HOST"] == "algo-1"
-    # a local channel is linked, not copied
-    assert (job_dir / "algo-1" / "input" / "data" / "train").resolve() == data.resolve()
+    # a local channel is the job's own copy, never a link to the user's folder
+    view = job_dir / "algo-1" / "input" / "data" / "train"
+    assert not view.is_symlink() and (view / "sub" / "part-1.csv").read_bytes() == (data / "sub" / "part-1.csv").read_bytes()
     # artifacts under output_path/<job>/output
     model = outputs / spec.job_name / "output" / "model.tar.gz"
     assert job.model_data == str(model)

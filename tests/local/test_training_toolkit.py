@@ -112,24 +112,31 @@ def test_an_unclosed_quote_is_refused_as_the_shell_fails_on_it(tmp_path):
 
 
 # ------------------------------------------------------------------ requirements.txt
-@pytest.fixture(scope="module")
-def wheels(tmp_path_factory) -> Path:
-    """A tiny package built into a wheel here (its dependency, six, is already in the job's Python)."""
-    root = tmp_path_factory.mktemp("tinypkg")
+def build_wheel(root: Path, out: Path, version: str = "1.0", value: int = 42) -> Path:
+    """sagelaunch-tinypkg `version` (VALUE = `value`) built into a wheel in `out`; its dependency, six, is already
+    in the job's Python."""
+    shutil.rmtree(root / "src", ignore_errors=True)
     (root / "src" / "sagelaunch_tinypkg").mkdir(parents=True)
-    (root / "src" / "sagelaunch_tinypkg" / "__init__.py").write_text("VALUE = 42\n")
-    (root / "src" / "pyproject.toml").write_text(textwrap.dedent("""\
+    (root / "src" / "sagelaunch_tinypkg" / "__init__.py").write_text(f"VALUE = {value}\n")
+    (root / "src" / "pyproject.toml").write_text(textwrap.dedent(f"""\
         [build-system]
         requires = ["setuptools"]
         build-backend = "setuptools.build_meta"
         [project]
         name = "sagelaunch-tinypkg"
-        version = "1.0"
+        version = "{version}"
         dependencies = ["six"]
         """))
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "-q", "-w",
-                    str(root / "wheels"), str(root / "src")], check=True, capture_output=True, timeout=600)
-    return root / "wheels"
+                    str(out), str(root / "src")], check=True, capture_output=True, timeout=600)
+    return out
+
+
+@pytest.fixture(scope="module")
+def wheels(tmp_path_factory) -> Path:
+    """A tiny package built into a wheel here."""
+    root = tmp_path_factory.mktemp("tinypkg")
+    return build_wheel(root, root / "wheels")
 
 
 def _source_dir(folder: Path, wheels: Path, requirement: str = "sagelaunch-tinypkg==1.0") -> Path:
@@ -159,12 +166,40 @@ def test_requirements_install_into_a_cache_folder_reused_for_the_same_file(wheel
         Path(paths[0]).parents[2]
 
 
+def _value(paths: list[str]) -> str:
+    probe = subprocess.run([sys.executable, "-c", "import sagelaunch_tinypkg; print(sagelaunch_tinypkg.VALUE)"],
+                           env={"PYTHONPATH": paths[0]}, capture_output=True, text=True, timeout=120)
+    return probe.stdout.strip()
+
+
+@pytest.mark.slow
+def test_the_cache_follows_what_pip_would_install_not_the_files_text(wheels, tmp_path):
+    """A newer release in a --find-links folder outside the code, or a wheel rebuilt at the same path, reaches the
+    next job although requirements.txt is unchanged (issue 32)."""
+    shared = tmp_path / "shared-wheels"
+    shutil.copytree(wheels, shared)
+    code, home = tmp_path / "code", tmp_path / "home"
+    code.mkdir()
+    (code / "requirements.txt").write_text(f"--no-index\n--find-links {shared}\nsagelaunch-tinypkg>=1.0\n")
+    first, _ = requirements.install(code, sys.executable, home)
+    assert _value(first) == "42"
+    build_wheel(tmp_path / "v11", shared, version="1.1", value=43)  # a newer release appears
+    second, notes = requirements.install(code, sys.executable, home)
+    assert second != first and notes[0].startswith("requirements.txt: installed into ") and _value(second) == "43"
+    build_wheel(tmp_path / "v11-again", shared, version="1.1", value=44)  # 1.1 rebuilt under the same name
+    third, _ = requirements.install(code, sys.executable, home)
+    assert third != second and _value(third) == "44"
+    again, notes = requirements.install(code, sys.executable, home)  # nothing changed: the install is reused
+    assert again == third and notes[0].startswith("requirements.txt: reusing the packages installed in ")
+
+
 def test_a_requirement_that_cannot_be_installed_is_named(wheels, tmp_path):
     code = _source_dir(tmp_path / "code", wheels, requirement="sagelaunch-no-such-package>=9")
     with pytest.raises(ValueError, match="requirements.txt of source_dir: pip could not install "
                                          "'sagelaunch-no-such-package>=9'.*fix or remove that line"):
         requirements.install(code, sys.executable, tmp_path / "home")
-    assert not list((tmp_path / "home" / "requirements").iterdir())  # nothing half-installed is left to reuse
+    cache = tmp_path / "home" / "requirements"
+    assert not cache.exists() or not list(cache.iterdir())  # nothing half-installed is left to reuse
 
 
 @pytest.mark.slow

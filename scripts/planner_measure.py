@@ -208,7 +208,8 @@ def _flat(snapshot) -> dict[str, int]:
     return out
 
 
-def _batch(family: str, step: int, n: int):
+def _batch(step: int, n: int):
+    """The step's token ids for n sequences (the same on every rank: each takes its data-parallel share)."""
     import torch
 
     g = torch.Generator().manual_seed(1000 + step)
@@ -255,7 +256,7 @@ def _run_case(case: dict[str, Any]) -> dict[str, Any]:
     index, count = (smp.rdp_rank(), smp.rdp_size()) if lay["tp"] > 1 else (smp.dp_rank(), smp.dp_size())
 
     def one_step(step: int) -> None:
-        ids = _batch(family, step, BATCH * count).chunk(count)[index]
+        ids = _batch(step, BATCH * count).chunk(count)[index]
         opt.zero_grad()
         tracker.in_forward_backward = True
         try:
@@ -282,7 +283,7 @@ def _run_case(case: dict[str, Any]) -> dict[str, Any]:
     master_grads: list[int] = []
 
     def at_step_begin(optimizer, args, kwargs) -> None:
-        """The masters' gradients exist from here to the next zero_grad: gradients, counted apart."""
+        """The fp32 masters' gradients exist from here to the next zero_grad: filed as gradients, sized apart."""
         grads = [m.grad for m in masters if m.grad is not None]
         if grads and not master_grads:
             master_grads.append(_storages_bytes(grads))

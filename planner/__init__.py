@@ -1,0 +1,1 @@
+"""Will it fit? The planner: a model-parallel job's memory per GPU, speed and cost, before launch."""

@@ -1,0 +1,295 @@
+"""What one GPU holds, per term, for a model, a layout and a microbatch: the most loaded rank of each pipeline
+stage. Two runtimes, because they hold different things:
+
+- "sagelaunch": sagelaunch.modelparallel (what a local job runs; checked against measured per-rank tensors by
+  scripts/bench_planner_memory.py). fp16/bf16 models hold half parameters and gradients; smp.DistributedOptimizer
+  keeps fp32 master weights of every local parameter (MasterWeights), and fp32 master gradients at the step;
+  shard_optimizer_state is ZeroRedundancyOptimizer: only the optimizer's state is sharded, whole tensors assigned
+  greedily (largest first, to the rank holding least) over the replica group; with pp == 1 and data parallelism
+  DDP keeps a flat bucket copy of the gradients it reduces (not of tensor-parallel DTensors); sharded data
+  parallelism (FSDP2) keeps fp32 shards of parameters, gradients and state, and gathers one block at a time.
+- "smp": SageMaker's SMP v1 library (what an ml.* job runs): its fp16/bf16 optimizer with shard_optimizer_state
+  shards the fp32 masters with the state (ZeRO-1), and its reducer keeps no second copy of the gradients.
+
+Activations (Korthikanti et al. 2022, Table 2, written per element so that fp32 and half both follow): per layer
+and microbatch, tensors the eager layer saves for backward; with activation checkpointing each layer keeps only
+its input and one layer's activations are rebuilt at a time; offloading keeps at most activation_loading_horizon
+layers' inputs on the GPU. Microbatches in flight per stage follow the pipeline schedule modelparallel runs.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from sagelaunch.jobspec.errors import SagelaunchError
+from sagelaunch.planner.layout import Layout, World
+from sagelaunch.planner.shape import ModelShape, Tensor
+
+Runtime = Literal["sagelaunch", "smp"]
+ALLOCATOR_OVERHEAD = 0.0  # a caching allocator's fragmentation is not modelled in the tensor figures; see total()
+ADAM_STATES = 2  # exp_avg, exp_avg_sq (torch.optim.Adam/AdamW), in the masters' dtype
+STEP_BYTES = 4  # Adam's per-tensor step counter (a float32 scalar)
+
+
+class MemoryBreakdown(BaseModel):
+    """Bytes on one GPU (the most loaded rank of a stage)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    stage: int
+    parameters: int
+    gradients: int
+    optimizer_state: int  # Adam's moments (and step counters) this rank holds
+    master_weights: int  # fp32 copies of half parameters (and their gradients at the step)
+    activations: int
+    communication: int  # DDP's gradient buckets, pipeline send/receive buffers
+    allocator: int  # the caching allocator's reserve beyond live tensors
+    capacity: int
+
+    @property
+    def model_states(self) -> int:
+        return self.parameters + self.gradients + self.optimizer_state + self.master_weights
+
+    @property
+    def total(self) -> int:
+        return self.model_states + self.activations + self.communication + self.allocator
+
+    @property
+    def share(self) -> float:
+        return self.total / self.capacity if self.capacity else float("inf")
+
+    def terms(self) -> dict[str, int]:
+        return {"parameters": self.parameters, "gradients": self.gradients, "optimizer_state": self.optimizer_state,
+                "master_weights": self.master_weights, "activations": self.activations,
+                "communication": self.communication, "allocator": self.allocator}
+
+
+# ---------------------------------------------------------------- which tensors each pipeline rank holds
+def virtual_stages(layout: Layout, layers: int) -> int:
+    """modelparallel/partitioning.plan_stages: two chunks per rank with the interleaved schedule when the stack
+    has at least 2·pp layers, else one."""
+    if layout.pp == 1:
+        return 1
+    return 2 if layout.pipeline == "interleaved" and layers >= 2 * layout.pp else 1
+
+
+def split_evenly(n_units: int, n_chunks: int) -> list[range]:
+    base, extra = divmod(n_units, n_chunks)
+    out, start = [], 0
+    for i in range(n_chunks):
+        size = base + (1 if i < extra else 0)
+        out.append(range(start, start + size))
+        start += size
+    return out
+
+
+def check_divides(shape: ModelShape, layout: Layout) -> None:
+    """The layout must divide the model as modelparallel splits it (refused there at run time)."""
+    if shape.layers < layout.pp:
+        raise SagelaunchError(
+            f"pipeline_parallel_degree={layout.pp} exceeds the model's {shape.layers} layers", field="pp",
+            value=layout.pp, allowed=f"1..{shape.layers}", fix=f"use pipeline_parallel_degree ≤ {shape.layers}")
+    if layout.tp > 1:
+        for unit in shape.units[:1] + shape.units[-1:]:
+            for t in unit:
+                if t.split == "split" and t.divides % layout.tp:
+                    allowed = ", ".join(str(d) for d in range(1, t.divides + 1) if t.divides % d == 0)
+                    raise SagelaunchError(
+                        f"tensor_parallel_degree={layout.tp} does not divide the model's {t.divides_name}="
+                        f"{t.divides}", field="tp", value=layout.tp, allowed=allowed,
+                        fix=f"use a tensor_parallel_degree in {allowed}")
+
+
+@dataclass(frozen=True)
+class StageTensors:
+    """One pipeline rank's tensors: (global numel, local numel on one tp rank, DDP reduces it) per tensor."""
+
+    stage: int
+    layers: int
+    tensors: tuple[tuple[int, int, bool], ...]
+    first: bool
+    last: bool
+
+    @property
+    def local(self) -> int:
+        return sum(t[1] for t in self.tensors)
+
+    @property
+    def reduced_by_ddp(self) -> int:
+        return sum(t[1] for t in self.tensors if t[2])
+
+
+def _local(t: Tensor, tp: int, vocab: int) -> tuple[int, int, bool]:
+    split = t.split == "split" or (t.split == "vocab" and tp > 1 and vocab % tp == 0)
+    local = t.numel // tp if split and tp > 1 else t.numel
+    dtensor = tp > 1 and (split or t.tp_module)
+    return t.numel, local, not dtensor
+
+
+@lru_cache(maxsize=4096)
+def stage_tensors(shape: ModelShape, tp: int, pp: int, virtual: int) -> tuple[StageTensors, ...]:
+    chunks = split_evenly(shape.layers, pp * virtual)
+    out = []
+    for rank in range(pp):
+        mine = [s for s in range(len(chunks)) if s % pp == rank]
+        first, last = 0 in mine, len(chunks) - 1 in mine
+        held: list[Tensor] = []
+        if first:
+            held += shape.pre
+        for s in mine:
+            for i in chunks[s]:
+                held += shape.units[i]
+        if last:  # a tied head is the embedding's tensor: held again only on a last stage that is not the first
+            held += [t for t in shape.post if not t.tied or not first]
+        out.append(StageTensors(rank, sum(len(chunks[s]) for s in mine),
+                                tuple(_local(t, tp, shape.vocab) for t in held), first, last))
+    return tuple(out)
+
+
+def zero_partition_max(tensors: tuple[tuple[int, int, bool], ...], ranks: int) -> int:
+    """ZeroRedundancyOptimizer._partition_parameters: tensors sorted by (global) numel, largest first, each to the
+    rank with the smallest total so far; the most loaded rank's local numel."""
+    if ranks <= 1:
+        return sum(t[1] for t in tensors)
+    sizes = [(0, r) for r in range(ranks)]
+    local = [0] * ranks
+    for numel, loc, _ in sorted(tensors, key=lambda t: t[0], reverse=True):
+        total, r = heapq.heappop(sizes)
+        local[r] += loc
+        heapq.heappush(sizes, (total + numel, r))
+    return max(local)
+
+
+# ---------------------------------------------------------------- activations
+class ActivationModel(BaseModel):
+    """Bytes per layer and microbatch, as counts of saved tensors: `sbh` elements (whole on every tp rank, or split),
+    `sbf` elements of the MLP's inner width (split), `s²ab` elements of attention scores (split), and 1-byte dropout
+    masks. Korthikanti et al.'s 34·sbh + 5·as²b is the GPT layer in half precision with dropout and eager attention."""
+
+    model_config = ConfigDict(frozen=True)
+
+    sbh_whole: float
+    sbh_split: float
+    sbf_split: float
+    scores_split: float
+    mask_sbh: float
+    mask_scores: float
+
+
+ACTIVATIONS = {
+    # LayerNorm inputs (2), q|k|v input (1), MLP input (1) whole; q, k, v (3) and the projection input (1) split;
+    # the MLP's GELU input and output (2 × ffn) split; softmax output and dropout output over the scores; masks
+    "gpt2": ActivationModel(sbh_whole=4, sbh_split=4, sbf_split=2, scores_split=2, mask_sbh=2, mask_scores=1),
+    "bert": ActivationModel(sbh_whole=4, sbh_split=4, sbf_split=2, scores_split=2, mask_sbh=2, mask_scores=1),
+    "roberta": ActivationModel(sbh_whole=4, sbh_split=4, sbf_split=2, scores_split=2, mask_sbh=2, mask_scores=1),
+    # RMSNorm inputs (2), attention and MLP inputs (2) whole; q, k, v, o input split; gate, up, act, down input
+    "llama": ActivationModel(sbh_whole=4, sbh_split=4, sbf_split=4, scores_split=1, mask_sbh=0, mask_scores=0),
+}
+ACTIVATIONS["generic"] = ACTIVATIONS["gpt2"]
+
+
+def layer_activation_bytes(shape: ModelShape, tp: int, tokens: int, seq: int, element: int) -> float:
+    """One layer's saved tensors for `tokens` = micro-batch × seq tokens."""
+    a = ACTIVATIONS[shape.family]
+    samples = tokens / seq
+    sbh, sbf = tokens * shape.hidden, tokens * shape.ffn
+    scores = samples * shape.heads * seq * seq
+    return (sbh * (a.sbh_whole * element + a.mask_sbh) + sbh * a.sbh_split * element / tp
+            + sbf * a.sbf_split * element / tp + scores * (a.scores_split * element + a.mask_scores) / tp)
+
+
+def logits_bytes(shape: ModelShape, layout: Layout, tokens: int, runtime: Runtime) -> int:
+    """A language model's logits and the fp32 log-softmax the loss keeps: gathered whole on every tp rank by
+    modelparallel's vocabulary-parallel head (output Replicate); SMP's distributed cross-entropy keeps them split."""
+    vocab = shape.vocab // layout.tp if runtime == "smp" else shape.vocab
+    return tokens * vocab * 4 * 2
+
+
+def in_flight(layout: Layout, stage: int, virtual: int, pp_microbatches: int) -> int:
+    """Chunk-microbatches whose activations a pipeline rank holds at once under modelparallel's schedules:
+    pp == 1 runs microbatches one by one; GPipe ("simple") holds a whole wave; Interleaved1F1B its warm-up plus
+    one (torch.distributed.pipelining's rule)."""
+    if layout.pp == 1:
+        return 1
+    wave = min(layout.active_microbatches or layout.pp + 2, pp_microbatches)
+    if layout.pipeline == "simple" or virtual == 1:
+        return wave
+    rounds = max(1, wave // layout.pp)
+    per_round = wave // rounds
+    warmup = (virtual - 1) * per_round + 2 * (layout.pp - 1 - stage)
+    return min(warmup + 1, wave * virtual)
+
+
+def stage_numel(shape: ModelShape, layout: Layout) -> int:
+    """The parameters one tp rank of the largest pipeline stage holds (before any data-parallel sharding)."""
+    return max(st.local for st in stage_tensors(shape, layout.tp, layout.pp, virtual_stages(layout, shape.layers)))
+
+
+@lru_cache(maxsize=65536)
+def _zero_max(shape: ModelShape, tp: int, pp: int, virtual: int, stage: int, replicas: int) -> int:
+    return zero_partition_max(stage_tensors(shape, tp, pp, virtual)[stage].tensors, replicas)
+
+
+def stage_memory(shape: ModelShape, layout: Layout, world: World, micro_batch: int, seq: int, capacity: int,
+                 runtime: Runtime = "sagelaunch", activations: bool = True,
+                 only_ends: bool = False) -> list[MemoryBreakdown]:
+    """Per pipeline stage, the most loaded rank's bytes. activations=False: model states only (a lower bound).
+    only_ends: the first and last stage only — the most loaded ranks (stage 0 holds the embedding, the most
+    layers of an uneven split and the most microbatches in flight; the last holds the head and the logits)."""
+    check_divides(shape, layout)
+    virtual = virtual_stages(layout, shape.layers)
+    stages = stage_tensors(shape, layout.tp, layout.pp, virtual)
+    if only_ends:
+        stages = (stages[0],) if len(stages) == 1 else (stages[0], stages[-1])
+    half = layout.precision != "fp32"
+    sdp = layout.sdp
+    replicas = world.rdp if layout.tp > 1 else world.dp  # modelparallel's replica group
+    out = []
+    for st in stages:
+        n = st.local
+        if sdp > 1:  # FSDP2: fp32 shards; the gathered block is transient (counted with activations' peak)
+            shard = -(-n // sdp)
+            params, grads = shard * 4, shard * 4
+            optimizer = shard * 4 * ADAM_STATES + len(st.tensors) * STEP_BYTES
+            masters = 0
+            element = 2 if half else 4  # FSDP2 gathers a block in the compute dtype, the next one prefetched
+            comm = 2 * max(sum(t.numel for t in unit) for unit in shape.units) * element
+        else:
+            pbytes = 2 if half else 4
+            params, grads = n * pbytes, n * pbytes
+            zero = layout.shard_optimizer_state and replicas > 1
+            opt_numel = (_zero_max(shape, layout.tp, layout.pp, virtual, st.stage, replicas) if zero
+                         else n)
+            optimizer = opt_numel * 4 * ADAM_STATES + len(st.tensors) * STEP_BYTES
+            if runtime == "sagelaunch":
+                masters = n * 4 * 2 if half else 0  # fp32 masters, and their gradients at the step
+                ddp = layout.pp == 1 and replicas > 1
+                comm = st.reduced_by_ddp * pbytes if ddp else 0
+            else:
+                masters = (opt_numel * 4 if half else 0)
+                comm = 0
+        act = 0
+        if activations:
+            element = 2 if half else 4
+            tokens = micro_batch * seq
+            layer = layer_activation_bytes(shape, layout.tp, tokens, seq, element)
+            chunk_layers = st.layers / virtual
+            flight = in_flight(layout, st.stage, virtual, layout.microbatches)
+            if layout.activation_checkpointing:
+                kept = tokens * shape.hidden * element * chunk_layers * flight
+                if layout.offload_activations:
+                    kept = min(kept, tokens * shape.hidden * element * layout.activation_loading_horizon)
+                act = int(kept + layer)
+            else:
+                act = int(layer * chunk_layers * flight)
+            if st.last and shape.logits:
+                act += logits_bytes(shape, layout, tokens, runtime)
+        out.append(MemoryBreakdown(stage=st.stage, parameters=params, gradients=grads, optimizer_state=optimizer,
+                                   master_weights=masters, activations=act, communication=comm,
+                                   allocator=int(ALLOCATOR_OVERHEAD), capacity=capacity))
+    return out

@@ -95,6 +95,12 @@ def check_divides(shape: ModelShape, layout: Layout) -> None:
             f"pipeline_parallel_degree={layout.pp} exceeds the model's {shape.layers} layers", field="pp",
             value=layout.pp, allowed=f"1..{shape.layers}", fix=f"use pipeline_parallel_degree ≤ {shape.layers}")
     if layout.tp > 1:
+        for name, value in (("num_attention_heads", shape.heads), ("num_key_value_heads", shape.kv_heads)):
+            if value % layout.tp:
+                allowed = ", ".join(str(d) for d in range(1, value + 1) if value % d == 0)
+                raise SagelaunchError(
+                    f"tensor_parallel_degree={layout.tp} does not divide the model's {name}={value}", field="tp",
+                    value=layout.tp, allowed=allowed, fix=f"use a tensor_parallel_degree in {allowed}")
         for unit in shape.units[:1] + shape.units[-1:]:
             for t in unit:
                 if t.split == "split" and t.divides % layout.tp:

@@ -66,6 +66,7 @@ def model_from_builder(build: Callable[[], Any], seq_len: int, source: str = "bu
     head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
     vocab_params = {id(p) for m in (embedding, head) if m is not None for p in m.parameters(recurse=False)}
     vocab_parallel = isinstance(embedding, nn.Embedding) and isinstance(head, nn.Linear)
+    modules = dict(model.named_modules())
     seen: dict[int, str] = {}  # tensor → where it was first met: pre, unit, post
     pre: list[Tensor] = []
     post: list[Tensor] = []
@@ -82,10 +83,15 @@ def model_from_builder(build: Callable[[], Any], seq_len: int, source: str = "bu
         module_path, _, leaf = name.rpartition(".")
         split: Split = "whole"
         tp_module = False
+        divides = 1
         for suffix, style in styles.items():
             if module_path.endswith(suffix):
                 tp_module = True
                 split = "split" if style == "col" or leaf == "weight" else "whole"
+                conv1d = type(modules[module_path]).__name__ == "Conv1D"  # GPT-2's (in, out) weights
+                out_dim = p.shape[-1] if conv1d or p.dim() == 1 else p.shape[0]
+                in_dim = p.shape[0] if conv1d else p.shape[-1]
+                divides = int(out_dim if style == "col" else in_dim)
         if vocab_parallel and id(p) in vocab_params:
             split, tp_module = "vocab", True
         if id(p) in seen and seen[id(p)] != "pre":
@@ -93,7 +99,8 @@ def model_from_builder(build: Callable[[], Any], seq_len: int, source: str = "bu
         tied = id(p) in seen  # the embedding's weight, used again by a head after the stack
         place = "unit" if in_stack else "post" if passed_stack or tied else "pre"
         seen.setdefault(id(p), place)
-        t = Tensor(name=name, numel=p.numel(), split=split, tied=tied, tp_module=tp_module)
+        t = Tensor(name=name, numel=p.numel(), split=split, divides=divides, divides_name=f"{module_path} features",
+                   tied=tied, tp_module=tp_module)
         if in_stack:
             units[owner[id(p)]].append(t)
         elif passed_stack or tied:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
+from sagelaunch.jobspec.errors import SagelaunchError
 from sagelaunch.planner.hardware import Hardware
 from sagelaunch.planner.layout import Layout, check_batch, check_layout
 from sagelaunch.planner.memory import stage_numel
@@ -38,7 +39,9 @@ def predicted_tflops(run: PublishedRun, hw: Hardware, efficiency: float) -> floa
     micro = check_batch(run.batch, layout, world)
     speed = predict(shape, layout, world, hw, efficiency, run.batch, micro, run.seq_len, stage_numel(shape, layout))
     if speed is None:
-        raise ValueError("the hardware lacks a figure the prediction needs")  # the caller passes complete facts
+        raise SagelaunchError(f"{hw.instance_type} lacks the peak FLOP/s or a bandwidth the prediction needs",
+                              field="hw", value=hw.instance_type, allowed="hardware with peak FLOP/s and bandwidths",
+                              fix="give the missing figures (Hardware.model_copy(update=...))")
     _, hardware_flops = flops_per_step(shape, run.batch, run.seq_len, recompute=True)
     return hardware_flops / speed.step_seconds / run.gpus / 1e12
 

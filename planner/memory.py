@@ -20,8 +20,8 @@ layers' inputs on the GPU. Microbatches in flight per stage follow the pipeline 
 from __future__ import annotations
 
 import heapq
+import itertools
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -120,14 +120,22 @@ class StageTensors:
     tensors: tuple[tuple[int, int, bool], ...]
     first: bool
     last: bool
+    local: int  # numel on one tp rank
+    reduced_by_ddp: int  # of which plain tensors (not DTensors), the ones DDP's buckets hold
 
-    @property
-    def local(self) -> int:
-        return sum(t[1] for t in self.tensors)
 
-    @property
-    def reduced_by_ddp(self) -> int:
-        return sum(t[1] for t in self.tensors if t[2])
+def per_shape(shape: ModelShape) -> dict[object, object]:
+    """Memoised figures of one shape, keyed by the object (a frozen model's hash walks every tensor: too slow
+    for a search that asks thousands of times)."""
+    entry = _PER_SHAPE.get(id(shape))
+    if entry is None or entry[0] is not shape:
+        if len(_PER_SHAPE) > 64:
+            _PER_SHAPE.clear()
+        entry = _PER_SHAPE[id(shape)] = (shape, {})
+    return entry[1]
+
+
+_PER_SHAPE: dict[int, tuple[ModelShape, dict[object, object]]] = {}
 
 
 def _local(t: Tensor, tp: int, vocab: int) -> tuple[int, int, bool]:
@@ -137,23 +145,38 @@ def _local(t: Tensor, tp: int, vocab: int) -> tuple[int, int, bool]:
     return t.numel, local, not dtensor
 
 
-@lru_cache(maxsize=4096)
 def stage_tensors(shape: ModelShape, tp: int, pp: int, virtual: int) -> tuple[StageTensors, ...]:
+    memo = per_shape(shape)
+    key = ("stages", tp, pp, virtual)
+    if key not in memo:
+        memo[key] = _stage_tensors(shape, tp, pp, virtual)
+    return memo[key]  # type: ignore[return-value]
+
+
+def _local_part(shape: ModelShape, part: tuple[Tensor, ...], tp: int) -> tuple[tuple[int, int, bool], ...]:
+    """A layer's tensors as one tp rank holds them; identical layers (one tuple, repeated) are worked out once."""
+    memo = per_shape(shape)
+    key = ("part", id(part), tp)
+    if key not in memo:
+        memo[key] = tuple(_local(t, tp, shape.vocab) for t in part)
+    return memo[key]  # type: ignore[return-value]
+
+
+def _stage_tensors(shape: ModelShape, tp: int, pp: int, virtual: int) -> tuple[StageTensors, ...]:
     chunks = split_evenly(shape.layers, pp * virtual)
     out = []
     for rank in range(pp):
         mine = [s for s in range(len(chunks)) if s % pp == rank]
         first, last = 0 in mine, len(chunks) - 1 in mine
-        held: list[Tensor] = []
+        parts: list[tuple[Tensor, ...]] = []
         if first:
-            held += shape.pre
-        for s in mine:
-            for i in chunks[s]:
-                held += shape.units[i]
+            parts.append(shape.pre)
+        parts += [shape.units[i] for s in mine for i in chunks[s]]
         if last:  # a tied head is the embedding's tensor: held again only on a last stage that is not the first
-            held += [t for t in shape.post if not t.tied or not first]
-        out.append(StageTensors(rank, sum(len(chunks[s]) for s in mine),
-                                tuple(_local(t, tp, shape.vocab) for t in held), first, last))
+            parts.append(tuple(t for t in shape.post if not t.tied or not first))
+        tensors = tuple(itertools.chain.from_iterable(_local_part(shape, part, tp) for part in parts))
+        out.append(StageTensors(rank, sum(len(chunks[s]) for s in mine), tensors, first, last,
+                                sum(t[1] for t in tensors), sum(t[1] for t in tensors if t[2])))
     return tuple(out)
 
 
@@ -231,14 +254,24 @@ def in_flight(layout: Layout, stage: int, virtual: int, pp_microbatches: int) ->
     return min(warmup + 1, wave * virtual)
 
 
+def largest_unit(shape: ModelShape) -> int:
+    memo = per_shape(shape)
+    if "largest_unit" not in memo:
+        memo["largest_unit"] = max(sum(t.numel for t in unit) for unit in shape.units)
+    return memo["largest_unit"]  # type: ignore[return-value]
+
+
 def stage_numel(shape: ModelShape, layout: Layout) -> int:
     """The parameters one tp rank of the largest pipeline stage holds (before any data-parallel sharding)."""
     return max(st.local for st in stage_tensors(shape, layout.tp, layout.pp, virtual_stages(layout, shape.layers)))
 
 
-@lru_cache(maxsize=65536)
 def _zero_max(shape: ModelShape, tp: int, pp: int, virtual: int, stage: int, replicas: int) -> int:
-    return zero_partition_max(stage_tensors(shape, tp, pp, virtual)[stage].tensors, replicas)
+    memo = per_shape(shape)
+    key = ("zero", tp, pp, virtual, stage, replicas)
+    if key not in memo:
+        memo[key] = zero_partition_max(stage_tensors(shape, tp, pp, virtual)[stage].tensors, replicas)
+    return memo[key]  # type: ignore[return-value]
 
 
 def stage_memory(shape: ModelShape, layout: Layout, world: World, micro_batch: int, seq: int, capacity: int,
@@ -264,7 +297,7 @@ def stage_memory(shape: ModelShape, layout: Layout, world: World, micro_batch: i
             optimizer = shard * 4 * ADAM_STATES + len(st.tensors) * STEP_BYTES
             masters = 0
             element = 2 if half else 4  # FSDP2 gathers a block in the compute dtype, the next one prefetched
-            comm = 2 * max(sum(t.numel for t in unit) for unit in shape.units) * element
+            comm = 2 * largest_unit(shape) * element
         else:
             pbytes = 2 if half else 4
             params, grads = n * pbytes, n * pbytes

@@ -124,5 +124,8 @@ def why_best(rows: list[Ranked]) -> str:
         if abs(x - y) > 1e-3 * max(a.step_seconds, 1e-9):
             shown = (f"{x:.1%} vs {y:.1%}" if name == "pipeline bubble" else f"{x:.3f} s vs {y:.3f} s")
             parts.append(f"{name} {shown}")
+    gib = 2**30
+    memory = (f"{best.memory.total / gib:.1f} vs {nxt.memory.total / gib:.1f} GiB on the most loaded GPU")
+    reason = "; ".join(parts) if parts else f"the same predicted step, less memory: {memory}"
     return (f"{best.layout.label()} ({a.step_seconds:.3f} s/step) beats {nxt.layout.label()} "
-            f"({b.step_seconds:.3f} s/step): " + ("; ".join(parts) or "equal terms; less memory"))
+            f"({b.step_seconds:.3f} s/step): {reason}")

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict
 
 from sagelaunch.planner.hardware import Hardware
 from sagelaunch.planner.layout import Layout, World
+from sagelaunch.planner.memory import per_shape
 from sagelaunch.planner.shape import ModelShape
 
 BACKWARD_OVERLAP = 2 / 3  # the share of a step's compute that is backward (2 of 3 forward-equivalents)
@@ -41,7 +42,10 @@ class Speed(BaseModel):
 
 def flops_per_step(shape: ModelShape, samples: int, seq: int, recompute: bool) -> tuple[float, float]:
     """(model FLOPs, hardware FLOPs) of one training step over `samples` sequences."""
-    layer_matmul = sum(t.numel for unit in shape.units for t in unit if t.split == "split" or t.tp_module)
+    memo = per_shape(shape)
+    if "matmul" not in memo:  # the layers' matmul weights and biases
+        memo["matmul"] = sum(t.numel for unit in shape.units for t in unit if t.split == "split" or t.tp_module)
+    layer_matmul: int = memo["matmul"]  # type: ignore[assignment]
     tokens = samples * seq
     layers_fwd = tokens * (2 * layer_matmul + 4 * shape.layers * seq * shape.hidden)
     logits_fwd = tokens * 2 * shape.vocab * shape.hidden if shape.logits else 0

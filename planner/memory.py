@@ -196,47 +196,104 @@ def zero_partition_max(tensors: tuple[tuple[int, int, bool], ...], ranks: int) -
 
 # ---------------------------------------------------------------- activations
 class ActivationModel(BaseModel):
-    """Bytes per layer and microbatch, as counts of saved tensors: `sbh` elements (whole on every tp rank, or split),
-    `sbf` elements of the MLP's inner width (split), `s²ab` elements of attention scores (split), and 1-byte dropout
-    masks. Korthikanti et al.'s 34·sbh + 5·as²b is the GPT layer in half precision with dropout and eager attention."""
+    """The tensors one eager Hugging Face layer saves for backward, counted per family (autograd's saved tensors of
+    transformers' GPT2Block, BertLayer and LlamaDecoderLayer with attn_implementation="eager", counted storage by
+    storage), in units of `sbh` (tokens × hidden), `sbf` (tokens × FFN width), `scores` (samples × heads × seq²) and
+    `sb` (tokens): elements of the activation dtype (`*_e`), fp32 elements (`*_fp32`), and dropout masks (bool on
+    CUDA, the activation dtype on the CPU). The `split` terms are divided by the tensor-parallel degree."""
 
     model_config = ConfigDict(frozen=True)
 
-    sbh_whole: float
-    sbh_split: float
-    sbf_split: float
-    scores_split: float
-    mask_sbh: float
-    mask_scores: float
+    sbh_whole_e: float  # norm inputs/outputs, the block inputs of q|k|v and the MLP
+    sbh_whole_fp32: float = 0  # a norm's input as fp32 (Llama's RMSNorm upcasts; in fp32 it is the input)
+    sbh_split_e: float  # q, k, v (as the score and context products keep them), the output projection's input
+    sbf_split_e: float  # the MLP's inner tensors (activation function inputs/outputs, gate·up)
+    scores_split_e: float  # softmax output, dropout output
+    scores_split_fp32: float = 0  # a softmax computed in fp32 (Llama)
+    scores_half_copy: float = 0  # its cast back to a half dtype, kept by the product with V
+    sb_e: float = 0  # LayerNorm's mean and rstd
+    sb_fp32: float = 0  # RMSNorm's rsqrt
+    masks_sbh: float = 0  # dropout masks after attention and MLP (whole)
+    masks_scores: float = 0  # the attention dropout mask (split)
+    pre_sbh_e: float = 0  # the embedding stage's own (first stage): dropout mask, embedding LayerNorm input
+    post_sbh_e: float = 0  # after the stack (last stage): final norm input/output, MLM transform
+    post_sbh_fp32: float = 0
 
 
 ACTIVATIONS = {
-    # LayerNorm inputs (2), q|k|v input (1), MLP input (1) whole; q, k, v (3) and the projection input (1) split;
-    # the MLP's GELU input and output (2 × ffn) split; softmax output and dropout output over the scores; masks
-    "gpt2": ActivationModel(sbh_whole=4, sbh_split=4, sbf_split=2, scores_split=2, mask_sbh=2, mask_scores=1),
-    "bert": ActivationModel(sbh_whole=4, sbh_split=4, sbf_split=2, scores_split=2, mask_sbh=2, mask_scores=1),
-    "roberta": ActivationModel(sbh_whole=4, sbh_split=4, sbf_split=2, scores_split=2, mask_sbh=2, mask_scores=1),
-    # RMSNorm inputs (2), attention and MLP inputs (2) whole; q, k, v, o input split; gate, up, act, down input
-    "llama": ActivationModel(sbh_whole=4, sbh_split=4, sbf_split=4, scores_split=1, mask_sbh=0, mask_scores=0),
+    # GPT2Block: ln_1/ln_2 inputs and outputs (4) whole; q, kᵀ, v copies for the batched products and c_proj's
+    # input (4) split; NewGELU's five tensors (c_fc out, x³ input, tanh, 0.5x, 1+tanh) and c_proj's input; two
+    # resid-dropout masks; softmax out, attention dropout mask and output
+    "gpt2": ActivationModel(sbh_whole_e=4, sbh_split_e=4, sbf_split_e=5, scores_split_e=2, sb_e=4, masks_sbh=2,
+                            masks_scores=1, pre_sbh_e=0, post_sbh_e=2),
+    # BertLayer: the layer input, LayerNorm inputs and the first LayerNorm's output (4) whole; q, kᵀ, v copies and
+    # the context (4) split; GELU input and output; two dropout masks; softmax, dropout mask and output
+    "bert": ActivationModel(sbh_whole_e=4, sbh_split_e=4, sbf_split_e=2, scores_split_e=2, sb_e=4, masks_sbh=2,
+                            masks_scores=1, pre_sbh_e=1, post_sbh_e=4),
+    # LlamaDecoderLayer: per RMSNorm its fp32 input, normalised half copy and output; q, k and v repeated to all
+    # heads, o_proj's input; SiLU input, its output and up_proj's output, down_proj's input; softmax in fp32
+    "llama": ActivationModel(sbh_whole_e=4, sbh_whole_fp32=2, sbh_split_e=4, sbf_split_e=4, scores_split_e=0,
+                             scores_split_fp32=1, scores_half_copy=1, sb_fp32=2, post_sbh_e=2, post_sbh_fp32=1),
 }
+ACTIVATIONS["roberta"] = ACTIVATIONS["bert"]
 ACTIVATIONS["generic"] = ACTIVATIONS["gpt2"]
+Device = Literal["cuda", "cpu"]
 
 
-def layer_activation_bytes(shape: ModelShape, tp: int, tokens: int, seq: int, element: int) -> float:
+def layer_activation_bytes(shape: ModelShape, tp: int, tokens: int, seq: int, element: int,
+                           device: Device = "cuda") -> float:
     """One layer's saved tensors for `tokens` = micro-batch × seq tokens."""
     a = ACTIVATIONS[shape.family]
-    samples = tokens / seq
     sbh, sbf = tokens * shape.hidden, tokens * shape.ffn
-    scores = samples * shape.heads * seq * seq
-    return (sbh * (a.sbh_whole * element + a.mask_sbh) + sbh * a.sbh_split * element / tp
-            + sbf * a.sbf_split * element / tp + scores * (a.scores_split * element + a.mask_scores) / tp)
+    scores = tokens / seq * shape.heads * seq * seq
+    mask = element if device == "cpu" else 1
+    half_copy = element if element < 4 else 0
+    whole = sbh * (a.sbh_whole_e * element + a.sbh_whole_fp32 * 4 + a.masks_sbh * mask)
+    split = (sbh * a.sbh_split_e * element + sbf * a.sbf_split_e * element
+             + scores * (a.scores_split_e * element + a.scores_split_fp32 * 4 + a.scores_half_copy * half_copy
+                         + a.masks_scores * mask)) / tp
+    return whole + split + tokens * (a.sb_e * element + a.sb_fp32 * 4)
 
 
-def logits_bytes(shape: ModelShape, layout: Layout, tokens: int, runtime: Runtime) -> int:
-    """A language model's logits and the fp32 log-softmax the loss keeps: gathered whole on every tp rank by
-    modelparallel's vocabulary-parallel head (output Replicate); SMP's distributed cross-entropy keeps them split."""
+def edge_activation_bytes(shape: ModelShape, tokens: int, element: int, first: bool, last: bool) -> float:
+    """The first stage's embedding activations and the last stage's after the stack (final norm, head input)."""
+    a = ACTIVATIONS[shape.family]
+    sbh = tokens * shape.hidden
+    out = sbh * a.pre_sbh_e * element if first else 0
+    if last:
+        out += sbh * (a.post_sbh_e * element + a.post_sbh_fp32 * 4)
+    return out
+
+
+def logits_bytes(shape: ModelShape, layout: Layout, tokens: int, runtime: Runtime, saved: int) -> int:
+    """A language model's loss: the fp32 log-softmax autograd keeps (one per microbatch `saved` in flight), and
+    while it is computed the logits and (half precision) their fp32 copy. modelparallel's vocabulary-parallel head
+    gathers the logits whole on every tp rank (output Replicate); SMP's distributed cross-entropy keeps them split."""
     vocab = shape.vocab // layout.tp if runtime == "smp" else shape.vocab
-    return tokens * vocab * 4 * 2
+    element = 4 if layout.precision == "fp32" else 2
+    return tokens * vocab * (4 * saved + element + (4 if element < 4 else 0))
+
+
+def activation_bytes(shape: ModelShape, layout: Layout, st: StageTensors, virtual: int, tokens: int, seq: int,
+                     runtime: Runtime, device: Device) -> int:
+    """A stage's activations at their height: the layers' saved tensors for the microbatches in flight (with
+    checkpointing only each layer's input, plus one layer rebuilt in backward; offloading keeps at most
+    activation_loading_horizon of those inputs), the embedding's and head's own, and the loss."""
+    element = 2 if layout.precision != "fp32" else 4
+    layer = layer_activation_bytes(shape, layout.tp, tokens, seq, element, device)
+    chunk_layers = st.layers / virtual
+    flight = in_flight(layout, st.stage, virtual, layout.microbatches)
+    if layout.activation_checkpointing:
+        inputs = tokens * shape.hidden * element * chunk_layers * flight
+        if layout.offload_activations:
+            inputs = min(inputs, tokens * shape.hidden * element * layout.activation_loading_horizon)
+        act = inputs + layer
+    else:
+        act = layer * chunk_layers * flight
+    act += edge_activation_bytes(shape, tokens, element, st.first, st.last) * flight
+    if st.last and shape.logits:
+        act += logits_bytes(shape, layout, tokens, runtime, flight if layout.pipeline == "simple" else 1)
+    return int(act)
 
 
 def in_flight(layout: Layout, stage: int, virtual: int, pp_microbatches: int) -> int:
@@ -276,7 +333,7 @@ def _zero_max(shape: ModelShape, tp: int, pp: int, virtual: int, stage: int, rep
 
 def stage_memory(shape: ModelShape, layout: Layout, world: World, micro_batch: int, seq: int, capacity: int,
                  runtime: Runtime = "sagelaunch", activations: bool = True,
-                 only_ends: bool = False) -> list[MemoryBreakdown]:
+                 only_ends: bool = False, device: Device = "cuda") -> list[MemoryBreakdown]:
     """Per pipeline stage, the most loaded rank's bytes. activations=False: model states only (a lower bound).
     only_ends: the first and last stage only — the most loaded ranks (stage 0 holds the embedding, the most
     layers of an uneven split and the most microbatches in flight; the last holds the head and the logits)."""
@@ -312,22 +369,8 @@ def stage_memory(shape: ModelShape, layout: Layout, world: World, micro_batch: i
             else:
                 masters = (opt_numel * 4 if half else 0)
                 comm = 0
-        act = 0
-        if activations:
-            element = 2 if half else 4
-            tokens = micro_batch * seq
-            layer = layer_activation_bytes(shape, layout.tp, tokens, seq, element)
-            chunk_layers = st.layers / virtual
-            flight = in_flight(layout, st.stage, virtual, layout.microbatches)
-            if layout.activation_checkpointing:
-                kept = tokens * shape.hidden * element * chunk_layers * flight
-                if layout.offload_activations:
-                    kept = min(kept, tokens * shape.hidden * element * layout.activation_loading_horizon)
-                act = int(kept + layer)
-            else:
-                act = int(layer * chunk_layers * flight)
-            if st.last and shape.logits:
-                act += logits_bytes(shape, layout, tokens, runtime)
+        act = activation_bytes(shape, layout, st, virtual, micro_batch * seq, seq, runtime, device) \
+            if activations else 0
         out.append(MemoryBreakdown(stage=st.stage, parameters=params, gradients=grads, optimizer_state=optimizer,
                                    master_weights=masters, activations=act, communication=comm,
                                    allocator=int(ALLOCATOR_OVERHEAD), capacity=capacity))

@@ -11,7 +11,7 @@ from sagelaunch.jobspec.accelerators import training_price
 from sagelaunch.jobspec.errors import SagelaunchError
 from sagelaunch.planner.hardware import Hardware, efficiency, hardware
 from sagelaunch.planner.layout import Layout, World, check_batch, check_layout
-from sagelaunch.planner.memory import MemoryBreakdown, Runtime, stage_memory, stage_numel
+from sagelaunch.planner.memory import Device, MemoryBreakdown, Runtime, stage_memory, stage_numel
 from sagelaunch.planner.shape import ModelShape
 from sagelaunch.planner.speed import Speed, predict
 
@@ -109,9 +109,10 @@ def _speed(shape: ModelShape, layout: Layout, world: World, hw: Hardware, batch:
 
 def plan(shape: ModelShape, layout: Layout, instance_type: str, instance_count: int, global_batch: int,
          seq_len: int | None = None, region: str | None = None, runtime: Runtime | None = None,
-         hw: Hardware | None = None) -> Plan:
+         hw: Hardware | None = None, device: Device = "cuda") -> Plan:
     """Memory per GPU, verdict, speed and cost of one layout. runtime: "smp" (SageMaker's SMP v1; the default for
-    ml.* instance types) or "sagelaunch" (sagelaunch.modelparallel)."""
+    ml.* instance types) or "sagelaunch" (sagelaunch.modelparallel). device "cpu": dropout masks in the activation
+    dtype, as torch's CPU kernels keep them (the measured local runs), instead of CUDA's bool masks."""
     hw = hw or hardware(instance_type)
     if instance_count < 1:
         raise SagelaunchError(f"instance_count={instance_count} must be ≥ 1", field="instance_count",
@@ -120,7 +121,7 @@ def plan(shape: ModelShape, layout: Layout, instance_type: str, instance_count: 
     world = check_layout(layout, instance_count * hw.gpus_per_instance, hw.gpus_per_instance)
     micro = check_batch(global_batch, layout, world)
     rt: Runtime = runtime or "smp"
-    stages = tuple(stage_memory(shape, layout, world, micro, seq, hw.memory_bytes, rt))
+    stages = tuple(stage_memory(shape, layout, world, micro, seq, hw.memory_bytes, rt, device=device))
     worst = max(stages, key=lambda s: s.total)
     speed, note = _speed(shape, layout, world, hw, global_batch, micro, seq, stages)
     cost, cost_note = _cost(hw, instance_count, region, speed, seq, global_batch)

@@ -37,7 +37,9 @@ STEP_BYTES = 4  # Adam's per-tensor step counter (a float32 scalar)
 
 
 class MemoryBreakdown(BaseModel):
-    """Bytes on one GPU (the most loaded rank of a stage)."""
+    """Bytes on one GPU (the most loaded rank of a stage). Its height is the larger of two moments: forward and
+    backward (activations and the loss's gradient live; gradients only where earlier microbatches left them) and
+    the optimizer step (fp32 master gradients and the optimizer's temporaries, activations gone)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -45,28 +47,47 @@ class MemoryBreakdown(BaseModel):
     parameters: int
     gradients: int
     optimizer_state: int  # Adam's moments (and step counters) this rank holds
-    master_weights: int  # fp32 copies of half parameters (and their gradients at the step)
+    master_weights: int  # fp32 copies of half parameters
+    master_gradients: int  # their fp32 gradients, from the step's start to the next zero_grad
     activations: int
-    communication: int  # DDP's gradient buckets, pipeline send/receive buffers
+    communication: int  # DDP's gradient buckets, sharded data parallelism's gathered blocks
     allocator: int  # the caching allocator's reserve beyond live tensors
+    backward_transient: int  # the loss's gradient (logits-sized) as backward starts
+    step_transient: int  # the optimizer's temporaries
+    gradients_in_forward: bool  # microbatches > 1 or a pipeline: earlier microbatches' gradients are live
     capacity: int
 
     @property
     def model_states(self) -> int:
-        return self.parameters + self.gradients + self.optimizer_state + self.master_weights
+        return (self.parameters + self.gradients + self.optimizer_state + self.master_weights
+                + self.master_gradients)
+
+    def phase_terms(self, phase: str) -> dict[str, int]:
+        """The terms live at "forward_backward" or at "step"."""
+        fwd = phase == "forward_backward"
+        return {"parameters": self.parameters,
+                "gradients": self.gradients if not fwd or self.gradients_in_forward else 0,
+                "optimizer_state": self.optimizer_state, "master_weights": self.master_weights,
+                "master_gradients": 0 if fwd else self.master_gradients,
+                "activations": self.activations if fwd else 0, "communication": self.communication,
+                "transient": self.backward_transient if fwd else self.step_transient, "allocator": self.allocator}
+
+    @property
+    def peak_phase(self) -> str:
+        fwd, step = (sum(self.phase_terms(p).values()) for p in ("forward_backward", "step"))
+        return "forward_backward" if fwd >= step else "step"
+
+    def terms(self) -> dict[str, int]:
+        """The terms at the peak."""
+        return self.phase_terms(self.peak_phase)
 
     @property
     def total(self) -> int:
-        return self.model_states + self.activations + self.communication + self.allocator
+        return sum(self.terms().values())
 
     @property
     def share(self) -> float:
         return self.total / self.capacity if self.capacity else float("inf")
-
-    def terms(self) -> dict[str, int]:
-        return {"parameters": self.parameters, "gradients": self.gradients, "optimizer_state": self.optimizer_state,
-                "master_weights": self.master_weights, "activations": self.activations,
-                "communication": self.communication, "allocator": self.allocator}
 
 
 # ---------------------------------------------------------------- which tensors each pipeline rank holds
@@ -180,18 +201,24 @@ def _stage_tensors(shape: ModelShape, tp: int, pp: int, virtual: int) -> tuple[S
     return tuple(out)
 
 
-def zero_partition_max(tensors: tuple[tuple[int, int, bool], ...], ranks: int) -> int:
+def zero_partition(tensors: tuple[tuple[int, int, bool], ...], ranks: int) -> list[tuple[int, int]]:
     """ZeroRedundancyOptimizer._partition_parameters: tensors sorted by (global) numel, largest first, each to the
-    rank with the smallest total so far; the most loaded rank's local numel."""
-    if ranks <= 1:
-        return sum(t[1] for t in tensors)
+    rank with the smallest total so far; per rank (local numel, tensors)."""
     sizes = [(0, r) for r in range(ranks)]
-    local = [0] * ranks
+    local = [[0, 0] for _ in range(ranks)]
     for numel, loc, _ in sorted(tensors, key=lambda t: t[0], reverse=True):
         total, r = heapq.heappop(sizes)
-        local[r] += loc
+        local[r][0] += loc
+        local[r][1] += 1
         heapq.heappush(sizes, (total + numel, r))
-    return max(local)
+    return [(a, b) for a, b in local]
+
+
+def zero_partition_max(tensors: tuple[tuple[int, int, bool], ...], ranks: int) -> tuple[int, int]:
+    """The most loaded rank's (local numel, tensors) of the ZeRO partition."""
+    if ranks <= 1:
+        return sum(t[1] for t in tensors), len(tensors)
+    return max(zero_partition(tensors, ranks))
 
 
 # ---------------------------------------------------------------- activations
@@ -215,7 +242,8 @@ class ActivationModel(BaseModel):
     sb_fp32: float = 0  # RMSNorm's rsqrt
     masks_sbh: float = 0  # dropout masks after attention and MLP (whole)
     masks_scores: float = 0  # the attention dropout mask (split)
-    pre_sbh_e: float = 0  # the embedding stage's own (first stage): dropout mask, embedding LayerNorm input
+    pre_sbh_e: float = 0  # the embedding stage's own (first stage): the embedding LayerNorm's input
+    pre_masks_sbh: float = 0  # the embedding dropout's mask
     post_sbh_e: float = 0  # after the stack (last stage): final norm input/output, MLM transform
     post_sbh_fp32: float = 0
 
@@ -225,11 +253,11 @@ ACTIVATIONS = {
     # input (4) split; NewGELU's five tensors (c_fc out, x³ input, tanh, 0.5x, 1+tanh) and c_proj's input; two
     # resid-dropout masks; softmax out, attention dropout mask and output
     "gpt2": ActivationModel(sbh_whole_e=4, sbh_split_e=4, sbf_split_e=5, scores_split_e=2, sb_e=4, masks_sbh=2,
-                            masks_scores=1, pre_sbh_e=0, post_sbh_e=2),
+                            masks_scores=1, pre_masks_sbh=1, post_sbh_e=2),
     # BertLayer: the layer input, LayerNorm inputs and the first LayerNorm's output (4) whole; q, kᵀ, v copies and
     # the context (4) split; GELU input and output; two dropout masks; softmax, dropout mask and output
     "bert": ActivationModel(sbh_whole_e=4, sbh_split_e=4, sbf_split_e=2, scores_split_e=2, sb_e=4, masks_sbh=2,
-                            masks_scores=1, pre_sbh_e=1, post_sbh_e=4),
+                            masks_scores=1, pre_sbh_e=1, pre_masks_sbh=1, post_sbh_e=4),
     # LlamaDecoderLayer: per RMSNorm its fp32 input, normalised half copy and output; q, k and v repeated to all
     # heads, o_proj's input; SiLU input, its output and up_proj's output, down_proj's input; softmax in fp32
     "llama": ActivationModel(sbh_whole_e=4, sbh_whole_fp32=2, sbh_split_e=4, sbf_split_e=4, scores_split_e=0,
@@ -255,11 +283,13 @@ def layer_activation_bytes(shape: ModelShape, tp: int, tokens: int, seq: int, el
     return whole + split + tokens * (a.sb_e * element + a.sb_fp32 * 4)
 
 
-def edge_activation_bytes(shape: ModelShape, tokens: int, element: int, first: bool, last: bool) -> float:
+def edge_activation_bytes(shape: ModelShape, tokens: int, element: int, first: bool, last: bool,
+                          device: Device = "cuda") -> float:
     """The first stage's embedding activations and the last stage's after the stack (final norm, head input)."""
     a = ACTIVATIONS[shape.family]
     sbh = tokens * shape.hidden
-    out = sbh * a.pre_sbh_e * element if first else 0
+    mask = element if device == "cpu" else 1
+    out = sbh * (a.pre_sbh_e * element + a.pre_masks_sbh * mask) if first else 0
     if last:
         out += sbh * (a.post_sbh_e * element + a.post_sbh_fp32 * 4)
     return out
@@ -272,6 +302,14 @@ def logits_bytes(shape: ModelShape, layout: Layout, tokens: int, runtime: Runtim
     vocab = shape.vocab // layout.tp if runtime == "smp" else shape.vocab
     element = 4 if layout.precision == "fp32" else 2
     return tokens * vocab * (4 * saved + element + (4 if element < 4 else 0))
+
+
+def loss_gradient_bytes(shape: ModelShape, layout: Layout, tokens: int, runtime: Runtime) -> int:
+    """As backward starts: the gradient of the fp32 log-softmax and of the logits (a language model's last stage)."""
+    if not shape.logits:
+        return 0
+    vocab = shape.vocab // layout.tp if runtime == "smp" else shape.vocab
+    return tokens * vocab * 4 * 2
 
 
 def activation_bytes(shape: ModelShape, layout: Layout, st: StageTensors, virtual: int, tokens: int, seq: int,
@@ -290,7 +328,9 @@ def activation_bytes(shape: ModelShape, layout: Layout, st: StageTensors, virtua
         act = inputs + layer
     else:
         act = layer * chunk_layers * flight
-    act += edge_activation_bytes(shape, tokens, element, st.first, st.last) * flight
+    act += edge_activation_bytes(shape, tokens, element, st.first, st.last, device) * flight
+    if layout.pp > 1 and not (st.last and virtual == 1):  # the schedule keeps each chunk's output until backward
+        act += tokens * shape.hidden * element * flight
     if st.last and shape.logits:
         act += logits_bytes(shape, layout, tokens, runtime, flight if layout.pipeline == "simple" else 1)
     return int(act)
@@ -323,20 +363,27 @@ def stage_numel(shape: ModelShape, layout: Layout) -> int:
     return max(st.local for st in stage_tensors(shape, layout.tp, layout.pp, virtual_stages(layout, shape.layers)))
 
 
-def _zero_max(shape: ModelShape, tp: int, pp: int, virtual: int, stage: int, replicas: int) -> int:
+def _zero_share(shape: ModelShape, tp: int, pp: int, virtual: int, stage: int, replicas: int,
+                rank: int | None) -> tuple[int, int]:
+    """(local numel, tensors) of one replica rank's optimizer shard; rank None: the most loaded."""
     memo = per_shape(shape)
-    key = ("zero", tp, pp, virtual, stage, replicas)
+    key = ("zero", tp, pp, virtual, stage, replicas, rank)
     if key not in memo:
-        memo[key] = zero_partition_max(stage_tensors(shape, tp, pp, virtual)[stage].tensors, replicas)
+        tensors = stage_tensors(shape, tp, pp, virtual)[stage].tensors
+        memo[key] = (zero_partition_max(tensors, replicas) if rank is None
+                     else zero_partition(tensors, replicas)[rank])
     return memo[key]  # type: ignore[return-value]
 
 
 def stage_memory(shape: ModelShape, layout: Layout, world: World, micro_batch: int, seq: int, capacity: int,
                  runtime: Runtime = "sagelaunch", activations: bool = True,
-                 only_ends: bool = False, device: Device = "cuda") -> list[MemoryBreakdown]:
+                 only_ends: bool = False, device: Device = "cuda",
+                 replica_rank: int | None = None) -> list[MemoryBreakdown]:
     """Per pipeline stage, the most loaded rank's bytes. activations=False: model states only (a lower bound).
     only_ends: the first and last stage only — the most loaded ranks (stage 0 holds the embedding, the most
-    layers of an uneven split and the most microbatches in flight; the last holds the head and the logits)."""
+    layers of an uneven split and the most microbatches in flight; the last holds the head and the logits).
+    replica_rank: that rank of the replica group instead of the most loaded (optimizer-state sharding gives ranks
+    different shares)."""
     check_divides(shape, layout)
     virtual = virtual_stages(layout, shape.layers)
     stages = stage_tensors(shape, layout.tp, layout.pp, virtual)
@@ -346,32 +393,39 @@ def stage_memory(shape: ModelShape, layout: Layout, world: World, micro_batch: i
     sdp = layout.sdp
     replicas = world.rdp if layout.tp > 1 else world.dp  # modelparallel's replica group
     out = []
+    element = 2 if half else 4
     for st in stages:
         n = st.local
-        if sdp > 1:  # FSDP2: fp32 shards; the gathered block is transient (counted with activations' peak)
+        largest = max((t[1] for t in st.tensors), default=0)
+        if sdp > 1:  # FSDP2: fp32 shards; a block is gathered in the compute dtype, the next one prefetched
             shard = -(-n // sdp)
             params, grads = shard * 4, shard * 4
             optimizer = shard * 4 * ADAM_STATES + len(st.tensors) * STEP_BYTES
-            masters = 0
-            element = 2 if half else 4  # FSDP2 gathers a block in the compute dtype, the next one prefetched
+            masters = master_grads = 0
             comm = 2 * largest_unit(shape) * element
+            step_temp = 3 * -(-largest // sdp) * 4
         else:
-            pbytes = 2 if half else 4
+            pbytes = element
             params, grads = n * pbytes, n * pbytes
             zero = layout.shard_optimizer_state and replicas > 1
-            opt_numel = (_zero_max(shape, layout.tp, layout.pp, virtual, st.stage, replicas) if zero
-                         else n)
-            optimizer = opt_numel * 4 * ADAM_STATES + len(st.tensors) * STEP_BYTES
-            if runtime == "sagelaunch":
-                masters = n * 4 * 2 if half else 0  # fp32 masters, and their gradients at the step
+            opt_numel, opt_tensors = (_zero_share(shape, layout.tp, layout.pp, virtual, st.stage, replicas,
+                                                  replica_rank) if zero else (n, len(st.tensors)))
+            optimizer = opt_numel * 4 * ADAM_STATES + opt_tensors * STEP_BYTES
+            if runtime == "sagelaunch":  # MasterWeights: every local parameter's master; ZeRO shards the state
+                masters = master_grads = n * 4 if half else 0
                 ddp = layout.pp == 1 and replicas > 1
                 comm = st.reduced_by_ddp * pbytes if ddp else 0
-            else:
-                masters = (opt_numel * 4 if half else 0)
+            else:  # SMP v1's ZeRO-1: the masters sharded with the state; no second gradient copy
+                masters = master_grads = opt_numel * 4 if half else 0
                 comm = 0
+            step_temp = 3 * largest * 4  # single-tensor Adam: sqrt(v), its bias-corrected denominator, m's step
         act = activation_bytes(shape, layout, st, virtual, micro_batch * seq, seq, runtime, device) \
             if activations else 0
+        backward = loss_gradient_bytes(shape, layout, micro_batch * seq, runtime) if activations and st.last else 0
         out.append(MemoryBreakdown(stage=st.stage, parameters=params, gradients=grads, optimizer_state=optimizer,
-                                   master_weights=masters, activations=act, communication=comm,
-                                   allocator=int(ALLOCATOR_OVERHEAD), capacity=capacity))
+                                   master_weights=masters, master_gradients=master_grads, activations=act,
+                                   communication=comm, allocator=int(ALLOCATOR_OVERHEAD), backward_transient=backward,
+                                   step_transient=step_temp,
+                                   gradients_in_forward=layout.microbatches > 1 or layout.pp > 1,
+                                   capacity=capacity))
     return out

@@ -18,8 +18,9 @@ from sagelaunch.planner.speed import Speed, predict
 TIGHT = 0.85  # above this share of a GPU's memory a layout is "tight": allocator fragmentation can tip it over
 Status = Literal["fits", "tight", "does not fit"]
 TERM_NAMES = {"parameters": "parameters", "gradients": "gradients", "optimizer_state": "optimizer state",
-              "master_weights": "fp32 master weights", "activations": "activations",
-              "communication": "communication buffers", "allocator": "allocator overhead"}
+              "master_weights": "fp32 master weights", "master_gradients": "fp32 master gradients",
+              "activations": "activations", "communication": "communication buffers",
+              "transient": "transient (loss gradient / optimizer temporaries)", "allocator": "allocator overhead"}
 
 
 class Verdict(BaseModel):
@@ -69,8 +70,9 @@ def verdict_of(m: MemoryBreakdown) -> Verdict:
     share = m.share
     status: Status = "does not fit" if share > 1 else "tight" if share > TIGHT else "fits"
     gib = 2**30
-    text = (f"{m.total / gib:.1f} GiB of {m.capacity / gib:.0f} GiB ({share:.0%}) on pipeline stage {m.stage}; "
-            f"largest term: {TERM_NAMES[largest]} {terms[largest] / gib:.1f} GiB")
+    moment = "forward/backward" if m.peak_phase == "forward_backward" else "the optimizer step"
+    text = (f"{m.total / gib:.1f} GiB of {m.capacity / gib:.0f} GiB ({share:.0%}) on pipeline stage {m.stage} at "
+            f"{moment}; largest term: {TERM_NAMES[largest]} {terms[largest] / gib:.1f} GiB")
     return Verdict(status=status, share=share, largest_term=largest, message=f"{status}: {text}")
 
 

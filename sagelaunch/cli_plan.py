@@ -72,7 +72,7 @@ def _one(console, shape, layout, instance_type, count, batch, seq_len, region, r
         return
     console.print(f"{result.model} on {count} × {instance_type} ({result.world_size} {result.accelerator}), "
                   f"{layout.label()} {layout.precision}, global batch {batch}, seq {result.seq_len} [{runtime}]")
-    table = Table("per GPU (GiB)", *[f"stage {m.stage}" for m in result.stages])
+    table = Table("per GPU (GiB), at its peak", *[f"stage {m.stage}" for m in result.stages])
     for term, name in TERM_NAMES.items():
         table.add_row(name, *[f"{m.terms()[term] / GIB:.2f}" for m in result.stages])
     table.add_row("total", *[f"{m.total / GIB:.2f} ({m.share:.0%})" for m in result.stages])

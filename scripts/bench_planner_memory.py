@@ -1,0 +1,96 @@
+"""The planner's per-rank memory beside what sagelaunch's modelparallel measurably held: reads the harness's
+records (scripts/planner_measure.py on the planmeasure branch: torch's MemTracker over live tensor storages on
+each rank, second training step, CPU) and prints predicted/measured per configuration and rank.
+
+    python scripts/bench_planner_memory.py MEASURED.json [--markdown]
+
+The checks (issue #33): parameters, gradients, optimizer state within ±2 %; activations and peak within ±10 %.
+DDP's gradient buckets are seen once DDP rebuilds them in the second step's forward (the tracker files them as
+activations); registered buffers (position ids, causal masks: a few KiB) are not compared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from sagelaunch.planner.layout import Layout, check_layout
+from sagelaunch.planner.memory import MemoryBreakdown, stage_memory
+from sagelaunch.planner.models import model_from_config
+
+LIMITS = {"parameters": 0.02, "gradients": 0.02, "optimizer": 0.02, "masters": 0.02, "activations": 0.10,
+          "peak": 0.10}
+
+
+def predicted(record: dict[str, Any]) -> MemoryBreakdown:
+    config = record["config"]
+    model = dict(config["transformers_config"])
+    model["architectures"] = [config["model_class"]]
+    shape = model_from_config(model, seq_len=config["seq_len"])
+    smp = config["smp_config"]
+    layout = Layout(tp=config["tp"], pp=config["pp"], sdp=config["sharded_data_parallel_degree"],
+                    shard_optimizer_state=config["shard_optimizer_state"],
+                    activation_checkpointing=config["activation_checkpointing"], microbatches=config["microbatches"],
+                    precision=config["precision"], pipeline=smp.get("pipeline", "interleaved"),
+                    active_microbatches=smp.get("active_microbatches"))
+    world = check_layout(layout, config["world_size"], 0)
+    micro = config["batch_per_rank"] // config["microbatches"]
+    stages = stage_memory(shape, layout, world, micro, config["seq_len"], 0, runtime="sagelaunch", device="cpu",
+                          replica_rank=record["rdp_rank"])
+    return stages[record["pp_rank"]]
+
+
+def tracker_activations(m: MemoryBreakdown) -> int:
+    """What the tracker files as activations: every tensor made outside backward and the optimizer, so besides the
+    forward's tensors also DDP's gradient buckets (rebuilt in the second step's forward) or sharded data
+    parallelism's gathered blocks, and fp16/bf16's fp32 master gradients (made by the step's update_master_grads
+    before the optimizer's pre-hook files them as gradients)."""
+    return max(m.activations + m.communication, m.communication + m.master_gradients)
+
+
+def pairs(record: dict[str, Any], m: MemoryBreakdown) -> dict[str, tuple[int, int]]:
+    masters_measured = record["master_parameter_bytes"] + record["master_gradient_bytes"]
+    return {"parameters": (m.parameters, record["parameter_bytes"]), "gradients": (m.gradients, record["gradient_bytes"]),
+            "optimizer": (m.optimizer_state, record["optimizer_state_bytes"]),
+            "masters": (m.master_weights + m.master_gradients, masters_measured),
+            "activations": (tracker_activations(m), record["activation_peak_bytes"]),
+            "peak": (m.total, record["peak_bytes"])}
+
+
+def ratio(p: int, m: int) -> float:
+    return p / m if m else (1.0 if p == 0 else float("inf"))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("measured", type=Path)
+    parser.add_argument("--markdown", action="store_true", help="print README's table")
+    args = parser.parse_args()
+    records = json.loads(args.measured.read_text())["records"]
+    worst: dict[str, float] = {k: 0.0 for k in LIMITS}
+    within = {k: 0 for k in LIMITS}
+    if args.markdown:
+        print("| configuration | rank | " + " | ".join(LIMITS) + " |")
+        print("| --- | --- |" + " --- |" * len(LIMITS))
+    for record in records:
+        got = pairs(record, predicted(record))
+        cells = []
+        for key, (p, m) in got.items():
+            r = ratio(p, m)
+            worst[key] = max(worst[key], abs(r - 1))
+            within[key] += abs(r - 1) <= LIMITS[key]
+            cells.append(f"{r:.3f}" if args.markdown else f"{key} {p / 2**20:.2f}/{m / 2**20:.2f} MiB ({r:.3f})")
+        name = record["config"]["name"]
+        if args.markdown:
+            print(f"| {name} | {record['rank']} | " + " | ".join(cells) + " |")
+        else:
+            print(f"{name} rank {record['rank']}: " + ", ".join(cells))
+    n = len(records)
+    print(f"\n{n} ranks of {len({r['config']['name'] for r in records})} configurations; predicted/measured within "
+          "the limit: " + ", ".join(f"{k} {within[k]}/{n} (±{LIMITS[k]:.0%}, worst {worst[k]:.1%})" for k in LIMITS))
+
+
+if __name__ == "__main__":
+    main()

@@ -321,19 +321,22 @@ def activation_bytes(shape: ModelShape, layout: Layout, st: StageTensors, virtua
     layer = layer_activation_bytes(shape, layout.tp, tokens, seq, element, device)
     chunk_layers = st.layers / virtual
     flight = in_flight(layout, st.stage, virtual, layout.microbatches)
+    first = edge_activation_bytes(shape, tokens, element, st.first, False, device)
+    last = edge_activation_bytes(shape, tokens, element, False, st.last, device)
+    loss = logits_bytes(shape, layout, tokens, runtime, 1) if st.last and shape.logits else 0
+    kept = first * flight
+    if layout.pp > 1 and not (st.last and virtual == 1):  # the schedule keeps each chunk's output until backward
+        kept += tokens * shape.hidden * element * flight
     if layout.activation_checkpointing:
         inputs = tokens * shape.hidden * element * chunk_layers * flight
         if layout.offload_activations:
             inputs = min(inputs, tokens * shape.hidden * element * layout.activation_loading_horizon)
-        act = inputs + layer
-    else:
-        act = layer * chunk_layers * flight
-    act += edge_activation_bytes(shape, tokens, element, st.first, st.last, device) * flight
-    if layout.pp > 1 and not (st.last and virtual == 1):  # the schedule keeps each chunk's output until backward
-        act += tokens * shape.hidden * element * flight
-    if st.last and shape.logits:
-        act += logits_bytes(shape, layout, tokens, runtime, flight if layout.pipeline == "simple" else 1)
-    return int(act)
+        # the forward ends with the head and the loss; backward rebuilds one layer at a time (its saved tensors
+        # and, while it runs, its largest intermediates: q|k|v and the raw scores)
+        samples = tokens / seq
+        rebuilt = layer + (3 * tokens * shape.hidden + samples * shape.heads * seq * seq) * element / layout.tp
+        return int(kept + inputs + max(rebuilt, last + loss))
+    return int(kept + layer * chunk_layers * flight + last * flight + loss)
 
 
 def in_flight(layout: Layout, stage: int, virtual: int, pp_microbatches: int) -> int:

@@ -66,6 +66,7 @@ def test_a_job_without_a_model_or_on_a_local_instance_is_never_refused_for_memor
 
 
 def test_a_tight_layout_warns(tmp_path):
-    """10B at tp 4 without optimizer sharding: 16 bytes per parameter over 4 GPUs ≈ 38 GiB of 40."""
+    """30B at tp 8 × pp 2 without optimizer sharding: ~18 bytes per parameter over 16 GPUs ≈ 90 % of 40 GiB."""
     with pytest.warns(MemoryWarning, match="tight"):
-        estimator(instance_count=16, distribution=smp(tensor_parallel_degree=4), planned_model=config(tmp_path, 10))
+        estimator(instance_count=16, distribution=smp(tensor_parallel_degree=8, pipeline_parallel_degree=2,
+                                                      microbatches=4), planned_model=config(tmp_path, 30))

@@ -27,6 +27,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from sagelaunch.jobspec.errors import SagelaunchError
+from sagelaunch.jobspec.smp import even_chunks
 from sagelaunch.planner.layout import Layout, World
 from sagelaunch.planner.shape import ModelShape, Tensor
 
@@ -97,16 +98,6 @@ def virtual_stages(layout: Layout, layers: int) -> int:
     if layout.pp == 1:
         return 1
     return 2 if layout.pipeline == "interleaved" and layers >= 2 * layout.pp else 1
-
-
-def split_evenly(n_units: int, n_chunks: int) -> list[range]:
-    base, extra = divmod(n_units, n_chunks)
-    out, start = [], 0
-    for i in range(n_chunks):
-        size = base + (1 if i < extra else 0)
-        out.append(range(start, start + size))
-        start += size
-    return out
 
 
 def check_divides(shape: ModelShape, layout: Layout) -> None:
@@ -184,7 +175,7 @@ def _local_part(shape: ModelShape, part: tuple[Tensor, ...], tp: int) -> tuple[t
 
 
 def _stage_tensors(shape: ModelShape, tp: int, pp: int, virtual: int) -> tuple[StageTensors, ...]:
-    chunks = split_evenly(shape.layers, pp * virtual)
+    chunks = even_chunks(shape.layers, pp * virtual)
     out = []
     for rank in range(pp):
         mine = [s for s in range(len(chunks)) if s % pp == rank]

@@ -30,7 +30,10 @@ def check_smp_memory(model: str | Path | dict[str, Any], smp: SMPParameters, ins
     """Raise SagelaunchError (field `distribution`) when the layout cannot fit; warn when it is tight."""
     if instance_type not in accelerated_instance_types():
         return
-    shape = model_from_config(model)
+    try:
+        shape = model_from_config(model)
+    except SagelaunchError as err:  # the estimator's argument is planned_model
+        raise SagelaunchError(f"planned_model: {err}", **{**err.parts(), "field": "planned_model"}) from None
     hw = hardware(instance_type)
     layout = Layout.from_smp(smp)
     bound = lower_bound(shape, layout, hw, instance_count)

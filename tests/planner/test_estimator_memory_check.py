@@ -70,3 +70,13 @@ def test_a_tight_layout_warns(tmp_path):
     with pytest.warns(MemoryWarning, match="tight"):
         estimator(instance_count=16, distribution=smp(tensor_parallel_degree=8, pipeline_parallel_degree=2,
                                                       microbatches=4), planned_model=config(tmp_path, 30))
+
+
+def test_a_missing_or_unknown_model_config_names_planned_model(tmp_path):
+    bad = tmp_path / "t5.json"
+    bad.write_text('{"model_type": "t5"}')
+    for path, text in ((tmp_path / "absent.json", "does not exist"), (bad, "model_type='t5'")):
+        with pytest.raises(SagelaunchException) as err:
+            estimator(instance_count=16, distribution=smp(tensor_parallel_degree=8), planned_model=str(path))
+        problem = err.value.problems[0] if hasattr(err.value, "problems") else err.value
+        assert problem.field == "planned_model" and text in str(problem) and problem.fix

@@ -64,3 +64,23 @@ def test_the_memory_chart_renders_in_headless_chromium(config, tmp_path, page):
     assert bars.count() >= 4  # parameters, gradients, optimizer state, activations, …
     assert "GiB on the most loaded GPU" in page.content()
     assert page.console_errors == []
+
+
+def test_a_job_file_naming_its_model_is_refused_by_validate_when_it_cannot_fit(tmp_path, config):
+    """`sagelaunch validate JOB.yaml`: planned_model relative to the job file; 30B at tp 8 without optimizer
+    sharding on 16 p4d is refused with the smallest change, before anything is built."""
+    import shutil
+
+    shutil.copy(config, tmp_path / "gpt2-30b.json")
+    (tmp_path / "train.py").write_text("print('never runs')\n")
+    job = tmp_path / "job.yaml"
+    job.write_text(
+        "framework: pytorch\nentry_point: train.py\nrole: arn:aws:iam::123456789012:role/R\nregion: us-west-2\n"
+        "framework_version: '2.0.1'\npy_version: py310\ninstance_type: ml.p4d.24xlarge\ninstance_count: 16\n"
+        "planned_model: gpt2-30b.json\n"
+        "distribution:\n  smdistributed:\n    modelparallel:\n      enabled: true\n      parameters:\n"
+        "        tensor_parallel_degree: 8\n        ddp: true\n        fp16: true\n"
+        "  mpi:\n    enabled: true\n    processes_per_host: 8\n")
+    result = CliRunner().invoke(app, ["validate", str(job)])
+    assert result.exit_code == 1
+    assert "cannot fit" in result.output and "shard_optimizer_state=True" in result.output

@@ -14,12 +14,14 @@ Categories (MemTracker's, plus the fp32 masters of bf16):
   gradients       the model parameters' .grad after backward, before the optimizer step
   masters         bf16: fp32 master weights; their gradients are counted apart, as the optimizer step begins
   optimizer state Adam's exp_avg, exp_avg_sq and step of the rank (its ZeRO shard), after the step — not the masters
-  activations     tensors made outside backward and the optimizer (forward, recomputation, pipeline buffers,
-                  sharded data parallelism's gathered parameters), highest total during the step
+  activations     tensors made outside backward and the optimizer step (forward, recomputation, pipeline buffers,
+                  sharded data parallelism's gathered parameters, and DDP's gradient buckets, which DDP rebuilds in
+                  the second step's forward), highest total during the step
   temp            tensors made during backward (activation gradients, …), highest total
+  optimizer step  what smp.DistributedOptimizer.step makes (master gradients: filed as gradients once the inner
+                  optimizer starts; its temporaries) counts as optimizer state while it lives
   peak            all tracked live storages together, highest total, with the categories at that moment
-Not seen by the tracker: storages made before the step and never handed to it — DDP's gradient buckets (allocated in
-C++ when the model is wrapped) and gloo's internal buffers.
+Not seen: storages made before the step and never handed to the tracker (gloo's internal buffers).
 """
 
 from __future__ import annotations
@@ -148,6 +150,13 @@ class _StepTracker:
         from torch.distributed._tools.mem_tracker import MemTracker
 
         class CategoryPeaks(MemTracker):
+            # MemTracker files what the optimizer makes as optimizer state only inside a hooked torch optimizer's
+            # step; smp.DistributedOptimizer.step makes the fp32 master gradients before its inner optimizer runs.
+            # While `in_step` is set the whole step counts as the optimizer's, so activations are the forward's.
+            in_step = False
+            _in_opt = property(lambda self: self._hooked_in_opt or self.in_step,
+                               lambda self, value: setattr(self, "_hooked_in_opt", value))
+
             def __init__(self) -> None:
                 super().__init__()
                 self.category_peaks: dict[str, int] = {}
@@ -235,18 +244,22 @@ def _run_case(case: dict[str, Any]) -> dict[str, Any]:
         opt.zero_grad()
         train_step(model, ids)
         after_backward.append(_storages_bytes(p.grad for p in model.local_parameters()))
-        opt.step()
+        tracker.in_step = True
+        try:
+            opt.step()
+        finally:
+            tracker.in_step = False
 
     after_backward: list[int] = []
-    one_step(0)  # partitions a pipelined model and makes the optimizer state
+    steps = _StepTracker()
+    tracker = steps.tracker
+    one_step(0)  # partitions a pipelined model and makes the optimizer state (untracked: the tracker is not entered)
     after_backward.clear()
     gc.collect()
 
     params = list(model.local_parameters())
     masters = [m for _, m in opt.mixed.pairs()] if opt.mixed is not None else []
     master_grads: list[int] = []
-    steps = _StepTracker()
-    tracker = steps.tracker
 
     def at_step_begin(optimizer, args, kwargs) -> None:
         """The masters' gradients exist from here to the next zero_grad: gradients, counted apart."""

@@ -43,11 +43,10 @@ def predicted(record: dict[str, Any]) -> MemoryBreakdown:
 
 
 def tracker_activations(m: MemoryBreakdown) -> int:
-    """What the tracker files as activations: every tensor made outside backward and the optimizer, so besides the
-    forward's tensors also DDP's gradient buckets (rebuilt in the second step's forward) or sharded data
-    parallelism's gathered blocks, and fp16/bf16's fp32 master gradients (made by the step's update_master_grads
-    before the optimizer's pre-hook files them as gradients)."""
-    return max(m.activations + m.communication, m.communication + m.master_gradients)
+    """What the tracker files as activations: every tensor made in forward (outside backward and the optimizer's
+    step), so besides the forward's tensors also DDP's gradient buckets (rebuilt in the second step's forward) and
+    sharded data parallelism's gathered blocks — the planner's communication buffers."""
+    return m.activations + m.communication
 
 
 def pairs(record: dict[str, Any], m: MemoryBreakdown) -> dict[str, tuple[int, int]]:

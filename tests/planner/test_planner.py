@@ -153,3 +153,14 @@ def test_search_of_175b_on_120_instances_completes():
     result = search(shape, P4D, 120, global_batch=1920)
     assert result.rows and result.considered > 500
     assert time.perf_counter() - start < 60
+
+
+def test_the_planner_imports_without_torch():
+    """torch only for the meta-device builder, when it is called."""
+    import subprocess
+    import sys
+
+    code = ("import sys, sagelaunch.planner, sagelaunch.planner.chart, sagelaunch.planner.validate; "
+            "print(sorted(m for m in ('torch', 'transformers', 'plotly') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.strip() == "[]"

@@ -286,13 +286,25 @@ def edge_activation_bytes(shape: ModelShape, tokens: int, element: int, first: b
     return out
 
 
-def logits_bytes(shape: ModelShape, layout: Layout, tokens: int, runtime: Runtime, saved: int) -> int:
-    """A language model's loss: the fp32 log-softmax autograd keeps (one per microbatch `saved` in flight), and
-    while it is computed the logits and (half precision) their fp32 copy. modelparallel's vocabulary-parallel head
-    gathers the logits whole on every tp rank (output Replicate); SMP's distributed cross-entropy keeps them split."""
+def causal_lm(shape: ModelShape) -> bool:
+    """A causal language model's loss shifts the logits by one token (BERT/RoBERTa's masked LM does not)."""
+    return shape.family not in ("bert", "roberta")
+
+
+def logits_bytes(shape: ModelShape, layout: Layout, tokens: int, runtime: Runtime) -> int:
+    """A language model's loss at its height: the model's output in fp32 (SMP's half-precision model returns fp32
+    outputs), a causal LM's shifted copy (`logits[:, :-1].contiguous()`: a strided slice is copied once
+    flattened) and the fp32 log-softmax autograd keeps. modelparallel's vocabulary-parallel head gathers the
+    logits whole on every tp rank (output Replicate); SMP's distributed cross-entropy keeps them split."""
     vocab = shape.vocab // layout.tp if runtime == "smp" else shape.vocab
-    element = 4 if layout.precision == "fp32" else 2
-    return tokens * vocab * (4 * saved + element + (4 if element < 4 else 0))
+    return tokens * vocab * (4 + 4 * causal_lm(shape) + 4)
+
+
+def held_output_bytes(shape: ModelShape, layout: Layout, tokens: int, runtime: Runtime) -> int:
+    """The fp32 output a training script keeps while its loss's backward runs (`logits = model(x).logits;
+    model.backward(loss)`); a pipeline hands the output to the loss function on the last stage, which keeps none."""
+    vocab = shape.vocab // layout.tp if runtime == "smp" else shape.vocab
+    return tokens * vocab * 4 if layout.pp == 1 else 0
 
 
 def loss_gradient_bytes(shape: ModelShape, layout: Layout, tokens: int, runtime: Runtime) -> int:
@@ -314,7 +326,8 @@ def activation_bytes(shape: ModelShape, layout: Layout, st: StageTensors, virtua
     flight = in_flight(layout, st.stage, virtual, layout.microbatches)
     first = edge_activation_bytes(shape, tokens, element, st.first, False, device)
     last = edge_activation_bytes(shape, tokens, element, False, st.last, device)
-    loss = logits_bytes(shape, layout, tokens, runtime, 1) if st.last and shape.logits else 0
+    lm_head = st.last and shape.logits
+    loss = logits_bytes(shape, layout, tokens, runtime) if lm_head else 0
     kept = first * flight
     if layout.pp > 1 and not (st.last and virtual == 1):  # the schedule keeps each chunk's output until backward
         kept += tokens * shape.hidden * element * flight
@@ -322,10 +335,12 @@ def activation_bytes(shape: ModelShape, layout: Layout, st: StageTensors, virtua
         inputs = tokens * shape.hidden * element * chunk_layers * flight
         if layout.offload_activations:
             inputs = min(inputs, tokens * shape.hidden * element * layout.activation_loading_horizon)
-        # the forward ends with the head and the loss; backward rebuilds one layer at a time (its saved tensors
-        # and, while it runs, its largest intermediates: q|k|v and the raw scores)
-        samples = tokens / seq
-        rebuilt = layer + (3 * tokens * shape.hidden + samples * shape.heads * seq * seq) * element / layout.tp
+        # the forward ends with the head and the loss; backward rebuilds one layer at a time: its height is at the
+        # layer's end (every saved tensor rebuilt, and the output its last norm just made; the attention's
+        # transients are gone by then and smaller than the MLP's saved tensors), while the outputs stay held
+        rebuilt = layer + tokens * shape.hidden * element
+        if lm_head:
+            rebuilt += held_output_bytes(shape, layout, tokens, runtime)
         return int(kept + inputs + max(rebuilt, last + loss))
     return int(kept + layer * chunk_layers * flight + last * flight + loss)
 

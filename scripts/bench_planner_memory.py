@@ -20,8 +20,8 @@ from sagelaunch.planner.layout import Layout, check_layout
 from sagelaunch.planner.memory import MemoryBreakdown, stage_memory
 from sagelaunch.planner.models import model_from_config
 
-LIMITS = {"parameters": 0.02, "gradients": 0.02, "optimizer": 0.02, "masters": 0.02, "activations": 0.10,
-          "peak": 0.10}
+LIMITS = {"parameters": 0.02, "gradients": 0.02, "optimizer": 0.02, "masters": 0.02, "ddp buckets": 0.02,
+          "activations": 0.10, "peak": 0.10}
 
 
 def predicted(record: dict[str, Any]) -> MemoryBreakdown:
@@ -42,20 +42,23 @@ def predicted(record: dict[str, Any]) -> MemoryBreakdown:
     return stages[record["pp_rank"]]
 
 
-def tracker_activations(m: MemoryBreakdown) -> int:
+def tracker_activations(m: MemoryBreakdown, sdp: int) -> int:
     """What the tracker files as activations: every tensor made in forward (outside backward and the optimizer's
-    step), so besides the forward's tensors also DDP's gradient buckets (rebuilt in the second step's forward) and
-    sharded data parallelism's gathered blocks — the planner's communication buffers."""
-    return m.activations + m.communication
+    step), so besides the forward's tensors sharded data parallelism's gathered blocks (the planner's
+    communication buffers under sdp). DDP's gradient buckets are measured apart (ddp_bucket_bytes)."""
+    return m.activations + (m.communication if sdp > 1 else 0)
 
 
 def pairs(record: dict[str, Any], m: MemoryBreakdown) -> dict[str, tuple[int, int]]:
     masters_measured = record["master_parameter_bytes"] + record["master_gradient_bytes"]
+    sdp = record["config"]["sharded_data_parallel_degree"]
+    buckets = record.get("ddp_bucket_bytes", 0)
     return {"parameters": (m.parameters, record["parameter_bytes"]), "gradients": (m.gradients, record["gradient_bytes"]),
             "optimizer": (m.optimizer_state, record["optimizer_state_bytes"]),
             "masters": (m.master_weights + m.master_gradients, masters_measured),
-            "activations": (tracker_activations(m), record["activation_peak_bytes"]),
-            "peak": (m.total, record["peak_bytes"])}
+            "ddp buckets": (m.communication if sdp == 1 else 0, buckets),
+            "activations": (tracker_activations(m, sdp), record["activation_peak_bytes"]),
+            "peak": (m.total, record["peak_bytes"] + buckets)}
 
 
 def ratio(p: int, m: int) -> float:

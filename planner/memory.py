@@ -37,10 +37,14 @@ ADAM_STATES = 2  # exp_avg, exp_avg_sq (torch.optim.Adam/AdamW), in the masters'
 STEP_BYTES = 4  # Adam's per-tensor step counter (a float32 scalar)
 
 
+PHASES = ("forward_backward", "layer_backward", "step")  # ties: the first
+
+
 class MemoryBreakdown(BaseModel):
-    """Bytes on one GPU (the most loaded rank of a stage). Its height is the larger of two moments: forward and
-    backward (activations and the loss's gradient live; gradients only where earlier microbatches left them) and
-    the optimizer step (fp32 master gradients and the optimizer's temporaries, activations gone)."""
+    """Bytes on one GPU (the most loaded rank of a stage). Its height is the largest of three moments: the forward's
+    end (activations and the loss's gradient live; gradients only where earlier microbatches left them), backward
+    inside the stage's last layer (see layer_backward_*) and the optimizer step (fp32 master gradients and the
+    optimizer's temporaries, activations gone)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -57,6 +61,11 @@ class MemoryBreakdown(BaseModel):
     step_transient: int  # the optimizer's temporaries
     gradients_in_forward: bool  # microbatches > 1 or a pipeline: earlier microbatches' gradients are live
     capacity: int
+    # inside backward, at the stage's last layer: the head's gradients are made, the loss is gone but the layers'
+    # saved tensors are not, and the layer's own backward holds the gradients of its saved tensors
+    layer_backward_gradients: int = 0  # parameter gradients live then
+    layer_backward_activations: int = 0
+    layer_backward_transient: int = 0
 
     @property
     def model_states(self) -> int:
@@ -64,7 +73,14 @@ class MemoryBreakdown(BaseModel):
                 + self.master_gradients)
 
     def phase_terms(self, phase: str) -> dict[str, int]:
-        """The terms live at "forward_backward" or at "step"."""
+        """The terms live at "forward_backward" (the forward's end, backward starting), "layer_backward" (backward
+        inside the stage's last layer) or at "step"."""
+        if phase == "layer_backward":
+            return {"parameters": self.parameters, "gradients": self.layer_backward_gradients,
+                    "optimizer_state": self.optimizer_state, "master_weights": self.master_weights,
+                    "master_gradients": 0, "activations": self.layer_backward_activations,
+                    "communication": self.communication, "transient": self.layer_backward_transient,
+                    "allocator": self.allocator}
         fwd = phase == "forward_backward"
         return {"parameters": self.parameters,
                 "gradients": self.gradients if not fwd or self.gradients_in_forward else 0,
@@ -75,8 +91,7 @@ class MemoryBreakdown(BaseModel):
 
     @property
     def peak_phase(self) -> str:
-        fwd, step = (sum(self.phase_terms(p).values()) for p in ("forward_backward", "step"))
-        return "forward_backward" if fwd >= step else "step"
+        return max(PHASES, key=lambda p: sum(self.phase_terms(p).values()))
 
     def terms(self) -> dict[str, int]:
         """The terms at the peak."""
@@ -316,10 +331,12 @@ def loss_gradient_bytes(shape: ModelShape, layout: Layout, tokens: int, runtime:
 
 
 def activation_bytes(shape: ModelShape, layout: Layout, st: StageTensors, virtual: int, tokens: int, seq: int,
-                     runtime: Runtime, device: Device) -> int:
+                     runtime: Runtime, device: Device) -> tuple[int, int, int]:
     """A stage's activations at their height: the layers' saved tensors for the microbatches in flight (with
     checkpointing only each layer's input, plus one layer rebuilt in backward; offloading keeps at most
-    activation_loading_horizon of those inputs), the embedding's and head's own, and the loss."""
+    activation_loading_horizon of those inputs), the embedding's and head's own, and the loss. Also, inside the
+    backward of the stage's last layer: the activations still live and that layer's backward temporaries (the
+    gradients of the MLP's inner tensors and of its output; autograd frees each saved tensor once its node ran)."""
     element = 2 if layout.precision != "fp32" else 4
     layer = layer_activation_bytes(shape, layout.tp, tokens, seq, element, device)
     chunk_layers = st.layers / virtual
@@ -341,8 +358,15 @@ def activation_bytes(shape: ModelShape, layout: Layout, st: StageTensors, virtua
         rebuilt = layer + tokens * shape.hidden * element
         if lm_head:
             rebuilt += held_output_bytes(shape, layout, tokens, runtime)
-        return int(kept + inputs + max(rebuilt, last + loss))
-    return int(kept + layer * chunk_layers * flight + last * flight + loss)
+        backward_acts = kept + inputs + rebuilt
+        peak = kept + inputs + max(rebuilt, last + loss)
+    else:
+        held = held_output_bytes(shape, layout, tokens, runtime) if lm_head else 0
+        peak = kept + layer * chunk_layers * flight + last * flight + loss
+        backward_acts = peak - loss + held
+    # the MLP's backward, the layer's heaviest: the output's gradient, and those of its inner tensors (FFN-wide)
+    temps = (tokens * shape.hidden + 3 * tokens * shape.ffn / layout.tp) * element
+    return int(peak), int(backward_acts), int(temps)
 
 
 def in_flight(layout: Layout, stage: int, virtual: int, pp_microbatches: int) -> int:
@@ -428,13 +452,19 @@ def stage_memory(shape: ModelShape, layout: Layout, world: World, micro_batch: i
                 masters = master_grads = opt_numel * 4 if half else 0
                 comm = 0
             step_temp = 3 * largest * 4  # single-tensor Adam: sqrt(v), its bias-corrected denominator, m's step
-        act = activation_bytes(shape, layout, st, virtual, micro_batch * seq, seq, runtime, device) \
-            if activations else 0
+        act, layer_acts, layer_temps = activation_bytes(shape, layout, st, virtual, micro_batch * seq, seq, runtime,
+                                                        device) if activations else (0, 0, 0)
+        in_forward = layout.microbatches > 1 or layout.pp > 1
+        head = sum(t[1] for t in _local_part(shape, shape.post, layout.tp)) if st.last else 0
+        layer_grads = grads if in_forward else grads * head // max(n, 1)
+        if sdp > 1:  # FSDP2 reduce-scatters each block's gradients as backward leaves it: not modelled apart
+            layer_acts = layer_temps = layer_grads = 0
         backward = loss_gradient_bytes(shape, layout, micro_batch * seq, runtime) if activations and st.last else 0
         out.append(MemoryBreakdown(stage=st.stage, parameters=params, gradients=grads, optimizer_state=optimizer,
                                    master_weights=masters, master_gradients=master_grads, activations=act,
                                    communication=comm, allocator=int(ALLOCATOR_OVERHEAD), backward_transient=backward,
                                    step_transient=step_temp,
-                                   gradients_in_forward=layout.microbatches > 1 or layout.pp > 1,
-                                   capacity=capacity))
+                                   gradients_in_forward=in_forward, capacity=capacity,
+                                   layer_backward_gradients=layer_grads, layer_backward_activations=layer_acts,
+                                   layer_backward_transient=layer_temps))
     return out

@@ -70,7 +70,8 @@ def verdict_of(m: MemoryBreakdown) -> Verdict:
     share = m.share
     status: Status = "does not fit" if share > 1 else "tight" if share > TIGHT else "fits"
     gib = 2**30
-    moment = "forward/backward" if m.peak_phase == "forward_backward" else "the optimizer step"
+    moment = {"forward_backward": "forward/backward", "layer_backward": "backward",
+              "step": "the optimizer step"}[m.peak_phase]
     text = (f"{m.total / gib:.1f} GiB of {m.capacity / gib:.0f} GiB ({share:.0%}) on pipeline stage {m.stage} at "
             f"{moment}; largest term: {TERM_NAMES[largest]} {terms[largest] / gib:.1f} GiB")
     return Verdict(status=status, share=share, largest_term=largest, message=f"{status}: {text}")

@@ -4,7 +4,9 @@ Tiny GPT-2-, BERT- and Llama-style models (transformers configs, no download) ru
 through `sagelaunch.modelparallel` (smp.init, DistributedModel, DistributedOptimizer, @smp.step) across tensor,
 pipeline, data and sharded data parallelism, optimizer-state sharding, activation checkpointing, microbatches and
 fp32/bf16. On each rank torch's MemTracker (a TorchDispatchMode over tensor storages: live tensors, each storage
-counted once) follows the second training step, after the optimizer state exists. One `MeasuredRank` record per
+counted once) follows the third training step: the optimizer state exists and DDP has rebuilt its gradient buckets
+(at the first forward after a backward: in step 2 with one microbatch, inside step 1 with several), so every layout
+is measured in the same steady state. One `MeasuredRank` record per
 (configuration, rank) goes to --out (scripts/planner_records.py).
 
     .venv/bin/python scripts/planner_measure.py [--out test-artifacts/planner_measured.json] [--only NAME ...]
@@ -15,13 +17,15 @@ Categories (MemTracker's, plus the fp32 masters of bf16):
   masters         bf16: fp32 master weights; their gradients are counted apart, as the optimizer step begins
   optimizer state Adam's exp_avg, exp_avg_sq and step of the rank (its ZeRO shard), after the step — not the masters
   activations     tensors made outside backward and the optimizer step (forward, recomputation, pipeline buffers,
-                  sharded data parallelism's gathered parameters, and DDP's gradient buckets, which DDP rebuilds in
-                  the second step's forward), highest total during the step
-  temp            tensors made during backward (activation gradients, …), highest total
+                  sharded data parallelism's gathered parameters), highest total during the step
+  backward        tensors made during backward (activation gradients, …) together with the parameters' gradients
+                  as they accumulate, highest total during forward+backward
   optimizer step  what smp.DistributedOptimizer.step makes (master gradients: filed as gradients once the inner
                   optimizer starts; its temporaries) counts as optimizer state while it lives
   peak            all tracked live storages together, highest total, with the categories at that moment
-Not seen: storages made before the step and never handed to the tracker (gloo's internal buffers).
+  DDP buckets     DDP's gradient buckets, made before the measured step: reported apart (ddp_bucket_bytes, from
+                  DDP's own reducer), in no tracker figure
+Not seen: gloo's internal buffers.
 """
 
 from __future__ import annotations
@@ -44,6 +48,8 @@ from scripts.planner_records import MeasuredConfig, MeasuredRank, MeasuredRun  #
 
 DEFAULT_OUT = REPO / "test-artifacts" / "planner_measured.json"
 SEQ, VOCAB, BATCH = 64, 512, 4
+WARMUP_STEPS = 2  # the tracker follows the step after these
+BACKWARD = "Temp+Gradient"  # the category high mark backward_peak_bytes reports
 MODEL_CLASSES = {"gpt2": "GPT2LMHeadModel", "bert": "BertForMaskedLM", "llama": "LlamaForCausalLM"}
 LAYER_STACKS = {"gpt2": "transformer.h", "bert": "bert.encoder.layer", "llama": "model.layers"}
 
@@ -147,13 +153,14 @@ class _StepTracker:
     """torch's MemTracker over one training step, with the highest total of each category kept as well."""
 
     def __init__(self) -> None:
-        from torch.distributed._tools.mem_tracker import MemTracker
+        from torch.distributed._tools.mem_tracker import MemTracker, _MemRefType
 
         class CategoryPeaks(MemTracker):
             # MemTracker files what the optimizer makes as optimizer state only inside a hooked torch optimizer's
             # step; smp.DistributedOptimizer.step makes the fp32 master gradients before its inner optimizer runs.
             # While `in_step` is set the whole step counts as the optimizer's, so activations are the forward's.
             in_step = False
+            in_forward_backward = False
             _in_opt = property(lambda self: self._hooked_in_opt or self.in_step,
                                lambda self, value: setattr(self, "_hooked_in_opt", value))
 
@@ -178,6 +185,9 @@ class _StepTracker:
                         key = getattr(kind, "value", str(kind))
                         if value > self.category_peaks.get(key, 0):
                             self.category_peaks[key] = value
+                    if self.in_forward_backward:  # who tags a gradient (autograd or DDP's reducer) varies: both
+                        made = snap.get(_MemRefType.TEMP, 0) + snap.get(_MemRefType.GRAD, 0)
+                        self.category_peaks[BACKWARD] = max(self.category_peaks.get(BACKWARD, 0), made)
 
         self.tracker = CategoryPeaks()
 
@@ -198,11 +208,17 @@ def _flat(snapshot) -> dict[str, int]:
     return out
 
 
-def _batch(family: str, step: int, n: int):
+def _batch(step: int, n: int):
+    """The step's token ids for n sequences (the same on every rank: each takes its data-parallel share)."""
     import torch
 
     g = torch.Generator().manual_seed(1000 + step)
     return torch.randint(1, VOCAB, (n, SEQ), generator=g)
+
+
+def _ddp_bucket_bytes(model) -> int:
+    """DDP's gradient buckets, as its reducer sizes them (zero copies of each bucket, made outside the tracker)."""
+    return sum(b.buffer().nbytes for m in model.ddp_modules for b in m.reducer._get_zeros_like_grad_buckets())
 
 
 def _run_case(case: dict[str, Any]) -> dict[str, Any]:
@@ -240,9 +256,13 @@ def _run_case(case: dict[str, Any]) -> dict[str, Any]:
     index, count = (smp.rdp_rank(), smp.rdp_size()) if lay["tp"] > 1 else (smp.dp_rank(), smp.dp_size())
 
     def one_step(step: int) -> None:
-        ids = _batch(family, step, BATCH * count).chunk(count)[index]
+        ids = _batch(step, BATCH * count).chunk(count)[index]
         opt.zero_grad()
-        train_step(model, ids)
+        tracker.in_forward_backward = True
+        try:
+            train_step(model, ids)
+        finally:
+            tracker.in_forward_backward = False
         after_backward.append(_storages_bytes(p.grad for p in model.local_parameters()))
         tracker.in_step = True
         try:
@@ -253,7 +273,8 @@ def _run_case(case: dict[str, Any]) -> dict[str, Any]:
     after_backward: list[int] = []
     steps = _StepTracker()
     tracker = steps.tracker
-    one_step(0)  # partitions a pipelined model and makes the optimizer state (untracked: the tracker is not entered)
+    for step in range(WARMUP_STEPS):  # untracked (the tracker is not entered): partitioning, optimizer state, buckets
+        one_step(step)
     after_backward.clear()
     gc.collect()
 
@@ -262,7 +283,7 @@ def _run_case(case: dict[str, Any]) -> dict[str, Any]:
     master_grads: list[int] = []
 
     def at_step_begin(optimizer, args, kwargs) -> None:
-        """The masters' gradients exist from here to the next zero_grad: gradients, counted apart."""
+        """The fp32 masters' gradients exist from here to the next zero_grad: filed as gradients, sized apart."""
         grads = [m.grad for m in masters if m.grad is not None]
         if grads and not master_grads:
             master_grads.append(_storages_bytes(grads))
@@ -275,7 +296,7 @@ def _run_case(case: dict[str, Any]) -> dict[str, Any]:
         with tracker:
             start = steps.current()
             began = time.perf_counter()
-            one_step(1)
+            one_step(WARMUP_STEPS)
             seconds = time.perf_counter() - began
             end = steps.current()
     finally:
@@ -295,10 +316,11 @@ def _run_case(case: dict[str, Any]) -> dict[str, Any]:
         "optimizer_state_bytes": end.get(_MemRefType.OPT.value, 0),
         "optimizer_state_check_bytes": opt.local_state_bytes(),
         "activation_peak_bytes": tracker.category_peaks.get(_MemRefType.ACT.value, 0),
-        "temp_peak_bytes": tracker.category_peaks.get(_MemRefType.TEMP.value, 0),
+        "backward_peak_bytes": tracker.category_peaks.get(BACKWARD, 0),
         "peak_bytes": peak.get("Total", 0),
         "peak_breakdown": peak,
         "step_seconds": seconds,
+        "ddp_bucket_bytes": _ddp_bucket_bytes(model),
         "transformers_config": cfg.to_dict(),
     }
     del model, opt, params, masters, named

@@ -1,7 +1,7 @@
 """The records of scripts/planner_measure.py: what one rank of one model-parallel configuration held, measured.
 
 One record per (configuration, rank). Every byte count comes from a tracker of live tensor storages (torch's
-MemTracker; each storage counted once, views share it), on the CPU, during the second training step. The planner's
+MemTracker; each storage counted once, views share it), on the CPU, during the third training step (after two untracked ones: optimizer state made, DDP's buckets rebuilt). The planner's
 memory model is checked against these (its predictions per rank beside `MeasuredRank`'s figures).
 """
 
@@ -59,9 +59,10 @@ class MeasuredRank(BaseModel):
     optimizer_state_bytes: int  # Adam state of this rank (its ZeRO shard with shard_optimizer_state), after step
     optimizer_state_check_bytes: int  # the same state summed by numel × element size (the optimizer's own count)
     activation_peak_bytes: int  # highest total of tensors made outside backward and the optimizer step
-    temp_peak_bytes: int  # highest total of tensors made during backward (activation gradients, …)
+    backward_peak_bytes: int  # highest total of backward's tensors and the parameter gradients, in forward+backward
     peak_bytes: int  # highest total of all tracked live storages during the step
     peak_breakdown: dict[str, int]  # the categories at that moment (MemTracker's names)
+    ddp_bucket_bytes: int  # DDP's gradient buckets (pp 1, dp > 1), made before the measured step: in no figure above
     step_seconds: float = Field(ge=0)  # wall time of the measured step (tracker on; not a speed figure)
 
 

@@ -1,6 +1,6 @@
 """The planner's per-rank memory against a live run of sagelaunch's own SMP (scripts/planner_measure.py: torchrun,
-gloo, torch's MemTracker over the second step): parameters, gradients, masters and optimizer state within ±2 %,
-activations and the peak within ±10 %, on three layouts of the three families (tp, pp with interleaved
+gloo, torch's MemTracker over the third step): parameters, gradients, masters and optimizer state within ±2 %,
+activations and the peak within ±10 %, on three layouts of the three families (tp with checkpointing, pp with interleaved
 microbatches, optimizer sharding with bf16)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from scripts import planner_measure as pm
 from scripts.bench_planner_memory import LIMITS, pairs, predicted
 
-CASES = ("gpt2_w2_tp2_pp1_mb1_fp32", "llama_w2_tp1_pp2_mb4_fp32", "bert_w2_tp1_pp1_sop_ckpt_mb4_bf16")
+CASES = ("gpt2_w2_tp2_pp1_ckpt_mb4_bf16", "llama_w2_tp1_pp2_mb4_fp32", "bert_w2_tp1_pp1_sop_ckpt_mb4_bf16")
 
 
 @pytest.mark.slow

@@ -164,3 +164,20 @@ def test_the_planner_imports_without_torch():
             "print(sorted(m for m in ('torch', 'transformers', 'plotly') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_cost_is_computed_from_the_catalog_price_and_unknown_without_one(monkeypatch):
+    from sagelaunch.jobspec import catalog
+
+    layout = Layout(tp=4, shard_optimizer_state=True, activation_checkpointing=True, precision="fp16")
+    unpriced = plan(smp_gpt2(10), layout, P4D, 16, global_batch=64, region="eu-west-1")
+    assert unpriced.cost is None and unpriced.cost_note.startswith("price unknown")
+    page = {"usd_per_hour": 30.0, "source": "a test page", "read_on": "2026-12-07"}
+    monkeypatch.setitem(catalog.matrix()["training_prices"], "prices", {"eu-west-1": {P4D: page}})
+    priced = plan(smp_gpt2(10), layout, P4D, 16, global_batch=64, region="eu-west-1")
+    assert priced.cost is not None and priced.speed is not None
+    assert priced.cost.usd_per_hour == pytest.approx(16 * 30.0)
+    assert priced.cost.usd_per_1000_steps == pytest.approx(16 * 30.0 * priced.speed.step_seconds * 1000 / 3600)
+    seconds_per_billion = 1e9 / priced.speed.tokens_per_second
+    assert priced.cost.usd_per_billion_tokens == pytest.approx(16 * 30.0 * seconds_per_billion / 3600)
+    assert "a test page" in priced.cost.source and "2026-12-07" in priced.cost.source

@@ -56,6 +56,7 @@ class MemoryBreakdown(BaseModel):
     master_gradients: int  # their fp32 gradients, from the step's start to the next zero_grad
     activations: int
     communication: int  # DDP's gradient buckets, sharded data parallelism's gathered blocks
+    gathered_root: int = 0  # of which sharded data parallelism's root parameters, gathered through forward+backward
     allocator: int  # the caching allocator's reserve beyond live tensors
     backward_transient: int  # the loss's gradient (logits-sized) as backward starts
     step_transient: int  # the optimizer's temporaries
@@ -430,12 +431,17 @@ def stage_memory(shape: ModelShape, layout: Layout, world: World, micro_batch: i
     for st in stages:
         n = st.local
         largest = max((t[1] for t in st.tensors), default=0)
+        gathered_root = 0
         if sdp > 1:  # FSDP2: fp32 shards; a block is gathered in the compute dtype, the next one prefetched
             shard = -(-n // sdp)
             params, grads = shard * 4, shard * 4
             optimizer = shard * 4 * ADAM_STATES + len(st.tensors) * STEP_BYTES
             masters = master_grads = 0
-            comm = 2 * largest_unit(shape) * element
+            # FSDP2 keeps the root's parameters (embeddings, final norm, head) gathered from the forward's start to
+            # the end of backward (it never reshards the root after forward); one block is gathered at a time
+            root = [t for t in shape.pre if st.first] + [t for t in shape.post if st.last and not (t.tied and st.first)]
+            gathered_root = sum(_local(t, layout.tp, shape.vocab)[1] for t in root) * element
+            comm = gathered_root + largest_unit(shape) * element
             step_temp = 3 * -(-largest // sdp) * 4
         else:
             pbytes = element
@@ -466,5 +472,5 @@ def stage_memory(shape: ModelShape, layout: Layout, world: World, micro_batch: i
                                    step_transient=step_temp,
                                    gradients_in_forward=in_forward, capacity=capacity,
                                    layer_backward_gradients=layer_grads, layer_backward_activations=layer_acts,
-                                   layer_backward_transient=layer_temps))
+                                   layer_backward_transient=layer_temps, gathered_root=gathered_root))
     return out

@@ -42,11 +42,12 @@ def predicted(record: dict[str, Any]) -> MemoryBreakdown:
     return stages[record["pp_rank"]]
 
 
-def tracker_activations(m: MemoryBreakdown, sdp: int) -> int:
+def tracker_activations(m: MemoryBreakdown) -> int:
     """What the tracker files as activations: every tensor made in forward (outside backward and the optimizer's
-    step), so besides the forward's tensors sharded data parallelism's gathered blocks (the planner's
-    communication buffers under sdp). DDP's gradient buckets are measured apart (ddp_bucket_bytes)."""
-    return m.activations + (m.communication if sdp > 1 else 0)
+    step), so besides the forward's tensors sharded data parallelism's root parameters, gathered at the forward's
+    start and kept (its blocks are gathered and freed one by one before the forward ends, with the loss, at its
+    height). DDP's gradient buckets are measured apart (ddp_bucket_bytes)."""
+    return m.activations + m.gathered_root
 
 
 def pairs(record: dict[str, Any], m: MemoryBreakdown) -> dict[str, tuple[int, int]]:
@@ -57,7 +58,7 @@ def pairs(record: dict[str, Any], m: MemoryBreakdown) -> dict[str, tuple[int, in
             "optimizer": (m.optimizer_state, record["optimizer_state_bytes"]),
             "masters": (m.master_weights + m.master_gradients, masters_measured),
             "ddp buckets": (m.communication if sdp == 1 else 0, buckets),
-            "activations": (tracker_activations(m, sdp), record["activation_peak_bytes"]),
+            "activations": (tracker_activations(m), record["activation_peak_bytes"]),
             "peak": (m.total, record["peak_bytes"] + buckets)}
 
 

@@ -317,10 +317,12 @@ def logits_bytes(shape: ModelShape, layout: Layout, tokens: int, runtime: Runtim
 
 
 def held_output_bytes(shape: ModelShape, layout: Layout, tokens: int, runtime: Runtime) -> int:
-    """The fp32 output a training script keeps while its loss's backward runs (`logits = model(x).logits;
-    model.backward(loss)`); a pipeline hands the output to the loss function on the last stage, which keeps none."""
+    """The output kept while backward runs through the layers: the training script's fp32 output
+    (`logits = model(x).logits; model.backward(loss)`), or under a pipeline the last stage's raw output (the
+    activation dtype), which the schedule keeps with the chunk's forward state until the chunk's backward ends."""
     vocab = shape.vocab // layout.tp if runtime == "smp" else shape.vocab
-    return tokens * vocab * 4 if layout.pp == 1 else 0
+    element = 4 if layout.precision == "fp32" else 2
+    return tokens * vocab * (4 if layout.pp == 1 else element)
 
 
 def loss_gradient_bytes(shape: ModelShape, layout: Layout, tokens: int, runtime: Runtime) -> int:
@@ -342,7 +344,10 @@ def activation_bytes(shape: ModelShape, layout: Layout, st: StageTensors, virtua
     layer = layer_activation_bytes(shape, layout.tp, tokens, seq, element, device)
     chunk_layers = st.layers / virtual
     flight = in_flight(layout, st.stage, virtual, layout.microbatches)
-    first = edge_activation_bytes(shape, tokens, element, st.first, False, device)
+    # modelparallel's pipeline stages each run the root's own forward with the stack cut to their layers: the
+    # embeddings of other stages return zeros, but the embedding's norm/dropout still run (and save) in every chunk
+    every_chunk = runtime == "sagelaunch" and layout.pp > 1
+    first = edge_activation_bytes(shape, tokens, element, st.first or every_chunk, False, device)
     last = edge_activation_bytes(shape, tokens, element, False, st.last, device)
     lm_head = st.last and shape.logits
     loss = logits_bytes(shape, layout, tokens, runtime) if lm_head else 0

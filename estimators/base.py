@@ -121,6 +121,11 @@ class FrameworkEstimator(BaseModel):
     ignore_patterns: list[str] | None = None
     """sagelaunch's addition: glob patterns of source_dir's files that are not shipped (credentials, VCS data and
     caches never ship)."""
+    planned_model: str | None = None
+    """sagelaunch's addition: the Hugging Face config.json (a path, read offline) of the model an SMP job trains.
+    With it, a model-parallel layout whose model states cannot fit in the GPUs' memory is refused before anything
+    is uploaded, naming the smallest change that fits (sagelaunch.planner); above 85 % it warns. Without it,
+    nothing is refused for memory."""
     container_log_level: int = Field(20, ge=0, le=50)
     """Python logging level of the SageMaker training toolkit in the container (logging.INFO by default)."""
 

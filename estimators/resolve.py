@@ -203,6 +203,8 @@ def cross_field_problems(est: "FrameworkEstimator", invalid: frozenset[str] = fr
                 est.distribution, framework=est.framework, framework_version=version, instance_type=instance_type,
                 instance_count=est.instance_count, gpus_per_host=gpus,
             ))
+    if plan is not None and plan.smp is not None and est.planned_model and valid("planned_model") and instance_type:
+        problems.check(lambda: _memory(est, plan, instance_type))
     if plan is not None and valid("hyperparameters") and est.user_hyperparameters \
             and len(est.user_hyperparameters) + len(plan.hyperparameters) + 5 > 100:
         problems.add(SagelaunchError("hyperparameters: too many entries with the distribution settings; allowed: 100 in all",
@@ -214,6 +216,14 @@ def cross_field_problems(est: "FrameworkEstimator", invalid: frozenset[str] = fr
         problems.resolved = Resolved(version, py, uri, region, _gpus_per_host(instance_type, info), plan, profiler,
                                      repository, instance_type)
     return problems
+
+
+def _memory(est: "FrameworkEstimator", plan: DistributionPlan, instance_type: str) -> None:
+    """planned_model given: the SMP layout's model states must fit the GPUs (sagelaunch.planner)."""
+    from sagelaunch.planner.validate import check_smp_memory
+
+    assert plan.smp is not None and est.planned_model is not None
+    check_smp_memory(est.planned_model, plan.smp, instance_type, est.instance_count)
 
 
 def _gpus_per_host(instance_type: str, info: dict[str, Any]) -> int:

@@ -224,6 +224,19 @@ def mesh_shape(order: str, rdp: int, pp: int, tp: int) -> tuple[int, ...]:
     return tuple(sizes[d] for d in order)
 
 
+# ---------------------------------------------------------------- pipeline stages
+def even_chunks(n_units: int, n_chunks: int) -> list[range]:
+    """The layers of each pipeline chunk when auto-partition splits the layer stack evenly (the first chunks take one
+    more when it does not divide): modelparallel's partitioning and the planner's memory per stage."""
+    base, extra = divmod(n_units, n_chunks)
+    out, start = [], 0
+    for i in range(n_chunks):
+        size = base + (1 if i < extra else 0)
+        out.append(range(start, start + size))
+        start += size
+    return out
+
+
 # ---------------------------------------------------------------- world size
 def check_grid(world_size: int, pp: int, tp: int) -> None:
     """The ranks must fill a D × P × T grid: pp × tp divides the world size."""

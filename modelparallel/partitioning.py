@@ -9,6 +9,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
+from sagelaunch.jobspec.smp import even_chunks
 from sagelaunch.modelparallel.errors import SMPValidationError
 
 MARK = "_smp_partition"
@@ -61,13 +62,7 @@ def split_evenly(n_units: int, n_chunks: int) -> list[range]:
             f"the model has {n_units} pipeline units (layers) but needs at least {n_chunks} for "
             f"{n_chunks} pipeline stages; lower pipeline_parallel_degree or use a deeper model"
         )
-    base, extra = divmod(n_units, n_chunks)
-    out, start = [], 0
-    for i in range(n_chunks):
-        size = base + (1 if i < extra else 0)
-        out.append(range(start, start + size))
-        start += size
-    return out
+    return even_chunks(n_units, n_chunks)
 
 
 def manual_chunks(units: list[tuple[str, Any]], pp: int, default_partition: int) -> list[range]:

@@ -134,6 +134,9 @@ def load_estimator_args(path: Path) -> tuple[str, dict[str, Any], dict[str, Any]
     entry = data.get("entry_point")
     if source is None and isinstance(entry, str) and not Path(entry).is_absolute():
         data["entry_point"] = os.path.abspath(base / entry)
+    planned = data.get("planned_model")  # the model's config.json, beside the job file like the code
+    if isinstance(planned, str) and not Path(planned).is_absolute():
+        data["planned_model"] = os.path.abspath(base / planned)
     if "inputs" in fit_kwargs:
         fit_kwargs["inputs"] = _inputs_beside(base, fit_kwargs["inputs"])
     try:

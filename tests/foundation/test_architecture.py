@@ -2,8 +2,8 @@
 excluded) goes one way, and no modules import each other in a circle.
 
     sagelaunch → anything
-    estimators → jobspec, profiler_config, launcher
-    profiler_config, launcher, profiler, modelparallel → jobspec
+    estimators → jobspec, profiler_config, launcher, planner
+    profiler_config, launcher, profiler, modelparallel, planner → jobspec
     jobspec → the standard library and pydantic only
 """
 
@@ -18,7 +18,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 # the design's folders, each installed (and imported) as sagelaunch.<name>; sagelaunch/<name> links to the folder
-LIBRARIES = ("jobspec", "estimators", "profiler_config", "launcher", "profiler", "modelparallel")
+LIBRARIES = ("jobspec", "estimators", "profiler_config", "launcher", "profiler", "modelparallel", "planner")
 PACKAGES = (*LIBRARIES, "sagelaunch")  # the layers: the libraries and the application
 ALLOWED = {
     "jobspec": set(),
@@ -26,7 +26,8 @@ ALLOWED = {
     "launcher": {"jobspec"},
     "profiler": {"jobspec"},
     "modelparallel": {"jobspec"},
-    "estimators": {"jobspec", "profiler_config", "launcher"},
+    "planner": {"jobspec"},
+    "estimators": {"jobspec", "profiler_config", "launcher", "planner"},
     "sagelaunch": set(PACKAGES),
 }
 LEAF_THIRD_PARTY = {"pydantic", "pydantic_core"}

@@ -178,7 +178,7 @@ def test_a_profiler_config_error_names_its_parts():
 
 
 # ------------------------------------------------------------------ one "did you mean", no reading of messages
-LIBRARY = ("jobspec", "estimators", "profiler_config", "launcher", "profiler", "modelparallel", "sagelaunch")
+LIBRARY = ("jobspec", "estimators", "profiler_config", "launcher", "profiler", "modelparallel", "planner", "sagelaunch")
 
 
 def library_files() -> list[Path]:

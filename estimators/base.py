@@ -168,6 +168,7 @@ class FrameworkEstimator(BaseModel):
     _cloned: Any = PrivateAttr(default=None)  # launcher.gitclone.ClonedCode while fit() runs from a git_config
     _latest_training_job: Any = PrivateAttr(default=None)
     _rule_configs: tuple[Any, Any] = PrivateAttr(default=(None, None))  # (debugger, profiler) once a job was sent
+    _session_made: bool = PrivateAttr(default=False)  # sagemaker_session is the one fit/attach made (as v2 does)
 
     # ------------------------------------------------------------ field checks
     _entry = field_validator("entry_point")(classmethod(lambda cls, v: check.entry_point(v)))
@@ -585,7 +586,8 @@ class FrameworkEstimator(BaseModel):
             self._cloned = clone(self.git_config, self.entry_point, self.source_dir, self.dependencies or [])
         try:
             self.check_files()
-            session = _session_options(self.sagemaker_session, self.resolved.instance_type)
+            given = None if self._session_made else self.sagemaker_session
+            session = _session_options(given, self.resolved.instance_type)
             with session.scope if session else nullcontext():
                 spec = self.to_spec(job_name, inputs)
                 if session:

@@ -29,12 +29,28 @@ _ARN_REGION = re.compile(r"^arn:[\w-]+:sagemaker:([a-z0-9-]+):")
 def after_submit(est: "FrameworkEstimator", job: Any) -> None:
     """What v2's fit leaves on the estimator of a SageMaker job: `output_path` (s3://<default bucket>/ when none
     was given, as v2 sets it) and the rule configurations the job was sent."""
+    keep_default_session(est)
     request = getattr(job, "request", None)
     if request is None:  # a local job: v2's local mode sets none of them either
         return
     if est.output_path is None:
         est.output_path = request["OutputDataConfig"]["S3OutputPath"]
     est._rule_configs = (request.get("DebugRuleConfigurations", []), request.get("ProfilerRuleConfigurations", []))
+
+
+def keep_default_session(est: "FrameworkEstimator") -> None:
+    """v2 sets `sagemaker_session` to the Session it made when none was given: ours, in the job's region (set
+    past validation; fit goes on using its own defaults, as before)."""
+    if est.sagemaker_session is not None:
+        return
+    import boto3
+
+    from sagelaunch.estimators.session import Session
+
+    session = Session(boto_session=boto3.session.Session(region_name=est.resolved.region))
+    session.local_mode = est.resolved.instance_type in ("local", "local_gpu")
+    est.__dict__["sagemaker_session"] = session
+    est._session_made = True
 
 
 # latest_job_*_artifacts_path: the request section whose S3OutputPath holds the artifacts, and their folder
@@ -112,6 +128,7 @@ def attach(cls: type["FrameworkEstimator"], name: str, sagemaker_session: Any, m
     params["tags"] = job.tags() or None  # v2 reads them with ListTags
     estimator = cls(**params)
     estimator._latest_training_job = job
+    keep_default_session(estimator)
     job.wait(logs=False)
     return estimator
 
@@ -174,6 +191,8 @@ def init_params(cls: type["FrameworkEstimator"], description: dict[str, Any],
             params["model_uri"] = channel["DataSource"].get("S3DataSource", {}).get("S3Uri")
     user = {k: v for k, v in hyperparameters.items()
             if k not in RESERVED_HYPERPARAMETERS and not k.startswith(SAGEMAKER_PREFIX) and k != "mp_parameters"}
+    if cls.framework == "generic":  # v2's EstimatorBase: the hyperparameters as the job holds them, undecoded
+        user = dict(description.get("HyperParameters") or {})
     if cls.framework == "tensorflow" and "model_dir" in user:  # v2 gives it back as the model_dir argument
         params["model_dir"] = user.pop("model_dir")
     params["hyperparameters"] = user
@@ -192,6 +211,8 @@ def _region_of(description: dict[str, Any]) -> str | None:
 def _image_params(cls: type["FrameworkEstimator"], job_name: str, image: str) -> dict[str, Any]:
     """framework_version and py_version from a DLC image's tag (as v2); the image itself when its tag says
     neither. A job of the other framework is refused, as v2 refuses it."""
+    if cls.framework == "generic":  # any image: the generic estimator runs it as given
+        return {"image_uri": image}
     repository = image.rsplit("/", 1)[-1].split(":")[0].split("@")[0]
     framework = repository.split("-")[0]
     if framework in ("pytorch", "tensorflow") and framework != cls.framework:

@@ -243,10 +243,11 @@ def submit(spec: "TrainingJobSpec", *, wait: bool = True, logs: bool = True, sto
     code = upload_code(spec, target, console)
     request = compile_create_training_job_request(replace(spec, submit_directory=code.uri, role=role))
     create_training_job(request, spec.region, code)
-    console.print(f"Created training job {spec.job_name} in {spec.region} (code: {code.uri})", markup=False)
+    console.print(f"Created training job {spec.job_name} in {spec.region}" + (f" (code: {code.uri})" if code.uri else ""),
+                  markup=False)
     job = SageMakerTrainingJob(spec.job_name, spec.region, poll_interval=options.get("poll_interval"),
                                max_poll_interval=options.get("max_poll_interval"),
-                               sent_hyperparameters=request["HyperParameters"], request=request)
+                               sent_hyperparameters=request.get("HyperParameters", {}), request=request)
     if wait:
         job.wait(logs=logs, stop_on_interrupt=stop_on_interrupt)
     return job

@@ -1,0 +1,106 @@
+"""v2's generic Estimator (sagemaker.estimator.Estimator) on the real SDK v2 and on ours, one moto server: the
+CreateTrainingJob of a bring-your-own image (hyperparameters sent as str()), of a framework image in script mode,
+v2's positional order, hyperparameters(), and Estimator.attach rebuilding it from DescribeTrainingJob."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.fixtures.sdk_v2 import requests, without_documented_differences
+
+SETUP = """
+import os, tempfile, boto3
+s3 = boto3.client("s3")
+try:
+    s3.create_bucket(Bucket="bucket-x", CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
+except s3.exceptions.BucketAlreadyOwnedByYou:
+    pass
+s3.put_object(Bucket="bucket-x", Key="train/data.csv", Body=b"1,2\\n")
+src = tempfile.mkdtemp()
+open(os.path.join(src, "train.py"), "w").write("print('hi')\\n")
+from sagemaker.estimator import Estimator
+IMAGE = "123456789012.dkr.ecr.us-west-2.amazonaws.com/my-algo:latest"
+DLC = "763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-training:2.0.0-cpu-py310"
+"""
+
+CASES = {
+    # by position, as bring-your-own-image notebooks write it
+    "generic-byo": """
+est = Estimator(IMAGE, ROLE, 1, "ml.m5.xlarge", None, 50, None, 3600, "File", None, None, "byo",
+                hyperparameters={"epochs": 2, "lr": 0.1, "name": "x", "flag": True},
+                metric_definitions=[{"Name": "loss", "Regex": "loss: ([0-9.]+)"}])
+before = est.hyperparameters()
+est.fit({"train": "s3://bucket-x/train"}, wait=False, job_name=JOB)
+RESULT = {"before": before, "image": est.training_image_uri(), "output_path": est.output_path,
+          "session": type(est.sagemaker_session).__name__}
+""",
+    # no hyperparameters at all: v2 leaves HyperParameters out
+    "generic-bare": """
+est = Estimator(image_uri=IMAGE, role=ROLE, instance_count=2, instance_type="ml.c5.xlarge", disable_profiler=True,
+                environment={"MODE": "x"})
+est.fit(wait=False, job_name=JOB)
+""",
+    # a framework image in script mode: the code ships, hyperparameters JSON-encoded with a source_dir
+    "generic-script": """
+est = Estimator(DLC, ROLE, 1, "ml.m5.xlarge", entry_point="train.py", source_dir=src,
+                hyperparameters={"epochs": 2, "name": "x"})
+est.fit(wait=False, job_name=JOB)
+RESULT = {"hp": {k: v for k, v in est.hyperparameters().items() if not k.startswith("sagemaker_")}}
+""",
+    "generic-attach": """
+est = Estimator(IMAGE, ROLE, 1, "ml.m5.xlarge", hyperparameters={"epochs": 3, "lr": 0.5},
+                tags=[{"Key": "team", "Value": "ml"}], base_job_name="byo-attach")
+est.fit({"train": "s3://bucket-x/train"}, wait=False, job_name=JOB)
+att = Estimator.attach(JOB)
+RESULT = {"hp": att.hyperparameters(), "image": att.image_uri, "model_data": att.model_data,
+          "instance_type": att.instance_type, "instance_count": att.instance_count, "role": att.role,
+          "base_job_name": att.base_job_name, "tags": att.tags, "name": att.latest_training_job.name,
+          "session": type(att.sagemaker_session).__name__}
+""",
+}
+
+
+@pytest.fixture(scope="module")
+def side(sdk_v2):
+    return sdk_v2([{"id": case_id, "code": SETUP + code} for case_id, code in CASES.items()])
+
+
+def _case(side, case_id: str) -> tuple[dict, dict]:
+    v2, ours = side.v2[case_id], side.ours[case_id]
+    assert v2["error"] is None, f"SDK v2 failed {case_id}: {v2['error']}"
+    assert ours["error"] is None, f"ours failed {case_id}: {ours['error']}"
+    return v2, ours
+
+
+def _named(result: dict) -> dict:
+    return json.loads(json.dumps(result["result"]).replace(result["job"], "<job>"))
+
+
+@pytest.mark.parametrize("case_id", ["generic-byo", "generic-bare", "generic-script", "generic-attach"])
+def test_create_training_job_as_v2(side, case_id):
+    v2, ours = _case(side, case_id)
+    [v2_request], [our_request] = requests(v2, "CreateTrainingJob"), requests(ours, "CreateTrainingJob")
+    our_request, v2_request = without_documented_differences(our_request, v2_request)
+    if case_id == "generic-script":  # the code archive: v2 names its folder by its own timestamp, we by the job
+        for request in (our_request, v2_request):
+            request["HyperParameters"].pop("sagemaker_submit_directory")
+    assert our_request == v2_request
+    if case_id == "generic-byo":
+        assert our_request["HyperParameters"] == {"epochs": "2", "lr": "0.1", "name": "x", "flag": "True"}
+    if case_id == "generic-bare":
+        assert "HyperParameters" not in our_request
+
+
+def test_hyperparameters_and_session_as_v2(side):
+    for case_id in ("generic-byo", "generic-script"):
+        v2, ours = (_named(r) for r in _case(side, case_id))
+        assert ours == v2, case_id
+    assert _named(side.ours["generic-byo"])["session"] == "Session"
+
+
+def test_attach_rebuilds_the_generic_estimator(side):
+    v2, ours = (_named(r) for r in _case(side, "generic-attach"))
+    assert ours == v2
+    assert ours["hp"] == {"epochs": "3", "lr": "0.5"} and ours["tags"] == [{"Key": "team", "Value": "ml"}]

@@ -636,6 +636,37 @@ class FrameworkEstimator(BaseModel):
             container_startup_health_check_timeout, inference_recommendation_id, explainer_config,
             max_body_bytes=max_body_bytes)
 
+    def transformer(self, instance_count: int, instance_type: str, strategy: str | None = None,
+                    assemble_with: str | None = None, output_path: str | None = None,
+                    output_kms_key: str | None = None, accept: str | None = None, env: dict[str, str] | None = None,
+                    max_concurrent_transforms: int | None = None, max_payload: int | None = None,
+                    tags: Any = None, role: str | None = None, model_server_workers: int | None = None,
+                    volume_kms_key: str | None = None, entry_point: str | None = None,
+                    vpc_config_override: Any = "VPC_CONFIG_DEFAULT", enable_network_isolation: bool | None = None,
+                    model_name: str | None = None) -> Any:
+        """v2's estimator.transformer: create_model of the trained job (CreateModel, named model_name or
+        <base job name>-<timestamp>), then a Transformer of it; instance_type="local" transforms here."""
+        from sagelaunch.estimators.trained_model import trained_job_of
+        from sagelaunch.estimators.transformer import transformer_of
+
+        trained_job_of(self)
+        name = model_name or self.make_job_name()
+        model_options: dict[str, Any] = dict(role=role, vpc_config_override=vpc_config_override, name=name,
+                                             model_kms_key=self.output_kms_key)
+        if entry_point is not None:
+            model_options["entry_point"] = entry_point
+        if model_server_workers is not None:
+            model_options["model_server_workers"] = model_server_workers
+        if enable_network_isolation is not None:
+            model_options["enable_network_isolation"] = enable_network_isolation
+        model = self.create_model(**model_options)
+        options = dict(strategy=strategy, assemble_with=assemble_with, output_path=output_path,
+                       output_kms_key=output_kms_key, accept=accept, env=env,
+                       max_concurrent_transforms=max_concurrent_transforms, max_payload=max_payload,
+                       volume_kms_key=volume_kms_key)
+        return transformer_of(model, name, instance_count, instance_type, tags or self.tags, options,
+                              self._default_base_job_name(), self.resolved.region)
+
 
 def _session_region(session: Any) -> Any:
     from sagelaunch.estimators.session import session_parts

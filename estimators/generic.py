@@ -16,7 +16,7 @@ from sagelaunch.estimators.base import FrameworkEstimator
 from sagelaunch.jobspec.spec import TrainingJobSpec, replace
 
 if TYPE_CHECKING:
-    from sagelaunch.estimators.model import Model
+    from sagelaunch.estimators.image_model import ImageModel
 
 
 class Estimator(FrameworkEstimator):
@@ -89,9 +89,9 @@ class Estimator(FrameworkEstimator):
         return self.image_uri
 
     def create_model(self, role: str | None = None, image_uri: str | None = None, predictor_cls: Any = None,
-                     vpc_config_override: Any = "VPC_CONFIG_DEFAULT", **kwargs: Any) -> "Model":
-        """v2's Estimator.create_model: a Model of the training image (or image_uri) and the trained model."""
-        from sagelaunch.estimators.model import Model
+                     vpc_config_override: Any = "VPC_CONFIG_DEFAULT", **kwargs: Any) -> "ImageModel":
+        """v2's Estimator.create_model: the trained model served by the training image (or image_uri)."""
+        from sagelaunch.estimators.image_model import ImageModel
         from sagelaunch.estimators.trained_model import trained_job_of, vpc_config_of
 
         job = trained_job_of(self)
@@ -99,9 +99,10 @@ class Estimator(FrameworkEstimator):
             from sagelaunch.jobspec.errors import SagelaunchError
 
             raise SagelaunchError("create_model(predictor_cls=…): sagelaunch's predictors are its own; drop "
-                                  "predictor_cls (deploy() returns a Predictor)", field="predictor_cls",
-                                  value=predictor_cls, allowed="None", fix="drop predictor_cls")
-        kwargs.setdefault("enable_network_isolation", self.enable_network_isolation)
-        return Model(image_uri or self.image_uri, job.model_data, role or self.role,
-                     vpc_config=vpc_config_of(self, vpc_config_override),
-                     sagemaker_session=self.sagemaker_session, **kwargs)
+                                  "predictor_cls", field="predictor_cls", value=predictor_cls, allowed="None",
+                                  fix="drop predictor_cls")
+        isolation = kwargs.get("enable_network_isolation")
+        return ImageModel(image_uri or self.image_uri, job.model_data, role or self.role, name=kwargs.get("name"),
+                          env=kwargs.get("env"), vpc_config=vpc_config_of(self, vpc_config_override),
+                          sagemaker_session=self.sagemaker_session, region=self.resolved.region,
+                          enable_network_isolation=self.enable_network_isolation if isolation is None else isolation)

@@ -402,7 +402,7 @@ class FrameworkEstimator(BaseModel):
     def logs(self) -> None:
         """Print the latest job's logs, following them until it ends (v2's method); a failed job raises
         JobFailedError after its logs, as v2 raises after printing them."""
-        from sagelaunch.estimators.v2_calls import print_logs
+        from sagelaunch.launcher.jobs import print_logs
 
         print_logs(self._require_job("logs()"))
 

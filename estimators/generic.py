@@ -102,7 +102,14 @@ class Estimator(FrameworkEstimator):
                                   "predictor_cls", field="predictor_cls", value=predictor_cls, allowed="None",
                                   fix="drop predictor_cls")
         isolation = kwargs.get("enable_network_isolation")
-        return ImageModel(image_uri or self.image_uri, job.model_data, role or self.role, name=kwargs.get("name"),
+        model_data = job.model_data
+        if not isinstance(model_data, str):
+            from sagelaunch.jobspec.errors import SagelaunchError
+
+            raise SagelaunchError(f"training job {job.name} has no model.tar.gz (ModelArtifacts: {model_data!r}); "
+                                  "create_model() needs its model", field="model_data", value=model_data,
+                                  allowed="the job's model.tar.gz", fix="train with compressed output")
+        return ImageModel(image_uri or self.image_uri, model_data, role or self.role, name=kwargs.get("name"),
                           env=kwargs.get("env"), vpc_config=vpc_config_of(self, vpc_config_override),
                           sagemaker_session=self.sagemaker_session, region=self.resolved.region,
                           enable_network_isolation=self.enable_network_isolation if isolation is None else isolation)

@@ -13,7 +13,7 @@ class ImageModel:
 
     def __init__(self, image_uri: str, model_data: str, role: str | None, *, name: str | None = None,
                  env: dict[str, str] | None = None, vpc_config: dict[str, Any] | None = None,
-                 sagemaker_session: Any = None, enable_network_isolation: bool = False, region: str | None = None):
+                 sagemaker_session: Any = None, enable_network_isolation: bool = False, region: str | None = None) -> None:
         self.image_uri, self.model_data, self.role, self.name = image_uri, model_data, role, name
         self.env = dict(env or {})
         self.vpc_config, self.sagemaker_session = vpc_config, sagemaker_session

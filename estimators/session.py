@@ -231,7 +231,7 @@ class Session:
                      timeout: int | None = None) -> None:
         """v2's: print the training job's logs (following them to its end with wait=True); a failed job raises
         after its logs, as v2's does."""
-        from sagelaunch.estimators.v2_calls import print_logs
+        from sagelaunch.launcher.jobs import print_logs
 
         if log_type != "All" or timeout is not None:
             fix = "drop log_type/timeout (all of the job's logs are printed)"
@@ -251,7 +251,7 @@ class Session:
 
     def wait_for_transform_job(self, job: str, poll: int = 5) -> dict:
         """v2's: DescribeTransformJob until the transform job ends; a failed one raises naming its reason."""
-        from sagelaunch.launcher.transform.jobs import find_transform_job
+        from sagelaunch.launcher.transform.local import find_transform_job
 
         return find_transform_job(job, self._region_name, self.boto_session).wait()
 

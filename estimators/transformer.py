@@ -43,10 +43,10 @@ class Transformer:
         self._region = _region
 
     def _region_name(self) -> str:
-        from sagelaunch.estimators.framework_model import region_of
+        from sagelaunch.estimators.v2_calls import session_region
         from sagelaunch.launcher.environment import default_region
 
-        return region_of(self.sagemaker_session) or self._region or default_region(
+        return session_region(self.sagemaker_session) or self._region or default_region(
             local=self.instance_type in LOCAL_INSTANCE_TYPES)
 
     def _boto_session(self) -> Any:
@@ -161,13 +161,13 @@ class Transformer:
     @classmethod
     def attach(cls, transform_job_name: str, sagemaker_session: Any = None) -> "Transformer":
         """v2's: a Transformer of an existing transform job (DescribeTransformJob)."""
-        from sagelaunch.launcher.transform.jobs import find_transform_job
+        from sagelaunch.launcher.transform.local import find_transform_job
 
         region = None
         if sagemaker_session is not None:
-            from sagelaunch.estimators.framework_model import region_of
+            from sagelaunch.estimators.v2_calls import session_region
 
-            region = region_of(sagemaker_session)
+            region = session_region(sagemaker_session)
         if region is None:
             from sagelaunch.launcher.environment import default_region
 

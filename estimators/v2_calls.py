@@ -104,17 +104,6 @@ def model_data(job: "TrainingJob") -> str | dict[str, Any] | None:
                              "CompressionType": "None"}}
 
 
-def print_logs(job: "TrainingJob") -> None:
-    """v2's `logs()`: print the job's logs until it ends; a Failed job then raises, as v2's does."""
-    from sagelaunch.launcher.jobs import JobFailedError
-
-    for line in job.logs(follow=True):
-        print(line, flush=True)
-    description = job.describe()
-    if description["TrainingJobStatus"] == "Failed":
-        raise JobFailedError(job.name, "Failed", description.get("FailureReason"))
-
-
 # ------------------------------------------------------------------ attach()
 def attach(cls: type["FrameworkEstimator"], name: str, sagemaker_session: Any, model_channel_name: str,
            region: str | None) -> "FrameworkEstimator":
@@ -122,7 +111,7 @@ def attach(cls: type["FrameworkEstimator"], name: str, sagemaker_session: Any, m
     description, keep the job as latest_training_job and wait for it to end (no logs printed)."""
     from sagelaunch.launcher.backends import attach as find_job
 
-    region = region or _session_region(sagemaker_session)
+    region = region or session_region(sagemaker_session)
     job = find_job(name, **({"region": region} if region else {}))
     params = init_params(cls, job.describe(), model_channel_name, sagemaker_session)
     params["tags"] = job.tags() or None  # v2 reads them with ListTags
@@ -133,7 +122,7 @@ def attach(cls: type["FrameworkEstimator"], name: str, sagemaker_session: Any, m
     return estimator
 
 
-def _session_region(session: Any) -> str | None:
+def session_region(session: Any) -> str | None:
     """The region of a sagemaker.Session (boto_region_name) or a boto3.Session (region_name)."""
     if session is None:
         return None

@@ -78,13 +78,6 @@ def start_transform_job(request: dict[str, Any], region: str, boto_session: Any 
     return job
 
 
-def find_transform_job(name: str, region: str, boto_session: Any = None) -> Any:
-    """The transform job called `name`: a local one run in this process first, else SageMaker's."""
-    from sagelaunch.launcher.transform.local import local_transform_job
-
-    return local_transform_job(name) or SageMakerTransformJob(name, region, boto_session)
-
-
 def create_model(model_name: str, role_arn: str, container: dict[str, Any], region: str, *,
                  tags: list[dict[str, str]] | None = None, vpc_config: dict[str, Any] | None = None,
                  enable_network_isolation: bool = False, boto_session: Any = None) -> str:

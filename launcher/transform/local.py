@@ -74,7 +74,8 @@ class LocalTransformJob:
     def __init__(self, settings: TransformSettings) -> None:
         self.settings = settings
         self.name = self.job_name = settings.job_name
-        self.status, self.reason = "InProgress", None
+        self.status: str = "InProgress"
+        self.reason: str | None = None
         self.created = datetime.now(timezone.utc)
         self.ended: datetime | None = None
         self.outputs: list[str] = []
@@ -161,6 +162,13 @@ def _write_output(output_path: str, relative: str, body: bytes, region: str | No
     with complete_file(target) as partial:
         partial.write_bytes(body)
     return str(target)
+
+
+def find_transform_job(name: str, region: str, boto_session: Any = None) -> Any:
+    """The transform job called `name`: a local one run in this process first, else SageMaker's."""
+    from sagelaunch.launcher.transform.jobs import SageMakerTransformJob
+
+    return local_transform_job(name) or SageMakerTransformJob(name, region, boto_session)
 
 
 def run_local_transform(settings: TransformSettings, invoke: Callable[[bytes, str, str], bytes],

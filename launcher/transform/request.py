@@ -88,9 +88,10 @@ def create_transform_job_request(s: TransformSettings) -> dict[str, Any]:
     request: dict[str, Any] = {"TransformJobName": s.job_name, "ModelName": s.model_name,
                                "TransformInput": transform_input, "TransformOutput": output,
                                "TransformResources": resources}
-    for key, value in (("BatchStrategy", s.strategy), ("MaxConcurrentTransforms", s.max_concurrent_transforms),
-                       ("MaxPayloadInMB", s.max_payload), ("Environment", s.env or None),
-                       ("Tags", list(s.tags) or None)):
+    optional: tuple[tuple[str, Any], ...] = (
+        ("BatchStrategy", s.strategy), ("MaxConcurrentTransforms", s.max_concurrent_transforms),
+        ("MaxPayloadInMB", s.max_payload), ("Environment", s.env or None), ("Tags", list(s.tags) or None))
+    for key, value in optional:
         if value is not None:
             request[key] = value
     processing = {k: v for k, v in (("InputFilter", s.input_filter), ("OutputFilter", s.output_filter),

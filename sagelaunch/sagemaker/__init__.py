@@ -15,7 +15,8 @@ from sagelaunch.profiler_config import Profiler, ProfilerConfig
 
 __version__ = "2.257.7"  # the SDK v2 release whose requests sagelaunch matches (tests/parity_v2)
 
-_SUBMODULES = ("debugger", "deserializers", "estimator", "huggingface", "image_uris", "inputs", "instance_group", "model",
+_SUBMODULES = ("analytics", "debugger", "deserializers", "estimator", "huggingface", "image_uris", "inputs", "instance_group",
+               "model", "parameter",
                "pytorch", "s3", "serializers", "session", "tensorflow", "transformer", "tuner")
 
 

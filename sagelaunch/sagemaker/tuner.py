@@ -1,0 +1,10 @@
+"""v2's sagemaker.tuner."""
+from sagelaunch.estimators.parameter_ranges import (CategoricalParameter, ContinuousParameter, IntegerParameter,
+                                                    ParameterRange)
+from sagelaunch.estimators.tuner import HyperparameterTuner, HyperparameterTuningJobAnalytics
+from sagelaunch.estimators.tuning_configs import (HyperbandStrategyConfig, StrategyConfig, WarmStartConfig,
+                                                  WarmStartTypes)
+
+__all__ = ["HyperparameterTuner", "ContinuousParameter", "IntegerParameter", "CategoricalParameter", "ParameterRange",
+           "WarmStartConfig", "WarmStartTypes", "StrategyConfig", "HyperbandStrategyConfig",
+           "HyperparameterTuningJobAnalytics"]

@@ -169,6 +169,7 @@ class FrameworkEstimator(BaseModel):
     _latest_training_job: Any = PrivateAttr(default=None)
     _rule_configs: tuple[Any, Any] = PrivateAttr(default=(None, None))  # (debugger, profiler) once a job was sent
     _session_made: bool = PrivateAttr(default=False)  # sagemaker_session is the one fit/attach made (as v2 does)
+    _output_path_made: bool = PrivateAttr(default=False)  # output_path is where the last local job wrote (as v2 sets it)
 
     # ------------------------------------------------------------ field checks
     _entry = field_validator("entry_point")(classmethod(lambda cls, v: check.entry_point(v)))
@@ -314,6 +315,8 @@ class FrameworkEstimator(BaseModel):
                     "loc": (name,), "input": value}])
             return super().__setattr__(name, value)
         old = self.__dict__.get(name)
+        if name == "output_path":
+            self._output_path_made = False  # the user's own from now on
         try:
             with argument_errors():
                 super().__setattr__(name, value)
@@ -465,7 +468,7 @@ class FrameworkEstimator(BaseModel):
             stopping=StoppingSpec(max_run=self.max_run, max_wait=self.max_wait,
                                   use_spot_instances=self.use_spot_instances,
                                   max_retry_attempts=settings["max_retry_attempts"]),
-            output=OutputSpec(output_path=self.output_path, output_kms_key=self.output_kms_key,
+            output=OutputSpec(output_path=None if self._output_path_made else self.output_path, output_kms_key=self.output_kms_key,
                               checkpoint_s3_uri=self.checkpoint_s3_uri,
                               checkpoint_local_path=self.checkpoint_local_path,
                               disable_output_compression=settings["disable_output_compression"]),

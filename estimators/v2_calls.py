@@ -27,11 +27,16 @@ _ARN_REGION = re.compile(r"^arn:[\w-]+:sagemaker:([a-z0-9-]+):")
 
 # ------------------------------------------------------------------ hyperparameters(), model_data, logs()
 def after_submit(est: "FrameworkEstimator", job: Any) -> None:
-    """What v2's fit leaves on the estimator of a SageMaker job: `output_path` (s3://<default bucket>/ when none
-    was given, as v2 sets it) and the rule configurations the job was sent."""
+    """What v2's fit leaves on the estimator: the session it made, `output_path` (a SageMaker job: s3://<default
+    bucket>/ when none was given, as v2 sets it; a local job: the folder its outputs went to, where v2's local mode
+    names its bucket) and the rule configurations the job was sent (none run locally)."""
     keep_default_session(est)
     request = getattr(job, "request", None)
-    if request is None:  # a local job: v2's local mode sets none of them either
+    if request is None:  # a local job: where its outputs go (v2's local mode: its bucket), no rule evaluated
+        if est.output_path is None or est._output_path_made:
+            est.__dict__["output_path"] = job.describe()["OutputDataConfig"]["S3OutputPath"]
+            est._output_path_made = True
+        est._rule_configs = ([], [])
         return
     if est.output_path is None:
         est.output_path = request["OutputDataConfig"]["S3OutputPath"]

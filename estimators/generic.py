@@ -101,6 +101,13 @@ class Estimator(FrameworkEstimator):
             raise SagelaunchError("create_model(predictor_cls=…): sagelaunch's predictors are its own; drop "
                                   "predictor_cls", field="predictor_cls", value=predictor_cls, allowed="None",
                                   fix="drop predictor_cls")
+        unknown = set(kwargs) - {"name", "env", "enable_network_isolation", "model_kms_key"}
+        if unknown:
+            from sagelaunch.jobspec.suggest import unexpected_arguments
+
+            raise unexpected_arguments("Estimator.create_model", {k: kwargs[k] for k in unknown},
+                                       ("role", "image_uri", "vpc_config_override", "name", "env",
+                                        "enable_network_isolation", "model_kms_key"))
         isolation = kwargs.get("enable_network_isolation")
         model_data = job.model_data
         if not isinstance(model_data, str):

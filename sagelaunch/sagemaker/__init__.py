@@ -23,6 +23,8 @@ _SUBMODULES = ("analytics", "debugger", "deserializers", "estimator", "huggingfa
 def __getattr__(name: str):
     if name in _SUBMODULES:
         return importlib.import_module(f"{__name__}.{name}")
+    if name == "HyperparameterTuningJobAnalytics":  # v2 exports it here; its module loads pandas only when used
+        return importlib.import_module(f"{__name__}.analytics").HyperparameterTuningJobAnalytics
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -59,11 +59,18 @@ RESULT = {"hp": att.hyperparameters(), "image": att.image_uri, "model_data": att
           "base_job_name": att.base_job_name, "tags": att.tags, "name": att.latest_training_job.name,
           "session": type(att.sagemaker_session).__name__}
 """,
+    # deploy of the image's own server: v2's CreateModel, CreateEndpointConfig, CreateEndpoint, then the deletes
+    "generic-deploy": """
+est = Estimator(IMAGE, ROLE, 1, "ml.m5.xlarge", hyperparameters={"a": 1})
+est.fit(wait=False, job_name=JOB)
+predictor = est.deploy(1, "ml.m5.xlarge", endpoint_name=JOB + "-e", model_name=JOB + "-m")
+predictor.delete_endpoint()
+""",
 }
 
 
 @pytest.fixture(scope="module")
-def side(sdk_v2):
+def side(sdk_v2, sagemaker_endpoints):
     return sdk_v2([{"id": case_id, "code": SETUP + code} for case_id, code in CASES.items()])
 
 
@@ -98,6 +105,17 @@ def test_hyperparameters_and_session_as_v2(side):
         v2, ours = (_named(r) for r in _case(side, case_id))
         assert ours == v2, case_id
     assert _named(side.ours["generic-byo"])["session"] == "Session"
+
+
+def test_deploy_of_the_images_server_as_v2(side):
+    v2, ours = _case(side, "generic-deploy")
+    for operation in ("CreateModel", "CreateEndpointConfig", "CreateEndpoint", "DeleteEndpoint",
+                      "DeleteEndpointConfig"):
+        assert requests(ours, operation) == requests(v2, operation), operation
+    [model] = requests(ours, "CreateModel")
+    assert model["PrimaryContainer"] == {"Image": "123456789012.dkr.ecr.us-west-2.amazonaws.com/my-algo:latest",
+                                         "Environment": {}, "ModelDataUrl": "s3://sagemaker-us-west-2-123456789012/"
+                                                                            "<job>/output/model.tar.gz"}
 
 
 def test_attach_rebuilds_the_generic_estimator(side):

@@ -4,6 +4,8 @@ and the DataProcessing filters), Transformer(model_name, …) by hand, and the D
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.fixtures.sdk_v2 import requests, without_documented_differences
@@ -32,7 +34,11 @@ t = est.transformer(1, "ml.m5.xlarge", strategy="MultiRecord", assemble_with="Li
                     max_payload=6, output_path="s3://bucket-x/out", model_name=JOB + "-m")
 t.transform("s3://bucket-x/in", content_type="text/csv", split_type="Line", input_filter="$[1:]",
             output_filter="$[0]", join_source="Input", job_name=JOB + "-t", wait=False)
-RESULT = {"name": t.latest_transform_job.job_name, "model": t.model_name}
+t.wait()
+import sagemaker
+waited = sagemaker.Session().wait_for_transform_job(JOB + "-t")
+RESULT = {"name": t.latest_transform_job.job_name, "model": t.model_name,
+          "status": waited["TransformJobStatus"]}
 """,
     "transform-pytorch": """
 est = PyTorch(entry_point="inference.py", source_dir=src, framework_version="2.0.0", py_version="py310",
@@ -85,3 +91,10 @@ def test_create_model_before_the_transform_as_v2(side, case_id):
         model["PrimaryContainer"].get("Environment", {}).pop("SAGEMAKER_SUBMIT_DIRECTORY", None)
     assert our_model == v2_model
     assert our_model["ModelName"] == "<job>-m"
+
+
+def test_the_wait_loop_as_v2(side):
+    v2, ours = _case(side, "transform-generic")
+    v2_result, our_result = (json.loads(json.dumps(r["result"]).replace(r["job"], "<job>")) for r in (v2, ours))
+    assert our_result == v2_result == {"name": "<job>-t", "model": "<job>-m", "status": "Completed"}
+    assert len(requests(ours, "DescribeTransformJob")) >= 2  # transformer.wait() and Session.wait_for_transform_job

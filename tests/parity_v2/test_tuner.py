@@ -5,6 +5,8 @@ the definition made from the estimator (static hyperparameters, v2's class metad
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.fixtures.sdk_v2 import requests, without_documented_differences
@@ -48,6 +50,10 @@ tuner = HyperparameterTuner(torch_est, "acc", {"opt": CategoricalParameter(["sgd
                                                "bs": CategoricalParameter([16, 32, 64])},
                             metric_definitions=METRICS[:1], strategy="Grid", max_jobs=6)
 tuner.fit(job_name=JOB, wait=False)
+tuner.wait()
+import sagemaker
+waited = sagemaker.Session().wait_for_tuning_job(JOB)
+RESULT = {"status": waited["HyperParameterTuningJobStatus"], "described": tuner.describe()["HyperParameterTuningJobName"]}
 """,
     "tune-hyperband": """
 tuner = HyperparameterTuner(generic, "acc", {"lr": ContinuousParameter(0.01, 0.2), "n": IntegerParameter(1, 8, "Linear")},
@@ -93,3 +99,10 @@ def test_framework_categoricals_are_json_and_the_class_is_named(side):
     assert ranges["CategoricalParameterRanges"][1] == {"Name": "bs", "Values": ['"16"', '"32"', '"64"']}
     static = request["TrainingJobDefinition"]["StaticHyperParameters"]
     assert static["sagemaker_estimator_class_name"] == '"PyTorch"' and static["sagemaker_job_name"] == '"<job>"'
+
+
+
+def test_the_wait_loop_as_v2(side):
+    v2, ours = (json.loads(json.dumps(r["result"]).replace(r["job"], "<job>"))
+                for r in (side.v2["tune-grid"], side.ours["tune-grid"]))
+    assert ours == v2 == {"status": "Completed", "described": "<job>"}

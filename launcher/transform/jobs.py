@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from contextlib import nullcontext
 from typing import Any
 
@@ -46,18 +45,12 @@ class SageMakerTransformJob:
 
     def wait(self, logs: bool = False) -> dict[str, Any]:
         """DescribeTransformJob until a terminal status (polling as the training wait does); Failed/Stopped raise."""
-        from sagelaunch.launcher.aws.watch import poll_intervals
+        from sagelaunch.launcher.aws.watch import poll_until
 
-        delay, longest = poll_intervals()
-        while True:
-            description = self.describe()
-            status = description["TransformJobStatus"]
-            if status in TERMINAL:
-                if status != "Completed":
-                    raise TransformJobFailedError(self.name, status, description.get("FailureReason"))
-                return description
-            time.sleep(delay)
-            delay = min(longest, delay * 1.5)
+        description = poll_until(self.describe, "TransformJobStatus", TERMINAL)
+        if description["TransformJobStatus"] != "Completed":
+            raise TransformJobFailedError(self.name, description["TransformJobStatus"], description.get("FailureReason"))
+        return description
 
     def stop(self) -> None:
         from sagelaunch.launcher.aws.clients import client
@@ -85,14 +78,9 @@ def create_model(model_name: str, role_arn: str, container: dict[str, Any], regi
     set."""
     from sagelaunch.launcher.aws.clients import client, using_session
     from sagelaunch.launcher.aws.errors import translate
+    from sagelaunch.launcher.deploy.sagemaker_endpoint import create_model_request
 
-    request: dict[str, Any] = {"ModelName": model_name, "ExecutionRoleArn": role_arn, "PrimaryContainer": container}
-    if tags:
-        request["Tags"] = tags
-    if vpc_config:
-        request["VpcConfig"] = vpc_config
-    if enable_network_isolation:
-        request["EnableNetworkIsolation"] = True
+    request = create_model_request(model_name, role_arn, container, tags, vpc_config, enable_network_isolation)
     with using_session(boto_session) if boto_session is not None else nullcontext(), \
             translate(f"create model {model_name}"):
         client("sagemaker", region).create_model(**request)

@@ -3,7 +3,6 @@ its v2-shaped wait, and the analytics frame both backends' results make."""
 
 from __future__ import annotations
 
-import time
 from contextlib import nullcontext
 from typing import Any
 
@@ -40,18 +39,12 @@ class SageMakerTuningJob:
 
     def wait(self, logs: bool = False) -> dict[str, Any]:
         """DescribeHyperParameterTuningJob until it ends (v2's wait); Failed raises naming the reason."""
-        from sagelaunch.launcher.aws.watch import poll_intervals
+        from sagelaunch.launcher.aws.watch import poll_until
 
-        delay, longest = poll_intervals()
-        while True:
-            description = self.describe()
-            status = description["HyperParameterTuningJobStatus"]
-            if status in TERMINAL:
-                if status == "Failed":
-                    raise TuningJobFailedError(self.name, status, description.get("FailureReason"))
-                return description
-            time.sleep(delay)
-            delay = min(longest, delay * 1.5)
+        description = poll_until(self.describe, "HyperParameterTuningJobStatus", TERMINAL)
+        if description["HyperParameterTuningJobStatus"] == "Failed":
+            raise TuningJobFailedError(self.name, "Failed", description.get("FailureReason"))
+        return description
 
     def stop(self) -> None:
         self._call("stop_hyper_parameter_tuning_job", HyperParameterTuningJobName=self.name)

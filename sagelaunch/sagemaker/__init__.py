@@ -12,6 +12,7 @@ import importlib
 from sagelaunch.estimators import Model, TrainingInput
 from sagelaunch.estimators.session import Session, get_execution_role
 from sagelaunch.profiler_config import Profiler, ProfilerConfig
+from sagelaunch.sagemaker import _not_mirrored
 
 __version__ = "2.257.7"  # the SDK v2 release whose requests sagelaunch matches (tests/parity_v2)
 
@@ -25,7 +26,12 @@ def __getattr__(name: str):
         return importlib.import_module(f"{__name__}.{name}")
     if name == "HyperparameterTuningJobAnalytics":  # v2 exports it here; its module loads pandas only when used
         return importlib.import_module(f"{__name__}.analytics").HyperparameterTuningJobAnalytics
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name.startswith("_"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    raise _not_mirrored.not_mirrored(f"{__name__}.{name}")  # a v2 name we lack: refused by name
+
+
+_not_mirrored.install()
 
 
 __all__ = ["Session", "get_execution_role", "TrainingInput", "Model", "ProfilerConfig", "Profiler", "__version__"]

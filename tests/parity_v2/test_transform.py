@@ -8,16 +8,10 @@ import json
 
 import pytest
 
-from tests.fixtures.sdk_v2 import requests, without_documented_differences
+from tests.fixtures.sdk_v2 import INPUT_BUCKET_CELL, requests, without_documented_differences
 
-SETUP = """
-import os, tempfile, boto3
-s3 = boto3.client("s3")
-try:
-    s3.create_bucket(Bucket="bucket-x", CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
-except s3.exceptions.BucketAlreadyOwnedByYou:
-    pass
-s3.put_object(Bucket="bucket-x", Key="in/a.csv", Body=b"1,2\\n3,4\\n")
+SETUP = INPUT_BUCKET_CELL + """
+import os, tempfile
 src = tempfile.mkdtemp()
 open(os.path.join(src, "inference.py"), "w").write("def model_fn(d):\\n    return 1\\n")
 from sagemaker.estimator import Estimator

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from tests.fixtures.sdk_v2 import requests, without_documented_differences
+from tests.fixtures.sdk_v2 import INPUT_BUCKET_CELL, requests, without_documented_differences
 
 SETUP = """
 import os, tempfile
@@ -66,16 +66,7 @@ tuner.fit(job_name=JOB, wait=False, include_cls_metadata=True)
 
 @pytest.fixture(scope="module")
 def side(sdk_v2):
-    setup = SETUP + """
-import boto3
-s3 = boto3.client("s3")
-try:
-    s3.create_bucket(Bucket="bucket-x", CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
-except s3.exceptions.BucketAlreadyOwnedByYou:
-    pass
-s3.put_object(Bucket="bucket-x", Key="train/data.csv", Body=b"1,2\\\\n")
-"""
-    return sdk_v2([{"id": case_id, "code": setup + code} for case_id, code in CASES.items()])
+    return sdk_v2([{"id": case_id, "code": INPUT_BUCKET_CELL + SETUP + code} for case_id, code in CASES.items()])
 
 
 @pytest.mark.parametrize("case_id", list(CASES))

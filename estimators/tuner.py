@@ -156,8 +156,8 @@ class HyperparameterTuner:
     # ------------------------------------------------------------ running
     def fit(self, inputs: Any = None, job_name: str | None = None, include_cls_metadata: bool = False,
             estimator_kwargs: Any = None, wait: bool = True, **kwargs: Any) -> None:
-        """Start the tuning job (v2's fit): on SageMaker CreateHyperParameterTuningJob; locally the trials run here
-        (each a local training job; wait=False is refused there, the trials run inside fit)."""
+        """Start the tuning job (v2's fit): on SageMaker CreateHyperParameterTuningJob; locally the trials run here,
+        each a local training job, inside fit (so fit returns when they have ended, wait=False too; README says so)."""
         if estimator_kwargs is not None or kwargs:
             given = "estimator_kwargs" if estimator_kwargs is not None else sorted(kwargs)[0]
             raise SagelaunchError(f"HyperparameterTuner.fit({given}=…) is not implemented by sagelaunch (one "

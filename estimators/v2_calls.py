@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 _TAG_VERSION = re.compile(r":(\d+\.\d+(?:\.\d+)?)-")
 _TAG_PY = re.compile(r"-(py\d+)")
+_HF_TAG = re.compile(r"huggingface-pytorch-training[^:]*:([0-9.]+)-transformers([0-9.]+)-(?:cpu|gpu)-(py\d+)")
 _ARN_REGION = re.compile(r"^arn:[\w-]+:sagemaker:([a-z0-9-]+):")
 
 
@@ -207,6 +208,10 @@ def _image_params(cls: type["FrameworkEstimator"], job_name: str, image: str) ->
     neither. A job of the other framework is refused, as v2 refuses it."""
     if cls.framework == "generic":  # any image: the generic estimator runs it as given
         return {"image_uri": image}
+    hugging_face = _HF_TAG.search(image)
+    if "transformers_version" in cls.argument_names() and hugging_face:  # v2's HuggingFace: the versions, not the image
+        return {"pytorch_version": hugging_face.group(1), "transformers_version": hugging_face.group(2),
+                "py_version": hugging_face.group(3)}
     repository = image.rsplit("/", 1)[-1].split(":")[0].split("@")[0]
     framework = repository.split("-")[0]
     if framework in ("pytorch", "tensorflow") and framework != cls.framework:

@@ -1,6 +1,7 @@
 """v2's generic Estimator (sagemaker.estimator.Estimator) on the real SDK v2 and on ours, one moto server: the
 CreateTrainingJob of a bring-your-own image (hyperparameters sent as str()), of a framework image in script mode,
-v2's positional order, hyperparameters(), and Estimator.attach rebuilding it from DescribeTrainingJob."""
+v2's positional order, hyperparameters(), and Estimator.attach rebuilding it from DescribeTrainingJob (and HuggingFace.attach: PyTorch's and TensorFlow's are in
+test_calls.py)."""
 
 from __future__ import annotations
 
@@ -52,6 +53,19 @@ RESULT = {"hp": att.hyperparameters(), "image": att.image_uri, "model_data": att
           "instance_type": att.instance_type, "instance_count": att.instance_count, "role": att.role,
           "base_job_name": att.base_job_name, "tags": att.tags, "name": att.latest_training_job.name,
           "session": type(att.sagemaker_session).__name__}
+""",
+    # HuggingFace.attach: transformers_version, pytorch_version and py_version read back from the image's tag
+    "hf-attach": """
+from sagemaker.huggingface import HuggingFace
+est = HuggingFace(entry_point="train.py", source_dir=src, role=ROLE, transformers_version="4.28.1",
+                  pytorch_version="2.0.0", py_version="py310", instance_type="ml.g5.xlarge", instance_count=1,
+                  hyperparameters={"epochs": 1})
+est.fit(wait=False, job_name=JOB)
+att = HuggingFace.attach(JOB)
+# v2 keeps the transformers version as framework_version, ours as transformers_version (README: where we differ)
+RESULT = {"hp": att.hyperparameters(), "transformers_version": getattr(att, "transformers_version", att.framework_version),
+          "pytorch_version": att.pytorch_version, "py_version": att.py_version, "entry_point": att.entry_point,
+          "instance_type": att.instance_type}
 """,
     # deploy of the image's own server: v2's CreateModel, CreateEndpointConfig, CreateEndpoint, then the deletes
     "generic-deploy": """
@@ -110,6 +124,12 @@ def test_deploy_of_the_images_server_as_v2(side):
     assert model["PrimaryContainer"] == {"Image": "123456789012.dkr.ecr.us-west-2.amazonaws.com/my-algo:latest",
                                          "Environment": {}, "ModelDataUrl": "s3://sagemaker-us-west-2-123456789012/"
                                                                             "<job>/output/model.tar.gz"}
+
+
+def test_huggingface_attach_reads_the_versions_from_the_tag(side):
+    v2, ours = (_named(r) for r in _case(side, "hf-attach"))
+    assert ours == v2
+    assert (ours["transformers_version"], ours["pytorch_version"], ours["py_version"]) == ("4.28.1", "2.0.0", "py310")
 
 
 def test_attach_rebuilds_the_generic_estimator(side):

@@ -1,6 +1,7 @@
 """A hyperparameter tuning job run here: each trial a local training job, its metrics read from its logs with the
 metric_definitions regexes (the last match is the final value, as SageMaker takes it), the search by Optuna under
-v2's strategy names (Bayesian: TPE, Random: random sampling, Grid: every combination of the categorical values),
+v2's strategy names (Bayesian: TPE, Random: random sampling, Grid: every combination of the categorical values, in
+order),
 early_stopping_type="Auto" by the median rule on the objective's values so far (Optuna's MedianPruner, SageMaker's
 rule), at most max_parallel_jobs trials at once, and a progress line per trial. What SageMaker alone does
 (Hyperband, reverse-logarithmic scaling, a runtime limit) is refused by name before any trial starts.
@@ -75,12 +76,19 @@ def _distributions(tuner: Any) -> dict[str, Any]:
 def _sampler(tuner: Any) -> Any:
     import optuna
 
-    if tuner.strategy == "Grid":
-        space = {name: list(value.values) for name, value in tuner._hyperparameter_ranges.items()}
-        return optuna.samplers.GridSampler(space, seed=tuner.random_seed)
-    if tuner.strategy == "Random":
+    if tuner.strategy == "Random" or tuner.strategy == "Grid":  # Grid: its combinations are enqueued (_enqueue_grid)
         return optuna.samplers.RandomSampler(seed=tuner.random_seed)
     return optuna.samplers.TPESampler(seed=tuner.random_seed)
+
+
+def _enqueue_grid(tuner: Any, study: Any) -> None:
+    """Grid: every combination of the categorical values, in order, each trial given one (Optuna's GridSampler ends
+    a study from inside optimize(), which the trials here do not run in)."""
+    import itertools
+
+    names = list(tuner._hyperparameter_ranges)
+    for combination in itertools.product(*(tuner._hyperparameter_ranges[n].values for n in names)):
+        study.enqueue_trial(dict(zip(names, combination)))
 
 
 def metric_values(lines: list[str], regex: str) -> list[float]:
@@ -243,6 +251,8 @@ def run_local_tuning(tuner: Any, settings: Any, inputs: Any) -> LocalTuningJob:
             optuna.pruners.NopPruner()
         study = optuna.create_study(direction=tuner.objective_type.lower(), sampler=_sampler(tuner), pruner=pruner)
         _warm_start_trials(tuner, study, distributions)
+        if tuner.strategy == "Grid":
+            _enqueue_grid(tuner, study)
         running: list[_Trial] = []
         started = 0
         while started < total or running:

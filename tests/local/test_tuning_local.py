@@ -83,3 +83,28 @@ def test_an_objective_without_a_metric_definition_is_refused(tmp_path):
     est.metric_definitions = None
     with pytest.raises(SagelaunchError, match="objective_metric_name='loss' is not among"):
         _tuner(est).fit(job_name=unique("tune-no")[:20])
+
+
+# each epoch logs its loss and takes a while: a trial worse than the median so far at the same epoch is stopped
+SLOW_SCRIPT = """import argparse, time
+p = argparse.ArgumentParser()
+p.add_argument("--lr", type=float)
+a, _ = p.parse_known_args()
+for epoch in range(12):
+    print(f"epoch {epoch} loss={abs(a.lr - 0.1) * 10 + 1:.4f}", flush=True)
+    time.sleep(1)
+"""
+
+
+@pytest.mark.slow
+def test_early_stopping_auto_stops_a_trial_worse_than_the_median(tmp_path, capsys):
+    est = _estimator(tmp_path)
+    (tmp_path / "src" / "train.py").write_text(SLOW_SCRIPT)
+    tuner = HyperparameterTuner(est, "loss", {"lr": CategoricalParameter([0.1, 0.9])}, objective_type="Minimize",
+                                strategy="Grid", max_jobs=2, max_parallel_jobs=1, early_stopping_type="Auto")
+    tuner.fit(job_name=unique("tune-stop")[:20])
+    frame = tuner.analytics().dataframe().set_index("lr")
+    assert frame.loc[0.1, "TrainingJobStatus"] == "Completed" and frame.loc[0.1, "FinalObjectiveValue"] == 1.0
+    assert frame.loc[0.9, "TrainingJobStatus"] == "Stopped"  # its loss, 9.0 from the first epoch on, is worse
+    assert "(stopped early)" in capsys.readouterr().out
+    assert tuner.best_training_job() == frame.loc[0.1, "TrainingJobName"]

@@ -5,11 +5,10 @@ test_calls.py)."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from tests.fixtures.sdk_v2 import INPUT_BUCKET_CELL, requests, without_documented_differences
+from tests.fixtures.sdk_v2 import (INPUT_BUCKET_CELL, both_ok, named_result, requests,
+                                   without_documented_differences)
 
 SETUP = INPUT_BUCKET_CELL + """
 import os, tempfile
@@ -82,20 +81,9 @@ def side(sdk_v2, sagemaker_endpoints):
     return sdk_v2([{"id": case_id, "code": SETUP + code} for case_id, code in CASES.items()])
 
 
-def _case(side, case_id: str) -> tuple[dict, dict]:
-    v2, ours = side.v2[case_id], side.ours[case_id]
-    assert v2["error"] is None, f"SDK v2 failed {case_id}: {v2['error']}"
-    assert ours["error"] is None, f"ours failed {case_id}: {ours['error']}"
-    return v2, ours
-
-
-def _named(result: dict) -> dict:
-    return json.loads(json.dumps(result["result"]).replace(result["job"], "<job>"))
-
-
 @pytest.mark.parametrize("case_id", ["generic-byo", "generic-bare", "generic-script", "generic-attach"])
 def test_create_training_job_as_v2(side, case_id):
-    v2, ours = _case(side, case_id)
+    v2, ours = both_ok(side, case_id)
     [v2_request], [our_request] = requests(v2, "CreateTrainingJob"), requests(ours, "CreateTrainingJob")
     our_request, v2_request = without_documented_differences(our_request, v2_request)
     if case_id == "generic-script":  # the code archive: v2 names its folder by its own timestamp, we by the job
@@ -110,13 +98,13 @@ def test_create_training_job_as_v2(side, case_id):
 
 def test_hyperparameters_and_session_as_v2(side):
     for case_id in ("generic-byo", "generic-script"):
-        v2, ours = (_named(r) for r in _case(side, case_id))
+        v2, ours = (named_result(r) for r in both_ok(side, case_id))
         assert ours == v2, case_id
-    assert _named(side.ours["generic-byo"])["session"] == "Session"
+    assert named_result(side.ours["generic-byo"])["session"] == "Session"
 
 
 def test_deploy_of_the_images_server_as_v2(side):
-    v2, ours = _case(side, "generic-deploy")
+    v2, ours = both_ok(side, "generic-deploy")
     for operation in ("CreateModel", "CreateEndpointConfig", "CreateEndpoint", "DeleteEndpoint",
                       "DeleteEndpointConfig"):
         assert requests(ours, operation) == requests(v2, operation), operation
@@ -127,12 +115,12 @@ def test_deploy_of_the_images_server_as_v2(side):
 
 
 def test_huggingface_attach_reads_the_versions_from_the_tag(side):
-    v2, ours = (_named(r) for r in _case(side, "hf-attach"))
+    v2, ours = (named_result(r) for r in both_ok(side, "hf-attach"))
     assert ours == v2
     assert (ours["transformers_version"], ours["pytorch_version"], ours["py_version"]) == ("4.28.1", "2.0.0", "py310")
 
 
 def test_attach_rebuilds_the_generic_estimator(side):
-    v2, ours = (_named(r) for r in _case(side, "generic-attach"))
+    v2, ours = (named_result(r) for r in both_ok(side, "generic-attach"))
     assert ours == v2
     assert ours["hp"] == {"epochs": "3", "lr": "0.5"} and ours["tags"] == [{"Key": "team", "Value": "ml"}]

@@ -4,11 +4,10 @@ and the DataProcessing filters), Transformer(model_name, …) by hand, and the D
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from tests.fixtures.sdk_v2 import INPUT_BUCKET_CELL, requests, without_documented_differences
+from tests.fixtures.sdk_v2 import (INPUT_BUCKET_CELL, both_ok, named_result, requests,
+                                   without_documented_differences)
 
 SETUP = INPUT_BUCKET_CELL + """
 import os, tempfile
@@ -61,16 +60,9 @@ def side(sdk_v2):
     return sdk_v2([{"id": case_id, "code": SETUP + code} for case_id, code in CASES.items()])
 
 
-def _case(side, case_id: str) -> tuple[dict, dict]:
-    v2, ours = side.v2[case_id], side.ours[case_id]
-    assert v2["error"] is None, f"SDK v2 failed {case_id}: {v2['error']}"
-    assert ours["error"] is None, f"ours failed {case_id}: {ours['error']}"
-    return v2, ours
-
-
 @pytest.mark.parametrize("case_id", list(CASES))
 def test_create_transform_job_as_v2(side, case_id):
-    v2, ours = _case(side, case_id)
+    v2, ours = both_ok(side, case_id)
     assert requests(ours, "CreateTransformJob") == requests(v2, "CreateTransformJob")
     [request] = requests(ours, "CreateTransformJob")
     assert request["TransformJobName"] == "<job>-t"
@@ -78,7 +70,7 @@ def test_create_transform_job_as_v2(side, case_id):
 
 @pytest.mark.parametrize("case_id", ["transform-generic", "transform-pytorch"])
 def test_create_model_before_the_transform_as_v2(side, case_id):
-    v2, ours = _case(side, case_id)
+    v2, ours = both_ok(side, case_id)
     [v2_model], [our_model] = requests(v2, "CreateModel"), requests(ours, "CreateModel")
     our_model, v2_model = without_documented_differences(our_model, v2_model)
     for model in (our_model, v2_model):  # the repacked archive's folder: v2 names it by its own timestamp
@@ -88,7 +80,7 @@ def test_create_model_before_the_transform_as_v2(side, case_id):
 
 
 def test_the_wait_loop_as_v2(side):
-    v2, ours = _case(side, "transform-generic")
-    v2_result, our_result = (json.loads(json.dumps(r["result"]).replace(r["job"], "<job>")) for r in (v2, ours))
+    v2, ours = both_ok(side, "transform-generic")
+    v2_result, our_result = named_result(v2), named_result(ours)
     assert our_result == v2_result == {"name": "<job>-t", "model": "<job>-m", "status": "Completed"}
     assert len(requests(ours, "DescribeTransformJob")) >= 2  # transformer.wait() and Session.wait_for_transform_job

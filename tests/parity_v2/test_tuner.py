@@ -5,11 +5,10 @@ the definition made from the estimator (static hyperparameters, v2's class metad
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from tests.fixtures.sdk_v2 import INPUT_BUCKET_CELL, requests, without_documented_differences
+from tests.fixtures.sdk_v2 import (INPUT_BUCKET_CELL, both_ok, named_result, requests,
+                                   without_documented_differences)
 
 SETUP = """
 import os, tempfile
@@ -71,9 +70,7 @@ def side(sdk_v2):
 
 @pytest.mark.parametrize("case_id", list(CASES))
 def test_create_tuning_job_as_v2(side, case_id):
-    v2, ours = side.v2[case_id], side.ours[case_id]
-    assert v2["error"] is None, f"SDK v2 failed {case_id}: {v2['error']}"
-    assert ours["error"] is None, f"ours failed {case_id}: {ours['error']}"
+    v2, ours = both_ok(side, case_id)
     [v2_request] = requests(v2, "CreateHyperParameterTuningJob")
     [our_request] = requests(ours, "CreateHyperParameterTuningJob")
     # the training image: our full DLC tag for v2's moving tag (README's documented difference)
@@ -94,6 +91,5 @@ def test_framework_categoricals_are_json_and_the_class_is_named(side):
 
 
 def test_the_wait_loop_as_v2(side):
-    v2, ours = (json.loads(json.dumps(r["result"]).replace(r["job"], "<job>"))
-                for r in (side.v2["tune-grid"], side.ours["tune-grid"]))
+    v2, ours = named_result(side.v2["tune-grid"]), named_result(side.ours["tune-grid"])
     assert ours == v2 == {"status": "Completed", "described": "<job>"}

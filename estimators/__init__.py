@@ -6,6 +6,7 @@ matrix loads on first use.
 """
 
 from sagelaunch.estimators.base import FrameworkEstimator
+from sagelaunch.estimators.generic import Estimator
 from sagelaunch.estimators.framework_model import HuggingFaceModel, PyTorchModel, TensorFlowModel
 from sagelaunch.estimators.huggingface import HuggingFace
 from sagelaunch.estimators.inputs import ShuffleConfig, TrainingInput
@@ -16,5 +17,5 @@ from sagelaunch.estimators.retired import TrainingCompilerConfig
 from sagelaunch.estimators.session import Session
 from sagelaunch.estimators.tensorflow import TensorFlow
 
-__all__ = ["PyTorch", "TensorFlow", "HuggingFace", "TrainingInput", "ShuffleConfig", "InstanceGroup", "Session",
+__all__ = ["Estimator", "PyTorch", "TensorFlow", "HuggingFace", "TrainingInput", "ShuffleConfig", "InstanceGroup", "Session",
            "FrameworkEstimator", "TrainingCompilerConfig", "PyTorchModel", "TensorFlowModel", "HuggingFaceModel", "Model"]

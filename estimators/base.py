@@ -173,6 +173,8 @@ class FrameworkEstimator(BaseModel):
     _cloned: Any = PrivateAttr(default=None)  # launcher.gitclone.ClonedCode while fit() runs from a git_config
     _latest_training_job: Any = PrivateAttr(default=None)
     _rule_configs: tuple[Any, Any] = PrivateAttr(default=(None, None))  # (debugger, profiler) once a job was sent
+    _session_made: bool = PrivateAttr(default=False)  # sagemaker_session is the one fit/attach made (as v2 does)
+    _output_path_made: bool = PrivateAttr(default=False)  # output_path is where the last local job wrote (as v2 sets it)
 
     # ------------------------------------------------------------ field checks
     _entry = field_validator("entry_point")(classmethod(lambda cls, v: check.entry_point(v)))
@@ -318,6 +320,8 @@ class FrameworkEstimator(BaseModel):
                     "loc": (name,), "input": value}])
             return super().__setattr__(name, value)
         old = self.__dict__.get(name)
+        if name == "output_path":
+            self._output_path_made = False  # the user's own from now on
         try:
             with argument_errors():
                 super().__setattr__(name, value)
@@ -406,7 +410,7 @@ class FrameworkEstimator(BaseModel):
     def logs(self) -> None:
         """Print the latest job's logs, following them until it ends (v2's method); a failed job raises
         JobFailedError after its logs, as v2 raises after printing them."""
-        from sagelaunch.estimators.v2_calls import print_logs
+        from sagelaunch.launcher.jobs import print_logs
 
         print_logs(self._require_job("logs()"))
 
@@ -469,7 +473,7 @@ class FrameworkEstimator(BaseModel):
             stopping=StoppingSpec(max_run=self.max_run, max_wait=self.max_wait,
                                   use_spot_instances=self.use_spot_instances,
                                   max_retry_attempts=settings["max_retry_attempts"]),
-            output=OutputSpec(output_path=self.output_path, output_kms_key=self.output_kms_key,
+            output=OutputSpec(output_path=None if self._output_path_made else self.output_path, output_kms_key=self.output_kms_key,
                               checkpoint_s3_uri=self.checkpoint_s3_uri,
                               checkpoint_local_path=self.checkpoint_local_path,
                               disable_output_compression=settings["disable_output_compression"]),
@@ -590,7 +594,8 @@ class FrameworkEstimator(BaseModel):
             self._cloned = clone(self.git_config, self.entry_point, self.source_dir, self.dependencies or [])
         try:
             self.check_files()
-            session = _session_options(self.sagemaker_session, self.resolved.instance_type)
+            given = None if self._session_made else self.sagemaker_session
+            session = _session_options(given, self.resolved.instance_type)
             with session.scope if session else nullcontext():
                 spec = self.to_spec(job_name, inputs)
                 if session:
@@ -638,6 +643,37 @@ class FrameworkEstimator(BaseModel):
             async_inference_config, serverless_inference_config, volume_size, model_data_download_timeout,
             container_startup_health_check_timeout, inference_recommendation_id, explainer_config,
             max_body_bytes=max_body_bytes)
+
+    def transformer(self, instance_count: int, instance_type: str, strategy: str | None = None,
+                    assemble_with: str | None = None, output_path: str | None = None,
+                    output_kms_key: str | None = None, accept: str | None = None, env: dict[str, str] | None = None,
+                    max_concurrent_transforms: int | None = None, max_payload: int | None = None,
+                    tags: Any = None, role: str | None = None, model_server_workers: int | None = None,
+                    volume_kms_key: str | None = None, entry_point: str | None = None,
+                    vpc_config_override: Any = "VPC_CONFIG_DEFAULT", enable_network_isolation: bool | None = None,
+                    model_name: str | None = None) -> Any:
+        """v2's estimator.transformer: create_model of the trained job (CreateModel, named model_name or
+        <base job name>-<timestamp>), then a Transformer of it; instance_type="local" transforms here."""
+        from sagelaunch.estimators.trained_model import trained_job_of
+        from sagelaunch.estimators.transformer import transformer_of
+
+        trained_job_of(self)
+        name = model_name or self.make_job_name()
+        model_options: dict[str, Any] = dict(role=role, vpc_config_override=vpc_config_override, name=name,
+                                             model_kms_key=self.output_kms_key)
+        if entry_point is not None:
+            model_options["entry_point"] = entry_point
+        if model_server_workers is not None:
+            model_options["model_server_workers"] = model_server_workers
+        if enable_network_isolation is not None:
+            model_options["enable_network_isolation"] = enable_network_isolation
+        model = self.create_model(**model_options)
+        options = dict(strategy=strategy, assemble_with=assemble_with, output_path=output_path,
+                       output_kms_key=output_kms_key, accept=accept, env=env,
+                       max_concurrent_transforms=max_concurrent_transforms, max_payload=max_payload,
+                       volume_kms_key=volume_kms_key)
+        return transformer_of(model, name, instance_count, instance_type, tags or self.tags, options,
+                              self._default_base_job_name(), self.resolved.region)
 
 
 def _session_region(session: Any) -> Any:

@@ -219,6 +219,45 @@ class FrameworkModel:
         self.name, self.endpoint_name = model_name, endpoint
         return SageMakerPredictor(resources, serializer, deserializer)
 
+    def _create_sagemaker_model(self, instance_type: str, accelerator_type: Any = None, tags: Any = None,
+                                serverless_inference_config: Any = None, **kwargs: Any) -> str:
+        """v2's: CreateModel of this model (the serving image, the repacked model, the script's variables), named
+        self.name or a name made from the image; what transformer() does first."""
+        from sagelaunch.jobspec.names import job_name
+        from sagelaunch.launcher.aws.clients import resolve_region
+        from sagelaunch.launcher.aws.training import role_arn
+        from sagelaunch.launcher.transform.jobs import create_model
+
+        region = resolve_region(self.region)
+        role = role_arn(self.role, instance_type, region)
+        image = self.serving_image_uri(region, instance_type)
+        model_data, repacked = self._model_data_for_endpoint(image, region)
+        container = {"Image": image, "Environment": self._environment(region, repacked), "ModelDataUrl": model_data}
+        self.name = self.name or job_name(base_name_from_image(image))
+        return create_model(self.name, role, container, region, tags=check.tags(tags), vpc_config=self.vpc_config,
+                            enable_network_isolation=self.enable_network_isolation())
+
+    def transformer(self, instance_count: int, instance_type: str, strategy: str | None = None,
+                    assemble_with: str | None = None, output_path: str | None = None,
+                    output_kms_key: str | None = None, accept: str | None = None, env: dict[str, str] | None = None,
+                    max_concurrent_transforms: int | None = None, max_payload: int | None = None,
+                    tags: Any = None, volume_kms_key: str | None = None) -> Any:
+        """v2's Model.transformer: CreateModel, then a Transformer of it (locally: the model served here)."""
+        from sagelaunch.estimators.transformer import transformer_of
+        from sagelaunch.jobspec.names import job_name
+
+        if instance_type not in LOCAL_INSTANCE_TYPES and self.name is None:
+            from sagelaunch.launcher.aws.clients import resolve_region
+
+            self.name = job_name(base_name_from_image(self.serving_image_uri(resolve_region(self.region),
+                                                                             instance_type)))
+        options = dict(strategy=strategy, assemble_with=assemble_with, output_path=output_path,
+                       output_kms_key=output_kms_key, accept=accept, env=env,
+                       max_concurrent_transforms=max_concurrent_transforms, max_payload=max_payload,
+                       volume_kms_key=volume_kms_key)
+        return transformer_of(self, self.name or job_name(f"{self.framework}-local"), instance_count, instance_type,
+                              tags, options, None, self.region)
+
     def _code_prefix(self, image: str, region: str) -> str:
         """s3://bucket/prefix where v2 puts a repacked model: code_location, else the default bucket;
         the key prefix is the model's name, else one made from the image."""

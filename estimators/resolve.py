@@ -66,6 +66,8 @@ def _image(est: "FrameworkEstimator", region: str, local: bool, kind: str,
            instance_type: str) -> tuple[str, str, str, str]:
     """(framework_version, py_version, image_uri, repository)."""
     framework = est.framework
+    if framework == "generic":
+        return generic_image(est, local)
     if est.image_uri is not None:
         image = est.image_uri
         tag_version = _TAG_VERSION.search(image)
@@ -89,6 +91,23 @@ def _image(est: "FrameworkEstimator", region: str, local: bool, kind: str,
                               field="region", value=region, allowed=", ".join(entry["regions"]), fix=fix)
     support.warn_if_unpatched(framework, est.framework_version)
     return (version, *est.catalog_image(version, py, region, instance_type))
+
+
+def generic_image(est: "FrameworkEstimator", local: bool) -> tuple[str, str, str, str]:
+    """v2's generic Estimator: the image as given; locally only a framework image with an entry point runs."""
+    image = est.image_uri or ""
+    repository = image.rsplit("/", 1)[-1].split(":")[0].split("@")[0]
+    if local and (support.image_framework(image) is None or est.entry_point is None):
+        fix = ("use the framework estimator with an entry point, e.g. PyTorch(entry_point='train.py', "
+               "framework_version=…, instance_type='local'), or run on SageMaker (an ml.* instance type)")
+        why = ("runs its own program in a container, and local jobs run without Docker" if est.entry_point is None
+               else "is not a PyTorch/TensorFlow training image, whose toolkit sagelaunch runs locally")
+        raise SagelaunchError(f"image_uri={image!r} with instance_type='local': the image {why}; {fix}",
+                              field="image_uri", value=image, allowed="a PyTorch/TensorFlow training image with an "
+                              "entry_point", fix=fix)
+    tag_version = _TAG_VERSION.search(image)
+    tag_py = _TAG_PY.search(image)
+    return (tag_version.group(1) if tag_version else "", tag_py.group(1) if tag_py else "", image, repository)
 
 
 def _job_settings(est: "FrameworkEstimator", local: bool) -> None:

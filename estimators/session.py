@@ -219,6 +219,48 @@ class Session:
         with using_session(self.boto_session):
             return wait_in_service(endpoint, self._region_name, poll=poll)
 
+    # ------------------------------------------------------------------ jobs (local registry first, then SageMaker)
+    def _job(self, job_name: str) -> Any:
+        from sagelaunch.launcher.aws.clients import using_session
+        from sagelaunch.launcher.backends import attach
+
+        with using_session(self.boto_session):
+            return attach(job_name, region=self._region_name)
+
+    def logs_for_job(self, job_name: str, wait: bool = False, poll: int = 10, log_type: str = "All",
+                     timeout: int | None = None) -> None:
+        """v2's: print the training job's logs (following them to its end with wait=True); a failed job raises
+        after its logs, as v2's does."""
+        from sagelaunch.launcher.jobs import print_logs
+
+        if log_type != "All" or timeout is not None:
+            fix = "drop log_type/timeout (all of the job's logs are printed)"
+            raise SagelaunchError(f"logs_for_job(log_type={log_type!r}, timeout={timeout!r}): only v2's defaults are "
+                                  f"supported; {fix}", field="log_type", value=log_type, allowed="'All', timeout=None",
+                                  fix=fix)
+        job = self._job(job_name)
+        if wait:
+            print_logs(job)
+        else:
+            for line in job.logs(follow=False):
+                print(line, flush=True)
+
+    def wait_for_job(self, job: str, poll: int = 5) -> dict:
+        """v2's: wait for the training job to end; its description, or JobFailedError when it failed."""
+        return self._job(job).wait(logs=False)
+
+    def wait_for_transform_job(self, job: str, poll: int = 5) -> dict:
+        """v2's: DescribeTransformJob until the transform job ends; a failed one raises naming its reason."""
+        from sagelaunch.launcher.transform.local import find_transform_job
+
+        return find_transform_job(job, self._region_name, self.boto_session).wait()
+
+    def wait_for_tuning_job(self, job: str, poll: int = 5) -> dict:
+        """v2's: DescribeHyperParameterTuningJob until the tuning job ends."""
+        from sagelaunch.launcher.tuning.jobs import find_tuning_job
+
+        return find_tuning_job(job, self._region_name, self.boto_session).wait()
+
     # ------------------------------------------------------------------ roles
     def get_caller_identity_arn(self) -> str:
         """The execution role of the caller (v2 outside a notebook instance: STS, then IAM for its path)."""

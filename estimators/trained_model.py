@@ -48,4 +48,13 @@ def trained_job_of(estimator: FrameworkEstimator) -> TrainingJob:
                               "None), or build PyTorchModel(model_data='s3://…/model.tar.gz', …) yourself",
                               field="latest_training_job", value=None, allowed="a trained job",
                               fix="call fit() first, or build PyTorchModel(model_data=…) yourself")
+    if getattr(job, "backend", None) == "local":  # free to ask: a failed job's archive holds no trained model
+        description = job.describe()
+        status = description.get("TrainingJobStatus")
+        if status in ("Failed", "Stopped"):
+            fix = "fix the training job and fit() again (its logs: sagelaunch jobs logs " + job.name + ")"
+            raise SagelaunchError(f"training job {job.name} ended {status}"
+                                  f"{': ' + description['FailureReason'] if description.get('FailureReason') else ''};"
+                                  f" it has no trained model to deploy or transform. Fix: {fix}",
+                                  field="latest_training_job", value=job.name, allowed="a Completed job", fix=fix)
     return job

@@ -22,19 +22,41 @@ if TYPE_CHECKING:
 
 _TAG_VERSION = re.compile(r":(\d+\.\d+(?:\.\d+)?)-")
 _TAG_PY = re.compile(r"-(py\d+)")
+_HF_TAG = re.compile(r"huggingface-pytorch-training[^:]*:([0-9.]+)-transformers([0-9.]+)-(?:cpu|gpu)-(py\d+)")
 _ARN_REGION = re.compile(r"^arn:[\w-]+:sagemaker:([a-z0-9-]+):")
 
 
 # ------------------------------------------------------------------ hyperparameters(), model_data, logs()
 def after_submit(est: "FrameworkEstimator", job: Any) -> None:
-    """What v2's fit leaves on the estimator of a SageMaker job: `output_path` (s3://<default bucket>/ when none
-    was given, as v2 sets it) and the rule configurations the job was sent."""
+    """What v2's fit leaves on the estimator: the session it made, `output_path` (a SageMaker job: s3://<default
+    bucket>/ when none was given, as v2 sets it; a local job: the folder its outputs went to, where v2's local mode
+    names its bucket) and the rule configurations the job was sent (none run locally)."""
+    keep_default_session(est)
     request = getattr(job, "request", None)
-    if request is None:  # a local job: v2's local mode sets none of them either
+    if request is None:  # a local job: where its outputs go (v2's local mode: its bucket), no rule evaluated
+        if est.output_path is None or est._output_path_made:
+            est.__dict__["output_path"] = job.describe()["OutputDataConfig"]["S3OutputPath"]
+            est._output_path_made = True
+        est._rule_configs = ([], [])
         return
     if est.output_path is None:
         est.output_path = request["OutputDataConfig"]["S3OutputPath"]
     est._rule_configs = (request.get("DebugRuleConfigurations", []), request.get("ProfilerRuleConfigurations", []))
+
+
+def keep_default_session(est: "FrameworkEstimator") -> None:
+    """v2 sets `sagemaker_session` to the Session it made when none was given: ours, in the job's region (set
+    past validation; fit goes on using its own defaults, as before)."""
+    if est.sagemaker_session is not None:
+        return
+    import boto3
+
+    from sagelaunch.estimators.session import Session
+
+    session = Session(boto_session=boto3.session.Session(region_name=est.resolved.region))
+    session.local_mode = est.resolved.instance_type in ("local", "local_gpu")
+    est.__dict__["sagemaker_session"] = session
+    est._session_made = True
 
 
 # latest_job_*_artifacts_path: the request section whose S3OutputPath holds the artifacts, and their folder
@@ -88,17 +110,6 @@ def model_data(job: "TrainingJob") -> str | dict[str, Any] | None:
                              "CompressionType": "None"}}
 
 
-def print_logs(job: "TrainingJob") -> None:
-    """v2's `logs()`: print the job's logs until it ends; a Failed job then raises, as v2's does."""
-    from sagelaunch.launcher.jobs import JobFailedError
-
-    for line in job.logs(follow=True):
-        print(line, flush=True)
-    description = job.describe()
-    if description["TrainingJobStatus"] == "Failed":
-        raise JobFailedError(job.name, "Failed", description.get("FailureReason"))
-
-
 # ------------------------------------------------------------------ attach()
 def attach(cls: type["FrameworkEstimator"], name: str, sagemaker_session: Any, model_channel_name: str,
            region: str | None) -> "FrameworkEstimator":
@@ -106,17 +117,18 @@ def attach(cls: type["FrameworkEstimator"], name: str, sagemaker_session: Any, m
     description, keep the job as latest_training_job and wait for it to end (no logs printed)."""
     from sagelaunch.launcher.backends import attach as find_job
 
-    region = region or _session_region(sagemaker_session)
+    region = region or session_region(sagemaker_session)
     job = find_job(name, **({"region": region} if region else {}))
     params = init_params(cls, job.describe(), model_channel_name, sagemaker_session)
     params["tags"] = job.tags() or None  # v2 reads them with ListTags
     estimator = cls(**params)
     estimator._latest_training_job = job
+    keep_default_session(estimator)
     job.wait(logs=False)
     return estimator
 
 
-def _session_region(session: Any) -> str | None:
+def session_region(session: Any) -> str | None:
     """The region of a sagemaker.Session (boto_region_name) or a boto3.Session (region_name)."""
     if session is None:
         return None
@@ -174,6 +186,8 @@ def init_params(cls: type["FrameworkEstimator"], description: dict[str, Any],
             params["model_uri"] = channel["DataSource"].get("S3DataSource", {}).get("S3Uri")
     user = {k: v for k, v in hyperparameters.items()
             if k not in RESERVED_HYPERPARAMETERS and not k.startswith(SAGEMAKER_PREFIX) and k != "mp_parameters"}
+    if cls.framework == "generic":  # v2's EstimatorBase: the hyperparameters as the job holds them, undecoded
+        user = dict(description.get("HyperParameters") or {})
     if cls.framework == "tensorflow" and "model_dir" in user:  # v2 gives it back as the model_dir argument
         params["model_dir"] = user.pop("model_dir")
     params["hyperparameters"] = user
@@ -192,6 +206,12 @@ def _region_of(description: dict[str, Any]) -> str | None:
 def _image_params(cls: type["FrameworkEstimator"], job_name: str, image: str) -> dict[str, Any]:
     """framework_version and py_version from a DLC image's tag (as v2); the image itself when its tag says
     neither. A job of the other framework is refused, as v2 refuses it."""
+    if cls.framework == "generic":  # any image: the generic estimator runs it as given
+        return {"image_uri": image}
+    hugging_face = _HF_TAG.search(image)
+    if "transformers_version" in cls.argument_names() and hugging_face:  # v2's HuggingFace: the versions, not the image
+        return {"pytorch_version": hugging_face.group(1), "transformers_version": hugging_face.group(2),
+                "py_version": hugging_face.group(3)}
     repository = image.rsplit("/", 1)[-1].split(":")[0].split("@")[0]
     framework = repository.split("-")[0]
     if framework in ("pytorch", "tensorflow") and framework != cls.framework:

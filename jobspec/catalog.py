@@ -27,6 +27,17 @@ DEFAULT_ACCOUNT = "763104351884"  # the DLC account of most regions
 
 
 @lru_cache(maxsize=1)
+def image_framework(image: str) -> str | None:
+    """The framework whose training toolkit an image runs (pytorch / tensorflow, Hugging Face's on PyTorch), from
+    its repository name as the DLC repositories are named; None for any other image."""
+    repository = image.rsplit("/", 1)[-1].split(":")[0].split("@")[0]
+    for prefix, framework in (("pytorch-training", "pytorch"), ("tensorflow-training", "tensorflow"),
+                              ("huggingface-pytorch-training", "pytorch")):
+        if repository == prefix:
+            return framework
+    return None
+
+
 def matrix() -> dict[str, Any]:
     with open(MATRIX_PATH, "rb") as f:
         return json.load(f)

@@ -127,6 +127,11 @@ class CodeSpec(_Frozen):
     container_entry_point: tuple[str, ...] | None = None
     container_arguments: tuple[str, ...] | None = None
 
+    # SDK v2's generic Estimator: without an entry point the image runs its own program (no code archive, no
+    # sagemaker_* hyperparameters); without a source_dir its hyperparameters are sent as str(value), not JSON
+    ships_code: bool = True
+    hyperparameters_as_text: bool = False
+
     # the shared checks of names, keys and paths (jobspec.fields): a spec made any way is checked as estimators check
     _hyperparameters = field_validator("hyperparameters")(classmethod(lambda cls, v: fields.hyperparameters(v)))
     _environment = field_validator("environment")(classmethod(lambda cls, v: fields.environment(v)))
@@ -208,7 +213,7 @@ class TrainingJobSpec(_Frozen):
     model_config = ConfigDict(**_Frozen.model_config, hide_input_in_errors=True)
 
     job_name: str
-    framework: Literal["pytorch", "tensorflow"]
+    framework: Literal["pytorch", "tensorflow", "generic"]  # generic: v2's Estimator(image_uri)
     framework_version: str
     py_version: str
     image_uri: str

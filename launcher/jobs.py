@@ -121,3 +121,12 @@ class JobNotFoundError(SagelaunchError):
                        "Fix: check the name, or, for a SageMaker job, pass --region (region= in Python) or set "
                        "AWS_REGION, with AWS credentials configured")
         return cls(f"{local}; SageMaker could not be asked: {sagemaker_error}")
+
+
+def print_logs(job: TrainingJob) -> None:
+    """v2's `logs()`: print the job's logs until it ends; a Failed job then raises, as v2's does."""
+    for line in job.logs(follow=True):
+        print(line, flush=True)
+    description = job.describe()
+    if description["TrainingJobStatus"] == "Failed":
+        raise JobFailedError(job.name, "Failed", description.get("FailureReason"))

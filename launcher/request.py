@@ -65,7 +65,10 @@ def output_uri(spec: "TrainingJobSpec", account: str | None = None) -> str:
 
 
 def hyperparameters(spec: "TrainingJobSpec", account: str | None = None) -> dict[str, str]:
-    hp: dict[str, Any] = dict(spec.code.hyperparameters)
+    user = {str(k): str(v) for k, v in spec.code.hyperparameters.items()} if spec.code.hyperparameters_as_text else {}
+    if not spec.code.ships_code:  # v2's generic Estimator of an image that runs its own program
+        return user or encode_hyperparameters(spec.code.hyperparameters)
+    hp: dict[str, Any] = {} if user else dict(spec.code.hyperparameters)
     hp.update(
         sagemaker_program=spec.code.entry_point,
         sagemaker_submit_directory=code_uri(spec, account),
@@ -81,7 +84,7 @@ def hyperparameters(spec: "TrainingJobSpec", account: str | None = None) -> dict
     elif spec.code.default_model_dir:  # SDK v2's TensorFlow default; MPI jobs keep the model in the container
         mpi = spec.code.distribution_hyperparameters.get("sagemaker_mpi_enabled", False)
         hp["model_dir"] = "/opt/ml/model" if mpi else f"{output_uri(spec, account).rstrip('/')}/{spec.job_name}/model"
-    return encode_hyperparameters(hp)
+    return {**user, **encode_hyperparameters(hp)}
 
 
 def encode_hyperparameters(values: dict[str, Any]) -> dict[str, str]:
@@ -192,7 +195,8 @@ def debugger_request(spec: "TrainingJobSpec", account: str | None = None) -> dic
 
 def code_request(spec: "TrainingJobSpec", account: str | None = None) -> dict[str, Any]:
     """The code part: what runs (AlgorithmSpecification) and what it is told (HyperParameters)."""
-    return {"AlgorithmSpecification": algorithm_specification(spec), "HyperParameters": hyperparameters(spec, account)}
+    values = hyperparameters(spec, account)
+    return {"AlgorithmSpecification": algorithm_specification(spec), **({"HyperParameters": values} if values else {})}
 
 
 def output_request(spec: "TrainingJobSpec", account: str | None = None) -> dict[str, Any]:

@@ -100,6 +100,8 @@ def upload_code(spec: "TrainingJobSpec", target: str, console=None) -> UploadedC
     showing progress on `console`'s status line and warning when the endpoint stops answering."""
     from sagelaunch.launcher.sourcedir import pack_sourcedir
 
+    if not spec.code.ships_code:  # v2's generic Estimator of an image that runs its own program
+        return UploadedCode("", [], 0, uploaded=False)
     if spec.code.source_dir and spec.code.source_dir.startswith("s3://"):
         return UploadedCode(spec.code.source_dir, [], 0, uploaded=False)
     entry = spec.code.entry_point if spec.code.source_dir else (spec.code.entry_point_path or spec.code.entry_point)

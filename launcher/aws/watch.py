@@ -37,6 +37,18 @@ def poll_intervals(interval: float | None = None, max_interval: float | None = N
     return interval, max(interval, max_interval)
 
 
+def poll_until(describe: Callable[[], dict[str, Any]], status_key: str, terminal: tuple[str, ...]) -> dict[str, Any]:
+    """describe() until its `status_key` is terminal, the poll interval growing as the training wait's does (batch
+    transform and tuning jobs, which have no log stream of their own to follow)."""
+    delay, longest = poll_intervals()
+    while True:
+        description = describe()
+        if description[status_key] in terminal:
+            return description
+        time.sleep(delay)
+        delay = min(longest, delay * 1.5)
+
+
 def _transition_line(t: dict[str, Any]) -> str:
     start = t.get("StartTime")
     when = start.strftime("%Y-%m-%d %H:%M:%S") if hasattr(start, "strftime") else str(start or "")

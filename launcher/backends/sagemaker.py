@@ -213,17 +213,36 @@ def list_jobs(region: str | None = None, status: str | None = None, max_results:
 KNOWN_OPTIONS = {"bucket", "poll_interval", "max_poll_interval"}
 
 
+def prepared_request(spec: "TrainingJobSpec", console: Any, bucket: str | None = None,
+                     training_job: bool = True) -> tuple[dict[str, Any], Any]:
+    """The CreateTrainingJob request of a SageMaker job with its code uploaded (and the upload, for cleaning up):
+    the role checked, the inputs checked, the default output bucket made. A tuning job's definition starts here."""
+    from sagelaunch.jobspec.spec import replace
+    from sagelaunch.launcher.aws import s3
+    from sagelaunch.launcher.aws.clients import account_id
+    from sagelaunch.launcher.aws.training import check_inputs, check_name_free, role_arn, upload_code
+    from sagelaunch.launcher.request import code_uri, compile_create_training_job_request
+
+    role = role_arn(spec.role, spec.compute.instance_type, spec.region)
+    check_inputs(spec)
+    if training_job:  # a tuning job's name is not a training job's
+        check_name_free(spec.job_name, spec.region)
+    account = account_id(spec.region)
+    if not spec.output.output_path:  # the SDK's default: s3://sagemaker-<region>-<account>/ (created when missing)
+        spec = replace(spec, output_path=f"s3://{bucket or s3.default_bucket(spec.region)}/")
+    # the same rule as the dry run (`validate --request`): bucket= option, else the output bucket
+    target = code_uri(spec, account, bucket=bucket)
+    code = upload_code(spec, target, console)
+    return dict(compile_create_training_job_request(replace(spec, submit_directory=code.uri, role=role))), code
+
+
 def submit(spec: "TrainingJobSpec", *, wait: bool = True, logs: bool = True, stop_on_interrupt: bool = False,
            **options: Any) -> SageMakerTrainingJob:
     """Upload the code, create the job and (wait=True) follow it to the end."""
-    from sagelaunch.launcher.aws import s3
     from sagelaunch.launcher.aws.console import make_console
-    from sagelaunch.launcher.aws.clients import account_id
     from sagelaunch.jobspec.errors import SagelaunchTypeError
     from sagelaunch.jobspec.names import check_name
-    from sagelaunch.launcher.aws.training import check_inputs, check_name_free, create_training_job, role_arn, upload_code
-    from sagelaunch.jobspec.spec import replace
-    from sagelaunch.launcher.request import code_uri, compile_create_training_job_request
+    from sagelaunch.launcher.aws.training import create_training_job
 
     unknown = set(options) - KNOWN_OPTIONS
     if unknown:
@@ -232,21 +251,13 @@ def submit(spec: "TrainingJobSpec", *, wait: bool = True, logs: bool = True, sto
                                   fix="drop them or correct their names")
     check_name(spec.job_name)
     console = make_console()
-    role = role_arn(spec.role, spec.compute.instance_type, spec.region)
-    check_inputs(spec)
-    check_name_free(spec.job_name, spec.region)
-    account = account_id(spec.region)
-    if not spec.output.output_path:  # the SDK's default: s3://sagemaker-<region>-<account>/ (created when missing)
-        spec = replace(spec, output_path=f"s3://{options.get('bucket') or s3.default_bucket(spec.region)}/")
-    # the same rule as the dry run (`validate --request`): bucket= option, else the output bucket
-    target = code_uri(spec, account, bucket=options.get("bucket"))
-    code = upload_code(spec, target, console)
-    request = compile_create_training_job_request(replace(spec, submit_directory=code.uri, role=role))
+    request, code = prepared_request(spec, console, options.get("bucket"))
     create_training_job(request, spec.region, code)
-    console.print(f"Created training job {spec.job_name} in {spec.region} (code: {code.uri})", markup=False)
+    console.print(f"Created training job {spec.job_name} in {spec.region}" + (f" (code: {code.uri})" if code.uri else ""),
+                  markup=False)
     job = SageMakerTrainingJob(spec.job_name, spec.region, poll_interval=options.get("poll_interval"),
                                max_poll_interval=options.get("max_poll_interval"),
-                               sent_hyperparameters=request["HyperParameters"], request=request)
+                               sent_hyperparameters=request.get("HyperParameters", {}), request=request)
     if wait:
         job.wait(logs=logs, stop_on_interrupt=stop_on_interrupt)
     return job

@@ -140,6 +140,20 @@ def _local_copy(uri: str, dest: Path, region: str, field: str) -> str:
     return str(dest)
 
 
+def create_model_request(model_name: str, role_arn: str, container: dict[str, Any],
+                         tags: list[dict[str, str]] | None = None, vpc_config: dict[str, Any] | None = None,
+                         enable_network_isolation: bool = False) -> dict[str, Any]:
+    """CreateModel as v2 sends it (before an endpoint or a transform job): optional keys only when set."""
+    request: dict[str, Any] = {"ModelName": model_name, "ExecutionRoleArn": role_arn, "PrimaryContainer": container}
+    if tags:
+        request["Tags"] = tags
+    if vpc_config:
+        request["VpcConfig"] = vpc_config
+    if enable_network_isolation:
+        request["EnableNetworkIsolation"] = True
+    return request
+
+
 def create_endpoint(*, model_name: str, endpoint_name: str, role_arn: str, container: dict[str, Any],
                     instance_type: str, initial_instance_count: int, region: str,
                     tags: list[dict[str, str]] | None = None, vpc_config: dict[str, Any] | None = None,
@@ -152,14 +166,7 @@ def create_endpoint(*, model_name: str, endpoint_name: str, role_arn: str, conta
     sm = client("sagemaker", region)
     res = EndpointResources(endpoint_name, endpoint_name, model_name, region, container.get("ModelDataUrl", ""),
                             container["Image"], instance_type)
-    model_request: dict[str, Any] = {"ModelName": model_name, "ExecutionRoleArn": role_arn,
-                                     "PrimaryContainer": container}
-    if tags:
-        model_request["Tags"] = tags
-    if vpc_config:
-        model_request["VpcConfig"] = vpc_config
-    if enable_network_isolation:
-        model_request["EnableNetworkIsolation"] = True
+    model_request = create_model_request(model_name, role_arn, container, tags, vpc_config, enable_network_isolation)
     variant = {"VariantName": VARIANT_NAME, "ModelName": model_name, "InitialVariantWeight": 1,
                "InitialInstanceCount": initial_instance_count, "InstanceType": instance_type,
                **(variant_options or {})}

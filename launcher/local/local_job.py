@@ -112,6 +112,7 @@ def compile_local_job(spec: TrainingJobSpec, job_dir: Path, code_files: list[tup
     code_archive = spec.code.source_dir if (spec.code.source_dir or "").startswith("s3://") else None
     located = replace(spec, output_path=spec.output.output_path or prefix,
                       submit_directory=spec.code.submit_directory or str(HostLayout(job_dir / "algo-1").code_dir))
+    assert spec.framework != "generic", "a generic image's job is refused before it reaches the local backend"
     facts = LocalFacts(job_dir=job_dir, artifact_prefix=prefix, region=spec.region, framework=spec.framework,
                        processes_per_host=spec.compute.processes_per_host, distributed=bool(spec.code.distribution),
                        submit_directory=spec.code.submit_directory, code_files=tuple(code_files),

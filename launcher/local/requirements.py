@@ -88,14 +88,32 @@ def cache_folder(requirements: Path, python: str, root: Path) -> Path:
     return root / "requirements" / key[:16]
 
 
-def _failure(requirements: Path, output: str) -> SagelaunchError:
+# a build step failed (metadata-generation-failed, a backend or its hook): pip names the package by what it fetched
+# (a file:// URL), the requirements line only where it started on it: "Collecting <line>" or "Processing <path>"
+_BUILD_FAILED = re.compile(r"error: subprocess-exited-with-error|error: metadata-generation-failed|"
+                           r"ERROR: Failed to build ")
+_STARTED_ON = re.compile(r"^(?:Collecting|Processing) (\S+)", re.MULTILINE)
+
+
+def failed_requirement(output: str) -> str | None:
+    """The requirement pip's output says it could not install (the line as the file has it), or None."""
+    build_failed = _BUILD_FAILED.search(output)
+    if build_failed:
+        started = _STARTED_ON.findall(output[:build_failed.start()])
+        if started:
+            return started[-1]
     found = _FAILED_REQUIREMENT.search(output)
-    named = f"{found.group(1)!r} " if found else ""
+    return found.group(1) if found else None
+
+
+def _failure(requirements: Path, output: str) -> SagelaunchError:
+    failed = failed_requirement(output)
+    named = f"{failed!r} " if failed else ""
     tail = "\n".join(output.strip().splitlines()[-6:])
     fix = f"fix or remove that line in {requirements}"
     return SagelaunchError(f"{REQUIREMENTS_FILE} of source_dir: pip could not install {named}(the toolkit installs "
                            f"this file before the script starts, so the job cannot run); {fix}. pip said:\n{tail}",
-                           field=f"source_dir/{REQUIREMENTS_FILE}", value=found.group(1) if found else None,
+                           field=f"source_dir/{REQUIREMENTS_FILE}", value=failed,
                            allowed="requirements pip can install", fix=fix)
 
 

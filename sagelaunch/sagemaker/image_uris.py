@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from sagelaunch.sagemaker import _not_mirrored
+
 from sagelaunch.jobspec import catalog
 from sagelaunch.jobspec.errors import SagelaunchError
 from sagelaunch.jobspec.suggest import allowed_list
@@ -39,3 +41,5 @@ def retrieve(framework: str, region: str, version: str | None = None, py_version
     py = catalog.check_py_version(framework, resolved, py_version)
     smdistributed = isinstance(distribution, dict) and "smdistributed" in distribution
     return catalog.training_image_uri(framework, version, py, region, instance_type, smdistributed)
+
+__getattr__ = _not_mirrored.refusing_getattr(__name__)  # a v2 name not mirrored: refused by name

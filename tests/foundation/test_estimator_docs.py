@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from sagelaunch.estimators import HuggingFace, PyTorch, TensorFlow
+from sagelaunch.estimators import Estimator, HuggingFace, PyTorch, TensorFlow
 from sagelaunch.estimators.base import FrameworkEstimator
 from sagelaunch.estimators.framework_model import FrameworkModel, HuggingFaceModel, PyTorchModel, TensorFlowModel
 from sagelaunch.estimators.model import Model
@@ -31,7 +31,7 @@ def field_docstrings(cls: type) -> dict[str, str]:
     return found
 
 
-@pytest.mark.parametrize("cls", [FrameworkEstimator, PyTorch, TensorFlow, HuggingFace, Model], ids=lambda c: c.__name__)
+@pytest.mark.parametrize("cls", [FrameworkEstimator, Estimator, PyTorch, TensorFlow, HuggingFace, Model], ids=lambda c: c.__name__)
 def test_every_field_has_a_docstring_line(cls):
     docs = field_docstrings(cls)
     undocumented = [name for name in cls.model_fields if len(docs.get(name, "").strip()) < 20]

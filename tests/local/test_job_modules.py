@@ -11,9 +11,12 @@ ROOT = JOB_MODULES_ROOT.parent
 MP_JOB = SimpleNamespace(mp_parameters={"partitions": 1})
 
 
-PROFILER_PATHS = [str(JOB_MODULES_ROOT / "smppy"), str(JOB_MODULES_ROOT / "smprof")]
+TOOLKIT_PATH = str(JOB_MODULES_ROOT / "sagemaker_training")
+TOOLKIT_NOTE = "sagemaker_training: sagelaunch's Environment from SM_TRAINING_ENV (the real library is not installed)"
+# what every job gets: SageMaker Profiler's names and the training toolkit's
+PROFILER_PATHS = [str(JOB_MODULES_ROOT / "smppy"), str(JOB_MODULES_ROOT / "smprof"), TOOLKIT_PATH]
 PROFILER_NOTES = ["smppy: sagelaunch's profiler (the real library is not installed)",
-                  "smprof: sagelaunch's profiler (the real library is not installed)"]
+                  "smprof: sagelaunch's profiler (the real library is not installed)", TOOLKIT_NOTE]
 
 
 def test_an_smp_job_gets_smdistributed_as_sagelaunchs_modelparallel():
@@ -50,9 +53,9 @@ def test_a_real_installed_library_is_never_shadowed(tmp_path, monkeypatch):
     (tmp_path / "smprof" / "__init__.py").write_text("")
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))  # the user's environment, which the job inherits
     paths, notes = job_module_paths(MP_JOB, sys.executable)
-    assert paths == [str(JOB_MODULES_ROOT / "smppy")]
+    assert paths == [str(JOB_MODULES_ROOT / "smppy"), TOOLKIT_PATH]
     assert notes == ["smdistributed.modelparallel: the installed library", PROFILER_NOTES[0],
-                     "smprof: the installed library"]
+                     "smprof: the installed library", TOOLKIT_NOTE]
 
 
 SURFACE_PROBE = """

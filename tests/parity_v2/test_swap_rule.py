@@ -28,6 +28,8 @@ def mirrored_modules() -> dict[str, list[str]]:
 
     out = {"sagemaker": list(mirror.__all__)}
     for info in pkgutil.walk_packages(mirror.__path__, "sagelaunch.sagemaker."):
+        if info.name.rsplit(".", 1)[-1].startswith("_"):  # the mirror's own machinery (_not_mirrored), not v2's
+            continue
         module = importlib.import_module(info.name)
         out[info.name.removeprefix("sagelaunch.")] = list(getattr(module, "__all__", []))
     return out

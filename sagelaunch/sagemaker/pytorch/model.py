@@ -1,4 +1,7 @@
 """v2's sagemaker.pytorch.model."""
+from sagelaunch.sagemaker import _not_mirrored
 from sagelaunch.estimators import PyTorchModel
 
 __all__ = ["PyTorchModel"]
+
+__getattr__ = _not_mirrored.refusing_getattr(__name__)  # a v2 name not mirrored: refused by name

@@ -32,6 +32,11 @@ def translate_hf_state_dict_to_smdistributed_gpt2(state_dict: dict[str, Any], ma
     return _checked_copy(state_dict, "translate_hf_state_dict_to_smdistributed_gpt2")
 
 
+def translate_hf_state_dict_to_smdistributed(state_dict: dict[str, Any], max_seq_len: int | None = None):
+    """The same translation under its name in older SMP releases (the May 2022 GPT-2 example imports it)."""
+    return _checked_copy(state_dict, "translate_hf_state_dict_to_smdistributed")
+
+
 def translate_state_dict_to_hf_gpt2(state_dict: dict[str, Any], max_seq_len: int | None = None):
     """The distributed model's full state dict → Hugging Face GPT-2's (the same names here)."""
     return _checked_copy(state_dict, "translate_state_dict_to_hf_gpt2")

@@ -367,3 +367,21 @@ def check_local_support(params: SMPParameters) -> list[str]:
     defaults = type(params).model_fields
     return [f"{name}={getattr(params, name)!r} ({why})" for name, why in IGNORED.items()
             if getattr(params, name) != defaults[name].default]
+
+
+# ---------------------------------------------------------------- partial-checkpoint file names
+# smp.save(f, partial=True) writes one file per model-parallel rank; SMP releases name it differently:
+# "mp_rank": f"{f}_{mp_rank}" (SMP before tensor parallelism: the PyTorch 1.6/1.7 DLCs); "pp_tp":
+# f"{f}_{pp_rank}_{tp_rank}" (later releases). The fact and its sources: support_matrix.json.
+CHECKPOINT_NAMES = ("pp_tp", "mp_rank")
+
+
+def checkpoint_names(framework_version: str | None) -> str:
+    """The partial-checkpoint naming of the SMP release in the PyTorch DLC of `framework_version` (None: the newest
+    release's)."""
+    from sagelaunch.jobspec.catalog import _version_key, matrix
+
+    if not framework_version:
+        return "pp_tp"
+    below = matrix()["distribution"]["modelparallel"]["partial_checkpoint_names"]["mp_rank_below_pytorch"]
+    return "mp_rank" if _version_key(framework_version)[:2] < _version_key(below)[:2] else "pp_tp"

@@ -33,6 +33,11 @@ def normal_initialization(module, initializer_range: float) -> None:
                     nn.init.zeros_(bias)
 
 
+def _hf_initialized(module) -> bool:
+    """Whether Hugging Face's own initialisation already ran on `module` (it flags what it initialised)."""
+    return any(getattr(m, "_is_hf_initialized", False) for m in module.modules())
+
+
 def initialize_distributed_transformer(parent, name: str, module) -> None:
     """Called as each module created for tensor parallelism is registered in `parent` as `name`: a Hugging Face
     transformer SMP would build its distributed transformer for gets SMP's initialisation, and the language-model head
@@ -45,10 +50,19 @@ def initialize_distributed_transformer(parent, name: str, module) -> None:
         return
     config = getattr(module, "config", None)
     if type(module).__name__ in DISTRIBUTED_TRANSFORMER_FAMILIES:
-        normal_initialization(module, getattr(config, "initializer_range", 0.02))
+        import torch
+
+        if _hf_initialized(module):
+            return  # Hugging Face already initialised it (the script did not skip init_weights): keep that
+
+        # on a forked random stream: when the script lets Hugging Face initialise the model afterwards, that
+        # initialisation draws the same numbers as without this one (a tp=2 run starts from degree 1's weights)
+        cuda = sorted({p.device.index or 0 for p in module.parameters() if p.device.type == "cuda"})
+        with torch.random.fork_rng(devices=cuda):
+            normal_initialization(module, getattr(config, "initializer_range", 0.02))
         return
     base = getattr(parent, getattr(parent, "base_model_prefix", ""), None)
     parent_config = getattr(parent, "config", None)
     if (name == "lm_head" and type(base).__name__ in DISTRIBUTED_TRANSFORMER_FAMILIES
-            and getattr(parent_config, "tie_word_embeddings", False)):
+            and getattr(parent_config, "tie_word_embeddings", False) and not _hf_initialized(base)):
         module.weight = base.get_input_embeddings().weight

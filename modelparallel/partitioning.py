@@ -113,7 +113,7 @@ class _SequentialStage:
         return output
 
 
-def stage_builder(module):
+def stage_builder(module, sample: tuple[tuple, dict] | None = None):
     import torch.nn as nn
 
     from sagelaunch.modelparallel.pipeline_stack import LayerStackStages, find_layer_stack
@@ -123,11 +123,10 @@ def stage_builder(module):
     stack = find_layer_stack(module)
     if stack is not None:
         return LayerStackStages(module, *stack)
-    raise SMPValidationError(
-        f"pipeline_parallel_degree > 1 needs a model whose layers run in order: an nn.Sequential, or a module tree "
-        f"with a layer stack (an nn.ModuleList of two or more layers, as in Hugging Face models); got "
-        f"{type(module).__name__} with none. Put the layers in an nn.ModuleList or set pipeline_parallel_degree=1"
-    )
+    from sagelaunch.modelparallel.core import state
+    from sagelaunch.modelparallel.pipeline_tree import TreeStages
+
+    return TreeStages(module, state.cfg.pipeline_parallel_degree if state.initialized else 2, sample)
 
 
 @dataclass
@@ -138,16 +137,20 @@ class StagePlan:
     modules: list[Any]  # stage nn.Modules, same order as stage_indices
 
 
-def plan_stages(module, cfg, pp_rank: int) -> StagePlan:
-    """Build this rank's stage modules and prune `module` to them."""
-    builder = stage_builder(module)
+def plan_stages(module, cfg, pp_rank: int, sample: tuple[tuple, dict] | None = None) -> StagePlan:
+    """Build this rank's stage modules and prune `module` to them; `sample` (the model's arguments at the first
+    step) lets a module tree without a layer stack find where it can be split."""
+    builder = stage_builder(module, sample)
     pp = cfg.pipeline_parallel_degree
     n_units = len(builder.units)
     if cfg.auto_partition:
         virtual = 2 if cfg.pipeline == "interleaved" and n_units >= 2 * pp else 1
-        chunks = split_evenly(n_units, pp * virtual)
+        chunks = builder.auto_chunks(pp * virtual) if hasattr(builder, "auto_chunks") else \
+            split_evenly(n_units, pp * virtual)
     else:
         chunks = manual_chunks(builder.units, pp, cfg.effective_default_partition)
+        if hasattr(builder, "check_chunks"):
+            builder.check_chunks(chunks)
     num_stages = len(chunks)
     mine = [s for s in range(num_stages) if s % pp == pp_rank]  # looped placement: stage s on rank s % pp
     modules = [builder.make_stage(chunks[s], s == 0, s == num_stages - 1) for s in mine]

@@ -63,6 +63,6 @@ def initialize_distributed_transformer(parent, name: str, module) -> None:
         return
     base = getattr(parent, getattr(parent, "base_model_prefix", ""), None)
     parent_config = getattr(parent, "config", None)
-    if (name == "lm_head" and type(base).__name__ in DISTRIBUTED_TRANSFORMER_FAMILIES
+    if (name == "lm_head" and base is not None and type(base).__name__ in DISTRIBUTED_TRANSFORMER_FAMILIES
             and getattr(parent_config, "tie_word_embeddings", False) and not _hf_initialized(base)):
         module.weight = base.get_input_embeddings().weight

@@ -7,7 +7,6 @@ usage: python -m torch.distributed.run --nproc-per-node 2 hf_labels_worker.py ca
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -15,9 +14,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
 
 import torch  # noqa: E402
-import torch.distributed as dist  # noqa: E402
 
 import sagelaunch.modelparallel as smp  # noqa: E402
+from worker_main import main_against_one_process  # noqa: E402
 from models import BUILDERS, CAUSAL_LMS, global_batch, make_optimizer  # noqa: E402
 
 STEPS, BATCH = 2, 4
@@ -63,17 +62,5 @@ def one_process(model_name: str) -> dict:
     return {"losses": losses, "params": {n: p.detach().tolist() for n, p in model.named_parameters()}}
 
 
-def main() -> None:
-    cases = json.load(open(sys.argv[1]))
-    results = {}
-    for case in cases:
-        results[case["name"]] = pipelined(case["model"], case["schedule"], case["microbatches"])
-        if dist.get_rank() == 0:
-            results[case["name"] + "_one_process"] = one_process(case["model"])
-    with open(os.path.join(sys.argv[2], f"rank{dist.get_rank()}.json"), "w") as fd:
-        json.dump(results, fd)
-    dist.barrier()
-
-
 if __name__ == "__main__":
-    main()
+    main_against_one_process(lambda case: pipelined(case["model"], case["schedule"], case["microbatches"]), one_process)

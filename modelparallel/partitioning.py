@@ -113,6 +113,15 @@ class _SequentialStage:
         return output
 
 
+def splits_by_module_tree(module) -> bool:
+    """Whether `module` is pipelined as a module tree (pipeline_tree.py), which looks at a sample of its inputs."""
+    import torch.nn as nn
+
+    from sagelaunch.modelparallel.pipeline_stack import find_layer_stack
+
+    return not isinstance(module, nn.Sequential) and find_layer_stack(module) is None
+
+
 def stage_builder(module, sample: tuple[tuple, dict] | None = None):
     import torch.nn as nn
 

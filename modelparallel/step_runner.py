@@ -30,7 +30,11 @@ def step(func: Callable | None = None, *, non_split_inputs=None, input_split_axe
                 error = str(err)
             agree_on_error(error, CommGroup.WORLD)  # every rank fails together instead of hanging in a collective
             if model.pipelined:
-                model.partition(None if model.partitioned else _first_model_call(fn, model, mbs))
+                if not model.partitioned:
+                    from sagelaunch.modelparallel.partitioning import splits_by_module_tree
+
+                    tree = splits_by_module_tree(model.get_module())
+                    model.partition(_first_model_call(fn, model, mbs) if tree else None)
                 results = _run_pipelined(fn, model, mbs)
             else:
                 results = _run_microbatches(fn, model, mbs)

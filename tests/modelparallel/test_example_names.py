@@ -66,3 +66,31 @@ def test_the_names_examples_import_work_in_a_job(tmp_path):
     assert out["translated"] == ["lm_head.weight", "transformer.wte.weight"]
     assert "seq_layers" in out["translate_error"]
     assert out["atol"] == 1e-5
+
+
+def test_every_familys_translations_keep_hugging_face_names_and_refuse_smps_layout():
+    import torch
+
+    from sagelaunch.modelparallel.errors import SMPValidationError
+    from sagelaunch.modelparallel.nn.huggingface import bert, gpt2, gptj, gptneo, roberta
+    from tests.modelparallel.models import build_gptj, build_roberta
+
+    for model, functions in ((build_gptj(0), (gptj.translate_hf_state_dict_to_smdistributed_gptj,
+                                              gptj.translate_hf_gptj_state_dict_to_smdistributed,
+                                              gptj.translate_state_dict_to_hf_gptj)),
+                             (build_roberta(0), (roberta.translate_hf_state_dict_to_smdistributed,
+                                                 roberta.translate_hf_state_dict_to_smdistributed_roberta,
+                                                 roberta.translate_state_dict_to_smdistributed,
+                                                 roberta.translate_state_dict_to_hf_roberta))):
+        state = model.state_dict()
+        for translate in functions:
+            out = translate(state)
+            assert list(out) == list(state) and all(out[k] is state[k] for k in state)
+            model.load_state_dict(out)  # what the scripts do with it
+    smp_layout = {"transformer.seq_layers.0.attention.query.weight": torch.ones(1)}
+    for translate in (gpt2.translate_hf_state_dict_to_smdistributed, bert.translate_state_dict_to_hf_bert,
+                      roberta.translate_state_dict_to_hf_roberta, gptneo.translate_state_dict_to_hf_gptneo):
+        with pytest.raises(SMPValidationError, match="seq_layers"):
+            translate(smp_layout)
+    with pytest.raises(SMPValidationError, match="'bert.pooler.dense.weight' is not a Hugging Face gptj name"):
+        gptj.translate_state_dict_to_hf_gptj({"bert.pooler.dense.weight": torch.ones(1)})

@@ -27,6 +27,8 @@ SM_PROFILER_OUTPUT_DIR = "SM_PROFILER_OUTPUT_DIR"  # where the profiler writes
 SM_CURRENT_HOST = "SM_CURRENT_HOST"
 SAGELAUNCH_PROFILER_CONFIG = "SAGELAUNCH_PROFILER_CONFIG"  # local jobs: where profilerconfig.json is
 SAGELAUNCH_SMP_INIT_DIR = "SAGELAUNCH_SMP_INIT_DIR"  # local SMP jobs: smp.init leaves one file per rank here
+# SMP jobs: the partial-checkpoint file names of the SMP release the job's framework version ships (jobspec.smp)
+SAGELAUNCH_SMP_CHECKPOINT_NAMES = "SAGELAUNCH_SMP_CHECKPOINT_NAMES"
 
 # ---------------------------------------------------------------- the /opt/ml tree
 OPT_ML = PurePosixPath("/opt/ml")

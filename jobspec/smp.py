@@ -32,6 +32,8 @@ PLACEMENT_STRATEGIES = (*NAMED_PLACEMENTS, *PLACEMENT_PERMUTATIONS)
 # the placement dims each SMP process group spans
 GROUP_DIMS = {"pp": "P", "tp": "T", "rdp": "D", "dp": "DT", "mp": "PT", "world": "DPT"}
 # TensorFlow's SMP v1 has no tensor parallelism: these keys are PyTorch-only.
+# smp.init keys of older SMP releases (the May 2022 GPT-2 example passes them) → the field that holds each
+OLD_KEYS = {"_match_weights": "match_weights", "_fp32_grad_accumulation": "fp32_grad_accumulation"}
 PYTORCH_ONLY = (
     "tensor_parallel_degree", "ddp", "ddp_port", "ddp_dist_backend", "memory_weight", "active_microbatches",
     "deterministic_server", "offload_activations", "activation_loading_horizon", "fp16", "bf16",
@@ -39,7 +41,7 @@ PYTORCH_ONLY = (
     "sdp_reduce_bucket_size", "sdp_param_persistence_threshold", "sdp_max_live_parameters",
     "sdp_hierarchical_allgather", "sdp_gradient_clipping", "delayed_parameter_initialization",
     "tensor_parallel_seed", "predefined_hooks", "overlapping_allreduce", "static_mode", "fast_mode",
-    "checkpoint_attentions",
+    "checkpoint_attentions", *OLD_KEYS.values(),
 )
 TENSORFLOW_ONLY = ("horovod", "contiguous")
 
@@ -95,13 +97,19 @@ class SMPParameters(BaseModel):
     static_mode: bool = False
     fast_mode: bool = False
     checkpoint_attentions: bool = False
+    # --- keys of older SMP releases, spelled with a leading underscore (OLD_KEYS)
+    match_weights: bool = Field(False, validation_alias="_match_weights",
+                                description="_match_weights: a model created for SMP's distributed transformer keeps "
+                                            "the weights it was built with instead of SMP's own initialisation.")
+    fp32_grad_accumulation: bool = Field(False, validation_alias="_fp32_grad_accumulation",
+                                         description="_fp32_grad_accumulation: accumulate fp16/bf16 gradients in fp32.")
 
     @model_validator(mode="before")
     @classmethod
     def _known_keys(cls, data: Any) -> Any:
         if not isinstance(data, dict):
             return data
-        known = set(cls.model_fields) | {"partitions", "fp16_params"}
+        known = (set(cls.model_fields) - set(OLD_KEYS.values())) | {"partitions", "fp16_params", *OLD_KEYS}
         for key in data:
             if key not in known:
                 hint = did_you_mean(key, sorted(known))
@@ -307,14 +315,18 @@ NOT_IMPLEMENTED = (
      "supported: 'interleaved' or 'simple' (SMP's internal forward-only pipeline has no equivalent); "
      "fix: drop it or use 'simple'"),
 )
-# Combinations it cannot honour: (name, predicate on all parameters, what to do)
+# Combinations it cannot honour: (name, predicate on all parameters, the parameters it depends on, what to do)
 NOT_IMPLEMENTED_WITH = (
     ("delayed_parameter_initialization",
      lambda p: p.delayed_parameter_initialization and (p.pipeline_parallel_degree > 1
                                                        or p.sharded_data_parallel_degree > 1),
+     ("pipeline_parallel_degree", "sharded_data_parallel_degree"),
      "supported: with tensor parallelism and (unsharded) data parallelism, where each rank materialises only its "
      "shards; with pipeline_parallel_degree > 1 or sharded_data_parallel_degree > 1 a rank would materialise the "
      "whole model first; fix: drop delayed_parameter_initialization, or use tensor_parallel_degree instead"),
+    ("fp32_grad_accumulation", lambda p: p.fp32_grad_accumulation and (p.fp16 or p.bf16), ("fp16", "bf16"),
+     "supported: with fp32 training, where gradients already accumulate in fp32; with fp16/bf16 the half-precision "
+     "gradients accumulate in their own precision here; fix: drop _fp32_grad_accumulation, or train in fp32"),
 )
 
 # Parameters that are accepted but have no effect here; ignoring them changes neither the numbers nor the API,
@@ -361,11 +373,28 @@ def check_local_support(params: SMPParameters) -> list[str]:
     params.check_framework("pytorch")
     problems = [_not_implemented(params, name, "", why)
                 for name, unsupported, why in NOT_IMPLEMENTED if unsupported(getattr(params, name))]
-    problems += [_not_implemented(params, name, f" with pipeline_parallel_degree={params.pipeline_parallel_degree}, "
-                                  f"sharded_data_parallel_degree={params.sharded_data_parallel_degree}", why)
-                 for name, unsupported, why in NOT_IMPLEMENTED_WITH if unsupported(params)]
+    problems += [_not_implemented(params, name, " with " + ", ".join(f"{k}={getattr(params, k)!r}" for k in context), why)
+                 for name, unsupported, context, why in NOT_IMPLEMENTED_WITH if unsupported(params)]
     if problems:
         raise SagelaunchError("; ".join(str(p) for p in problems), **problems[0].parts())
     defaults = type(params).model_fields
     return [f"{name}={getattr(params, name)!r} ({why})" for name, why in IGNORED.items()
             if getattr(params, name) != defaults[name].default]
+
+
+# ---------------------------------------------------------------- partial-checkpoint file names
+# smp.save(f, partial=True) writes one file per model-parallel rank; SMP releases name it differently:
+# "mp_rank": f"{f}_{mp_rank}" (SMP before tensor parallelism: the PyTorch 1.6/1.7 DLCs); "pp_tp":
+# f"{f}_{pp_rank}_{tp_rank}" (later releases). The fact and its sources: support_matrix.json.
+CHECKPOINT_NAMES = ("pp_tp", "mp_rank")
+
+
+def checkpoint_names(framework_version: str | None) -> str:
+    """The partial-checkpoint naming of the SMP release in the PyTorch DLC of `framework_version` (None: the newest
+    release's)."""
+    from sagelaunch.jobspec.catalog import _version_key, matrix
+
+    if not framework_version:
+        return "pp_tp"
+    below = matrix()["distribution"]["modelparallel"]["partial_checkpoint_names"]["mp_rank_below_pytorch"]
+    return "mp_rank" if _version_key(framework_version)[:2] < _version_key(below)[:2] else "pp_tp"

@@ -20,8 +20,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sagelaunch.jobspec.contract import (PROFILER_CONFIG_FILE, PROFILER_OUTPUT_SUBDIR, SAGELAUNCH_PROFILER_CONFIG,
-                              SAGELAUNCH_SMP_INIT_DIR, SM_PROFILER_OUTPUT_DIR)
+                              SAGELAUNCH_SMP_CHECKPOINT_NAMES, SAGELAUNCH_SMP_INIT_DIR,
+                              SM_PROFILER_OUTPUT_DIR)
 from sagelaunch.jobspec.profiling import profiler_config_file
+from sagelaunch.jobspec.smp import checkpoint_names
 from sagelaunch.launcher.safe_write import write_private_text
 from sagelaunch.jobspec.errors import SagelaunchError
 
@@ -333,6 +335,7 @@ def environment(layout: HostLayout, job: "LocalJob", current_host: str, hosts: l
     env = {f"SM_{str(key).upper()}": _env_value(value) for key, value in values.items()}  # SM_HP_MP_PARAMETERS too
     if "mp_parameters" in user_hps:
         env[SAGELAUNCH_SMP_INIT_DIR] = str(layout.root / "smp_init")  # the supervisor checks smp.init ran
+        env[SAGELAUNCH_SMP_CHECKPOINT_NAMES] = checkpoint_names(job.facts.framework_version)
     env[SM_PROFILER_OUTPUT_DIR] = str(layout.profiler_dir)
     if job.profiler_config is not None:
         env[SAGELAUNCH_PROFILER_CONFIG] = str(layout.profiler_config_file)

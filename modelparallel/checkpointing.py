@@ -2,7 +2,10 @@
 
 smp.save(obj, f, partial=True) → f"{f}_{pp_rank}_{tp_rank}", v3=True (a sharded optimizer state) →
 f"{f}_{pp_rank}_{tp_rank}_{rdp_rank}": the suffix goes after the whole name, as transformers' Trainer expects
-(it saves "optimizer.pt" and reads back "optimizer.pt" with partial=True). smp.save_checkpoint(path, tag) writes
+(it saves "optimizer.pt" and reads back "optimizer.pt" with partial=True). A job whose framework version ships an
+SMP release from before tensor parallelism (jobspec.smp.checkpoint_names; the job's environment says which) names
+the file as that release did, f"{f}_{mp_rank}" (f"{f}_{mp_rank}_{rdp_rank}" sharded), so that scripts written for it
+find and remove their files; smp.load reads either naming. smp.save_checkpoint(path, tag) writes
     path/{tag}_partial/model_{pp}_{tp}.pt, optimizer_{pp}_{tp}[_{rdp}].pt, user_content.pt, smp_config.pt
       (the model_*/optimizer_*.pt names the example's sharded_data_parallel_checkpoint.py reads)
     path/newest                       (one tag per line, the last is the newest)
@@ -18,6 +21,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
+from sagelaunch.jobspec.smp import CHECKPOINT_NAMES
 from sagelaunch.modelparallel.core import _require_init, state
 from sagelaunch.modelparallel.errors import SMPValidationError
 from sagelaunch.modelparallel.tensor_parallel import full_value, own_part
@@ -171,9 +175,22 @@ def _holds_own_shards() -> bool:
     return bool(getattr(state.model, "sharded_data_parallel", False))
 
 
-def _rank_suffix(v3: bool = False) -> str:
+def _naming() -> str:
+    from sagelaunch.jobspec.contract import SAGELAUNCH_SMP_CHECKPOINT_NAMES
+    from sagelaunch.jobspec.smp import CHECKPOINT_NAMES
+
+    naming = os.environ.get(SAGELAUNCH_SMP_CHECKPOINT_NAMES, CHECKPOINT_NAMES[0])
+    if naming not in CHECKPOINT_NAMES:
+        raise SMPValidationError(f"{SAGELAUNCH_SMP_CHECKPOINT_NAMES}={naming!r} is not a partial-checkpoint naming",
+                                 field=SAGELAUNCH_SMP_CHECKPOINT_NAMES, value=naming,
+                                 allowed=", ".join(CHECKPOINT_NAMES), fix="unset it or use one of the allowed")
+    return naming
+
+
+def _rank_suffix(v3: bool = False, naming: str | None = None) -> str:
     lay = _require_init().layout
-    return f"_{lay.pp_rank}_{lay.tp_rank}" + (f"_{lay.rdp_rank}" if v3 or _holds_own_shards() else "")
+    ranks = f"_{lay.mp_rank}" if (naming or _naming()) == "mp_rank" else f"_{lay.pp_rank}_{lay.tp_rank}"
+    return ranks + (f"_{lay.rdp_rank}" if v3 or _holds_own_shards() else "")
 
 
 def save(obj: Any, f: str, partial: bool = True, v3: bool = False, **kwargs: Any) -> None:
@@ -189,13 +206,16 @@ def save(obj: Any, f: str, partial: bool = True, v3: bool = False, **kwargs: Any
 def load(f: str, partial: bool = True, **kwargs: Any) -> Any:
     if partial:
         lay = _require_init().layout
-        v3 = f"{f}{_rank_suffix(True)}"
-        path = v3 if os.path.isfile(v3) else f"{f}{_rank_suffix()}"
-        if not os.path.isfile(path):
+        own = _naming()
+        # this job's naming first, then the other release's: either one's files are this rank's part
+        candidates = [f"{f}{_rank_suffix(v3, naming)}" for naming in (own, *(n for n in CHECKPOINT_NAMES if n != own))
+                      for v3 in (True, False)]
+        path = next((c for c in candidates if os.path.isfile(c)), None)
+        if path is None:
             found = sorted(glob.glob(f"{glob.escape(f)}_*"))
             raise SMPValidationError(
-                f"smp.load: no partial checkpoint {path} for pp_rank={lay.pp_rank}, tp_rank={lay.tp_rank}; found "
-                f"{found}; was it saved with the same pipeline/tensor parallel degrees?"
+                f"smp.load: no partial checkpoint {candidates[1]} for pp_rank={lay.pp_rank}, tp_rank={lay.tp_rank} "
+                f"(mp_rank={lay.mp_rank}); found {found}; was it saved with the same pipeline/tensor parallel degrees?"
             )
         f = path
     kwargs.setdefault("weights_only", False)
@@ -204,7 +224,8 @@ def load(f: str, partial: bool = True, **kwargs: Any) -> Any:
 
 
 def _partial_file(folder: str, stem: str, v3: bool = False) -> str:
-    return os.path.join(folder, f"{stem}{_rank_suffix(v3)}.pt")
+    # smp.save_checkpoint's layout (SMP 1.10 and later) has one naming
+    return os.path.join(folder, f"{stem}{_rank_suffix(v3, CHECKPOINT_NAMES[0])}.pt")
 
 
 def _load_partial_file(folder: str, stem: str) -> Any:

@@ -129,7 +129,7 @@ class DistributedModel(nn.Module):
         self.ddp_modules.append(m)
         return m
 
-    def partition(self) -> None:
+    def partition(self, sample: tuple[tuple, dict] | None = None) -> None:
         """Split a pipelined model into this rank's stages (once, at the first @smp.step call, as SMP v1 does):
         smp.set_partition marks made after wrapping count. Then the optimizer keeps only this rank's parameters,
         a pending checkpoint loads, and the post-partition hooks run."""
@@ -139,7 +139,7 @@ class DistributedModel(nn.Module):
         from sagelaunch.modelparallel.pipeline import PipelineRunner
 
         st = state
-        self.stage_plan = plan_stages(self.get_module(), st.cfg, st.layout.pp_rank)
+        self.stage_plan = plan_stages(self.get_module(), st.cfg, st.layout.pp_rank, sample)
         if self.replica_size > 1:
             self._broadcast_params(st.groups[self.replica_group_name], only_dtensor=False)
         self.__dict__["_forward_module"] = self.stage_plan.modules[0]

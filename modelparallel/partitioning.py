@@ -108,111 +108,29 @@ class _SequentialStage:
         return output
 
 
-def _encoder_attention_mask(config, attention_mask, hidden):
-    """The mask BERT/RoBERTa's encoder layers take, made as the model makes it (transformers' public masking
-    function: the models' own mask helper is private and changed its arguments between 5.24 and 5.25)."""
-    from transformers.masking_utils import create_bidirectional_mask
-
-    return create_bidirectional_mask(config=config, inputs_embeds=hidden, attention_mask=attention_mask)
-
-
-def _make_bert_stage(root, base, layers, first: bool, last: bool, is_roberta: bool):
+def splits_by_module_tree(module) -> bool:
+    """Whether `module` is pipelined as a module tree (pipeline_tree.py), which looks at a sample of its inputs."""
     import torch.nn as nn
 
-    class BertPipelineStage(nn.Module):
-        """Embeddings (first stage) → encoder layers → classification head (last stage)."""
+    from sagelaunch.modelparallel.pipeline_stack import find_layer_stack
 
-        def __init__(self):
-            super().__init__()
-            self.embeddings = base.embeddings if first else None
-            self.layers = nn.ModuleList(layers)
-            if last:
-                self.pooler = None if is_roberta else base.pooler
-                self.dropout = None if is_roberta else root.dropout
-                self.classifier = root.classifier
-            self._base = [base]  # not registered: only its config / mask helper is used
-
-        def forward(self, hidden, attention_mask=None, token_type_ids=None):
-            if first:
-                hidden = self.embeddings(input_ids=hidden, token_type_ids=token_type_ids)
-            mask = None
-            if attention_mask is not None:
-                mask = _encoder_attention_mask(self._base[0].config, attention_mask, hidden)
-            for layer in self.layers:
-                hidden = layer(hidden, mask)
-            if last:
-                if is_roberta:
-                    return self.classifier(hidden)
-                return self.classifier(self.dropout(self.pooler(hidden)))
-            return hidden
-
-    return BertPipelineStage()
+    return not isinstance(module, nn.Sequential) and find_layer_stack(module) is None
 
 
-class _BertStages:
-    """Stage builder for Hugging Face BERT/RoBERTa sequence classifiers (the encoder layers are the units)."""
-
-    MODEL_KWARGS = ("attention_mask", "token_type_ids")
-
-    def __init__(self, root):
-        self.root = root
-        self.base = getattr(root, root.base_model_prefix)
-        self.is_roberta = root.base_model_prefix == "roberta"
-        self.units = list(self.base.encoder.layer.named_children())
-
-    def make_stage(self, unit_range: range, first: bool, last: bool):
-        return _make_bert_stage(self.root, self.base, [self.units[i][1] for i in unit_range], first, last,
-                                self.is_roberta)
-
-    def prune(self, keep: set[int], first: bool, last: bool) -> None:
-        for i, (name, _) in enumerate(self.units):
-            if i not in keep:
-                del self.base.encoder.layer._modules[name]
-        if not first:
-            del self.base._modules["embeddings"]
-        if not last:
-            for owner, name in ((self.root, "classifier"), (self.root, "dropout"), (self.base, "pooler")):
-                if name in owner._modules:
-                    del owner._modules[name]
-
-    def model_inputs(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
-        kwargs = dict(kwargs)
-        if not args and "input_ids" in kwargs:
-            args = (kwargs.pop("input_ids"),)
-        extra = sorted(set(kwargs) - set(self.MODEL_KWARGS))
-        if extra or len(args) != 1:
-            raise SMPValidationError(
-                f"a pipelined {type(self.root).__name__} is called as model(input_ids, attention_mask=..., "
-                f"token_type_ids=...); got {len(args)} positional argument(s) and keywords {extra}: "
-                "compute the loss from the returned logits inside the smp.step function instead of passing labels"
-            )
-        return args, kwargs
-
-    def finalize(self, output):
-        from transformers.modeling_outputs import SequenceClassifierOutput
-
-        return SequenceClassifierOutput(logits=output)
-
-
-def stage_builder(module):
+def stage_builder(module, sample: tuple[tuple, dict] | None = None):
     import torch.nn as nn
 
     from sagelaunch.modelparallel.pipeline_stack import LayerStackStages, find_layer_stack
 
     if isinstance(module, nn.Sequential):
         return _SequentialStage(module)
-    prefix = getattr(module, "base_model_prefix", None)
-    base = getattr(module, prefix, None) if prefix else None
-    if base is not None and hasattr(getattr(base, "encoder", None), "layer") and hasattr(module, "classifier"):
-        return _BertStages(module)
     stack = find_layer_stack(module)
     if stack is not None:
         return LayerStackStages(module, *stack)
-    raise SMPValidationError(
-        f"pipeline_parallel_degree > 1 needs a model whose layers run in order: an nn.Sequential, or a module tree "
-        f"with a layer stack (an nn.ModuleList of two or more layers, as in Hugging Face models); got "
-        f"{type(module).__name__} with none. Put the layers in an nn.ModuleList or set pipeline_parallel_degree=1"
-    )
+    from sagelaunch.modelparallel.core import state
+    from sagelaunch.modelparallel.pipeline_tree import TreeStages
+
+    return TreeStages(module, state.cfg.pipeline_parallel_degree if state.initialized else 2, sample)
 
 
 @dataclass
@@ -223,16 +141,20 @@ class StagePlan:
     modules: list[Any]  # stage nn.Modules, same order as stage_indices
 
 
-def plan_stages(module, cfg, pp_rank: int) -> StagePlan:
-    """Build this rank's stage modules and prune `module` to them."""
-    builder = stage_builder(module)
+def plan_stages(module, cfg, pp_rank: int, sample: tuple[tuple, dict] | None = None) -> StagePlan:
+    """Build this rank's stage modules and prune `module` to them; `sample` (the model's arguments at the first
+    step) lets a module tree without a layer stack find where it can be split."""
+    builder = stage_builder(module, sample)
     pp = cfg.pipeline_parallel_degree
     n_units = len(builder.units)
     if cfg.auto_partition:
         virtual = 2 if cfg.pipeline == "interleaved" and n_units >= 2 * pp else 1
-        chunks = split_evenly(n_units, pp * virtual)
+        chunks = builder.auto_chunks(pp * virtual) if hasattr(builder, "auto_chunks") else \
+            split_evenly(n_units, pp * virtual)
     else:
         chunks = manual_chunks(builder.units, pp, cfg.effective_default_partition)
+        if hasattr(builder, "check_chunks"):
+            builder.check_chunks(chunks)
     num_stages = len(chunks)
     mine = [s for s in range(num_stages) if s % pp == pp_rank]  # looped placement: stage s on rank s % pp
     modules = [builder.make_stage(chunks[s], s == 0, s == num_stages - 1) for s in mine]

@@ -112,16 +112,67 @@ class _LayerStackStage(nn.Module):
         return builder.output_tensors(out)
 
 
-class LayerStackStages:
-    """Stage builder (see partitioning.stage_builder) for a module tree with a layer stack."""
+class RootCallStages:
+    """What every stage builder that runs the root model's own forward on each stage shares: the model's tensor
+    inputs by name (travelling with the activations), its fixed options, and its output rebuilt on the last stage."""
 
-    def __init__(self, root: nn.Module, stack_name: str, stack: nn.ModuleList):
-        self.root, self.stack_name, self.stack = root, stack_name, stack
-        self.units = list(stack.named_children())
+    def __init__(self, root: nn.Module):
+        self.root = root
         self.input_names: tuple[str, ...] = ()
         self.static_kwargs: dict[str, Any] = {}
         self._output_type = None
         self._output_keys: tuple[str, ...] = ()
+
+    def model_inputs(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        """Every tensor input by name, in one order, as positional stage inputs; the rest stays fixed."""
+        import inspect
+
+        bound = inspect.signature(self.root.forward).bind_partial(*args, **kwargs)
+        named = dict(bound.arguments)
+        extra = named.pop("kwargs", None) or {}
+        named.update(extra)
+        tensors = {k: v for k, v in named.items() if isinstance(v, torch.Tensor)}
+        static = {k: v for k, v in named.items() if not isinstance(v, torch.Tensor) and v is not None}
+        names = tuple(tensors)
+        if self.input_names and (names != self.input_names or static != self.static_kwargs):
+            raise SMPValidationError(
+                f"a pipelined {type(self.root).__name__} must be called with the same arguments in every step "
+                f"and microbatch; got tensors {names} and options {static}, before {self.input_names} and "
+                f"{self.static_kwargs}")
+        self.input_names, self.static_kwargs = names, static
+        return tuple(tensors.values()), {}
+
+    def output_tensors(self, out) -> tuple:
+        if isinstance(out, torch.Tensor):
+            self._output_type, self._output_keys = None, ()
+            return (out,)
+        if isinstance(out, dict):  # a Hugging Face ModelOutput
+            keys = tuple(k for k, v in out.items() if isinstance(v, torch.Tensor))
+            self._output_type, self._output_keys = type(out), keys
+            return tuple(out[k] for k in keys)
+        if isinstance(out, (tuple, list)) and out and all(isinstance(t, torch.Tensor) for t in out):
+            self._output_type, self._output_keys = tuple, ()
+            return tuple(out)
+        raise SMPValidationError(f"a pipelined {type(self.root).__name__} must return a tensor, a tuple of tensors "
+                                 "or a ModelOutput; "
+                                 f"got {type(out).__name__}")
+
+    def finalize(self, output):
+        outputs = output if isinstance(output, tuple) else (output,)
+        if self._output_type is None:
+            return outputs[0]
+        if self._output_type is tuple:
+            return tuple(outputs)
+        return self._output_type(**dict(zip(self._output_keys, outputs)))
+
+
+class LayerStackStages(RootCallStages):
+    """Stage builder (see partitioning.stage_builder) for a module tree with a layer stack."""
+
+    def __init__(self, root: nn.Module, stack_name: str, stack: nn.ModuleList):
+        super().__init__(root)
+        self.stack_name, self.stack = stack_name, stack
+        self.units = list(stack.named_children())
         names = [n for n, _ in root.named_modules()]
         start = names.index(stack_name)
         inside = {n for n in names if n == stack_name or n.startswith(stack_name + ".")}
@@ -174,42 +225,6 @@ class LayerStackStages:
                     "the stack. Move it into the stack's first layer or set pipeline_parallel_degree=1")
             parent_name, _, attr = name.rpartition(".")
             setattr(modules[parent_name] if parent_name else self.root, attr, stub)
-
-    def model_inputs(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
-        """Every tensor input by name, in one order, as positional stage inputs; the rest stays fixed."""
-        import inspect
-
-        bound = inspect.signature(self.root.forward).bind_partial(*args, **kwargs)
-        named = dict(bound.arguments)
-        extra = named.pop("kwargs", None) or {}
-        named.update(extra)
-        tensors = {k: v for k, v in named.items() if isinstance(v, torch.Tensor)}
-        static = {k: v for k, v in named.items() if not isinstance(v, torch.Tensor) and v is not None}
-        names = tuple(tensors)
-        if self.input_names and (names != self.input_names or static != self.static_kwargs):
-            raise SMPValidationError(
-                f"a pipelined {type(self.root).__name__} must be called with the same arguments in every step "
-                f"and microbatch; got tensors {names} and options {static}, before {self.input_names} and "
-                f"{self.static_kwargs}")
-        self.input_names, self.static_kwargs = names, static
-        return tuple(tensors.values()), {}
-
-    def output_tensors(self, out) -> tuple:
-        if isinstance(out, torch.Tensor):
-            self._output_type, self._output_keys = None, ()
-            return (out,)
-        if isinstance(out, dict):  # a Hugging Face ModelOutput
-            keys = tuple(k for k, v in out.items() if isinstance(v, torch.Tensor))
-            self._output_type, self._output_keys = type(out), keys
-            return tuple(out[k] for k in keys)
-        raise SMPValidationError(f"a pipelined {type(self.root).__name__} must return a tensor or a ModelOutput; "
-                                 f"got {type(out).__name__}")
-
-    def finalize(self, output):
-        outputs = output if isinstance(output, tuple) else (output,)
-        if self._output_type is None:
-            return outputs[0]
-        return self._output_type(**dict(zip(self._output_keys, outputs)))
 
     def sync_tied_gradients(self, group) -> None:
         """Sum the gradients of tied parameters over the stages that hold a copy (the others add zeros)."""

@@ -30,7 +30,11 @@ def step(func: Callable | None = None, *, non_split_inputs=None, input_split_axe
                 error = str(err)
             agree_on_error(error, CommGroup.WORLD)  # every rank fails together instead of hanging in a collective
             if model.pipelined:
-                model.partition()
+                if not model.partitioned:
+                    from sagelaunch.modelparallel.partitioning import splits_by_module_tree
+
+                    tree = splits_by_module_tree(model.get_module())
+                    model.partition(_first_model_call(fn, model, mbs) if tree else None)
                 results = _run_pipelined(fn, model, mbs)
             else:
                 results = _run_microbatches(fn, model, mbs)
@@ -53,6 +57,22 @@ def _run_microbatches(fn, model, mbs) -> list[Any]:
     finally:
         state.microbatch = None
     return results
+
+
+def _first_model_call(fn, model, mbs) -> tuple[tuple, dict] | None:
+    """The arguments of the step function's model(...) call for the first microbatch (SMP traces the model on them
+    before partitioning it); None when the step function does not reach the model."""
+    from sagelaunch.modelparallel.model import _ModelCallCaptured
+
+    a, k = mbs[0]
+    model._capturing = True
+    try:
+        fn(*a, **k)
+    except _ModelCallCaptured as call:
+        return tuple(call.args), dict(call.kwargs)
+    finally:
+        model._capturing = False
+    return None
 
 
 def _capture_model_inputs(fn, model, mbs) -> tuple[list[tuple], list[dict]]:

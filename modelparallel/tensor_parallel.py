@@ -14,12 +14,18 @@ from sagelaunch.modelparallel.tp_marks import MARK, is_marked  # noqa: F401  (is
 
 @contextlib.contextmanager
 def tensor_parallelism(enabled: bool = True, **tensor_parallel_config: Any):
-    """Modules created inside are distributed over the tensor-parallel group when wrapped in DistributedModel."""
+    """Modules created inside are distributed over the tensor-parallel group when wrapped in DistributedModel. A
+    Hugging Face transformer SMP would build its distributed transformer for gets SMP's weight initialisation when
+    it is built (smp_init.py), so weights loaded afterwards (from_pretrained) are kept."""
     from torch.nn.modules.module import register_module_module_registration_hook
+
+    from sagelaunch.modelparallel.smp_init import initialize_distributed_transformer
 
     def mark(module, name, submodule):
         if submodule is not None:
             setattr(submodule, MARK, enabled)
+            if enabled:
+                initialize_distributed_transformer(module, name, submodule)
 
     handle = register_module_module_registration_hook(mark)
     try:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 def rmsg(message: str) -> str:
     """`message` prefixed with this process's ranks, as SMP's log lines are."""
@@ -11,3 +13,18 @@ def rmsg(message: str) -> str:
         return message
     lay = state.layout
     return f"[{lay.rank}|pp{lay.pp_rank}|tp{lay.tp_rank}|rdp{lay.rdp_rank}] {message}"
+
+
+def get_distribution_axis(obj: Any) -> int | None:
+    """The axis along which tensor parallelism splits `obj` (a parameter of the DistributedModel) over the tp ranks;
+    None when it is not split: replicated, not a parameter of the model, or no DistributedModel yet (SMP's answer
+    for "not a distributed tensor")."""
+    from sagelaunch.modelparallel.core import state
+
+    model = state.model
+    if model is None or not model.tp_shard_dims:
+        return None
+    for name, param in model.get_module().named_parameters():
+        if param is obj:
+            return model.tp_shard_dims.get(name)
+    return None

@@ -13,7 +13,7 @@ def _app():
     import typer
 
     from sagelaunch.profiler.cli import profile_app
-    from sagelaunch import cli_endpoints, cli_jobs, cli_package, cli_plan, cli_profile, cli_validate
+    from sagelaunch import cli_endpoints, cli_jobs, cli_package, cli_plan, cli_profile, cli_run, cli_validate
 
     app = typer.Typer(
         name="sagelaunch",
@@ -25,6 +25,7 @@ def _app():
     cli_jobs.register(app)
     cli_package.register(app)
     cli_plan.register(app)
+    cli_run.register(app)
     cli_endpoints.register(app)
     cli_profile.register(profile_app)
     app.add_typer(profile_app, name="profile", help="Analyse, report and browse profiles.")

@@ -62,7 +62,12 @@ def _installed(python: str, modules: list[str]) -> set[str]:
 
 def job_module_paths(job: "LocalJob", python: str) -> tuple[list[str], list[str]]:
     """(folders to add to the job's PYTHONPATH, one log line per name the job uses)."""
-    wanted = [m for m in JOB_MODULES if m.wanted(job)]
+    return stand_in_paths([m for m in JOB_MODULES if m.wanted(job)], python)
+
+
+def stand_in_paths(wanted: "list[JobModule] | tuple[JobModule, ...]", python: str) -> tuple[list[str], list[str]]:
+    """(folders to add to PYTHONPATH for the names in `wanted` that `python` lacks, one line per name saying which
+    library it gets): the same stand-ins for a local job and for `sagelaunch run` outside one."""
     installed = _installed(python, [m.real for m in wanted])
     paths, notes = [], []
     for module in wanted:

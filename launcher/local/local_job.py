@@ -30,6 +30,7 @@ class LocalFacts(BaseModel):
     artifact_prefix: str  # <output_path>/<job> (a folder or s3://), or <job folder>/artifacts
     region: str
     framework: Literal["pytorch", "tensorflow"]
+    framework_version: str | None = None  # the image's; SMP jobs name partial checkpoints as its SMP release does
     processes_per_host: int  # torchrun --nproc-per-node
     distributed: bool  # a distribution= was given (the toolkit's distribution_hosts)
     submit_directory: str | None  # the spec's; None: each host's hyperparameters name its own code folder
@@ -114,6 +115,7 @@ def compile_local_job(spec: TrainingJobSpec, job_dir: Path, code_files: list[tup
                       submit_directory=spec.code.submit_directory or str(HostLayout(job_dir / "algo-1").code_dir))
     assert spec.framework != "generic", "a generic image's job is refused before it reaches the local backend"
     facts = LocalFacts(job_dir=job_dir, artifact_prefix=prefix, region=spec.region, framework=spec.framework,
+                       framework_version=spec.framework_version,
                        processes_per_host=spec.compute.processes_per_host, distributed=bool(spec.code.distribution),
                        submit_directory=spec.code.submit_directory, code_files=tuple(code_files),
                        code_archive=code_archive, checkpoint_local_path=spec.output.checkpoint_local_path)

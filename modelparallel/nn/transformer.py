@@ -13,6 +13,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from sagelaunch.modelparallel.errors import SMPValidationError
+from sagelaunch.modelparallel.smp_init import normal_initialization
 
 MASKED = -10000.0  # what SMP's (and BERT's) additive attention masks put on masked positions
 
@@ -21,13 +22,8 @@ class _Init(nn.Module):
     """use_normal_initialization: normal(0, initializer_range) weights and zero biases, else PyTorch's defaults."""
 
     def _initialize(self, use_normal_initialization: bool, initializer_range: float) -> None:
-        if not use_normal_initialization:
-            return
-        for m in self.modules():
-            if isinstance(m, (nn.Linear, nn.Embedding)):
-                nn.init.normal_(m.weight, std=initializer_range)
-                if getattr(m, "bias", None) is not None:
-                    nn.init.zeros_(m.bias)
+        if use_normal_initialization:
+            normal_initialization(self, initializer_range)
 
 
 def _check_layernorms(pre_layernorm: bool, post_layernorm: bool) -> None:

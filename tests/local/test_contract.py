@@ -103,6 +103,13 @@ def test_model_parallel_parameters_reach_the_script(tmp_path):
     assert "SM_HP_MP_PARAMETERS" not in plain
 
 
+def test_an_smp_job_is_told_the_partial_checkpoint_names_of_its_framework_versions_smp_release(tmp_path):
+    names = {version: _host_env(tmp_path / version, framework_version=version, mp_parameters={"partitions": 2},
+                                distribution_hyperparameters={"sagemaker_mpi_enabled": True})[3]
+             .get("SAGELAUNCH_SMP_CHECKPOINT_NAMES") for version in ("1.6.0", "1.13.1")}
+    assert names == {"1.6.0": "mp_rank", "1.13.1": "pp_tp"}  # the BERT example's release names f"{f}_{mp_rank}"
+
+
 def test_config_files_and_profiler_settings(tmp_path):
     profiler = ProfilerSettings(system_monitor_interval_millis=500, cpu_profiling_duration=60, detailed=True)
     job, layout, hps, env = _host_env(

@@ -20,6 +20,7 @@ import torch.distributed as dist  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 import sagelaunch.modelparallel as smp  # noqa: E402
+from sagelaunch.modelparallel.utils import get_distribution_axis  # noqa: E402
 from models import BUILDERS, CAUSAL_LMS, global_batch, lm_loss, make_optimizer, shard  # noqa: E402
 
 
@@ -184,6 +185,7 @@ def case_train(case: dict) -> dict:
     result["local_params"] = [n for n, _ in model.local_named_parameters()]
     local = {n: getattr(p, "_local_tensor", p) for n, p in model.local_named_parameters()}
     result["local_shapes"] = {n: list(t.shape) for n, t in local.items()}
+    result["distribution_axes"] = {n: get_distribution_axis(p) for n, p in model.local_named_parameters()}
     result["local_numel"] = sum(t.numel() for t in {id(t): t for t in local.values()}.values())
     grads = {id(p): getattr(p.grad, "_local_tensor", p.grad) for _, p in model.local_named_parameters()
              if p.grad is not None}

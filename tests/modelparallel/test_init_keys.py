@@ -33,3 +33,20 @@ def test_a_typo_is_still_refused_with_did_you_mean():
 def test_sdk_v2_forward_only_pipeline_is_refused_by_name():
     with pytest.raises(ValueError, match="pipeline='_only_forward'.*fix"):
         check_local_support(SMPParameters.model_validate({"pipeline": "_only_forward"}))
+
+
+def test_older_releases_underscored_keys_are_accepted_with_their_meaning():
+    # the May 2022 GPT-2 example's smp.init keys
+    params = SMPParameters.model_validate({**EXAMPLE_CONFIG, "_match_weights": True, "_fp32_grad_accumulation": True})
+    assert params.match_weights and params.fp32_grad_accumulation
+    named = {n.split("=")[0] for n in check_local_support(params)}
+    assert not named & {"match_weights", "fp32_grad_accumulation"}  # both honoured: neither warned about
+    with pytest.raises(ValueError, match="unknown SMP v1 parameter 'match_weights'.*_match_weights"):
+        SMPParameters.model_validate({"match_weights": True})  # only the spelling SMP had
+
+
+def test_fp32_gradient_accumulation_with_half_precision_is_refused_by_name():
+    params = SMPParameters.model_validate({"fp16": True, "_fp32_grad_accumulation": True})
+    with pytest.raises(ValueError, match=r"fp32_grad_accumulation=True with fp16=True, bf16=False .*fix: drop "
+                                         r"_fp32_grad_accumulation, or train in fp32"):
+        check_local_support(params)

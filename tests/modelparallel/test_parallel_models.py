@@ -117,6 +117,13 @@ def _check_sharded(case: dict, per_rank: list[dict], tp: int = 2) -> None:
         total = sum(p.numel() for p in full.values())
         assert res["local_numel"] == total - sharded + sharded // tp, f"rank {rank} holds {res['local_numel']}"
         assert res["local_grad_numel"] == res["local_numel"]  # gradients as sharded as their parameters
+        # smdistributed.modelparallel.torch.utils.get_distribution_axis: the axis this rank holds 1/tp of
+        axes = res["distribution_axes"]
+        assert all(axes[n] is not None for n in res["distributed_params"])
+        assert all(axes[n] is None for n in replicated if n in axes)
+        for name, axis in axes.items():
+            if axis is not None and name in full:  # a tied alias (lm_head.weight) is its embedding's shard
+                assert shapes[name][axis] * tp == full[name].shape[axis], (name, axis)
 
 
 @pytest.mark.parametrize("case", TP_TRAIN2, ids=[c["name"] for c in TP_TRAIN2])

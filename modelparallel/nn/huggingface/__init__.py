@@ -1,3 +1,3 @@
-"""smp.nn.huggingface.<family>: state-dict translation between Hugging Face models and SMP's distributed models."""
+"""smp.nn.huggingface.<family>: state-dict translations between Hugging Face models and SMP's distributed models."""
 
-from sagelaunch.modelparallel.nn.huggingface import gpt2  # noqa: F401
+from sagelaunch.modelparallel.nn.huggingface import bert, gpt2, gptj, gptneo, roberta  # noqa: F401

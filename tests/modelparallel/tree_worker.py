@@ -1,0 +1,67 @@
+"""Runs under torchrun (pp=2, and pp=2 × dp=2 on 4 ranks): module trees without a layer stack (tree_models.py)
+pipelined by module; rank 0 also trains one process on the same batches. Writes each rank's findings as JSON.
+
+usage: python -m torch.distributed.run --nproc-per-node N tree_worker.py cases.json out_dir
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
+
+import torch  # noqa: E402
+
+import sagelaunch.modelparallel as smp  # noqa: E402
+from worker_main import main_against_one_process  # noqa: E402
+from tree_models import batch, build, loss_of  # noqa: E402
+
+STEPS, BATCH = 2, 8
+
+
+@smp.step
+def train_step(model, name, b):
+    loss = loss_of(name, model, b)
+    model.backward(loss)
+    return loss
+
+
+def pipelined(case: dict) -> dict:
+    smp.init(case["config"])
+    name = case["model"]
+    module = build(name)
+    for module_name, index in case.get("partition", {}).items():  # smp.set_partition, auto_partition=False
+        smp.set_partition(module.get_submodule(module_name), index)
+    model = smp.DistributedModel(module)
+    opt = smp.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1))
+    losses = []
+    try:
+        for step in range(STEPS):
+            opt.zero_grad()
+            full = batch(name, step, BATCH)
+            own = {k: v.chunk(smp.dp_size())[smp.dp_rank()] for k, v in full.items()}  # this replica's share
+            losses.append(train_step(model, name, own).reduce_mean().item())
+            opt.step()
+    except smp.SMPValidationError as err:
+        return {"error": str(err)}
+    return {"losses": losses if smp.pp_rank() == smp.pp_size() - 1 else None, "dp_rank": smp.dp_rank(),
+            "params": {n: p.detach().tolist() for n, p in model.local_named_parameters()}}
+
+
+def one_process(name: str) -> dict:
+    model = build(name)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    losses = []
+    for step in range(STEPS):
+        opt.zero_grad()
+        loss = loss_of(name, model, batch(name, step, BATCH))
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return {"losses": losses, "params": {n: p.detach().tolist() for n, p in model.named_parameters()}}
+
+
+if __name__ == "__main__":
+    main_against_one_process(pipelined, one_process)

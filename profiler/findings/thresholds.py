@@ -9,12 +9,15 @@ INPUT_WAIT_MIN_US = 1000.0
 GPU_IDLE_SHARE = 0.30
 GPU_IDLE_SHARE_HIGH = 0.60
 GPU_SAMPLED_UTIL_LOW = 50.0  # percent
-# launch_bound: many kernels, most of them short, and the GPU waits for launches
-LAUNCH_MIN_KERNELS = 500
-LAUNCH_SHORT_SHARE = 0.5  # share of kernels shorter than metrics.SHORT_KERNEL_US
+# launch_bound, as HTA reads host-bound: the GPU idle this share of its span, this share of its gaps host wait (HTA's
+# idle-time breakdown), and the launch queue of the stream the host feeds this short (HTA's queue length: more, and
+# the host is ahead of the GPU). Enough kernels to judge, and gaps of a launch's size (Python dispatch, tens of µs),
+# not of other host work between kernels
+LAUNCH_MIN_KERNELS = 100
 LAUNCH_GPU_IDLE_SHARE = 0.10
-LAUNCH_WAIT_SHARE = 0.5  # of the GPU's idle gaps, HTA's host wait + kernel wait (not synchronisation, other streams)
-LAUNCH_MAX_QUEUE = 2.0  # mean kernels queued at a launch: more, and the host is ahead of the GPU, not behind it
+LAUNCH_HOST_WAIT_SHARE = 0.5
+LAUNCH_MAX_QUEUE = 2.0
+LAUNCH_MAX_HOST_WAIT_PER_KERNEL_US = 500.0
 # low_overlap: communication not hidden behind compute
 OVERLAP_MIN_COMM_SHARE = 0.05  # communication time as a share of the GPU span
 OVERLAP_EXPOSED_SHARE = 0.50  # share of communication time with no compute running

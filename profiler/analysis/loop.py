@@ -64,6 +64,10 @@ def step_boundaries(rt: RankTrace):
         starts, ends = ts[rows], end[rows]
         numbers = np.array([int(STEP_NAME.match(rt.names[i]).group(1)) for i in nid[rows].tolist()])
         cycle_ends = np.append(starts[1:], ends[-1])
+        if rt.meta.cycles_ns:  # the last step of a profiling cycle ends there: the pause to the next is no step's
+            cycle_of = np.searchsorted([c[0] for c in rt.meta.cycles_ns], starts, side="right")
+            last = np.append(cycle_of[1:] != cycle_of[:-1], True)
+            cycle_ends = np.where(last, ends, cycle_ends)
         return "step annotations", numbers, starts, ends, np.maximum(cycle_ends, ends)
     hook = _names_matching(rt, lambda n: n == HOOK_OPTIMIZER_STEP)
     opt = rt.mask_cat(CAT_HOOK) & hook[nid]

@@ -241,6 +241,33 @@ for epoch in range(4):  # 240 steps: the pipeline's first ~15 steps are its warm
             opt.step()
 smprof.stop_profiling()
 '''
+# A step the phases do not explain: the docs' annotations, and something unannotated waits inside step_N before
+# Forward (a batch taken from a queue another process fills, no DataLoader) or between the step annotations
+# (batches made by a generator after the step closes)
+CASES["wait_before_forward"] = DOCS_LOOP.replace("                opt.zero_grad()\n",
+                                                 "                opt.zero_grad()\n                time.sleep(0.02)\n") + '''
+train(DataLoader(TensorDataset(torch.randn(4096, 256), torch.randn(4096, 1)), batch_size=64), mlp(), 80)
+'''
+CASES["generator_between_steps"] = '''
+def batches(n):  # built by hand, no DataLoader: the next batch is made after step_N closes
+    for _ in range(n):
+        time.sleep(0.015)
+        yield torch.randn(64, 256), torch.randn(64, 1)
+
+model = mlp()
+opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+smprof.start_profiling()
+for i, (x, y) in enumerate(batches(100), 1):
+    with smprof.annotate(f"step_{i}"):
+        opt.zero_grad()
+        with smprof.annotate("Forward"):
+            out = model(x)
+        with smprof.annotate("Backward"):
+            nn.functional.mse_loss(out, y).backward()
+        with smprof.annotate("Optimizer"):
+            opt.step()
+smprof.stop_profiling()
+'''
 DDP = {"ddp_healthy", "ddp_compute_straggler", "ddp_input_straggler", "smp_pipeline"}  # two processes, torchrun
 ENV = {"smp_pipeline": {"SM_HP_MP_PARAMETERS": '{"pipeline_parallel_degree": 2, "microbatches": 2}'}}
 

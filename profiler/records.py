@@ -240,6 +240,17 @@ class LoopMeans(Record, kw_only=True):
         return {k: v for k, v in msgspec.structs.asdict(self).items() if v is not None}
 
 
+class Unexplained(Record, kw_only=True):
+    """Mean µs per judged step that no recorded work explains (loop.unexplained), by where it sits."""
+    before_first_work: float  # inside the step annotation, before its first annotation/hook/operator
+    between_work: float  # inside it, between pieces of recorded work
+    after_last_work: float  # inside it, after the last
+    between_steps: float  # from the step annotation's end to the next step's start, nothing recorded
+    explained: float  # covered by recorded work, inside the step and between steps
+    cycle: float
+    total: float  # the four places together
+
+
 class Loop(Record, kw_only=True):
     """The training loop (profiler/analysis/loop.py)."""
     source: str  # "step annotations", "optimizer.step hooks" or "Optimizer.step operators"
@@ -258,6 +269,8 @@ class Loop(Record, kw_only=True):
     input_steps: int
     mean_us: LoopMeans
     total_judged_us: float
+    unexplained_us: Optional[Unexplained] = None  # steps from step annotations only
+    phase_us: Optional[dict[str, list[float]]] = None  # each step's time in each annotated phase (as cycle_us)
 
 
 class MemorySeries(Record, kw_only=True):

@@ -246,15 +246,15 @@ smprof.stop_profiling()
 # (batches made by a generator after the step closes)
 CASES["wait_before_forward"] = DOCS_LOOP.replace("                opt.zero_grad()\n",
                                                  "                opt.zero_grad()\n                time.sleep(0.02)\n") + '''
-train(DataLoader(TensorDataset(torch.randn(4096, 256), torch.randn(4096, 1)), batch_size=64), mlp(), 80)
+train(DataLoader(TensorDataset(torch.randn(4096, 64), torch.randn(4096, 1)), batch_size=64), mlp(64, 128), 80)
 '''
 CASES["generator_between_steps"] = '''
 def batches(n):  # built by hand, no DataLoader: the next batch is made after step_N closes
     for _ in range(n):
         time.sleep(0.015)
-        yield torch.randn(64, 256), torch.randn(64, 1)
+        yield torch.randn(64, 64), torch.randn(64, 1)
 
-model = mlp()
+model = mlp(64, 128)
 opt = torch.optim.SGD(model.parameters(), lr=1e-3)
 smprof.start_profiling()
 for i, (x, y) in enumerate(batches(100), 1):
@@ -267,6 +267,18 @@ for i, (x, y) in enumerate(batches(100), 1):
         with smprof.annotate("Optimizer"):
             opt.step()
 smprof.stop_profiling()
+'''
+# A healthy loop on a busy host: the script itself starts two busy-loop processes beside it (other jobs on the
+# machine) and stops them when it ends
+CASES["docs_busy_host"] = DOCS_LOOP + '''
+import subprocess
+hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+try:
+    train(DataLoader(TensorDataset(torch.randn(4096, 64), torch.randn(4096, 1)), batch_size=64), mlp(64, 128), 400)
+finally:
+    for h in hogs:
+        h.kill()
+        h.wait()
 '''
 DDP = {"ddp_healthy", "ddp_compute_straggler", "ddp_input_straggler", "smp_pipeline"}  # two processes, torchrun
 ENV = {"smp_pipeline": {"SM_HP_MP_PARAMETERS": '{"pipeline_parallel_degree": 2, "microbatches": 2}'}}

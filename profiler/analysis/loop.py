@@ -106,6 +106,45 @@ def _slowed_by_profiler(rt: RankTrace, starts: np.ndarray, ends: np.ndarray) -> 
     return _with_operators(rt, starts, ends) | during_profiler_writing(rt, starts, ends)
 
 
+def unexplained(rt: RankTrace, starts: np.ndarray, ends: np.ndarray, cycle_ends: np.ndarray,
+                judged: np.ndarray) -> dict | None:
+    """Mean µs per judged step that no recorded work explains (no phase or other annotation, DataLoader, hook or
+    operator runs), by where it sits: inside the step annotation before its first recorded work ("before Forward"),
+    between its pieces of work, after its last, and between the step annotation's end and the next step's start.
+    None without step annotations' spans or without judged steps."""
+    if not judged.any():
+        return None
+    step = _names_matching(rt, STEP_NAME.match)[rt["name_id"]]
+    work = (rt.mask_cat(CAT_USER_ANNOTATION) & ~step) | rt.mask_cat(CAT_HOOK, CAT_CPU_OP)
+    rows = np.flatnonzero(work)
+    ref = int(starts.min())
+    lo, hi, nxt = [(x - ref).astype(np.float64) for x in (starts, ends, cycle_ends)]
+    if len(rows):
+        s, e = merge_intervals((rt["ts_ns"][rows] - ref).astype(np.float64),
+                               (rt["ts_ns"][rows] + rt["dur_ns"][rows] - ref).astype(np.float64))
+    else:
+        s = e = np.zeros(0)
+
+    def covered(a, b):
+        return covered_upto(s, e, b) - covered_upto(s, e, a)
+
+    k = np.searchsorted(e, lo, side="right")  # the first piece of work ending after the step's start
+    first = np.where(k < len(s), np.maximum(s[np.minimum(k, len(s) - 1)] if len(s) else lo, lo), hi)
+    first = np.minimum(first, hi)
+    j = np.searchsorted(s, hi, side="left") - 1  # the last starting before the step annotation's end
+    last = np.where(j >= 0, np.minimum(e[np.maximum(j, 0)] if len(s) else hi, hi), lo)
+    last = np.maximum(last, first)
+    inside = covered(lo, hi)
+    parts = {"before_first_work": first - lo, "between_work": (last - first) - covered(first, last),
+             "after_last_work": hi - last, "between_steps": (nxt - hi) - covered(hi, nxt)}
+    cycle = nxt - lo
+    out = {k: round(float(v[judged].mean()) / 1e3, 3) for k, v in parts.items()}
+    out["explained"] = round(float((inside + covered(hi, nxt))[judged].mean()) / 1e3, 3)
+    out["cycle"] = round(float(cycle[judged].mean()) / 1e3, 3)
+    out["total"] = round(sum(out[k] for k in parts), 3)
+    return out
+
+
 def _us(a) -> list[float]:
     return [round(float(x) / 1e3, 3) for x in a]
 
@@ -164,7 +203,10 @@ def loop(rt: RankTrace) -> dict | None:
                     "input_between_steps": mean(input_between, input_over),
                     "input_inside_steps": mean(input_inside, input_over),
                     **{p: mean(phase[p]) for p in phases_seen}},
+        **({"phase_us": {p: _us(phase[p]) for p in phases_seen}} if phases_seen else {}),
         "total_judged_us": round(float(cycles[judged].sum()) / 1e3, 3),
+        **({"unexplained_us": u} if source == "step annotations" and (u := unexplained(
+            rt, starts, ends, cycle_ends, judged)) else {}),
     }
 
 

@@ -22,11 +22,24 @@ from sagelaunch.profiler.figures import ms
 from sagelaunch.profiler.nputil import percentile
 from sagelaunch.profiler.findings import thresholds as T
 from sagelaunch.profiler.findings.common import finding, median, ranks_of
+from sagelaunch.profiler.findings.host_rules import contended_steps
+from sagelaunch.profiler.findings.slow_steps import judged, periodic, slow_steps
 from sagelaunch.profiler.records import AnalysisResult, Evidence, Finding, Loop
 
 
-def _judged(values: list, loop: Loop) -> np.ndarray:
-    return np.asarray(values, dtype=np.float64)[np.asarray(loop.judged_mask, dtype=bool)]
+def _calm_input(a: AnalysisResult, rank: str, loop: Loop) -> tuple[float, float] | None:
+    """The input's share of the steps a busy host did not slow (host_rules.contended_steps) and its mean µs there;
+    None when it slowed none or the input was measured over some steps only (a duty cycle)."""
+    found = slow_steps(loop)
+    if found is None or loop.input_steps != loop.judged:
+        return None
+    cycles, _, slow, excess = found
+    contended = contended_steps(a, rank, loop, slow, excess)
+    if not contended.any():
+        return None
+    inputs = judged(loop.input_us, loop)[~contended]
+    total = float(cycles[~contended].sum())
+    return (float(inputs.sum()) / total, float(inputs.mean())) if total else None
 
 
 def input_bound(a: AnalysisResult) -> list[Finding]:
@@ -37,7 +50,11 @@ def input_bound(a: AnalysisResult) -> list[Finding]:
             continue
         m = loop.mean_us
         share = m.input / m.input_cycle if m.input_cycle else 0.0
-        if share < T.INPUT_WAIT_SHARE or m.input < T.INPUT_WAIT_MIN_US:
+        per_step = m.input
+        calm = _calm_input(a, rank, loop)
+        if calm is not None:  # a busy host stretched some steps (the DataLoader's with them): judge the others
+            share, per_step = calm
+        if share < T.INPUT_WAIT_SHARE or per_step < T.INPUT_WAIT_MIN_US:
             continue
         between = m.input_between_steps >= m.input_inside_steps
         where = ("between steps (the batch is fetched before the step annotation opens)" if between and
@@ -61,53 +78,22 @@ def input_bound(a: AnalysisResult) -> list[Finding]:
     return out
 
 
-def _rolling_median(x: np.ndarray, window: int) -> np.ndarray:
-    """The median of each value's neighbours (`window` steps centred on it; fewer at the ends, never repeated ones).
-    Sorted windows rather than np.nanmedian, which imports numpy.ma (~10 ms of every analyze)."""
-    half = window // 2
-    padded = np.pad(x.astype(np.float64), half, constant_values=np.nan)
-    windows = np.sort(np.lib.stride_tricks.sliding_window_view(padded, 2 * half + 1), axis=1)  # NaNs sort last
-    k = (~np.isnan(windows)).sum(axis=1)
-    rows = np.arange(len(windows))
-    return (windows[rows, (k - 1) // 2] + windows[rows, k // 2]) / 2
-
-
-def _periodic(numbers: np.ndarray, slow: np.ndarray, excess: np.ndarray) -> tuple[int, np.ndarray] | None:
-    """(period, which steps) when slow steps recur every p steps: ≥ STEP_OUTLIER_PERIOD_MIN_REPEATS of them, most steps
-    at that period slow, each losing more than the slow steps between them (noise) ever do. Periods are tried from the
-    differences between the slowest steps."""
-    order = np.argsort(-excess)[:6]
-    top = numbers[order][excess[order] > 0]
-    best = None
-    for p in sorted({abs(int(a) - int(b)) for a in top for b in top if abs(int(a) - int(b)) >= 2}):
-        for offset in sorted({int(n) % p for n in top}):
-            members = numbers % p == offset
-            hits = members & slow
-            if hits.sum() < T.STEP_OUTLIER_PERIOD_MIN_REPEATS or hits.sum() < 0.75 * members.sum():
-                continue
-            rest = slow & ~members
-            if rest.any() and excess[hits].min() <= excess[rest].max():
-                continue  # the "period" does not stand out from the other slow steps
-            if best is None or excess[hits].sum() > excess[best[1]].sum():
-                best = (p, hits)
-    return best
-
-
 def step_outlier(a: AnalysisResult) -> list[Finding]:
     out = []
     for rank, r in ranks_of(a):
         loop = r.loop
-        if not loop or loop.judged < T.STEP_OUTLIER_MIN_STEPS:
+        found_slow = slow_steps(loop) if loop else None
+        if found_slow is None or not found_slow[2].any():
             continue
-        cycles, numbers = _judged(loop.cycle_us, loop), _judged(loop.step, loop).astype(int)
-        ref = _rolling_median(cycles, T.STEP_OUTLIER_WINDOW)  # slow against its neighbours: a drift is not an outlier
-        slow = cycles >= T.STEP_OUTLIER_RATIO * ref
-        if not slow.any():
-            continue
-        excess = np.where(slow, cycles - ref, 0.0)
+        cycles, numbers, slow, excess = found_slow
         total = float(cycles.sum())
-        found = _periodic(numbers, slow, excess)
+        found = periodic(numbers, slow, excess)
         period, big = found if found else (None, slow)
+        # irregular slow steps of a busy host (host_contention) are not the user's to fix: judged without them
+        contended = contended_steps(a, rank, loop, slow, excess) & ~(big if period else np.zeros_like(big))
+        big = big & ~contended
+        if not big.any():
+            continue
         lost = float(excess[big].sum())
         share = lost / total if total else 0.0
         if lost < T.STEP_OUTLIER_MIN_LOST_US or share < (T.STEP_OUTLIER_LOST_SHARE_PERIODIC if period else
@@ -123,6 +109,8 @@ def step_outlier(a: AnalysisResult) -> list[Finding]:
             "left_out_warmup_steps": loop.warmup_steps}
         if loop.slowed_by_profiler:
             evidence["left_out_steps_slowed_by_the_profiler"] = loop.slowed_by_profiler
+        if contended.any():
+            evidence["left_out_steps_of_a_busy_host"] = int(contended.sum())
         if period:
             evidence["period_steps"] = period
             summary = (f"Every {period} steps, +{ms(big_excess)}: {int(big.sum())} slow steps lose {ms(lost)} "

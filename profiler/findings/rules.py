@@ -14,6 +14,8 @@ from sagelaunch.profiler.findings.common import finding
 from sagelaunch.profiler.findings.common import ranks_of as _ranks
 from sagelaunch.profiler.records import AnalysisResult, Evidence, Finding, IdleBreakdown, RankAnalysis
 from sagelaunch.profiler.findings.loop_rules import input_bound, memory_growth, step_outlier, straggler_rank
+from sagelaunch.profiler.findings.host_rules import host_contention
+from sagelaunch.profiler.findings.step_rules import unexplained_step
 
 
 def low_gpu_utilization(a: AnalysisResult) -> list[Finding]:
@@ -213,4 +215,4 @@ def pipeline_bubble(a: AnalysisResult) -> list[Finding]:
 
 
 RULES = (input_bound, low_gpu_utilization, launch_bound, low_overlap, pipeline_bubble, straggler_rank, step_outlier,
-         memory_growth)
+         memory_growth, unexplained_step, host_contention)

@@ -49,3 +49,20 @@ MEMORY_GROWTH_SHARE = 0.10  # of the first quarter's bytes
 MEMORY_GROWTH_MIN_BYTES = 64 * 2**20
 MEMORY_GROWTH_SHARE_HIGH = 0.50
 MEMORY_RISING_SHARE = 0.7
+# unexplained_step: the recorded work (phases, DataLoader, hooks, operators) leaves this share of the step cycle
+# unexplained (less than most of the step explained), and at least this much per step
+UNEXPLAINED_SHARE = 0.5
+UNEXPLAINED_SHARE_HIGH = 0.75
+UNEXPLAINED_MIN_US = 1000.0
+# host_contention: a host whose every core is ≥ HOST_BUSY_CORE_PCT busy in ≥ HOST_SATURATED_SAMPLES of its CPU
+# samples (at least HOST_MIN_SAMPLES); a slow step without a period is the host's on such a host, or anywhere when
+# every annotated phase is ≥ HOST_ALL_PHASES_RATIO its median (HOST_ALL_PHASES_MIN_STEPS such steps at least); fires when those steps lose ≥
+# HOST_CONTENTION_LOST_SHARE of the judged time (step_outlier's share for irregular steps) and ≥
+# STEP_OUTLIER_MIN_LOST_US; medium from HOST_CONTENTION_LOST_SHARE_MEDIUM, never high (the code is not at fault)
+HOST_BUSY_CORE_PCT = 90.0
+HOST_SATURATED_SAMPLES = 0.5
+HOST_MIN_SAMPLES = 3  # fewer samples (about a second) cannot say the host was busy through the run
+HOST_ALL_PHASES_RATIO = 1.3
+HOST_ALL_PHASES_MIN_STEPS = 5  # slow steps slower everywhere: fewer are pauses, not a pattern
+HOST_CONTENTION_LOST_SHARE = 0.10
+HOST_CONTENTION_LOST_SHARE_MEDIUM = 0.20

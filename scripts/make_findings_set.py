@@ -280,6 +280,27 @@ finally:
         h.kill()
         h.wait()
 '''
+# Gradient accumulation as users write it: the docs' annotations around every micro-batch, the optimizer every 4th
+CASES["docs_accumulation"] = '''
+model = mlp()
+loader = DataLoader(TensorDataset(torch.randn(4096, 256), torch.randn(4096, 1)), batch_size=32)
+opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+ACCUMULATE = 4
+smprof.start_profiling()
+for epoch in range(2):
+    for i, (x, y) in enumerate(loader, 1):
+        step = epoch * len(loader) + i
+        with smprof.annotate(f"step_{step}"):
+            with smprof.annotate("Forward"):
+                loss = nn.functional.mse_loss(model(x), y) / ACCUMULATE
+            with smprof.annotate("Backward"):
+                loss.backward()
+            if step % ACCUMULATE == 0:
+                with smprof.annotate("Optimizer"):
+                    opt.step()
+                    opt.zero_grad()
+smprof.stop_profiling()
+'''
 DDP = {"ddp_healthy", "ddp_compute_straggler", "ddp_input_straggler", "smp_pipeline"}  # two processes, torchrun
 ENV = {"smp_pipeline": {"SM_HP_MP_PARAMETERS": '{"pipeline_parallel_degree": 2, "microbatches": 2}'}}
 

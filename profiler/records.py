@@ -254,6 +254,9 @@ class Unexplained(Record, kw_only=True):
 class Loop(Record, kw_only=True):
     """The training loop (profiler/analysis/loop.py)."""
     source: str  # "step annotations", "optimizer.step hooks" or "Optimizer.step operators"
+    # gradient accumulation: the step annotations are micro-steps, the optimizer runs in every k-th; a step is then
+    # the k micro-steps up to and including the optimizer's (its number is that micro-step's annotation)
+    micro_steps_per_step: Optional[int] = None
     count: int  # steps found
     judged: int  # steps the findings judge (warm-up and profiler-slowed ones left out)
     warmup_steps: int

@@ -2,7 +2,9 @@
 
 Steps come from, in this order: step annotations (``step_N``, ``ProfilerStep#N``: the scripts', the Hugging Face
 callback's, torch.profiler's); else the ``optimizer.step`` spans of our torch hooks (profiler/torch_hooks.py) or
-Kineto's ``Optimizer.step#…`` operators, one step ending at each. A step's **cycle** runs from its start to the next
+Kineto's ``Optimizer.step#…`` operators, one step ending at each. With gradient accumulation (the optimizer — its
+annotation or hook — in every k-th step annotation only) the annotations are micro-steps: a step is the k of them up
+to the optimizer's (``micro_steps_per_step``). A step's **cycle** runs from its start to the next
 step's start, so time spent between step annotations (fetching the next batch before the Hugging Face callback opens
 ``step_N``, a checkpoint after the step) belongs to the step before it.
 
@@ -37,6 +39,8 @@ MEMORY_POINTS = 300  # per series in the JSON
 
 WARMUP_SETTLED_STEPS = 5  # the loop has settled when this many cycles in a row stay within 1.5x the median
 WARMUP_MAX_SHARE = 0.10  # ... or at the latest after this share of the steps
+ACCUMULATION_MIN_STEPS = 3  # optimizer steps needed to see gradient accumulation's period
+ACCUMULATION_REGULAR_SHARE = 0.9  # of the gaps between optimizer micro-steps, at the period
 
 
 def warmup_steps(cycles: np.ndarray) -> int:
@@ -145,6 +149,18 @@ def unexplained(rt: RankTrace, starts: np.ndarray, ends: np.ndarray, cycle_ends:
     return out
 
 
+def accumulation_period(optimizer_in_step: np.ndarray) -> int | None:
+    """k when the optimizer runs in every k-th step annotation only (gradient accumulation: the annotations are
+    micro-steps); None when it runs in most of them or without a regular period."""
+    idx = np.flatnonzero(optimizer_in_step)
+    if len(idx) < ACCUMULATION_MIN_STEPS or len(idx) > 0.75 * len(optimizer_in_step):
+        return None
+    gaps = np.diff(idx)
+    values, counts = np.unique(gaps, return_counts=True)
+    k = int(values[np.argmax(counts)])
+    return k if k >= 2 and counts.max() >= ACCUMULATION_REGULAR_SHARE * len(gaps) else None
+
+
 def _us(a) -> list[float]:
     return [round(float(x) / 1e3, 3) for x in a]
 
@@ -160,6 +176,13 @@ def loop(rt: RankTrace) -> dict | None:
     ann = rt.mask_cat(CAT_USER_ANNOTATION)
     phase_masks = {p: ann & np.array([p in n for n in lower], dtype=bool)[nid] for p in PHASES}
     phase_masks["optimizer"] |= rt.mask_cat(CAT_HOOK) & _names_matching(rt, lambda n: n == HOOK_OPTIMIZER_STEP)[nid]
+    micro = None
+    if source == "step annotations":  # gradient accumulation: a step is k annotated micro-steps, the optimizer ending it
+        micro = accumulation_period(_coverage(rt, phase_masks["optimizer"], starts, ends) > 0)
+    if micro:
+        last = np.flatnonzero(_coverage(rt, phase_masks["optimizer"], starts, ends) > 0)
+        first = np.append(0, last[:-1] + 1)
+        numbers, starts, ends, cycle_ends = numbers[last], starts[first], ends[last], cycle_ends[last]
     hook_input = rt.mask_cat(CAT_HOOK) & _names_matching(rt, lambda n: n == HOOK_DATALOADER_NEXT)[nid]
     op_input = rt.mask_cat(CAT_CPU_OP, CAT_USER_ANNOTATION) & _names_matching(rt, DATALOADER.search)[nid]
     input_mask = hook_input | op_input
@@ -185,6 +208,7 @@ def loop(rt: RankTrace) -> dict | None:
     t0 = int(starts[0])
     return {
         "source": source,
+        **({"micro_steps_per_step": micro} if micro else {}),
         "count": int(len(starts)),
         "judged": int(judged.sum()),
         "warmup_steps": warmup,

@@ -144,6 +144,10 @@ def test_the_findings_say_what_the_evidence_shows(scored):
     assert one("ddp_input_straggler", "straggler_rank", "1").evidence["cause"] == "input"
     assert one("ddp_compute_straggler", "straggler_rank", "1").evidence["cause"] == "Forward compute"
     assert one("leak", "memory_growth").evidence["series"] == "process_rss"
+    # gradient accumulation: the optimizer every 4th annotated micro-step; steps are the 64 optimizer steps
+    loop = analyze(SET / "docs_accumulation").ranks["0"].loop
+    assert loop.micro_steps_per_step == 4 and loop.count == 64 and loop.step[:3] == [4, 8, 12]
+    assert loop.warmup_steps <= 0.1 * loop.count + 2  # warm-up is not inflated by the micro-steps' mixed lengths
     # a step the phases do not explain says where the time sits
     assert one("wait_before_forward", "unexplained_step").evidence["mostly"] == "before_first_work"
     assert one("generator_between_steps", "unexplained_step").evidence["mostly"] == "between_steps"

@@ -301,7 +301,24 @@ for epoch in range(2):
                     opt.zero_grad()
 smprof.stop_profiling()
 '''
-DDP = {"ddp_healthy", "ddp_compute_straggler", "ddp_input_straggler", "smp_pipeline"}  # two processes, torchrun
+# Stragglers the step annotations do not frame: rank 1's batches come from a generator (no DataLoader) that takes
+# ~25 ms between its step annotations; and rank 1 doing ~12% more Forward compute than rank 0
+CASES["ddp_generator_straggler"] = CASES["ddp_healthy"].replace(
+    "train(DataLoader(DATA, batch_size=64, sampler=DistributedSampler(DATA)), model, 100, SLOW_FORWARD)",
+    "def batches(n):  # rank 1 builds its batches by hand, slowly\n"
+    "    for _ in range(n):\n"
+    "        if RANK == 1:\n"
+    "            time.sleep(0.025)\n"
+    "        yield torch.randn(64, 256), torch.randn(64, 1)\n"
+    "train(batches(100), model, 100, SLOW_FORWARD)")
+CASES["ddp_small_compute_straggler"] = CASES["ddp_healthy"].replace(
+    "SLOW_FORWARD = lambda i: None",
+    "_w = torch.randn(160, 160)\n"
+    "def SLOW_FORWARD(i):  # rank 1 alone does a little more work in Forward\n"
+    "    if RANK == 1:\n"
+    "        _w @ _w\n")
+DDP = {"ddp_healthy", "ddp_compute_straggler", "ddp_input_straggler", "smp_pipeline", "ddp_generator_straggler",
+       "ddp_small_compute_straggler"}  # two processes, torchrun
 ENV = {"smp_pipeline": {"SM_HP_MP_PARAMETERS": '{"pipeline_parallel_degree": 2, "microbatches": 2}'}}
 
 

@@ -313,7 +313,7 @@ CASES["ddp_generator_straggler"] = CASES["ddp_healthy"].replace(
     "train(batches(100), model, 100, SLOW_FORWARD)")
 CASES["ddp_small_compute_straggler"] = CASES["ddp_healthy"].replace(
     "SLOW_FORWARD = lambda i: None",
-    "_w = torch.randn(290, 290)\n"
+    "_w = torch.randn(384, 384)\n"
     "def SLOW_FORWARD(i):  # rank 1 alone does a little more work in Forward\n"
     "    if RANK == 1:\n"
     "        _w @ _w\n")

@@ -20,12 +20,15 @@ from sagelaunch.profiler.findings.slow_steps import periodic_steps, slow_steps
 from sagelaunch.profiler.records import AnalysisResult, Evidence, Finding, HostSummary, Loop
 
 
-def saturated_share(h: HostSummary) -> float | None:
-    """The share of the host's CPU samples in which every core was at least HOST_BUSY_CORE_PCT busy."""
+def saturated_share(h: HostSummary, own_processes: int = 1) -> float | None:
+    """The share of the host's CPU samples in which every core was at least HOST_BUSY_CORE_PCT busy; None when the
+    job's own processes (its ranks there) are as many as the cores: they alone may keep every core busy."""
     m = h.metrics.get("cpu_util")
     if not m:
         return None
     cores = [s.value for k, s in m.series.items() if k != "all"] or [m.series["all"].value]
+    if len(cores) <= own_processes:
+        return None
     n = min(len(v) for v in cores)
     if n < T.HOST_MIN_SAMPLES:
         return None  # a second of samples cannot say the host was busy through the run
@@ -40,13 +43,17 @@ def host_of(a: AnalysisResult, rank: str) -> str | None:
     return next((h for h in a.hosts if f"/{h}/" in source), None)
 
 
+def _ranks_on(a: AnalysisResult, host: str | None) -> int:
+    return sum(host_of(a, rank) == host for rank in a.ranks)
+
+
 def contended_steps(a: AnalysisResult, rank: str, loop: Loop, slow: np.ndarray, excess: np.ndarray) -> np.ndarray:
     """Which judged slow steps a busy host explains (not those that recur with a period: the user's code): every
     annotated phase slower at once; or, on a host whose cores were all busy most of the run, any irregular slow step
     (another process's time slice lands in whichever phase runs, so the phase does not tell)."""
     host = host_of(a, rank)
     h = a.hosts.get(host) if host else None
-    busy = h is not None and (saturated_share(h) or 0.0) >= T.HOST_SATURATED_SAMPLES
+    busy = h is not None and (saturated_share(h, _ranks_on(a, host)) or 0.0) >= T.HOST_SATURATED_SAMPLES
     mask = np.asarray(loop.judged_mask, dtype=bool)
     phases = {p: np.asarray(v, dtype=np.float64)[mask] for p, v in (loop.phase_us or {}).items()}
     medians = {p: median(v.tolist()) for p, v in phases.items()}
@@ -77,7 +84,7 @@ def host_contention(a: AnalysisResult) -> list[Finding]:
         worst = max(ranks, key=lambda k: ranks[k][1])
         lost, share, steps = ranks[worst]
         h = a.hosts.get(host) if host else None
-        sat = saturated_share(h) if h else None
+        sat = saturated_share(h, _ranks_on(a, host)) if h else None
         evidence: dict[str, Evidence] = {"host": host or "unknown", "ranks": len(ranks), "worst_rank": worst,
                                          "slow_steps": steps, "time_lost_ms": round(lost / 1e3, 3),
                                          "time_lost_share": round(share, 3),

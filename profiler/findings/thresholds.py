@@ -25,10 +25,11 @@ OVERLAP_EXPOSED_SHARE = 0.50  # share of communication time with no compute runn
 PIPELINE_IDLE_SHARE = 0.20
 PIPELINE_MICROBATCHES_PER_STAGE = 4  # the fix asks for at least this many microbatches per stage
 # straggler_rank: one rank's mean step cycle this much above the median of the others (ranks that do not wait for
-# each other); or, when a collective equalises the cycles, its own work (input + Forward) this share of the cycle
-# above the others' while they wait longer in Backward; or its GPU idle share this many points above theirs
+# each other); or, when a collective equalises the cycles, its own time (cycle less Backward) above the others' in
+# most steps while they wait longer in Backward, losing them time; or its GPU idle share this many points above theirs
 STRAGGLER_STEP_RATIO = 1.20
-STRAGGLER_OWN_WORK_SHARE = 0.15
+STRAGGLER_MIN_STANDARD_ERRORS = 4.0  # the mean excess over its standard error: below, equal ranks' noise
+STRAGGLER_MIN_LOST_US = 100_000.0  # the others' extra wait over the run: under 0.1 s no change is worth making
 STRAGGLER_OWN_WORK_SHARE_HIGH = 0.30
 STRAGGLER_WAIT_SHARE = 0.5  # of the straggler's excess: how much longer the others' Backward must be
 STRAGGLER_IDLE_POINTS = 20.0

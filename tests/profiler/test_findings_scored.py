@@ -144,6 +144,11 @@ def test_the_findings_say_what_the_evidence_shows(scored):
     assert one("ddp_input_straggler", "straggler_rank", "1").evidence["cause"] == "input"
     assert one("ddp_compute_straggler", "straggler_rank", "1").evidence["cause"] == "Forward compute"
     assert one("leak", "memory_growth").evidence["series"] == "process_rss"
+    # stragglers from the whole timeline: time between step annotations, and a compute excess near a tenth of the step
+    assert one("ddp_generator_straggler", "straggler_rank", "1").evidence["cause"].startswith("unannotated work")
+    small = one("ddp_small_compute_straggler", "straggler_rank", "1")
+    assert small.evidence["cause"] == "Forward compute" and small.evidence["excess_ms_per_step"] < 0.15 * small.evidence[
+        "step_cycle_ms"]  # under the old fixed 15% share
     # gradient accumulation: the optimizer every 4th annotated micro-step; steps are the 64 optimizer steps
     loop = analyze(SET / "docs_accumulation").ranks["0"].loop
     assert loop.micro_steps_per_step == 4 and loop.count == 64 and loop.step[:3] == [4, 8, 12]

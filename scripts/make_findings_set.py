@@ -319,12 +319,7 @@ CASES["ddp_small_compute_straggler"] = CASES["ddp_healthy"].replace(
     "        _w @ _w\n")
 DDP = {"ddp_healthy", "ddp_compute_straggler", "ddp_input_straggler", "smp_pipeline", "ddp_generator_straggler",
        "ddp_small_compute_straggler"}  # two processes, torchrun
-# the same pipeline with 1, 2 and 4 microbatches, profiled with the pipeline-wait hooks (smp_pipeline predates them):
-# its bubble, (p-1)/(m+p-1) of a step, is 1/2, 1/3 and 1/5
-CASES["smp_pipeline_mb1"] = CASES["smp_pipeline_mb2"] = CASES["smp_pipeline_mb4"] = CASES["smp_pipeline"]
-DDP |= {"smp_pipeline_mb1", "smp_pipeline_mb2", "smp_pipeline_mb4"}
-ENV = {name: {"SM_HP_MP_PARAMETERS": '{"pipeline_parallel_degree": 2, "microbatches": %d}' % mb}
-       for name, mb in (("smp_pipeline", 2), ("smp_pipeline_mb1", 1), ("smp_pipeline_mb2", 2), ("smp_pipeline_mb4", 4))}
+ENV = {"smp_pipeline": {"SM_HP_MP_PARAMETERS": '{"pipeline_parallel_degree": 2, "microbatches": 2}'}}
 
 
 def run_case(name: str, out: Path) -> None:

@@ -226,7 +226,7 @@ def _synchronised_straggler(loops: dict[str, Loop]) -> list[Finding]:
         waits = median([loops[k].mean_us.backward or 0.0 for k in others]) - backward
         lost = max(0.0, min(excess, waits)) * len(common)  # the others' extra wait, over the steps compared
         consistent = float((diff["own"] > 0).mean())
-        spread = float(diff["own"].std(ddof=1)) / np.sqrt(len(common))  # the mean excess's standard error
+        spread = float(diff["own"].std(ddof=1) / np.sqrt(len(common)))  # the mean excess's standard error
         if (excess <= T.STRAGGLER_MIN_STANDARD_ERRORS * spread or waits < T.STRAGGLER_WAIT_SHARE * excess
                 or lost < T.STRAGGLER_MIN_LOST_US):
             continue  # noise between equal ranks, or the others do not wait for it, or too little time lost

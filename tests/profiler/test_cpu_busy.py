@@ -14,7 +14,7 @@ import torch
 from torch import nn
 import sagelaunch.profiler as smprof
 torch.set_num_threads(1)
-smprof.configure(smprof.Config(output_dir=sys.argv[1], record_cpu_ops=True))
+smprof.configure(smprof.Config(output_dir=sys.argv[1], record_cpu_ops=True, cpu_ops_steps=40, cpu_ops_every_steps=40))
 model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 1))
 opt = torch.optim.SGD(model.parameters(), lr=1e-3)
 x, y = torch.randn(64, 64), torch.randn(64, 1)

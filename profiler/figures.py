@@ -77,7 +77,7 @@ def _rank_figures(out: list[Figure], rank: str, r: RankAnalysis) -> None:
             f"{plural(s.count, 'step')}, mean {ms(s.mean_us)}, p50 {ms(s.p50_us)}, max {ms(s.max_us)}")
     cpu = r.cpu
     if cpu:
-        add("cpu_busy_trace", "CPU busy in the trace (time any profiled thread ran an operator, over the trace's CPU span)",
+        add("cpu_busy_trace", "CPU busy in the trace (time any profiled thread ran an operator, over the trace's CPU span; annotations are not work)",
             cpu.active_us, "us", f"{ms(cpu.active_us)} of {ms(cpu.span_us)} ({pct(cpu.active_us, cpu.span_us)})")
     sampled = r.cpu_ops_sampled
     if sampled:

@@ -2,7 +2,8 @@
 
 Accepted paths:
 - a Kineto/Chrome trace file (``*.json`` / ``*.json.gz``): one rank (``distributedInfo.rank``, else 0);
-- a folder: every trace file under it (recursively) and/or our artifact (``**/rank-*/trace-*.parquet`` and
+- a folder: every trace file under it (recursively; one rank's files of several profiling cycles, as
+  tensorboard_trace_handler writes them, are joined into that rank: profiler/cycles.py) and/or our artifact (``**/rank-*/trace-*.parquet`` and
   ``**/system-*.parquet``, see profiler/schema.py); a job's ``output/profiler`` folder is such a folder;
 - a single ``trace-*.parquet`` or ``system-*.parquet`` file.
 
@@ -16,6 +17,7 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
+from sagelaunch.profiler.cycles import join_cycles, same_process
 from sagelaunch.profiler.kineto_reader import ProfileLoadError, read_kineto
 from sagelaunch.profiler.schema import Profile, RankTrace
 from sagelaunch.profiler.trace_file import NotATrace
@@ -44,6 +46,9 @@ def find_profile_files(root: Path) -> tuple[list[Path], dict[str, list[Path]], l
 
 def _add_rank(ranks: dict, rt: RankTrace, warnings: list[str]) -> None:
     r = rt.meta.rank
+    if r in ranks and same_process(ranks[r], rt):  # torch.profiler's files of one rank, one per profiling cycle
+        ranks[r] = join_cycles(ranks[r], rt)
+        return
     if r in ranks:
         new = max(ranks) + 1
         warnings.append(

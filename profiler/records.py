@@ -238,9 +238,23 @@ class LoopMeans(Record, kw_only=True):
         return {k: v for k, v in msgspec.structs.asdict(self).items() if v is not None}
 
 
+class Unexplained(Record, kw_only=True):
+    """Mean µs per judged step that no recorded work explains (loop.unexplained), by where it sits."""
+    before_first_work: float  # inside the step annotation, before its first annotation/hook/operator
+    between_work: float  # inside it, between pieces of recorded work
+    after_last_work: float  # inside it, after the last
+    between_steps: float  # from the step annotation's end to the next step's start, nothing recorded
+    explained: float  # covered by recorded work, inside the step and between steps
+    cycle: float
+    total: float  # the four places together
+
+
 class Loop(Record, kw_only=True):
     """The training loop (profiler/analysis/loop.py)."""
     source: str  # "step annotations", "optimizer.step hooks" or "Optimizer.step operators"
+    # gradient accumulation: the step annotations are micro-steps, the optimizer runs in every k-th; a step is then
+    # the k micro-steps up to and including the optimizer's (its number is that micro-step's annotation)
+    micro_steps_per_step: Optional[int] = None
     count: int  # steps found
     judged: int  # steps the findings judge (warm-up and profiler-slowed ones left out)
     warmup_steps: int
@@ -256,6 +270,8 @@ class Loop(Record, kw_only=True):
     input_steps: int
     mean_us: LoopMeans
     total_judged_us: float
+    unexplained_us: Optional[Unexplained] = None  # steps from step annotations only
+    phase_us: Optional[dict[str, list[float]]] = None  # each step's time in each annotated phase (as cycle_us)
 
 
 class MemorySeries(Record, kw_only=True):

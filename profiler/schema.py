@@ -146,6 +146,9 @@ class TraceMeta:
     # [start, end] ns in which our writer thread converted an earlier window while training ran: steps then may
     # be slowed by it (step_outlier leaves them out). Each file lists the spans since the previous file. Additive.
     profiler_busy_ns: list = field(default_factory=list)
+    # [start, end] ns of each profiling cycle when the loader joined one rank's files of several cycles
+    # (profiler/cycles.py); [] for one file. Known at load time only: not written to artifacts.
+    cycles_ns: list = field(default_factory=list)
 
     @property
     def cpu_ops_sampled(self) -> bool:

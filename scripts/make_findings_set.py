@@ -241,7 +241,84 @@ for epoch in range(4):  # 240 steps: the pipeline's first ~15 steps are its warm
             opt.step()
 smprof.stop_profiling()
 '''
-DDP = {"ddp_healthy", "ddp_compute_straggler", "ddp_input_straggler", "smp_pipeline"}  # two processes, torchrun
+# A step the phases do not explain: the docs' annotations, and something unannotated waits inside step_N before
+# Forward (a batch taken from a queue another process fills, no DataLoader) or between the step annotations
+# (batches made by a generator after the step closes)
+CASES["wait_before_forward"] = DOCS_LOOP.replace("                opt.zero_grad()\n",
+                                                 "                opt.zero_grad()\n                time.sleep(0.02)\n") + '''
+train(DataLoader(TensorDataset(torch.randn(4096, 64), torch.randn(4096, 1)), batch_size=64), mlp(64, 128), 80)
+'''
+CASES["generator_between_steps"] = '''
+def batches(n):  # built by hand, no DataLoader: the next batch is made after step_N closes
+    for _ in range(n):
+        time.sleep(0.015)
+        yield torch.randn(64, 64), torch.randn(64, 1)
+
+model = mlp(64, 128)
+opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+smprof.start_profiling()
+for i, (x, y) in enumerate(batches(100), 1):
+    with smprof.annotate(f"step_{i}"):
+        opt.zero_grad()
+        with smprof.annotate("Forward"):
+            out = model(x)
+        with smprof.annotate("Backward"):
+            nn.functional.mse_loss(out, y).backward()
+        with smprof.annotate("Optimizer"):
+            opt.step()
+smprof.stop_profiling()
+'''
+# A healthy loop on a busy host: the script itself starts two busy-loop processes beside it (other jobs on the
+# machine) and stops them when it ends
+CASES["docs_busy_host"] = DOCS_LOOP + '''
+import subprocess
+hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+try:
+    train(DataLoader(TensorDataset(torch.randn(4096, 64), torch.randn(4096, 1)), batch_size=64), mlp(64, 128), 400)
+finally:
+    for h in hogs:
+        h.kill()
+        h.wait()
+'''
+# Gradient accumulation as users write it: the docs' annotations around every micro-batch, the optimizer every 4th
+CASES["docs_accumulation"] = '''
+model = mlp()
+loader = DataLoader(TensorDataset(torch.randn(4096, 256), torch.randn(4096, 1)), batch_size=32)
+opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+ACCUMULATE = 4
+smprof.start_profiling()
+for epoch in range(2):
+    for i, (x, y) in enumerate(loader, 1):
+        step = epoch * len(loader) + i
+        with smprof.annotate(f"step_{step}"):
+            with smprof.annotate("Forward"):
+                loss = nn.functional.mse_loss(model(x), y) / ACCUMULATE
+            with smprof.annotate("Backward"):
+                loss.backward()
+            if step % ACCUMULATE == 0:
+                with smprof.annotate("Optimizer"):
+                    opt.step()
+                    opt.zero_grad()
+smprof.stop_profiling()
+'''
+# Stragglers the step annotations do not frame: rank 1's batches come from a generator (no DataLoader) that takes
+# ~25 ms between its step annotations; and rank 1 doing ~12% more Forward compute than rank 0
+CASES["ddp_generator_straggler"] = CASES["ddp_healthy"].replace(
+    "train(DataLoader(DATA, batch_size=64, sampler=DistributedSampler(DATA)), model, 100, SLOW_FORWARD)",
+    "def batches(n):  # rank 1 builds its batches by hand, slowly\n"
+    "    for _ in range(n):\n"
+    "        if RANK == 1:\n"
+    "            time.sleep(0.025)\n"
+    "        yield torch.randn(64, 256), torch.randn(64, 1)\n"
+    "train(batches(100), model, 100, SLOW_FORWARD)")
+CASES["ddp_small_compute_straggler"] = CASES["ddp_healthy"].replace(
+    "SLOW_FORWARD = lambda i: None",
+    "_w = torch.randn(384, 384)\n"
+    "def SLOW_FORWARD(i):  # rank 1 alone does a little more work in Forward\n"
+    "    if RANK == 1:\n"
+    "        _w @ _w\n")
+DDP = {"ddp_healthy", "ddp_compute_straggler", "ddp_input_straggler", "smp_pipeline", "ddp_generator_straggler",
+       "ddp_small_compute_straggler"}  # two processes, torchrun
 ENV = {"smp_pipeline": {"SM_HP_MP_PARAMETERS": '{"pipeline_parallel_degree": 2, "microbatches": 2}'}}
 
 

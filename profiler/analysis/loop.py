@@ -2,7 +2,9 @@
 
 Steps come from, in this order: step annotations (``step_N``, ``ProfilerStep#N``: the scripts', the Hugging Face
 callback's, torch.profiler's); else the ``optimizer.step`` spans of our torch hooks (profiler/torch_hooks.py) or
-Kineto's ``Optimizer.step#…`` operators, one step ending at each. A step's **cycle** runs from its start to the next
+Kineto's ``Optimizer.step#…`` operators, one step ending at each. With gradient accumulation (the optimizer — its
+annotation or hook — in every k-th step annotation only) the annotations are micro-steps: a step is the k of them up
+to the optimizer's (``micro_steps_per_step``). A step's **cycle** runs from its start to the next
 step's start, so time spent between step annotations (fetching the next batch before the Hugging Face callback opens
 ``step_N``, a checkpoint after the step) belongs to the step before it.
 
@@ -37,6 +39,8 @@ MEMORY_POINTS = 300  # per series in the JSON
 
 WARMUP_SETTLED_STEPS = 5  # the loop has settled when this many cycles in a row stay within 1.5x the median
 WARMUP_MAX_SHARE = 0.10  # ... or at the latest after this share of the steps
+ACCUMULATION_MIN_STEPS = 3  # optimizer steps needed to see gradient accumulation's period
+ACCUMULATION_REGULAR_SHARE = 0.9  # of the gaps between optimizer micro-steps, at the period
 
 
 def warmup_steps(cycles: np.ndarray) -> int:
@@ -64,6 +68,10 @@ def step_boundaries(rt: RankTrace):
         starts, ends = ts[rows], end[rows]
         numbers = np.array([int(STEP_NAME.match(rt.names[i]).group(1)) for i in nid[rows].tolist()])
         cycle_ends = np.append(starts[1:], ends[-1])
+        if rt.meta.cycles_ns:  # the last step of a profiling cycle ends there: the pause to the next is no step's
+            cycle_of = np.searchsorted([c[0] for c in rt.meta.cycles_ns], starts, side="right")
+            last = np.append(cycle_of[1:] != cycle_of[:-1], True)
+            cycle_ends = np.where(last, ends, cycle_ends)
         return "step annotations", numbers, starts, ends, np.maximum(cycle_ends, ends)
     hook = _names_matching(rt, lambda n: n == HOOK_OPTIMIZER_STEP)
     opt = rt.mask_cat(CAT_HOOK) & hook[nid]
@@ -102,6 +110,57 @@ def _slowed_by_profiler(rt: RankTrace, starts: np.ndarray, ends: np.ndarray) -> 
     return _with_operators(rt, starts, ends) | during_profiler_writing(rt, starts, ends)
 
 
+def unexplained(rt: RankTrace, starts: np.ndarray, ends: np.ndarray, cycle_ends: np.ndarray,
+                judged: np.ndarray) -> dict | None:
+    """Mean µs per judged step that no recorded work explains (no phase or other annotation, DataLoader, hook or
+    operator runs), by where it sits: inside the step annotation before its first recorded work ("before Forward"),
+    between its pieces of work, after its last, and between the step annotation's end and the next step's start.
+    None without step annotations' spans or without judged steps."""
+    if not judged.any():
+        return None
+    step = _names_matching(rt, STEP_NAME.match)[rt["name_id"]]
+    work = (rt.mask_cat(CAT_USER_ANNOTATION) & ~step) | rt.mask_cat(CAT_HOOK, CAT_CPU_OP)
+    rows = np.flatnonzero(work)
+    ref = int(starts.min())
+    lo, hi, nxt = [(x - ref).astype(np.float64) for x in (starts, ends, cycle_ends)]
+    if len(rows):
+        s, e = merge_intervals((rt["ts_ns"][rows] - ref).astype(np.float64),
+                               (rt["ts_ns"][rows] + rt["dur_ns"][rows] - ref).astype(np.float64))
+    else:
+        s = e = np.zeros(0)
+
+    def covered(a, b):
+        return covered_upto(s, e, b) - covered_upto(s, e, a)
+
+    k = np.searchsorted(e, lo, side="right")  # the first piece of work ending after the step's start
+    first = np.where(k < len(s), np.maximum(s[np.minimum(k, len(s) - 1)] if len(s) else lo, lo), hi)
+    first = np.minimum(first, hi)
+    j = np.searchsorted(s, hi, side="left") - 1  # the last starting before the step annotation's end
+    last = np.where(j >= 0, np.minimum(e[np.maximum(j, 0)] if len(s) else hi, hi), lo)
+    last = np.maximum(last, first)
+    inside = covered(lo, hi)
+    parts = {"before_first_work": first - lo, "between_work": (last - first) - covered(first, last),
+             "after_last_work": hi - last, "between_steps": (nxt - hi) - covered(hi, nxt)}
+    cycle = nxt - lo
+    out = {k: round(float(v[judged].mean()) / 1e3, 3) for k, v in parts.items()}
+    out["explained"] = round(float((inside + covered(hi, nxt))[judged].mean()) / 1e3, 3)
+    out["cycle"] = round(float(cycle[judged].mean()) / 1e3, 3)
+    out["total"] = round(sum(out[k] for k in parts), 3)
+    return out
+
+
+def accumulation_period(optimizer_in_step: np.ndarray) -> int | None:
+    """k when the optimizer runs in every k-th step annotation only (gradient accumulation: the annotations are
+    micro-steps); None when it runs in most of them or without a regular period."""
+    idx = np.flatnonzero(optimizer_in_step)
+    if len(idx) < ACCUMULATION_MIN_STEPS or len(idx) > 0.75 * len(optimizer_in_step):
+        return None
+    gaps = np.diff(idx)
+    values, counts = np.unique(gaps, return_counts=True)
+    k = int(values[np.argmax(counts)])
+    return k if k >= 2 and counts.max() >= ACCUMULATION_REGULAR_SHARE * len(gaps) else None
+
+
 def _us(a) -> list[float]:
     return [round(float(x) / 1e3, 3) for x in a]
 
@@ -117,6 +176,13 @@ def loop(rt: RankTrace) -> dict | None:
     ann = rt.mask_cat(CAT_USER_ANNOTATION)
     phase_masks = {p: ann & np.array([p in n for n in lower], dtype=bool)[nid] for p in PHASES}
     phase_masks["optimizer"] |= rt.mask_cat(CAT_HOOK) & _names_matching(rt, lambda n: n == HOOK_OPTIMIZER_STEP)[nid]
+    micro = None
+    if source == "step annotations":  # gradient accumulation: a step is k annotated micro-steps, the optimizer ending it
+        micro = accumulation_period(_coverage(rt, phase_masks["optimizer"], starts, ends) > 0)
+    if micro:
+        last = np.flatnonzero(_coverage(rt, phase_masks["optimizer"], starts, ends) > 0)
+        first = np.append(0, last[:-1] + 1)
+        numbers, starts, ends, cycle_ends = numbers[last], starts[first], ends[last], cycle_ends[last]
     hook_input = rt.mask_cat(CAT_HOOK) & _names_matching(rt, lambda n: n == HOOK_DATALOADER_NEXT)[nid]
     op_input = rt.mask_cat(CAT_CPU_OP, CAT_USER_ANNOTATION) & _names_matching(rt, DATALOADER.search)[nid]
     input_mask = hook_input | op_input
@@ -142,6 +208,7 @@ def loop(rt: RankTrace) -> dict | None:
     t0 = int(starts[0])
     return {
         "source": source,
+        **({"micro_steps_per_step": micro} if micro else {}),
         "count": int(len(starts)),
         "judged": int(judged.sum()),
         "warmup_steps": warmup,
@@ -160,7 +227,10 @@ def loop(rt: RankTrace) -> dict | None:
                     "input_between_steps": mean(input_between, input_over),
                     "input_inside_steps": mean(input_inside, input_over),
                     **{p: mean(phase[p]) for p in phases_seen}},
+        **({"phase_us": {p: _us(phase[p]) for p in phases_seen}} if phases_seen else {}),
         "total_judged_us": round(float(cycles[judged].sum()) / 1e3, 3),
+        **({"unexplained_us": u} if source == "step annotations" and (u := unexplained(
+            rt, starts, ends, cycle_ends, judged)) else {}),
     }
 
 

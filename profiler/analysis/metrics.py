@@ -342,12 +342,16 @@ def step_breakdown(rt: RankTrace) -> dict | None:
 
 
 def cpu_activity(rt: RankTrace) -> dict | None:
-    sel = rt.mask_cat(CAT_CPU_OP, CAT_USER_ANNOTATION, CAT_CUDA_RUNTIME, "cuda_driver", "python_function")
+    """Time any thread ran an operator (framework operators, CUDA runtime and driver calls), over the span of the
+    trace's host events. Annotation and Python-function spans are not work: a step annotation around a sleep is idle
+    (None when no operator was recorded, as in a capture without record_cpu_ops)."""
+    sel = rt.mask_cat(CAT_CPU_OP, CAT_CUDA_RUNTIME, "cuda_driver")
     if not sel.any():
         return None
+    host = sel | rt.mask_cat(CAT_USER_ANNOTATION, "python_function")
     ts, end = rt["ts_ns"][sel], rt["ts_ns"][sel] + rt["dur_ns"][sel]
     s, e = merge_intervals(ts, end)
-    t0, t1 = int(s[0]), int(e.max())
+    t0, t1 = int(rt["ts_ns"][host].min()), int((rt["ts_ns"][host] + rt["dur_ns"][host]).max())
     return {
         "active_us": _us((e - s).sum()),
         "span_us": _us(t1 - t0),

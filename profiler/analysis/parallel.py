@@ -50,8 +50,11 @@ def worth_it(root: Path) -> bool:
         return False
     from sagelaunch.profiler.loader import find_profile_files
 
+    from sagelaunch.profiler.cycles import has_cycles
+
     kineto, ours, _ = find_profile_files(root)
-    return len(kineto) + len(ours) >= MIN_RANKS
+    # files of one rank's profiling cycles are joined before the analysis (the loader): read them in one process
+    return len(kineto) + len(ours) >= MIN_RANKS and not has_cycles(kineto)
 
 
 def analyze_folder(root: Path, top_n: int, analyze_rank) -> tuple[dict, object]:

@@ -4,12 +4,16 @@
 
 What they cannot see (documented rather than guessed):
 - input_bound: input fetched without a DataLoader (indexing tensors by hand, a generator) is not told apart from
-  compute; nor is a DataLoader whose workers keep up but whose batches are large to copy (that shows as Forward).
-- straggler_rank: a compute straggler hidden inside an unannotated step (no Forward annotation, no operators) looks
-  like the others' wait; ranks are compared only when each has steps.
+  compute (unexplained_step and straggler_rank see it as unannotated time); nor is a DataLoader whose workers keep
+  up but whose batches are large to copy (that shows as Forward). On a busy host it judges the steps the host did
+  not slow (host_rules.py).
+- straggler_rank: ranks kept in step by a collective are compared by their own time per step (the cycle less
+  Backward); without an annotated Backward they are not compared, and extra Backward compute on one rank looks like
+  the others' all-reduce wait. Ranks are compared only when each has steps.
 - step_outlier: slow steps spread without a period and losing < 10% of the time are left alone (a busy machine's
-  noise looks the same). A warm-up longer than a tenth of a short run is judged as slow steps (a 60-step run of the
-  2-stage SMP pipeline on CPU warmed up over ~15 steps and read as outliers: the labelled case runs 240 steps).
+  noise looks the same); on a host the samples show busy, irregular slow steps are host_contention's. A warm-up
+  longer than a tenth of a short run is judged as slow steps (a 60-step run of the 2-stage SMP pipeline on CPU
+  warmed up over ~15 steps and read as outliers: the labelled case runs 240 steps).
 - memory_growth: host-wide memory (other processes) is not judged; memory that grows then plateaus within the
   last quarter still reads as growth.
 """
@@ -22,11 +26,24 @@ from sagelaunch.profiler.figures import ms
 from sagelaunch.profiler.nputil import percentile
 from sagelaunch.profiler.findings import thresholds as T
 from sagelaunch.profiler.findings.common import finding, median, ranks_of
+from sagelaunch.profiler.findings.host_rules import contended_steps
+from sagelaunch.profiler.findings.slow_steps import judged, periodic, slow_steps
 from sagelaunch.profiler.records import AnalysisResult, Evidence, Finding, Loop
 
 
-def _judged(values: list, loop: Loop) -> np.ndarray:
-    return np.asarray(values, dtype=np.float64)[np.asarray(loop.judged_mask, dtype=bool)]
+def _calm_input(a: AnalysisResult, rank: str, loop: Loop) -> tuple[float, float] | None:
+    """The input's share of the steps a busy host did not slow (host_rules.contended_steps) and its mean µs there;
+    None when it slowed none or the input was measured over some steps only (a duty cycle)."""
+    found = slow_steps(loop)
+    if found is None or loop.input_steps != loop.judged:
+        return None
+    cycles, _, slow, excess = found
+    contended = contended_steps(a, rank, loop, slow, excess)
+    if not contended.any():
+        return None
+    inputs = judged(loop.input_us, loop)[~contended]
+    total = float(cycles[~contended].sum())
+    return (float(inputs.sum()) / total, float(inputs.mean())) if total else None
 
 
 def input_bound(a: AnalysisResult) -> list[Finding]:
@@ -37,7 +54,11 @@ def input_bound(a: AnalysisResult) -> list[Finding]:
             continue
         m = loop.mean_us
         share = m.input / m.input_cycle if m.input_cycle else 0.0
-        if share < T.INPUT_WAIT_SHARE or m.input < T.INPUT_WAIT_MIN_US:
+        per_step = m.input
+        calm = _calm_input(a, rank, loop)
+        if calm is not None:  # a busy host stretched some steps (the DataLoader's with them): judge the others
+            share, per_step = calm
+        if share < T.INPUT_WAIT_SHARE or per_step < T.INPUT_WAIT_MIN_US:
             continue
         between = m.input_between_steps >= m.input_inside_steps
         where = ("between steps (the batch is fetched before the step annotation opens)" if between and
@@ -61,53 +82,22 @@ def input_bound(a: AnalysisResult) -> list[Finding]:
     return out
 
 
-def _rolling_median(x: np.ndarray, window: int) -> np.ndarray:
-    """The median of each value's neighbours (`window` steps centred on it; fewer at the ends, never repeated ones).
-    Sorted windows rather than np.nanmedian, which imports numpy.ma (~10 ms of every analyze)."""
-    half = window // 2
-    padded = np.pad(x.astype(np.float64), half, constant_values=np.nan)
-    windows = np.sort(np.lib.stride_tricks.sliding_window_view(padded, 2 * half + 1), axis=1)  # NaNs sort last
-    k = (~np.isnan(windows)).sum(axis=1)
-    rows = np.arange(len(windows))
-    return (windows[rows, (k - 1) // 2] + windows[rows, k // 2]) / 2
-
-
-def _periodic(numbers: np.ndarray, slow: np.ndarray, excess: np.ndarray) -> tuple[int, np.ndarray] | None:
-    """(period, which steps) when slow steps recur every p steps: ≥ STEP_OUTLIER_PERIOD_MIN_REPEATS of them, most steps
-    at that period slow, each losing more than the slow steps between them (noise) ever do. Periods are tried from the
-    differences between the slowest steps."""
-    order = np.argsort(-excess)[:6]
-    top = numbers[order][excess[order] > 0]
-    best = None
-    for p in sorted({abs(int(a) - int(b)) for a in top for b in top if abs(int(a) - int(b)) >= 2}):
-        for offset in sorted({int(n) % p for n in top}):
-            members = numbers % p == offset
-            hits = members & slow
-            if hits.sum() < T.STEP_OUTLIER_PERIOD_MIN_REPEATS or hits.sum() < 0.75 * members.sum():
-                continue
-            rest = slow & ~members
-            if rest.any() and excess[hits].min() <= excess[rest].max():
-                continue  # the "period" does not stand out from the other slow steps
-            if best is None or excess[hits].sum() > excess[best[1]].sum():
-                best = (p, hits)
-    return best
-
-
 def step_outlier(a: AnalysisResult) -> list[Finding]:
     out = []
     for rank, r in ranks_of(a):
         loop = r.loop
-        if not loop or loop.judged < T.STEP_OUTLIER_MIN_STEPS:
+        found_slow = slow_steps(loop) if loop else None
+        if found_slow is None or not found_slow[2].any():
             continue
-        cycles, numbers = _judged(loop.cycle_us, loop), _judged(loop.step, loop).astype(int)
-        ref = _rolling_median(cycles, T.STEP_OUTLIER_WINDOW)  # slow against its neighbours: a drift is not an outlier
-        slow = cycles >= T.STEP_OUTLIER_RATIO * ref
-        if not slow.any():
-            continue
-        excess = np.where(slow, cycles - ref, 0.0)
+        cycles, numbers, slow, excess = found_slow
         total = float(cycles.sum())
-        found = _periodic(numbers, slow, excess)
+        found = periodic(numbers, slow, excess)
         period, big = found if found else (None, slow)
+        # irregular slow steps of a busy host (host_contention) are not the user's to fix: judged without them
+        contended = contended_steps(a, rank, loop, slow, excess) & ~(big if period else np.zeros_like(big))
+        big = big & ~contended
+        if not big.any():
+            continue
         lost = float(excess[big].sum())
         share = lost / total if total else 0.0
         if lost < T.STEP_OUTLIER_MIN_LOST_US or share < (T.STEP_OUTLIER_LOST_SHARE_PERIODIC if period else
@@ -123,6 +113,8 @@ def step_outlier(a: AnalysisResult) -> list[Finding]:
             "left_out_warmup_steps": loop.warmup_steps}
         if loop.slowed_by_profiler:
             evidence["left_out_steps_slowed_by_the_profiler"] = loop.slowed_by_profiler
+        if contended.any():
+            evidence["left_out_steps_of_a_busy_host"] = int(contended.sum())
         if period:
             evidence["period_steps"] = period
             summary = (f"Every {period} steps, +{ms(big_excess)}: {int(big.sum())} slow steps lose {ms(lost)} "
@@ -179,39 +171,82 @@ def straggler_rank(a: AnalysisResult) -> list[Finding]:
     return out
 
 
-def _synchronised_straggler(loops: dict[str, Loop]) -> list[Finding]:
-    """Ranks that wait for each other at a collective have equal cycles: the straggler is the rank whose own work
-    (input + Forward) is longer, while the others wait longer inside Backward (where DDP's all-reduce waits)."""
-    def own(lp: Loop) -> float:
-        return lp.mean_us.input + (lp.mean_us.forward or 0.0)
-
-    out = []
-    for rank, lp in loops.items():
-        others = {k: v for k, v in loops.items() if k != rank}
-        excess = own(lp) - median([own(v) for v in others.values()])
-        cycle = lp.mean_us.cycle
-        if excess < T.STRAGGLER_OWN_WORK_SHARE * cycle:
+def _own_work(lp: Loop) -> dict[int, dict[str, float]] | None:
+    """Per judged step (by number): the rank's own time — its whole cycle less Backward, where DDP's all-reduce waits
+    for the slowest rank — split into input, Forward, Optimizer and the rest (unannotated time inside the step and
+    between its annotations); None when Backward is not annotated."""
+    phases = lp.phase_us or {}
+    if "backward" not in phases:
+        return None
+    out = {}
+    for i, n in enumerate(lp.step):
+        if not lp.judged_mask[i]:
             continue
-        waits = None
-        if lp.mean_us.backward is not None and all(v.mean_us.backward is not None for v in others.values()):
-            waits = median([v.mean_us.backward for v in others.values()]) - lp.mean_us.backward
-            if waits < T.STRAGGLER_WAIT_SHARE * excess:
-                continue  # the others do not wait for it: its longer work is not what holds them up
-        input_excess = lp.mean_us.input - median([v.mean_us.input for v in others.values()])
-        cause = "input" if input_excess >= 0.5 * excess else "Forward compute"
-        evidence: dict[str, Evidence] = {"rank_own_work_ms": round(own(lp) / 1e3, 3), "excess_ms_per_step": round(excess / 1e3, 3),
-                    "step_cycle_ms": round(cycle / 1e3, 3), "cause": cause, "ranks": len(loops)}
-        if waits is not None:
-            evidence["others_wait_longer_in_backward_ms"] = round(waits / 1e3, 3)
-        fix = ("Its DataLoader is slower than the other ranks': give it the same DataLoader(num_workers=…) and check "
-               "its host's CPU and storage (other processes, a slower disk or network mount)." if cause == "input" else
-               "Its Forward does more work than the other ranks': balance the batches (DistributedSampler(drop_last="
-               "True), TrainingArguments(group_by_length=True) for variable lengths) and check its host and device.")
+        own = lp.cycle_us[i] - phases["backward"][i]
+        parts = {"input": lp.input_us[i], "forward": phases.get("forward", [0.0] * len(lp.step))[i],
+                 "optimizer": phases.get("optimizer", [0.0] * len(lp.step))[i]}
+        parts["other"] = own - sum(parts.values())
+        out[int(n)] = {"own": own, **parts}
+    return out
+
+
+STRAGGLER_CAUSE = {"input": "input", "forward": "Forward compute", "optimizer": "Optimizer",
+                   "other": "unannotated work (between its step annotations or outside the phases)"}
+STRAGGLER_FIX = {
+    "input": "Its DataLoader is slower than the other ranks': give it the same DataLoader(num_workers=…) and check "
+             "its host's CPU and storage (other processes, a slower disk or network mount).",
+    "forward": "Its Forward does more work than the other ranks': balance the batches (DistributedSampler(drop_last="
+               "True), TrainingArguments(group_by_length=True) for variable lengths) and check its host and device.",
+    "optimizer": "Its optimizer step is slower than the other ranks': check its host and device, and that every rank "
+                 "holds the same parameters and optimizer settings.",
+    "other": "It spends its time outside the annotated phases — building batches by hand (a generator, no "
+             "DataLoader), logging or evaluation on this rank only: feed batches from a DataLoader(num_workers=…, "
+             "sampler=DistributedSampler(...)) on every rank and keep rank-only work out of the step, or annotate it "
+             "to see it.",
+}
+
+
+def _synchronised_straggler(loops: dict[str, Loop]) -> list[Finding]:
+    """Ranks that wait for each other at a collective have equal cycles: the straggler is the rank whose own time
+    (the whole cycle less Backward: input, Forward, Optimizer and the unannotated time between its step annotations)
+    is longer in most steps, while the others wait longer inside Backward (where DDP's all-reduce waits). Judged by
+    the time the others lose, not by a fixed share of the step."""
+    work = {rank: w for rank, lp in loops.items() if (w := _own_work(lp)) is not None}
+    out = []
+    for rank, mine in work.items():
+        others = {k: v for k, v in work.items() if k != rank}
+        common = sorted(set(mine).intersection(*others.values())) if others else []
+        if len(common) < T.STEP_OUTLIER_MIN_STEPS:
+            continue
+        diff = {part: np.array([mine[n][part] - median([o[n][part] for o in others.values()]) for n in common])
+                for part in ("own", "input", "forward", "optimizer", "other")}
+        excess, lp = float(diff["own"].mean()), loops[rank]
+        cycle = lp.mean_us.cycle
+        backward = lp.mean_us.backward or 0.0
+        waits = median([loops[k].mean_us.backward or 0.0 for k in others]) - backward
+        lost = max(0.0, min(excess, waits)) * len(common)  # the others' extra wait, over the steps compared
+        consistent = float((diff["own"] > 0).mean())
+        spread = float(diff["own"].std(ddof=1) / np.sqrt(len(common)))  # the mean excess's standard error
+        if (excess <= T.STRAGGLER_MIN_STANDARD_ERRORS * spread or waits < T.STRAGGLER_WAIT_SHARE * excess
+                or lost < T.STRAGGLER_MIN_LOST_US):
+            continue  # noise between equal ranks, or the others do not wait for it, or too little time lost
+        part = max(("input", "forward", "optimizer", "other"), key=lambda p: float(diff[p].mean()))
+        cause = STRAGGLER_CAUSE[part]
+        evidence: dict[str, Evidence] = {
+            "rank_own_work_ms": round(float(np.mean([mine[n]["own"] for n in common])) / 1e3, 3),
+            "excess_ms_per_step": round(excess / 1e3, 3), "step_cycle_ms": round(cycle / 1e3, 3), "cause": cause,
+            "others_wait_longer_in_backward_ms": round(waits / 1e3, 3), "time_lost_ms": round(lost / 1e3, 3),
+            "steps_compared": len(common), "steps_slower_than_the_others_share": round(consistent, 3),
+            "excess_standard_errors": round(excess / spread, 1) if spread else None,
+            "ranks": len(loops),
+            **{f"excess_{p}_ms_per_step": round(float(diff[p].mean()) / 1e3, 3)
+               for p in ("input", "forward", "optimizer", "other")}}
         out.append(finding(
             "straggler_rank", "high" if excess >= T.STRAGGLER_OWN_WORK_SHARE_HIGH * cycle else "medium",
             f"Rank {rank} holds the others up: its {cause} takes {ms(excess)} more per step than theirs "
-            f"({100 * excess / cycle:.0f}% of a {ms(cycle)} step), and the others wait for it at the all-reduce.",
-            evidence, fix, rank))
+            f"({100 * excess / cycle:.0f}% of a {ms(cycle)} step, in {100 * consistent:.0f}% of the steps), and the "
+            f"others wait for it at the all-reduce: {ms(lost)} lost in all.",
+            evidence, STRAGGLER_FIX[part], rank))
     return out
 
 

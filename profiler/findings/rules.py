@@ -14,6 +14,8 @@ from sagelaunch.profiler.findings.common import finding
 from sagelaunch.profiler.findings.common import ranks_of as _ranks
 from sagelaunch.profiler.records import AnalysisResult, Evidence, Finding, IdleBreakdown, RankAnalysis
 from sagelaunch.profiler.findings.loop_rules import input_bound, memory_growth, step_outlier, straggler_rank
+from sagelaunch.profiler.findings.host_rules import host_contention
+from sagelaunch.profiler.findings.step_rules import unexplained_step
 
 
 def low_gpu_utilization(a: AnalysisResult) -> list[Finding]:
@@ -42,53 +44,78 @@ def low_gpu_utilization(a: AnalysisResult) -> list[Finding]:
     return out
 
 
-def _launch_wait_share(waits: IdleBreakdown | None) -> float | None:
-    """The share of the GPU's gaps that HTA's idle breakdown blames on launches (host wait + kernel wait)."""
-    if not waits or waits.total_us <= 0:
-        return None
-    return (waits.host_wait_us + waits.kernel_wait_us) / waits.total_us
+def _host_bound_stream(waits: IdleBreakdown, queue) -> tuple[str, float]:
+    """The stream whose gaps hold the most host wait (the one the host feeds), and its mean queue length (HTA's
+    get_queue_length_summary for that stream; the rank's mean when the stream has no queue points)."""
+    stream = max(waits.streams, key=lambda s: waits.streams[s].host_wait_us)
+    q = queue.streams.get(stream) if queue is not None else None
+    return stream, (q.mean if q is not None else queue.mean if queue is not None else 0.0)
+
+
+# An optimizer's step as torch.optim annotates it (Optimizer.step#SGD.step): its fused form launches one kernel
+# for all parameters where the default launches one per parameter group or per tensor
+OPTIMIZER_STEP = re.compile(r"Optimizer\.step#(\w+)\.step")
+FUSED_OPTIMIZERS = {"Adam", "AdamW", "SGD", "Adagrad"}
+
+
+def _launch_fix(r: RankAnalysis) -> str:
+    """What shortens this trace's launches: CUDA graphs (for an eager trace through torch.compile's reduce-overhead
+    mode, never plain torch.compile for a compiled one), its own optimizer fused, a larger batch."""
+    if r.compiled:
+        graphs = ("The model is already compiled: capture the step in CUDA graphs (torch.compile(model, "
+                  "mode=\"reduce-overhead\") or torch.cuda.graphs)")
+    else:
+        graphs = ("Launch fewer, larger kernels: model = torch.compile(model, mode=\"reduce-overhead\") (CUDA graphs "
+                  "replay the step's launches at once; TrainingArguments(torch_compile=True, "
+                  "torch_compile_mode=\"reduce-overhead\"))")
+    names = {m.group(1) for a in r.annotations if (m := OPTIMIZER_STEP.search(a.name))}
+    fused = sorted(names & FUSED_OPTIMIZERS)
+    optimizer = (f"fuse its optimizer ({', '.join(f'torch.optim.{n}(..., fused=True)' for n in fused)}: one kernel for "
+                 "every parameter)" if fused else "fused optimizers (torch.optim.AdamW(fused=True))")
+    return (f"{graphs}; {optimizer}; a larger batch size (the same launches carry more work per step, "
+            "per_device_train_batch_size or the DataLoader's batch_size).")
 
 
 def launch_bound(a: AnalysisResult) -> list[Finding]:
-    """Many short kernels and a GPU that waits for their launches (HTA's idle breakdown and queue length).
+    """The GPU waits for the host to launch its kernels, decided as HTA decides host-bound: the GPU idle a share of its
+    span, most of its gaps host wait (HTA's idle-time breakdown), and an empty launch queue (HTA's queue length: the
+    host launches a kernel, the GPU runs it, then waits for the next). Short kernels are evidence, not a gate.
 
-    Cannot see: a CPU-only job (no kernels: a loop of tiny CPU operators gets no finding), and launch overhead hidden
-    behind a queue the host keeps full. The labelled set has no real positive case (tests/profiler/
-    test_findings_scored.py); tests/profiler/test_findings.py has a synthetic one."""
+    Cannot see: a CPU-only job (no kernels: a loop of tiny CPU operators gets no finding); gaps of more than
+    LAUNCH_MAX_HOST_WAIT_PER_KERNEL_US per kernel are other host work (input, synchronisation, sleeps), left to
+    low_gpu_utilization; fewer than LAUNCH_MIN_KERNELS kernels are too few to judge."""
     out = []
     for rank, r in _ranks(a):
-        k, launch, idle = r.kernels, r.launch, r.idle_share
-        if k.count < T.LAUNCH_MIN_KERNELS or k.short_share is None or k.p50_us is None or idle is None:
+        k, waits, idle, queue = r.kernels, r.idle_breakdown, r.idle_share, r.launch.queue
+        if k.count < T.LAUNCH_MIN_KERNELS or idle is None or idle < T.LAUNCH_GPU_IDLE_SHARE:
             continue
-        if k.short_share < T.LAUNCH_SHORT_SHARE or idle < T.LAUNCH_GPU_IDLE_SHARE:
+        if waits is None or waits.total_us <= 0 or not waits.streams:
             continue
-        queue = launch.queue
-        if queue is not None and queue.mean > T.LAUNCH_MAX_QUEUE:
-            continue  # kernels wait in the queue: the host is ahead of the GPU, launches are not what it waits for
-        launch_wait = _launch_wait_share(r.idle_breakdown)
-        if launch_wait is not None and launch_wait < T.LAUNCH_WAIT_SHARE:
+        host_share = waits.host_wait_us / waits.total_us
+        if host_share < T.LAUNCH_HOST_WAIT_SHARE:
             continue  # the GPU's gaps are mostly synchronisation or other streams, not launches
-        evidence: dict[str, Evidence] = {"kernels": k.count, "short_kernel_share": k.short_share,
-                                         "median_kernel_us": round(k.p50_us, 2), "gpu_idle_share": round(idle, 3)}
-        if launch.mean_cpu_launch_us is not None:
-            evidence["mean_launch_call_us"] = round(launch.mean_cpu_launch_us, 2)
-        if queue is not None:
-            evidence["mean_queue_length"] = round(queue.mean, 2)
-        if launch_wait is not None:
-            evidence["idle_waiting_for_launches_share"] = round(launch_wait, 3)
-        compiled = r.compiled
-        evidence["compiled"] = compiled
+        stream, queue_mean = _host_bound_stream(waits, queue)
+        if queue_mean > T.LAUNCH_MAX_QUEUE:
+            continue  # kernels wait in the queue: the host is ahead of the GPU, launches are not what it waits for
+        per_kernel = waits.host_wait_us / k.count
+        if per_kernel > T.LAUNCH_MAX_HOST_WAIT_PER_KERNEL_US:
+            continue  # gaps far longer than a launch: the host does other work between kernels
+        evidence: dict[str, Evidence] = {
+            "gpu_idle_share": round(idle, 3), "idle_host_wait_ms": round(waits.host_wait_us / 1e3, 3),
+            "idle_kernel_wait_ms": round(waits.kernel_wait_us / 1e3, 3), "idle_other_ms": round(waits.other_us / 1e3, 3),
+            "idle_host_wait_share": round(host_share, 3), "stream": stream, "mean_queue_length": round(queue_mean, 3),
+            "kernels": k.count, "host_wait_per_kernel_us": round(per_kernel, 1), "compiled": r.compiled}
+        if k.short_share is not None and k.p50_us is not None:
+            evidence["short_kernel_share"], evidence["median_kernel_us"] = k.short_share, round(k.p50_us, 2)
+        if r.launch.mean_cpu_launch_us is not None:
+            evidence["mean_launch_call_us"] = round(r.launch.mean_cpu_launch_us, 2)
         out.append(finding(
-            "launch_bound", "high" if idle >= 2 * T.LAUNCH_GPU_IDLE_SHARE else "medium",
-            f"Kernel launches limit the GPU: {100 * k.short_share:.0f}% of {k.count:,} kernels run under 10 µs "
-            f"(median {k.p50_us:.1f} µs) and the GPU is idle {100 * idle:.0f}% of its span.",
-            evidence,
-            ("The model is already compiled: capture the step in CUDA graphs (torch.compile(model, mode=\"reduce-overhead\") "
-             "or torch.cuda.graphs), use fused optimizers (torch.optim.AdamW(fused=True)) and a larger batch size."
-             if compiled else
-             "Launch fewer, larger kernels: model = torch.compile(model, mode=\"reduce-overhead\") (CUDA graphs), or "
-             "TrainingArguments(torch_compile=True); fused optimizers (torch.optim.AdamW(fused=True)); a larger batch size."),
-            rank))
+            "launch_bound", "high" if idle >= 2 * T.LAUNCH_GPU_IDLE_SHARE and host_share >= 0.9 else "medium",
+            f"The GPU waits for the host to launch its kernels: it is idle {100 * idle:.0f}% of its span, "
+            f"{100 * host_share:.0f}% of that waiting on the host, and the launch queue averages {queue_mean:.2f} "
+            f"kernels (the host launches one, the GPU runs it and waits); {k.count:,} kernels"
+            + (f", {100 * k.short_share:.0f}% under 10 µs." if k.short_share is not None else "."),
+            evidence, _launch_fix(r), rank))
     return out
 
 
@@ -188,4 +215,4 @@ def pipeline_bubble(a: AnalysisResult) -> list[Finding]:
 
 
 RULES = (input_bound, low_gpu_utilization, launch_bound, low_overlap, pipeline_bubble, straggler_rank, step_outlier,
-         memory_growth)
+         memory_growth, unexplained_step, host_contention)

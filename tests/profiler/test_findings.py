@@ -18,7 +18,7 @@ from tests.profiler.conftest import BARE_ENV
 
 REPO = Path(__file__).resolve().parents[2]
 RULES = ("input_bound", "low_gpu_utilization", "launch_bound", "low_overlap", "pipeline_bubble", "straggler_rank",
-         "step_outlier", "memory_growth")
+         "step_outlier", "memory_growth", "unexplained_step", "host_contention")
 
 
 def findings_of(tmp_path: Path, *ranks, counters=None, **context) -> list[Finding]:
@@ -147,3 +147,29 @@ def test_cli_text_and_json_list_findings(tmp_path):
     text = subprocess.run([sys.executable, "-m", "sagelaunch.profiler.cli", "analyze", str(root)], capture_output=True,
                           text=True, env=env, timeout=120, cwd=REPO).stdout
     assert "input_bound" in text and doc["findings"][0]["summary"] in text and "fix: " in text
+
+
+def test_host_contention(tmp_path):
+    import pyarrow as pa
+
+    # irregular steps slower in every phase at once: the host, not the code (no step_outlier for them)
+    slow = {7: 260, 13: 240, 19: 300, 23: 250, 31: 280, 37: 270}
+    found = findings_of(tmp_path, syn.healthy(steps=60, slow=slow))
+    f = one(found, "host_contention")
+    assert f.rank is None and f.evidence["slow_steps"] == 6 and f.severity != "high" and "cpuset" in f.fix
+    assert "step_outlier" not in rules(found)
+    # every core busy in the host's samples: irregular slow steps are the host's, whatever phase they stretch
+    busy = pa.concat_tables([syn.counters([100.0] * 10, metric="cpu_util", index=i, span_s=6.0) for i in (0, 1)])
+    f = one(findings_of(tmp_path / "busy", syn.healthy(steps=60, slow={7: 400, 19: 400, 31: 400}), counters=busy),
+            "host_contention")
+    assert f.evidence["samples_with_every_core_busy_share"] == 1.0
+    # a single pause slower everywhere is no pattern: step_outlier's, as before
+    assert "host_contention" not in rules(findings_of(tmp_path / "one", syn.healthy(steps=10, slow={6: 300})))
+
+
+def test_unexplained_step(tmp_path):
+    from sagelaunch.profiler.findings.step_rules import WHERE
+
+    assert set(WHERE) == {"before_first_work", "between_work", "after_last_work", "between_steps"}
+    # the synthetic loop's phases cover its steps: nothing unexplained
+    assert "unexplained_step" not in rules(findings_of(tmp_path, syn.healthy(steps=20)))

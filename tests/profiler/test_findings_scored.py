@@ -20,7 +20,7 @@ from tests.profiler.conftest import REPO, TRACES
 
 SET = REPO / "tests" / "data" / "profiler" / "findings_set"
 RULES = ("input_bound", "low_gpu_utilization", "launch_bound", "low_overlap", "pipeline_bubble", "straggler_rank",
-         "step_outlier", "memory_growth")
+         "step_outlier", "memory_growth", "unexplained_step", "host_contention")
 MIN_PRECISION = MIN_RECALL = 0.9
 
 
@@ -144,3 +144,19 @@ def test_the_findings_say_what_the_evidence_shows(scored):
     assert one("ddp_input_straggler", "straggler_rank", "1").evidence["cause"] == "input"
     assert one("ddp_compute_straggler", "straggler_rank", "1").evidence["cause"] == "Forward compute"
     assert one("leak", "memory_growth").evidence["series"] == "process_rss"
+    # stragglers from the whole timeline: time between step annotations, and a compute excess near a tenth of the step
+    assert one("ddp_generator_straggler", "straggler_rank", "1").evidence["cause"].startswith("unannotated work")
+    small = one("ddp_small_compute_straggler", "straggler_rank", "1")
+    assert small.evidence["cause"] == "Forward compute" and small.evidence["excess_ms_per_step"] < 0.15 * small.evidence[
+        "step_cycle_ms"]  # under the old fixed 15% share
+    # gradient accumulation: the optimizer every 4th annotated micro-step; steps are the 64 optimizer steps
+    loop = analyze(SET / "docs_accumulation").ranks["0"].loop
+    assert loop.micro_steps_per_step == 4 and loop.count == 64 and loop.step[:3] == [4, 8, 12]
+    assert loop.warmup_steps <= 0.1 * loop.count + 2  # warm-up is not inflated by the micro-steps' mixed lengths
+    # a step the phases do not explain says where the time sits
+    assert one("wait_before_forward", "unexplained_step").evidence["mostly"] == "before_first_work"
+    assert one("generator_between_steps", "unexplained_step").evidence["mostly"] == "between_steps"
+    # a busy host is its own finding, from the host's samples; the code gets no step_outlier or input_bound for it
+    busy = one("docs_busy_host", "host_contention", None)
+    assert busy.evidence["samples_with_every_core_busy_share"] >= 0.5 and busy.severity != "high"
+    assert {r for r, _ in scored["docs_busy_host"]["found"]} == {"host_contention"}

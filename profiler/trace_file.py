@@ -11,8 +11,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from isal import isal_zlib  # ISA-L's inflate: zlib's API, ~4x faster (25 MB of JSON: ~12 ms, zlib ~50 ms)
-
 from sagelaunch.jobspec.errors import SagelaunchError
 
 MAX_JSON_BYTES = 2 << 30
@@ -55,6 +53,8 @@ def _too_big(path: Path, what: str, limit: int) -> ProfileLoadError:
 
 def gunzip_capped(raw: bytes, path: Path, limit: int) -> bytearray:
     """Every gzip member of `raw`, decompressed, stopping with an error once more than `limit` bytes come out."""
+    from isal import isal_zlib  # ISA-L's inflate: zlib's API, ~4x faster (25 MB of JSON: ~12 ms, zlib ~50 ms)
+
     out = bytearray()
     data = raw
     while data:
@@ -87,9 +87,11 @@ def read_trace_bytes(path: Path) -> bytes | bytearray:
     if not raw:
         raise ProfileLoadError(f"{path}: the file is empty; expected a Kineto/Chrome trace (JSON)")
     if raw[:2] == b"\x1f\x8b":
+        from isal.isal_zlib import error as inflate_error
+
         try:
             raw = gunzip_capped(raw, path, limit)
-        except (EOFError, isal_zlib.error) as exc:
+        except (EOFError, inflate_error) as exc:
             raise ProfileLoadError(
                 f"{path}: truncated or corrupt gzip ({exc}); re-copy the file or export the trace again"
             ) from None

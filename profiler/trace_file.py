@@ -1,4 +1,4 @@
-"""Read a trace file's JSON bytes (gunzipped) with a cap on their size; imports nothing heavy (prefetch uses it).
+"""Read a trace file's JSON bytes (gunzipped) with a cap on their size; imports nothing heavy.
 
 A 3 MB ``.json.gz`` can expand to gigabytes (a gzip bomb, or simply a huge trace): without a cap the reader and
 the profile browser grew to 6 GB on one. The cap is ``MAX_JSON_BYTES`` (2 GiB of JSON, far above the largest

@@ -6,8 +6,8 @@ contender, then run i+1), after one untimed run each; wall time, CPU time (user+
 and peak RSS (of the largest process). Ratios are paired: per run i, HTA's wall / ours, then the median over runs.
 Compiled bytecode is kept for both, as an installed package has it.
 
-- "ours cold": SAGELAUNCH_PROFILE_CACHE=0, the JSON is parsed (read ahead in a forked process with two idle
-  cores); "ours cold, 1 core": pinned to one core (taskset: the read-ahead is then a thread, as on a busy machine);
+- "ours cold": SAGELAUNCH_PROFILE_CACHE=0, the JSON is parsed; "ours cold, 1 core": pinned to one core (taskset:
+  no chunk workers, as on a busy machine);
   "ours warm": the parsed columns cached by an earlier run, as for a second analyze/report/ui of the same trace;
   "sagelaunch CLI cold": through `sagelaunch profile analyze`.
 - "HTA 0.5 cold": HTA's own environment (.venv-hta, see scripts/make_hta_fixtures.py): TraceAnalysis load +

@@ -116,9 +116,6 @@ def run_analyze(path: str, as_json: bool, top: int, context: dict | None = None)
     # The analysis does no linear algebra; OpenBLAS would start a thread per core as numpy loads (~0.06 s of a
     # 0.2 s command, measured on 2 cores). A caller's own setting wins.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    from sagelaunch.profiler import prefetch
-
-    prefetch.start(path)  # read the trace in another process (or gunzip it in a thread) while the imports below run
     from sagelaunch.profiler.analysis import analyze
     from sagelaunch.profiler.kineto_reader import ProfileLoadError
 

@@ -1,8 +1,7 @@
 """Read one Kineto / torch.profiler Chrome trace (.json or .json.gz) into a RankTrace.
 
 numpy is imported only by the functions that turn the columns into arrays (rank_from_columns and after): decoding
-and building the columns use the standard library and msgspec alone, so that a process forked at the start of
-`profile analyze` (profiler/prefetch.py) reads the trace while its parent is still importing numpy.
+and building the columns use the standard library and msgspec alone (a forked chunk worker never needs numpy).
 
 Parser choice: the whole file is decompressed (ISA-L) and decoded by msgspec into typed, GC-free Structs that hold
 only the fields the analysis needs (unknown keys and args are skipped inside the C decoder, never materialised),
@@ -37,16 +36,6 @@ __all__ = ["ProfileLoadError", "read_kineto", "parse_trace", "events_to_rank"]
 
 def read_bytes(path: Path) -> bytes | bytearray:
     return read_trace_bytes(path)
-
-
-# Readings started ahead (profiler/prefetch.py), by resolved path: each has result(), which returns what
-# read_parts(path) returns, or None when the reading was lost (the trace is then read here).
-_AHEAD: dict[str, Any] = {}
-
-
-def read_ahead(path: Path, reading) -> None:
-    """Let read_kineto(path) take its columns from `reading` (once)."""
-    _AHEAD[str(path.resolve())] = reading
 
 
 class _Args(msgspec.Struct, gc=False):
@@ -383,10 +372,7 @@ def rank_from_columns(parts: list[dict], meta: TraceMeta) -> RankTrace:
 
 
 def read_kineto(path: Path, cache: bool = True, workers: int | None = None) -> RankTrace:
-    """One rank from a trace file; with `cache`, from (and into) its parsed copy (profiler/trace_cache.py).
-
-    The columns come from a reading started ahead (read_ahead; `profile analyze` starts one) when there is one,
-    else from read_parts here."""
+    """One rank from a trace file; with `cache`, from (and into) its parsed copy (profiler/trace_cache.py)."""
     from sagelaunch.profiler import trace_cache
 
     hit = trace_cache.cached(path) if cache else None
@@ -394,11 +380,7 @@ def read_kineto(path: Path, cache: bool = True, workers: int | None = None) -> R
         rank = trace_cache.load(path, hit)
         if rank is not None:
             return rank
-    reading = _AHEAD.pop(str(path.resolve()), None)
-    ahead = reading.result() if reading is not None else None
-    if ahead is None:
-        ahead = read_parts(path, workers)
-    parts, meta, size = ahead
+    parts, meta, size = read_parts(path, workers)
     rank = rank_from_columns(parts, meta)
     del parts
     if cache and size >= trace_cache.MIN_JSON_BYTES and trace_cache.enabled():
@@ -412,11 +394,7 @@ def read_parts(path: Path, workers: int | None = None) -> tuple[list[dict], Trac
     A trace of 8 MB of JSON or more is decoded in chunks (profiler/trace_chunks.py), over `workers` processes
     (default: the cores not already busy; 1 decodes chunks one after the other, here, and only traces over
     trace_chunks.MAX_CHUNK_BYTES are then split at all)."""
-    return parts_of(read_bytes(path), path, workers)
-
-
-def parts_of(raw: bytes | bytearray, path: Path, workers: int | None = None) -> tuple[list[dict], TraceMeta, int]:
-    """read_parts of a trace's JSON text, `raw`."""
+    raw = read_bytes(path)
     size = len(raw)
     got = chunk_parts(raw, path, workers)
     if got is None:

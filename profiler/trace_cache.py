@@ -8,8 +8,7 @@ path — never beside the user's data (a cache is bigger than the gzipped trace 
 Format: an uncompressed ``.npz`` of the numpy columns plus the dictionaries and TraceMeta as JSON. Not Parquet,
 measured: importing pyarrow costs ~0.2 s of CPU, more than decoding the 15 MB V100 trace (~0.1 s), while numpy
 is already loaded and np.load reads the 45k-event columns in ~4 ms. Only traces of at least MIN_JSON_BYTES are
-cached: below that, parsing is as quick as reading the cache. This module imports numpy only inside load/save,
-so the profile CLI can ask ``cached()`` before deciding to prefetch the JSON.
+cached: below that, parsing is as quick as reading the cache. This module imports numpy only inside load/save.
 """
 
 from __future__ import annotations

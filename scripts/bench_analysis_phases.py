@@ -1,7 +1,7 @@
 """Where a cold `profile analyze` spends its time, per trace: `bench_profiler_analysis.py --phases`.
 
-Each phase is timed in a fresh process, in one thread and in order (no read-ahead, so the phases add up: the
-command overlaps some of them on two cores), and the minimum over the runs is kept per phase (the least disturbed
+Each phase is timed in a fresh process, in one thread and in order (so the phases add up; the command may decode
+a big trace's chunks in worker processes), and the minimum over the runs is kept per phase (the least disturbed
 by other load). The interpreter's start-up is `python -c pass`; each analysis is the time of its top-level call
 (helpers it calls included), wrapped around the functions of the analysis modules.
 """

@@ -6,8 +6,8 @@ contender, then run i+1), after one untimed run each; wall time, CPU time (user+
 and peak RSS (of the largest process). Ratios are paired: per run i, HTA's wall / ours, then the median over runs.
 Compiled bytecode is kept for both, as an installed package has it.
 
-- "ours cold": SAGELAUNCH_PROFILE_CACHE=0, the JSON is parsed (read ahead in a forked process with two idle
-  cores); "ours cold, 1 core": pinned to one core (taskset: the read-ahead is then a thread, as on a busy machine);
+- "ours cold": SAGELAUNCH_PROFILE_CACHE=0, the JSON is parsed; "ours cold, 1 core": pinned to one core (taskset:
+  no chunk workers, as on a busy machine);
   "ours warm": the parsed columns cached by an earlier run, as for a second analyze/report/ui of the same trace;
   "sagelaunch CLI cold": through `sagelaunch profile analyze`.
 - "HTA 0.5 cold": HTA's own environment (.venv-hta, see scripts/make_hta_fixtures.py): TraceAnalysis load +
@@ -230,18 +230,18 @@ def report_targets(results: list[tuple[Path, dict, dict]]) -> None:
     """Per trace: ours cold vs HTA cold and vs the floor (paired medians, wall and CPU); then the medians over the
     traces and the targets (wall: what a user waits for; CPU: less sensitive to other load on the machine)."""
     print(f"\n{'cold, paired medians':<44}{'ours s':>7}{'HTA s':>7}{'floor s':>8}{'HTA/ours':>9}{'cpu':>6}"
-          f"{'ours/floor':>11}{'cpu':>6}  reader")
+          f"{'ours/floor':>11}{'cpu':>6}{'HTA/floor':>10}  reader")
     rows = []
     for target, runs, notes in results:
         ratios = (paired(runs, HTA, OURS), paired(runs, HTA, OURS, "cpu_s"), paired(runs, OURS, FLOOR_NAME),
-                  paired(runs, OURS, FLOOR_NAME, "cpu_s"))
+                  paired(runs, OURS, FLOOR_NAME, "cpu_s"), paired(runs, HTA, FLOOR_NAME))
         med = [statistics.median(r["wall_s"] for r in runs[k]) if k in runs else float("nan")
                for k in (OURS, HTA, FLOOR_NAME)]
         size = sum(p.stat().st_size for p in (target.glob("*.json*") if target.is_dir() else [target]))
         big = target.is_file() and size >= HEADLINE_GZ_BYTES
         label = f"{target.name.removesuffix('.pt.trace.json.gz')[:28]} ({size / 1e6:.2f} MB gz){' *' if big else ''}"
-        cells = "".join(f"{'' if r is None else f'{r:.1f}x' if i < 2 else f'{r:.2f}x':>{w}}"
-                        for i, (r, w) in enumerate(zip(ratios, (9, 6, 11, 6))))
+        cells = "".join(f"{'' if r is None else f'{r:.2f}x' if i in (2, 3) else f'{r:.1f}x':>{w}}"
+                        for i, (r, w) in enumerate(zip(ratios, (9, 6, 11, 6, 10))))
         print(f"{label:<44}{med[0]:>7.3f}{med[1]:>7.3f}{med[2]:>8.3f}{cells}  {notes.get('reader', '')}")
         rows.append((big, ratios))
     for title, chosen in (("* traces of 0.7 MB gz and up", [r for big, r in rows if big]),
@@ -250,9 +250,11 @@ def report_targets(results: list[tuple[Path, dict, dict]]) -> None:
             hs = [r[h_i] for r in chosen if r[h_i] is not None]
             fs = [r[f_i] for r in chosen if r[f_i] is not None]
             if hs:
+                floors = [r[4] for r in chosen if r[4] is not None]
                 print(f"{title}, {kind}: HTA/ours cold median {statistics.median(hs):.1f}x (slowest {min(hs):.1f}x, "
                       f"n={len(hs)})" + (f"; ours/floor median {statistics.median(fs):.2f}x (worst {max(fs):.2f}x)"
-                                          if fs else ""))
+                                          if fs else "")
+                      + (f"; HTA/floor (wall) median {statistics.median(floors):.1f}x" if floors else ""))
             if hs and title.startswith("*"):
                 print(f"  targets ({kind}): median >= 10x HTA: {'met' if statistics.median(hs) >= 10 else 'NOT met'}; "
                       f"every trace >= 6x: {'met' if min(hs) >= 6 else 'NOT met'}; ours <= 2x the floor: "

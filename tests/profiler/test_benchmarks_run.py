@@ -38,12 +38,13 @@ def test_analysis_benchmark_phases_add_up():
     proc = run("scripts/bench_profiler_analysis.py", str(TRACES / "alexnet.pt.trace.json.gz"), "--repeat", "1",
                "--phases")
     assert proc.returncode == 0, proc.stderr
-    rows = {line[:46].strip(): line[46:].split() for line in proc.stdout.splitlines()[2:]}
+    rows = {line[:46].rstrip(): line[46:].split() for line in proc.stdout.splitlines()[2:]}
     assert {"interpreter start-up (python -c pass)", "import numpy", "read + gunzip", "JSON decode (typed msgspec)",
             "columns (typed arrays)", "analyses", "JSON output"} <= set(rows), proc.stdout
-    main = [k for k in rows if not k.startswith(("hta_view", "gpu_breakdown", "metrics", "loop", "findings", "("))
-            and not k.startswith(("text output", "sum of"))]
-    assert abs(sum(float(rows[k][0]) for k in main) - float(rows["sum of the phases (--json)"][0])) < 0.5
+    # the phases (analyses are indented: parts of "analyses"); each printed to 0.1 ms, so their sum is within 0.05 ms
+    # per row of the printed sum
+    main = [k for k in rows if not k.startswith((" ", "text output", "sum of"))]
+    assert abs(sum(float(rows[k][0]) for k in main) - float(rows["sum of the phases (--json)"][0])) <= 0.05 * (len(main) + 1)
 
 
 @pytest.mark.slow  # trains a model with and without profilers

@@ -1,5 +1,5 @@
 """The reader's columns from odd but valid JSON: what numpy's conversions did before the columns were built with the
-standard library's typed arrays (so that the read-ahead process never imports numpy), value for value."""
+standard library's typed arrays (so that decoding, and a forked chunk worker, never import numpy), value for value."""
 
 from __future__ import annotations
 

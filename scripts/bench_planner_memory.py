@@ -61,12 +61,14 @@ def pairs(record: dict[str, Any], m: MemoryBreakdown) -> dict[str, tuple[int, in
     masters_measured = record["master_parameter_bytes"] + record["master_gradient_bytes"]
     sdp = record["config"]["sharded_data_parallel_degree"]
     buckets = record.get("ddp_bucket_bytes", 0)
+    # the tracker counts a bucket from the reducer's first copy into it: a peak inside backward already holds it
+    unseen_buckets = buckets - record.get("ddp_bucket_bytes_in_peak", 0)
     return {"parameters": (m.parameters, record["parameter_bytes"]), "gradients": (m.gradients, record["gradient_bytes"]),
             "optimizer": (m.optimizer_state, record["optimizer_state_bytes"]),
             "masters": (m.master_weights + m.master_gradients, masters_measured),
             "ddp buckets": (m.communication if sdp == 1 else 0, buckets),
             "activations": (tracker_activations(m), record["activation_peak_bytes"]),
-            "peak": (m.total, record["peak_bytes"] + buckets)}
+            "peak": (m.total, record["peak_bytes"] + unseen_buckets)}
 
 
 def llm_analysis_input(record: dict[str, Any]) -> dict[str, Any]:

@@ -97,7 +97,7 @@ def ratio(p: int, m: int) -> float:
 
 
 def side_by_side(records: list[dict[str, Any]], other: dict[str, dict[str, Any]]) -> None:
-    """Per configuration, its most loaded rank: measured peak (+ DDP buckets), the planner's total and
+    """Per configuration, its most loaded rank: measured peak (+ DDP buckets it does not already hold), the planner's total and
     llm-analysis's (weight+op_state+grad+act) per GPU, in MiB, with each prediction's ratio to the measurement."""
     worst: dict[str, tuple[int, int]] = {}
     for record in records:

@@ -61,12 +61,14 @@ def pairs(record: dict[str, Any], m: MemoryBreakdown) -> dict[str, tuple[int, in
     masters_measured = record["master_parameter_bytes"] + record["master_gradient_bytes"]
     sdp = record["config"]["sharded_data_parallel_degree"]
     buckets = record.get("ddp_bucket_bytes", 0)
+    # the tracker counts a bucket from the reducer's first copy into it: a peak inside backward already holds it
+    unseen_buckets = buckets - record.get("ddp_bucket_bytes_in_peak", 0)
     return {"parameters": (m.parameters, record["parameter_bytes"]), "gradients": (m.gradients, record["gradient_bytes"]),
             "optimizer": (m.optimizer_state, record["optimizer_state_bytes"]),
             "masters": (m.master_weights + m.master_gradients, masters_measured),
             "ddp buckets": (m.communication if sdp == 1 else 0, buckets),
             "activations": (tracker_activations(m), record["activation_peak_bytes"]),
-            "peak": (m.total, record["peak_bytes"] + buckets)}
+            "peak": (m.total, record["peak_bytes"] + unseen_buckets)}
 
 
 def llm_analysis_input(record: dict[str, Any]) -> dict[str, Any]:
@@ -95,7 +97,7 @@ def ratio(p: int, m: int) -> float:
 
 
 def side_by_side(records: list[dict[str, Any]], other: dict[str, dict[str, Any]]) -> None:
-    """Per configuration, its most loaded rank: measured peak (+ DDP buckets), the planner's total and
+    """Per configuration, its most loaded rank: measured peak (+ DDP buckets it does not already hold), the planner's total and
     llm-analysis's (weight+op_state+grad+act) per GPU, in MiB, with each prediction's ratio to the measurement."""
     worst: dict[str, tuple[int, int]] = {}
     for record in records:

@@ -24,7 +24,8 @@ Categories (MemTracker's, plus the fp32 masters of bf16):
                   optimizer starts; its temporaries) counts as optimizer state while it lives
   peak            all tracked live storages together, highest total, with the categories at that moment
   DDP buckets     DDP's gradient buckets, made before the measured step: reported apart (ddp_bucket_bytes, from
-                  DDP's own reducer), in no tracker figure
+                  DDP's own reducer); the tracker counts a bucket from the reducer's first copy into it in backward,
+                  so a peak inside backward already holds it (ddp_bucket_bytes_in_peak)
 Not seen: gloo's internal buffers.
 """
 
@@ -167,6 +168,11 @@ class _StepTracker:
             def __init__(self) -> None:
                 super().__init__()
                 self.category_peaks: dict[str, int] = {}
+                # DDP's buckets were made before the step, outside the tracker; it starts counting one when the
+                # reducer first copies a gradient into it (a Temp storage of the bucket's size, seen in backward)
+                self.bucket_sizes: set[int] = set()
+                self.buckets_at_peak = 0
+                self._peak_total = 0
 
             def _pre_fw_hook(self, module, inputs) -> None:
                 # microbatches and pipeline schedules call the top module once per microbatch; MemTracker's
@@ -180,6 +186,12 @@ class _StepTracker:
 
             def _update_peak_stats(self, peak_state) -> None:  # after every op: keep each category's high mark
                 super()._update_peak_stats(peak_state)
+                total = sum(snap.get("Total", 0) for snap in self._curr_mem_snap.values())
+                if total > self._peak_total:  # the whole step's height: which buckets does it already count?
+                    self._peak_total = total
+                    self.buckets_at_peak = sum(
+                        w.mem_consumed for w, _ in self._WINFO.values()
+                        if w.reftype == _MemRefType.TEMP and w.mem_consumed in self.bucket_sizes) if self.bucket_sizes else 0
                 for snap in self._curr_mem_snap.values():
                     for kind, value in snap.items():
                         key = getattr(kind, "value", str(kind))
@@ -216,9 +228,9 @@ def _batch(step: int, n: int):
     return torch.randint(1, VOCAB, (n, SEQ), generator=g)
 
 
-def _ddp_bucket_bytes(model) -> int:
-    """DDP's gradient buckets, as its reducer sizes them (zero copies of each bucket, made outside the tracker)."""
-    return sum(b.buffer().nbytes for m in model.ddp_modules for b in m.reducer._get_zeros_like_grad_buckets())
+def _ddp_bucket_sizes(model) -> list[int]:
+    """DDP's gradient buckets' bytes, as its reducer sizes them (zero copies of each bucket)."""
+    return [b.buffer().nbytes for m in model.ddp_modules for b in m.reducer._get_zeros_like_grad_buckets()]
 
 
 def _run_case(case: dict[str, Any]) -> dict[str, Any]:
@@ -290,6 +302,7 @@ def _run_case(case: dict[str, Any]) -> dict[str, Any]:
             for g in grads:
                 tracker._update_and_maybe_create_winfos(g, _MemRefType.GRAD)
 
+    tracker.bucket_sizes = set(_ddp_bucket_sizes(model))
     tracker.track_external(model, opt.local_optimizer(), *masters)
     handle = register_optimizer_step_pre_hook(at_step_begin)
     try:
@@ -320,7 +333,8 @@ def _run_case(case: dict[str, Any]) -> dict[str, Any]:
         "peak_bytes": peak.get("Total", 0),
         "peak_breakdown": peak,
         "step_seconds": seconds,
-        "ddp_bucket_bytes": _ddp_bucket_bytes(model),
+        "ddp_bucket_bytes": sum(_ddp_bucket_sizes(model)),
+        "ddp_bucket_bytes_in_peak": tracker.buckets_at_peak,
         "transformers_config": cfg.to_dict(),
     }
     del model, opt, params, masters, named

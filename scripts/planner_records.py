@@ -62,7 +62,10 @@ class MeasuredRank(BaseModel):
     backward_peak_bytes: int  # highest total of backward's tensors and the parameter gradients, in forward+backward
     peak_bytes: int  # highest total of all tracked live storages during the step
     peak_breakdown: dict[str, int]  # the categories at that moment (MemTracker's names)
-    ddp_bucket_bytes: int  # DDP's gradient buckets (pp 1, dp > 1), made before the measured step: in no figure above
+    ddp_bucket_bytes: int  # DDP's gradient buckets (pp 1, dp > 1), made before the measured step
+    # of which peak_bytes already counts (the tracker counts a bucket from the reducer's first copy into it in
+    # backward; a peak inside backward holds it, one at the forward's end does not)
+    ddp_bucket_bytes_in_peak: int = 0
     step_seconds: float = Field(ge=0)  # wall time of the measured step (tracker on; not a speed figure)
 
 

@@ -12,6 +12,7 @@ import torch
 from scripts import planner_measure as pm
 
 TP_CASE, PP_CASE = "gpt2_w2_tp2_pp1_mb1_fp32", "llama_w2_tp1_pp2_mb4_fp32"
+DDP_CASE = "bert_w2_tp1_pp1_mb1_fp32"
 
 
 def test_the_configurations_cover_every_dimension_the_issue_names():
@@ -42,10 +43,10 @@ def _own_bytes(record) -> int:
 
 @pytest.fixture(scope="module")
 def measured(tmp_path_factory):
-    wanted = [c for c in pm.cases() if c["name"] in (TP_CASE, PP_CASE)]
+    wanted = [c for c in pm.cases() if c["name"] in (TP_CASE, PP_CASE, DDP_CASE)]
     run = pm.measure(wanted, tmp_path_factory.mktemp("planner_measure"), timeout=600)
     return {name: sorted((r for r in run.records if r.config.name == name), key=lambda r: r.rank)
-            for name in (TP_CASE, PP_CASE)}
+            for name in (TP_CASE, PP_CASE, DDP_CASE)}
 
 
 @pytest.mark.slow
@@ -87,3 +88,15 @@ def test_pipeline_stages_hold_their_own_layers_and_the_tracker_counts_exactly_th
         assert r.parameter_bytes == _own_bytes(r) == r.parameter_numel * 4
         assert r.optimizer_state_bytes == r.optimizer_state_check_bytes  # Adam's moments + step of the stage
         assert r.peak_bytes >= r.parameter_bytes + r.optimizer_state_bytes + r.activation_peak_bytes // 4
+
+
+@pytest.mark.slow
+def test_a_peak_inside_backward_already_counts_ddps_bucket(measured):
+    """DDP's bucket is made before the measured step; the tracker counts it from the reducer's first copy into it,
+    so the peak (inside backward here) holds it and a comparison must not add it again."""
+    for r in measured[DDP_CASE]:
+        assert r.ddp_bucket_bytes == r.parameter_bytes  # fp32, one bucket holds every gradient of this small model
+        assert r.ddp_bucket_bytes_in_peak == r.ddp_bucket_bytes
+        assert r.peak_breakdown["Temp"] >= r.ddp_bucket_bytes  # filed as a temporary of backward
+    for r in measured[TP_CASE] + measured[PP_CASE]:  # no DDP: all DTensors, or a pipeline
+        assert r.ddp_bucket_bytes == r.ddp_bucket_bytes_in_peak == 0

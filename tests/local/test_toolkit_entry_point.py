@@ -5,6 +5,9 @@ job facts (module_dir, to_cmd_args, to_env_vars); what cannot run locally is ref
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -69,3 +72,47 @@ def test_a_launcher_script_runs_the_users_program_with_entry_point_run(tmp_path)
     assert runner_field == "runner" and "SMDataParallel" in runner_text and "distribution=" in runner_fix
     assert opts_field == "extra_opts"
     assert not (code / "tool.sh").stat().st_mode & 0o111  # the user's own file is never changed
+
+
+UNPACK = textwrap.dedent("""\
+    import io, json, os, sys, tarfile
+    from sagemaker_training import entry_point
+    archive = os.path.join(sys.argv[1], "sourcedir.tar.gz")
+    with tarfile.open(archive, "w:gz") as tar:
+        body = b"import sys; print('unpacked', *sys.argv[1:])"
+        info = tarfile.TarInfo("packed.py")
+        info.size = len(body)
+        tar.addfile(info, io.BytesIO(body))
+    entry_point.run(archive, "packed.py", ["--n", "1"])
+    refused = {}
+    for uri in ("s3://bucket/code.tar.gz", os.path.join(sys.argv[1], "missing")):
+        try:
+            entry_point.run(uri, "packed.py", [])
+        except ValueError as err:
+            refused[uri[:5]] = [err.field, err.fix]
+    open(os.path.join(os.environ["SAGEMAKER_BASE_DIR"], "code", "setup.py"), "w").write("")
+    try:
+        entry_point.install("packed.py", os.path.join(os.environ["SAGEMAKER_BASE_DIR"], "code"))
+    except ValueError as err:
+        refused["package"] = [err.field, err.fix]
+    print(json.dumps(refused))
+    """)
+
+
+def test_entry_point_unpacks_an_archive_and_refuses_what_a_local_job_cannot_do(tmp_path):
+    """Without a job process: the stand-in on PYTHONPATH, the job's base folder given as the backend gives it."""
+    from sagelaunch.launcher.local.job_modules import JOB_MODULES_ROOT
+
+    base = tmp_path / "algo-1"
+    (base / "code").mkdir(parents=True)
+    env = {**os.environ, "SAGEMAKER_BASE_DIR": str(base),
+           "PYTHONPATH": os.pathsep.join([str(JOB_MODULES_ROOT / "sagemaker_training"), os.getcwd()])}
+    out = subprocess.run([sys.executable, "-c", UNPACK, str(tmp_path)], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert "unpacked --n 1" in lines and (base / "code" / "packed.py").is_file()
+    refused = json.loads(lines[-1])
+    assert refused["s3://"][0] == "uri" and "module_dir" in refused["s3://"][1]
+    assert refused[str(tmp_path)[:5]][0] == "uri"
+    assert refused["package"][0] == "user_entry_point" and "requirements.txt" in refused["package"][1]

@@ -48,7 +48,7 @@ def _extract(uri: str, dst: str) -> None:
     if os.path.isdir(path):
         if os.path.abspath(path) != os.path.abspath(dst):
             shutil.copytree(path, dst, dirs_exist_ok=True)
-    elif tarfile.is_tarfile(path):
+    elif os.path.isfile(path) and tarfile.is_tarfile(path):
         with tarfile.open(path) as archive:
             archive.extractall(dst, filter="data")
     else:

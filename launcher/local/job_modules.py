@@ -1,7 +1,7 @@
 """Module names that real SageMaker scripts import, given to local jobs when the real library is absent.
 
 SMP v1 scripts import `smdistributed.modelparallel.torch`; SageMaker Profiler scripts import `smppy`/`smprof`; scripts
-written for the training toolkit import `sagemaker_training.environment`.
+written for the training toolkit import `sagemaker_training.environment` and `.entry_point`.
 In a local job these names resolve to sagelaunch's own packages through thin re-export modules kept in
 `job_modules/<name>/<name>/` at the repository root (one folder per top-level name, so each goes on the job's
 PYTHONPATH on its own). They are never installed into the user's environment, and a library that is really
@@ -36,8 +36,9 @@ JOB_MODULES: tuple[JobModule, ...] = (
     # SageMaker Profiler's package: smppy in the TF 2.11 / PT 1.13 images, smprof after; any script may import it
     JobModule("smppy", "smppy", "sagelaunch's profiler", lambda job: True),
     JobModule("smprof", "smprof", "sagelaunch's profiler", lambda job: True),
-    # the SageMaker training toolkit (scripts read `environment.Environment()`): its Environment from SM_TRAINING_ENV
-    JobModule("sagemaker_training", "sagemaker_training", "sagelaunch's Environment from SM_TRAINING_ENV",
+    # the SageMaker training toolkit (scripts read `environment.Environment()`, launch with `entry_point.run`)
+    JobModule("sagemaker_training", "sagemaker_training",
+              "sagelaunch's environment and entry_point from SM_TRAINING_ENV",
               lambda job: True),
 )
 

@@ -12,7 +12,8 @@ MP_JOB = SimpleNamespace(mp_parameters={"partitions": 1})
 
 
 TOOLKIT_PATH = str(JOB_MODULES_ROOT / "sagemaker_training")
-TOOLKIT_NOTE = "sagemaker_training: sagelaunch's Environment from SM_TRAINING_ENV (the real library is not installed)"
+TOOLKIT_NOTE = ("sagemaker_training: sagelaunch's environment and entry_point from SM_TRAINING_ENV "
+                "(the real library is not installed)")
 # what every job gets: SageMaker Profiler's names and the training toolkit's
 PROFILER_PATHS = [str(JOB_MODULES_ROOT / "smppy"), str(JOB_MODULES_ROOT / "smprof"), TOOLKIT_PATH]
 PROFILER_NOTES = ["smppy: sagelaunch's profiler (the real library is not installed)",

@@ -232,6 +232,7 @@ class LoopMeans(Record, kw_only=True):
     forward: Optional[float] = None
     backward: Optional[float] = None
     optimizer: Optional[float] = None
+    pipeline_wait: Optional[float] = None  # a pipeline stage blocked in its receives (pipeline_wait annotations)
 
     def measured(self) -> dict[str, float]:
         """Every mean that was measured, by name."""
@@ -272,6 +273,7 @@ class Loop(Record, kw_only=True):
     total_judged_us: float
     unexplained_us: Optional[Unexplained] = None  # steps from step annotations only
     phase_us: Optional[dict[str, list[float]]] = None  # each step's time in each annotated phase (as cycle_us)
+    pipeline_waits_per_step: Optional[float] = None  # pipeline_wait receives per judged step (microbatches' receives)
 
 
 class MemorySeries(Record, kw_only=True):

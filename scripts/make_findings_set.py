@@ -317,9 +317,79 @@ CASES["ddp_small_compute_straggler"] = CASES["ddp_healthy"].replace(
     "def SLOW_FORWARD(i):  # rank 1 alone does a little more work in Forward\n"
     "    if RANK == 1:\n"
     "        _w @ _w\n")
+# A GPipe (fill-drain) schedule written by hand over torch.distributed send/recv, 2 stages, m microbatches. Each
+# stage's work takes a FIXED wall time (forward sleeps 20 ms, backward 40 ms, through an autograd.Function) so the
+# schedule alone sets the bubble, whatever else the machine runs: it tests the bubble's measurement, not a model.
+# Each blocking receive is annotated pipeline_wait (the name the loop analysis reads); the expected wait share of a
+# step is (p-1)/(m+p-1): 1/2, 1/3, 1/5 for m = 1, 2, 4.
+GPIPE = """
+import torch.distributed as dist
+dist.init_process_group("gloo")
+RANK, MB = dist.get_rank(), json.loads(os.environ["SM_HP_MP_PARAMETERS"])["microbatches"]
+FORWARD_S = 0.02
+
+
+class FixedTime(torch.autograd.Function):
+    \"\"\"Identity whose forward sleeps FORWARD_S and backward twice that: a stage of known cost.\"\"\"
+
+    @staticmethod
+    def forward(ctx, x):
+        time.sleep(FORWARD_S)
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, g):
+        time.sleep(2 * FORWARD_S)
+        return g
+
+
+stage = nn.Linear(64, 64)
+opt = torch.optim.SGD(stage.parameters(), lr=1e-3)
+
+
+def recv(shape):
+    buf = torch.empty(shape)
+    with smprof.annotate("pipeline_wait"):  # blocked until the peer stage sends
+        dist.recv(buf, src=1 - RANK)
+    return buf
+
+
+smprof.start_profiling()
+for step in range(1, 31):
+    with smprof.annotate(f"step_{step}"):
+        opt.zero_grad()
+        outs, ins, sends = [], [], []
+        for i in range(MB):  # fill: every microbatch's forward
+            x = torch.randn(16, 64) if RANK == 0 else recv((16, 64)).requires_grad_()
+            with smprof.annotate("Forward"):
+                y = FixedTime.apply(stage(x))
+            if RANK == 0:
+                sends.append(dist.isend(y.detach(), dst=1))
+            outs.append(y)
+            ins.append(x)
+        for i in reversed(range(MB)):  # drain: every microbatch's backward, last first
+            grad = recv((16, 64)) if RANK == 0 else None
+            with smprof.annotate("Backward"):
+                if RANK == 0:
+                    outs[i].backward(grad)
+                else:
+                    outs[i].pow(2).mean().backward()
+            if RANK == 1:
+                sends.append(dist.isend(ins[i].grad, dst=0))
+        with smprof.annotate("Optimizer"):
+            opt.step()
+        for w in sends:
+            w.wait()
+smprof.stop_profiling()
+dist.destroy_process_group()
+"""
+for _mb in (1, 2, 4):
+    CASES[f"gpipe_fixed_mb{_mb}"] = "import json\n" + GPIPE
 DDP = {"ddp_healthy", "ddp_compute_straggler", "ddp_input_straggler", "smp_pipeline", "ddp_generator_straggler",
-       "ddp_small_compute_straggler"}  # two processes, torchrun
-ENV = {"smp_pipeline": {"SM_HP_MP_PARAMETERS": '{"pipeline_parallel_degree": 2, "microbatches": 2}'}}
+       "ddp_small_compute_straggler", "gpipe_fixed_mb1", "gpipe_fixed_mb2", "gpipe_fixed_mb4"}  # two processes, torchrun
+ENV = {"smp_pipeline": {"SM_HP_MP_PARAMETERS": '{"pipeline_parallel_degree": 2, "microbatches": 2}'},
+       **{f"gpipe_fixed_mb{mb}": {"SM_HP_MP_PARAMETERS": '{"pipeline_parallel_degree": 2, "microbatches": %d}' % mb}
+          for mb in (1, 2, 4)}}
 
 
 def run_case(name: str, out: Path) -> None:

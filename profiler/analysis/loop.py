@@ -11,7 +11,9 @@ step's start, so time spent between step annotations (fetching the next batch be
 Per cycle: input wait (the DataLoader's ``__next__`` — our hook's spans or Kineto's ``enumerate(DataLoader)#…`` —
 both inside the step annotation and between steps; Kineto's alone, under a duty cycle, over the steps that recorded
 operators: ``input_steps``, ``mean_us.input_cycle``), and the time inside Forward/Backward/Optimizer annotations
-(the Optimizer phase also from the ``optimizer.step`` hook). The first cycles until the loop settles (``warmup_steps``:
+(the Optimizer phase also from the ``optimizer.step`` hook), and a pipeline stage's time blocked in its receives from
+the peer stage (``pipeline_wait`` annotations, one per microbatch's receive: the bubble, measured; a step-end
+collective is not annotated so, and is not counted as bubble). The first cycles until the loop settles (``warmup_steps``:
 first-step compilation and allocation, the profiler's own start-up; at least 2, at most a tenth of the run) and the steps slowed by the profiler (operators recorded,
 our writer converting a window) are left out of the ``judged`` figures the findings read.
 """
@@ -34,6 +36,7 @@ from sagelaunch.profiler.schema import (
 )
 
 PHASES = ("forward", "backward", "optimizer")
+PIPELINE_WAIT = "pipeline_wait"  # the annotation around a pipeline stage's blocking receive from its peer stage
 MEMORY_POINTS = 300  # per series in the JSON
 
 
@@ -161,6 +164,13 @@ def accumulation_period(optimizer_in_step: np.ndarray) -> int | None:
     return k if k >= 2 and counts.max() >= ACCUMULATION_REGULAR_SHARE * len(gaps) else None
 
 
+def _per_step(rt: RankTrace, mask: np.ndarray, lo: np.ndarray, hi: np.ndarray, over: np.ndarray) -> float:
+    """Mean number of masked events starting inside each judged [lo, hi)."""
+    ts = rt["ts_ns"][mask]  # sorted, as every column
+    counts = np.searchsorted(ts, hi, side="left") - np.searchsorted(ts, lo, side="left")
+    return round(float(counts[over].mean()), 2) if over.any() else 0.0
+
+
 def _us(a) -> list[float]:
     return [round(float(x) / 1e3, 3) for x in a]
 
@@ -196,6 +206,8 @@ def loop(rt: RankTrace) -> dict | None:
     slowed = _slowed_by_profiler(rt, starts, ends)
     judged &= ~slowed
     phases_seen = [p for p in PHASES if phase_masks[p].any()]
+    wait_mask = ann & _names_matching(rt, lambda n: n.lower() == PIPELINE_WAIT)[nid]
+    waits = _coverage(rt, wait_mask, starts, cycle_ends) if wait_mask.any() else None
 
     def mean(a, over=judged) -> float:
         return round(float(a[over].mean()) / 1e3, 3) if over.any() else 0.0
@@ -226,7 +238,10 @@ def loop(rt: RankTrace) -> dict | None:
                     "input_cycle": mean(cycles, input_over),
                     "input_between_steps": mean(input_between, input_over),
                     "input_inside_steps": mean(input_inside, input_over),
-                    **{p: mean(phase[p]) for p in phases_seen}},
+                    **{p: mean(phase[p]) for p in phases_seen},
+                    **({"pipeline_wait": mean(waits)} if waits is not None else {})},
+        **({"pipeline_waits_per_step": _per_step(rt, wait_mask, starts, cycle_ends, judged)}
+           if waits is not None else {}),
         **({"phase_us": {p: _us(phase[p]) for p in phases_seen}} if phases_seen else {}),
         "total_judged_us": round(float(cycles[judged].sum()) / 1e3, 3),
         **({"unexplained_us": u} if source == "step annotations" and (u := unexplained(

@@ -183,30 +183,52 @@ def _top_collective(r: RankAnalysis) -> tuple[str, str] | None:
 
 
 def pipeline_bubble(a: AnalysisResult) -> list[Finding]:
-    """pipeline_parallel_degree > 1 (recorded or given) and the stages' GPUs idle for a large share of their span.
+    """A pipeline's stages wait for each other a large share of each step: measured where the stages' blocking
+    receives are annotated ``pipeline_wait`` (the time each stage is blocked per microbatch for its peer stage, as a
+    share of the step cycle, ≥ PIPELINE_WAIT_SHARE; CPU or GPU), else from the stages' GPU idle share of their span
+    when pipeline_parallel_degree > 1 (recorded or given; ≥ PIPELINE_IDLE_SHARE). Set against the schedule's expected
+    bubble, (p − 1)/(m + p − 1) of a step for GPipe's fill-drain, when the degree and microbatches are known.
 
-    Cannot see: a pipeline run on CPU (gloo, no GPU span: the stages' waits at their receives are not measured), and
-    settings passed only to smp.init(config=...) in the script. No real positive case in the labelled set."""
+    Cannot see: a pipeline run on CPU whose receives are not annotated pipeline_wait (sagelaunch's SMP pipeline does
+    not annotate them: gloo, no GPU span), and settings passed only to smp.init(config=...) in the script."""
     pp = a.context.pipeline_parallel_degree or 1
-    if pp <= 1:
-        return []
-    idles = [(rank, s) for rank, r in _ranks(a) if (s := r.idle_share) is not None]
-    if not idles:
-        return []
-    mean_idle = sum(s for _, s in idles) / len(idles)
-    if mean_idle < T.PIPELINE_IDLE_SHARE:
-        return []
     mb = a.context.microbatches
-    want = T.PIPELINE_MICROBATCHES_PER_STAGE * pp
-    evidence: dict[str, Evidence] = {"pipeline_parallel_degree": pp, "mean_stage_idle_share": round(mean_idle, 3),
-                                "stage_idle_share": {rank: round(s, 3) for rank, s in idles}}
+    waits = [(rank, r.loop.mean_us.pipeline_wait / r.loop.mean_us.cycle, r.loop) for rank, r in _ranks(a)
+             if r.loop and r.loop.mean_us.pipeline_wait is not None and r.loop.mean_us.cycle > 0]
+    evidence: dict[str, Evidence] = {}
+    if waits:
+        mean_idle = sum(s for _, s, _ in waits) / len(waits)
+        if mean_idle < T.PIPELINE_WAIT_SHARE:
+            return []
+        evidence["mean_stage_wait_share"] = round(mean_idle, 3)
+        evidence["stage_wait_share"] = {rank: round(s, 3) for rank, s, _ in waits}
+        evidence["stage_wait_ms_per_step"] = {rank: round((lp.mean_us.pipeline_wait or 0) / 1e3, 2)
+                                              for rank, _, lp in waits}
+        evidence["receives_per_step"] = {rank: lp.pipeline_waits_per_step or 0.0 for rank, _, lp in waits}
+        what = "blocked in their receives"
+    else:
+        if pp <= 1:
+            return []
+        idles = [(rank, s) for rank, r in _ranks(a) if (s := r.idle_share) is not None]
+        if not idles:
+            return []
+        mean_idle = sum(s for _, s in idles) / len(idles)
+        if mean_idle < T.PIPELINE_IDLE_SHARE:
+            return []
+        evidence["mean_stage_idle_share"] = round(mean_idle, 3)
+        evidence["stage_idle_share"] = {rank: round(s, 3) for rank, s in idles}
+        what = "idle on their GPUs"
+    if pp > 1:
+        evidence["pipeline_parallel_degree"] = pp
     if mb:
         evidence["microbatches"] = mb
-        evidence["expected_bubble_share"] = round((pp - 1) / (mb + pp - 1), 3)
+        if pp > 1:
+            evidence["expected_bubble_share"] = round((pp - 1) / (mb + pp - 1), 3)
+    want = T.PIPELINE_MICROBATCHES_PER_STAGE * max(pp, 2)
     return [finding(
         "pipeline_bubble", "high" if mean_idle >= 2 * T.PIPELINE_IDLE_SHARE else "medium",
-        f"Pipeline stages wait for each other: with pipeline_parallel_degree={pp} the GPUs are idle "
-        f"{100 * mean_idle:.0f}% of the time on average" + (f" with microbatches={mb}." if mb else "."),
+        f"Pipeline stages wait for each other: {what} {100 * mean_idle:.0f}% of each step on average"
+        + (f" with pipeline_parallel_degree={pp}" if pp > 1 else "") + (f", microbatches={mb}." if mb else "."),
         evidence,
         f"Split each batch into more microbatches: SMP parameters \"microbatches\": {max(want, (mb or 0) * 2)} "
         f"(at least {T.PIPELINE_MICROBATCHES_PER_STAGE}× the pipeline degree) with \"pipeline\": \"interleaved\"; "

@@ -23,6 +23,10 @@ OVERLAP_MIN_COMM_SHARE = 0.05  # communication time as a share of the GPU span
 OVERLAP_EXPOSED_SHARE = 0.50  # share of communication time with no compute running
 # pipeline_bubble: pipeline_parallel_degree > 1 and the stages idle this much
 PIPELINE_IDLE_SHARE = 0.20
+# ... or, measured on CPU (pipeline_wait annotations), the stages blocked in their receives this share of a step: a
+# quarter sits between GPipe's 1/3 (2 stages, 2 microbatches) and 1/5 (4 microbatches, where the fix would ask for more
+# microbatches at a cost in per-microbatch efficiency worth more than the bubble left)
+PIPELINE_WAIT_SHARE = 0.25
 PIPELINE_MICROBATCHES_PER_STAGE = 4  # the fix asks for at least this many microbatches per stage
 # straggler_rank: one rank's mean step cycle this much above the median of the others (ranks that do not wait for
 # each other); or, when a collective equalises the cycles, its own time (cycle less Backward) above the others' in

@@ -83,6 +83,27 @@ def test_pipeline_bubble(tmp_path):
     assert "pipeline_bubble" not in rules(findings_of(tmp_path / "busy", syn.healthy(), pipeline_parallel_degree=2))
 
 
+def _waiting(rank: int, wait_ms: float, receives: int = 2, step_ms: float = 100.0):
+    """A stage of a busy GPU pipeline whose Forward starts with `receives` pipeline_wait spans of `wait_ms` in all."""
+    r = syn.healthy(rank, step_ms=step_ms)
+    for i in range(8):
+        for k in range(receives):
+            each = wait_ms / receives
+            r.add("pipeline_wait", "user_annotation", syn.T0 + int((i * step_ms + k * each) * syn.MS), int(each * syn.MS))
+    return r
+
+
+def test_pipeline_bubble_measured_from_the_stages_waits(tmp_path):
+    """The stages' blocking receives (pipeline_wait) are the bubble, measured: GPUs kept busy do not hide it."""
+    found = findings_of(tmp_path, _waiting(0, 40), _waiting(1, 30), pipeline_parallel_degree=2, microbatches=2)
+    f = one(found, "pipeline_bubble")
+    assert f.evidence["mean_stage_wait_share"] == pytest.approx(0.35, abs=0.01)
+    assert f.evidence["receives_per_step"] == {"0": 2.0, "1": 2.0} and f.severity == "medium"
+    assert f.evidence["expected_bubble_share"] == pytest.approx(1 / 3, abs=1e-3) and "interleaved" in f.fix
+    quiet = findings_of(tmp_path / "short", _waiting(0, 15), _waiting(1, 15), pipeline_parallel_degree=2)
+    assert "pipeline_bubble" not in rules(quiet)  # a short wait is not worth more microbatches
+
+
 def test_straggler_rank(tmp_path):
     found = findings_of(tmp_path, syn.healthy(0), syn.healthy(1, step_ms=150), syn.healthy(2))
     f = one(found, "straggler_rank")

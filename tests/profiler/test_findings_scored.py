@@ -160,3 +160,23 @@ def test_the_findings_say_what_the_evidence_shows(scored):
     busy = one("docs_busy_host", "host_contention", None)
     assert busy.evidence["samples_with_every_core_busy_share"] >= 0.5 and busy.severity != "high"
     assert {r for r, _ in scored["docs_busy_host"]["found"]} == {"host_contention"}
+
+
+def test_the_pipeline_bubble_is_measured_against_the_schedule(scored):
+    """2-stage GPipe runs with 1, 2 and 4 microbatches (stages of fixed time: the schedule alone sets the bubble): each
+    stage's time blocked in its receives, per microbatch, is within ±25 % of (p − 1)/(m + p − 1) of the step, and the
+    finding is most severe where the bubble costs most (1 microbatch), with a fix naming microbatches and interleaving."""
+    severity = {}
+    for mb in (1, 2, 4):
+        ranks = analyze(SET / f"gpipe_fixed_mb{mb}").ranks
+        expected = 1 / (mb + 1)
+        for rank, r in ranks.items():
+            assert r.loop.pipeline_waits_per_step == mb, (mb, rank)  # one receive per microbatch in each step
+            share = r.loop.mean_us.pipeline_wait / r.loop.mean_us.cycle
+            assert abs(share / expected - 1) <= 0.25, (mb, rank, share, expected)
+        found = [f for f in scored[f"gpipe_fixed_mb{mb}"]["findings"] if f.rule == "pipeline_bubble"]
+        severity[mb] = found[0].severity if found else None
+        if found:
+            assert found[0].evidence["expected_bubble_share"] == pytest.approx(expected, abs=1e-3)
+            assert '"microbatches"' in found[0].fix and "interleaved" in found[0].fix
+    assert severity == {1: "high", 2: "medium", 4: None}

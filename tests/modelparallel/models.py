@@ -29,6 +29,22 @@ def build_roberta(seed: int = 0):
     return RobertaForSequenceClassification(cfg)
 
 
+def build_bert_mlm(seed: int = 0):
+    """BertForMaskedLM: its MLM head's decoder weight is tied to the word embeddings and its decoder bias to
+    cls.predictions.bias (transformers' _tied_weights_keys)."""
+    from transformers import BertConfig, BertForMaskedLM
+
+    torch.manual_seed(seed)
+    cfg = BertConfig(vocab_size=VOCAB, hidden_size=16, num_hidden_layers=2, num_attention_heads=4,
+                     intermediate_size=32, max_position_embeddings=SEQ, type_vocab_size=2,
+                     hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    cfg._attn_implementation = "eager"
+    model = BertForMaskedLM(cfg)
+    with torch.no_grad():  # zeros at init: a nonzero bias shows it is used (and sharded) as the one tied parameter
+        model.cls.predictions.bias.normal_(0.0, 0.5)
+    return model
+
+
 def _causal_lm(config_class: str, model_class: str, seed: int, **config):
     import transformers
 
@@ -72,7 +88,7 @@ def build_smp_lm(seed: int = 0):
 
 
 BUILDERS = {"mlp": build_mlp, "roberta": build_roberta, "gpt2": build_gpt2, "llama": build_llama,
-            "neox": build_neox, "gptj": build_gptj, "smp_lm": build_smp_lm}
+            "neox": build_neox, "gptj": build_gptj, "smp_lm": build_smp_lm, "bert_mlm": build_bert_mlm}
 CAUSAL_LMS = ("gpt2", "llama", "neox", "gptj", "smp_lm")
 
 
@@ -112,6 +128,8 @@ def forward_loss(model_name: str, model, batch: dict[str, torch.Tensor]) -> torc
         return lm_loss(model((batch["x"], None, None, None, None)), batch["x"])
     if model_name in CAUSAL_LMS:
         return lm_loss(model(batch["x"]).logits, batch["x"])
+    if model_name == "bert_mlm":  # every position a label: microbatch means average exactly
+        return model(batch["x"], attention_mask=batch["mask"], labels=batch["x"]).loss
     return F.cross_entropy(model(batch["x"], attention_mask=batch["mask"]).logits, batch["y"])
 
 

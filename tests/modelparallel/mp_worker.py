@@ -47,6 +47,13 @@ def lm_step(model, x):
 
 
 @smp.step
+def mlm_step(model, x, mask):
+    loss = model(x, attention_mask=mask, labels=x).loss  # the model's own MLM loss (models.forward_loss)
+    model.backward(loss)
+    return loss
+
+
+@smp.step
 def smp_lm_step(model, x):
     loss = lm_loss(model((x, None, None, None, None)), x)
     model.backward(loss)
@@ -60,6 +67,8 @@ def run_step(name: str, model, batch):
         return smp_lm_step(model, batch["x"])
     if name in CAUSAL_LMS:
         return lm_step(model, batch["x"])
+    if name == "bert_mlm":
+        return mlm_step(model, batch["x"], batch["mask"])
     return hf_step(model, batch["x"], batch["mask"], batch["y"])
 
 

@@ -26,7 +26,6 @@ FRAMEWORKS = ("pytorch", "tensorflow")
 DEFAULT_ACCOUNT = "763104351884"  # the DLC account of most regions
 
 
-@lru_cache(maxsize=1)
 def image_framework(image: str) -> str | None:
     """The framework whose training toolkit an image runs (pytorch / tensorflow, Hugging Face's on PyTorch), from
     its repository name as the DLC repositories are named; None for any other image."""
@@ -38,6 +37,7 @@ def image_framework(image: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=1)
 def matrix() -> dict[str, Any]:
     with open(MATRIX_PATH, "rb") as f:
         return json.load(f)

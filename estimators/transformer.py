@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from sagelaunch.jobspec.contract import LOCAL_INSTANCE_TYPES
-from sagelaunch.jobspec.errors import SagelaunchError
+from sagelaunch.jobspec.errors import SagelaunchError, SagelaunchRuntimeError
 
 
 class Transformer:
@@ -125,7 +125,7 @@ class Transformer:
             def invoke(body: bytes, content_type: str, accept: str) -> bytes:
                 status, answer, _ = predictor._invoke(body, content_type, accept, {})
                 if status >= 400:
-                    raise RuntimeError(f"the model answered {status}: {answer[:500].decode('utf-8', 'replace')}")
+                    raise SagelaunchRuntimeError(f"the model answered {status}: {answer[:500].decode('utf-8', 'replace')}")
                 return answer
 
             return run_local_transform(settings, invoke, region)

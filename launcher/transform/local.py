@@ -54,8 +54,11 @@ def _batches(records: list[bytes], strategy: str | None, max_bytes: int, where: 
     current = b""
     for record in records:
         if max_bytes and len(record) > max_bytes:
-            raise ValueError(f"{where}: a record of {len(record)} bytes exceeds MaxPayloadInMB "
-                             f"({max_bytes // (1024 * 1024)} MB); raise max_payload or split the input")
+            raise SagelaunchError(f"{where}: a record of {len(record)} bytes exceeds MaxPayloadInMB "
+                                  f"({max_bytes // (1024 * 1024)} MB); raise max_payload or split the input",
+                                  field="max_payload", value=max_bytes // (1024 * 1024),
+                                  allowed=f"a payload of at least {len(record)} bytes",
+                                  fix="raise max_payload or split the input")
         if strategy != "MultiRecord" or (current and max_bytes and len(current) + len(record) > max_bytes):
             if current:
                 batches.append(current)
@@ -136,13 +139,16 @@ def _input_files(data: str, scratch: Path, region: str | None) -> list[tuple[str
                 s3.download_file(bucket, item["Key"], str(local))
                 found.append((relative, Path(local)))
         if not found:
-            raise ValueError(f"no input object at or under {data}")
+            raise SagelaunchError(f"no input object at or under {data}", field="data", value=data,
+                                  allowed="an S3 prefix holding at least one object",
+                                  fix="upload the input first, or name the prefix it is under")
         return sorted(found)
     root = Path(data.removeprefix("file://"))
     if root.is_file():
         return [(root.name, root)]
     if not root.is_dir():
-        raise ValueError(f"input {data}: no such file or folder")
+        raise SagelaunchError(f"input {data}: no such file or folder", field="data", value=data,
+                              allowed="an existing file or folder, or an s3:// prefix", fix="check the path")
     return sorted((str(p.relative_to(root)), p) for p in root.rglob("*") if p.is_file())
 
 

@@ -60,9 +60,10 @@ def resolution(requirements: Path, python: str) -> list[list[str]]:
     """What `pip install -r requirements.txt` would install into the job's Python now (what it already has is left
     out, as the install leaves it): [name, version, source, hash] each; a local folder's hash is its files'."""
     code_dir = requirements.parent.resolve()
+    # not --quiet: pip's "Processing ./pkg" lines are how a failure is traced back to its requirements line
     with tempfile.TemporaryDirectory() as scratch:
         report = Path(scratch, "report.json")
-        result = subprocess.run([python, "-m", "pip", "install", "--dry-run", "--quiet", "--disable-pip-version-check",
+        result = subprocess.run([python, "-m", "pip", "install", "--dry-run", "--disable-pip-version-check",
                                  "--no-input", "--report", str(report), "-r", str(requirements)],
                                 cwd=code_dir, capture_output=True, text=True, timeout=3600)
         if result.returncode != 0:

@@ -4,10 +4,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/ensure_venv.sh test
-# headless Chromium for the browser tests (Debian's package; Playwright cannot download browsers here)
-if ! command -v chromium >/dev/null 2>&1; then
+# Debian's packages the tests drive: headless Chromium for the browser tests (Playwright cannot download browsers
+# here) and btrfs-progs for the copy-on-write channel test (a btrfs filesystem in a loop file)
+missing=""
+command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
+command -v mkfs.btrfs >/dev/null 2>&1 || missing="$missing btrfs-progs"
+if [ -n "$missing" ]; then
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
-  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium >/dev/null
+  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq $missing >/dev/null
 fi
 # each oracle's venv is installed at the versions the suite passed with (constraints/sdk-v*.txt)
 # the SageMaker Python SDK v3, in its own venv, only as the reference for the image-URI parity test

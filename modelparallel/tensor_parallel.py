@@ -75,6 +75,7 @@ def apply_tensor_parallel(module, tp_mesh, tp: int, device) -> dict[str, int | N
     plan = build_plan(module, tp)
     if not plan.styles:
         raise _nothing_to_distribute(module, tp)
+    shared = shared_parameters(module)
     if is_delayed(module):
         points = shard_points(plan.styles, module)
 
@@ -86,7 +87,7 @@ def apply_tensor_parallel(module, tp_mesh, tp: int, device) -> dict[str, int | N
         materialize(module, device, shard)
     else:
         parallelize_module(module, tp_mesh, plan.styles)
-    plan.retie()
+    retie(shared)
     plan.localize_heads(tp)
     specs: dict[str, int | None] = {}
     for name, p in module.named_parameters():
@@ -96,6 +97,31 @@ def apply_tensor_parallel(module, tp_mesh, tp: int, device) -> dict[str, int | N
             if specs[name] is not None:
                 p.register_post_accumulate_grad_hook(_shard_gradient)
     return specs
+
+
+def shared_parameters(module) -> list[list[tuple[Any, str]]]:
+    """[(module, attribute), ...] for each parameter the model ties (held by several modules): Hugging Face's
+    _tied_weights_keys, e.g. an LM head's weight and the word embeddings, BERT's MLM decoder.bias and
+    cls.predictions.bias. In module order."""
+    holders: dict[int, list[tuple[Any, str]]] = {}
+    for m in module.modules():
+        for attr, p in m._parameters.items():
+            if p is not None:
+                holders.setdefault(id(p), []).append((m, attr))
+    return [group for group in holders.values() if len(group) > 1]
+
+
+def retie(shared: list[list[tuple[Any, str]]]) -> None:
+    """parallelize_module gives each distributed module its own DTensor, untying what the model tied: every holder
+    takes the last distributed one in module order (a tied LM head's, which Hugging Face ties last; the decoder's
+    sharded bias), so a tie stays one parameter, sharded, with one gradient."""
+    from torch.distributed.tensor import DTensor
+
+    for group in shared:
+        distributed = [getattr(m, attr) for m, attr in group if isinstance(getattr(m, attr), DTensor)]
+        if distributed:
+            for m, attr in group:
+                setattr(m, attr, distributed[-1])
 
 
 def _shard_gradient(param) -> None:

@@ -38,19 +38,11 @@ class Plan:
     styles: dict[str, Any] = field(default_factory=dict)  # module path → ParallelStyle
     attention: list[Any] = field(default_factory=list)  # modules whose HEAD_ATTRIBUTES become per-rank
     covered: list[str] = field(default_factory=list)  # module paths whose subtree is planned
-    ties: list[tuple[Any, Any]] = field(default_factory=list)  # (embedding, head) sharing one weight
 
     def add(self, other: "Plan") -> None:
         self.styles.update(other.styles)
         self.attention.extend(other.attention)
         self.covered.extend(other.covered)
-        self.ties.extend(other.ties)
-
-    def retie(self) -> None:
-        """parallelize_module gives each module its own DTensor: tie them again (the head's, which Hugging Face
-        initialises last, as the model's eager construction leaves it)."""
-        for embedding, head in self.ties:
-            embedding.weight = head.weight
 
     def localize_heads(self, tp: int) -> None:
         for module in self.attention:
@@ -232,7 +224,7 @@ def vocab_parallel_plan(root, tp: int) -> Plan:
     names = {id(m): n for n, m in root.named_modules()}
     styles = {names[id(embedding)]: RowwiseParallel(input_layouts=Replicate(), output_layouts=Replicate()),
               names[id(head)]: ColwiseParallel(output_layouts=Replicate())}
-    return Plan(styles, ties=[(embedding, head)] if head.weight is embedding.weight else [])
+    return Plan(styles)
 
 
 # (recognise, plan builder) in the order they are tried on each marked module

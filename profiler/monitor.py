@@ -10,10 +10,16 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+import threading
 from pathlib import Path
 
 
 def main(argv: list[str] | None = None) -> int:
+    # The handlers come before the imports: a short job can end while they still run (seconds on a busy machine), and
+    # the default SIGTERM would end the monitor before it writes the one sample every run gets.
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
     from sagelaunch.jobspec.contract import DEFAULT_FILE_ROTATION_S
     from sagelaunch.jobspec.profiling import FILE_ROTATION, seconds_param
     from sagelaunch.profiler.settings import DEFAULT_INTERVAL_MS, current_host, read_profiler_config
@@ -32,8 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     interval = args.interval_ms or int(cfg.get("ProfilingIntervalInMilliseconds") or DEFAULT_INTERVAL_MS)
     rotation = seconds_param(cfg.get("ProfilingParameters") or {}, FILE_ROTATION, DEFAULT_FILE_ROTATION_S, "config")
     monitor = SystemMonitor(args.out, args.host or current_host(), interval, rotation)
-    signal.signal(signal.SIGTERM, lambda *_: monitor._stop.set())
-    signal.signal(signal.SIGINT, lambda *_: monitor._stop.set())
+    monitor._stop = stop  # a stop asked for during the imports is kept
     print(f"profiler monitor: sampling every {interval} ms into {monitor.dir}", flush=True)
     monitor.run()
     print(f"profiler monitor: wrote {', '.join(str(f) for f in monitor.files) or 'nothing'}", flush=True)

@@ -37,8 +37,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     interval = args.interval_ms or int(cfg.get("ProfilingIntervalInMilliseconds") or DEFAULT_INTERVAL_MS)
     rotation = seconds_param(cfg.get("ProfilingParameters") or {}, FILE_ROTATION, DEFAULT_FILE_ROTATION_S, "config")
-    monitor = SystemMonitor(args.out, args.host or current_host(), interval, rotation)
-    monitor._stop = stop  # a stop asked for during the imports is kept
+    monitor = SystemMonitor(args.out, args.host or current_host(), interval, rotation, stop=stop)
     print(f"profiler monitor: sampling every {interval} ms into {monitor.dir}", flush=True)
     monitor.run()
     print(f"profiler monitor: wrote {', '.join(str(f) for f in monitor.files) or 'nothing'}", flush=True)

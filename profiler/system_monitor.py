@@ -51,7 +51,8 @@ class _Nvml:
 
 
 class SystemMonitor:
-    def __init__(self, out_dir: Path, host: str, interval_ms: int, rotation_s: int, output=None) -> None:
+    def __init__(self, out_dir: Path, host: str, interval_ms: int, rotation_s: int, output=None,
+                 stop: threading.Event | None = None) -> None:
         from sagelaunch.profiler.output_process import ProfileOutput
 
         self._output = output or ProfileOutput(use_process=False)  # the profiler's helper, or this process
@@ -60,7 +61,7 @@ class SystemMonitor:
         self.interval = max(int(interval_ms), 10) / 1000.0
         self.rotation = max(int(rotation_s), 1)
         self.rows: list[tuple[int, str, int, float]] = []
-        self._stop = threading.Event()
+        self._stop = stop or threading.Event()  # the sidecar's, set by its signal handlers before this exists
         self._thread: threading.Thread | None = None
         self._seq = 0
         while (self.dir / f"system-{self._seq:04d}.parquet").exists():  # a restarted monitor appends

@@ -83,20 +83,23 @@ def can_fork() -> bool:
     return hasattr(os, "fork") and sys.platform.startswith("linux") and threading.active_count() == 1
 
 
-class Forked:
-    """fn(*args) running in a forked child process; result() waits for it and returns its value, or raises the
-    exception it raised (WorkerLost when it ended without answering). The child never runs the parent's exit code."""
+def fork_map(fn, items: list, workers: int) -> list:
+    """[fn(x) for x in items], the items shared out over `workers` processes (this one and forked children,
+    each running every workers-th item in order). An exception raised by fn in any process is raised here."""
+    import pickle  # here: a trace too small to split never needs it
 
-    def __init__(self, fn, *args) -> None:
-        import pickle  # here: a trace too small to split never needs it
-
+    workers = max(1, min(workers, len(items)))
+    if workers == 1:
+        return [fn(x) for x in items]
+    children = []
+    for w in range(1, workers):
         read_end, write_end = os.pipe()
         pid = os.fork()
-        if pid == 0:  # the child: compute, send, leave
+        if pid == 0:  # the child: compute its share, send it, and leave without running the parent's exit code
             try:
                 os.close(read_end)
                 try:
-                    payload = pickle.dumps((True, fn(*args)), protocol=5)
+                    payload = pickle.dumps((True, [fn(x) for x in items[w::workers]]), protocol=5)
                 except BaseException as exc:  # noqa: BLE001 — handed to the parent, which raises it
                     payload = pickle.dumps((False, exc))
                 with os.fdopen(write_end, "wb") as out:
@@ -104,45 +107,25 @@ class Forked:
             finally:
                 os._exit(0)
         os.close(write_end)
-        self.pid, self._read_end = pid, read_end
-
-    def result(self):
-        import pickle
-
-        with os.fdopen(self._read_end, "rb") as src:
-            payload = src.read()
-        os.waitpid(self.pid, 0)
-        try:
-            ok, value = pickle.loads(payload)
-        except Exception as exc:  # noqa: BLE001 — a child that died before answering
-            raise WorkerLost(f"a worker process (pid {self.pid}) ended without a result: {exc}") from None
-        if not ok:
-            raise value
-        return value
-
-
-def _each(fn, items: list) -> list:
-    return [fn(x) for x in items]
-
-
-def fork_map(fn, items: list, workers: int) -> list:
-    """[fn(x) for x in items], the items shared out over `workers` processes (this one and forked children,
-    each running every workers-th item in order). An exception raised by fn in any process is raised here."""
-    workers = max(1, min(workers, len(items)))
-    if workers == 1:
-        return _each(fn, items)
-    children = [Forked(_each, fn, items[w::workers]) for w in range(1, workers)]
+        children.append((pid, read_end))
     results: list = [None] * len(items)
     error = None
     try:
-        results[0::workers] = _each(fn, items[0::workers])
+        results[0::workers] = [fn(x) for x in items[0::workers]]
     except BaseException as exc:  # noqa: BLE001 — raised once the children are reaped
         error = exc
-    for w, child in enumerate(children, start=1):
+    for w, (pid, read_end) in enumerate(children, start=1):
+        with os.fdopen(read_end, "rb") as src:
+            payload = src.read()
+        os.waitpid(pid, 0)
         try:
-            results[w::workers] = child.result()
-        except BaseException as exc:  # noqa: BLE001 — the first error wins, every child is reaped
-            error = error or exc
+            ok, value = pickle.loads(payload)
+        except Exception as exc:  # noqa: BLE001 — a child that died before answering
+            ok, value = False, WorkerLost(f"a worker process (pid {pid}) ended without a result: {exc}")
+        if not ok:
+            error = error or value
+        else:
+            results[w::workers] = value
     if error is not None:
         raise error
     return results

@@ -16,10 +16,12 @@ from pathlib import Path
 
 def main(argv: list[str] | None = None) -> int:
     # The handlers come before the imports: a short job can end while they still run (seconds on a busy machine), and
-    # the default SIGTERM would end the monitor before it writes the one sample every run gets.
+    # the default SIGTERM would end the monitor before it writes the one sample every run gets. The local supervisor
+    # starts this process with both signals blocked, so one sent even earlier waits for the handlers.
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
     from sagelaunch.jobspec.contract import DEFAULT_FILE_ROTATION_S
     from sagelaunch.jobspec.profiling import FILE_ROTATION, seconds_param
     from sagelaunch.profiler.settings import DEFAULT_INTERVAL_MS, current_host, read_profiler_config

@@ -80,8 +80,16 @@ class Supervisor:
                 self.router.note(f"{host_plan.host}: profiler.monitor is not importable; no system monitor")
                 return
             log = open(self.job_dir / "logs" / f"{host_plan.host}-profiler-monitor.log", "ab")
-            self.monitors.append(subprocess.Popen(command, cwd=host_plan.root, env=env, stdin=subprocess.DEVNULL,
-                                                  stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
+            # The monitor starts with SIGTERM/SIGINT blocked (a child inherits its parent thread's mask) and unblocks
+            # them once its handlers are in: a job that ends while the monitor's interpreter is still starting then
+            # still gets the monitor's one sample instead of a monitor killed before it wrote anything.
+            stopping = {signal.SIGTERM, signal.SIGINT}
+            unblocked = signal.pthread_sigmask(signal.SIG_BLOCK, stopping)
+            try:
+                self.monitors.append(subprocess.Popen(command, cwd=host_plan.root, env=env, stdin=subprocess.DEVNULL,
+                                                      stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, unblocked)
         except Exception as error:  # the monitor is an extra: the job runs without it
             self.router.note(f"{host_plan.host}: profiler monitor not started: {error}")
 

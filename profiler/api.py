@@ -11,13 +11,19 @@ import os
 import sys
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
 from sagelaunch.profiler.output_process import ProfileOutput
 from sagelaunch.profiler.recorder import AnnotationRecorder, now_ns
 from sagelaunch.profiler.schema import TraceMeta
 from sagelaunch.profiler.public_names import API
-from sagelaunch.profiler.settings import Config
+from sagelaunch.profiler.settings import Config, ResolvedConfig
 from sagelaunch.profiler.window_writer import WindowWriter
+
+if TYPE_CHECKING:  # the capture and monitor modules import torch/psutil: only when a session starts
+    from sagelaunch.profiler.system_monitor import SystemMonitor
+    from sagelaunch.profiler.torch_capture import FinishedWindow, KinetoWindow
+    from sagelaunch.profiler.torch_hooks import TorchHooks
 
 log = logging.getLogger("sagelaunch.profiler")
 
@@ -51,17 +57,17 @@ class SMProfiler:
 
     def __init__(self) -> None:
         self._config = Config()
-        self._resolved: Config | None = None
+        self._resolved: ResolvedConfig | None = None
         self.active = False
         self.failed = False
         self._recorder = AnnotationRecorder()
-        self._kineto = None
+        self._kineto: KinetoWindow | None = None
         self._tf_logdir: str | None = None
         self._tf_start_ns = 0
         self._deadline_ns = 0
         self._window_end_ns = 0
-        self._monitor = None
-        self._hooks = None  # profiler/torch_hooks.TorchHooks while a session runs in a script that imported torch
+        self._monitor: SystemMonitor | None = None
+        self._hooks: TorchHooks | None = None  # profiler/torch_hooks.TorchHooks while a session runs in a script that imported torch
         self._writer: WindowWriter | None = None
         self._output: ProfileOutput | None = None
         self._depth = 0  # open annotations; an outermost one ending is a step for SMPFileRotationSteps
@@ -78,7 +84,7 @@ class SMProfiler:
         self._resolved = None
 
     @property
-    def config(self) -> Config:
+    def config(self) -> ResolvedConfig:
         if self._resolved is None:
             self._resolved = self._config.resolved()
         return self._resolved
@@ -166,7 +172,7 @@ class SMProfiler:
     def _start_device_capture(self, cpu_ops: bool) -> None:
         c = self.config
         if "torch" in sys.modules and (cpu_ops or c.device_activity):
-            from sagelaunch.profiler.torch_capture import KinetoWindow
+            from sagelaunch.profiler.torch_capture import FinishedWindow, KinetoWindow
 
             window = KinetoWindow(cpu_ops, c.device_activity, c.record_shapes)
             self._kineto = window if window.active else None
@@ -205,11 +211,12 @@ class SMProfiler:
             return
         from sagelaunch.profiler.system_monitor import SystemMonitor
 
-        self._monitor = SystemMonitor(
+        monitor = SystemMonitor(
             Path(self.config.output_dir), self.config.host, self.config.system_monitor_interval_millis,
             self.config.file_rotation_secs, self._output,
         )
-        self._monitor.start_thread()
+        self._monitor = monitor
+        monitor.start_thread()
 
     # --- windows ------------------------------------------------------------------------------
     def _meta(self) -> TraceMeta:
@@ -233,10 +240,13 @@ class SMProfiler:
         if restart:
             self._start_device_capture(self._ops_phase(self._step))
         self._steps_in_window = 0
-        self._writer.submit(self.rank_dir(), meta, spans, finished)
+        if self._writer is not None:
+            self._writer.submit(self.rank_dir(), meta, spans, finished)
 
-    def _end_kineto(self):
+    def _end_kineto(self) -> "FinishedWindow | None":
         window, self._kineto = self._kineto, None
+        if window is None:
+            return None
         finished = window.finish()
         if window.records_cpu_ops:
             self._ops_windows.append([window.started_ns, window.stopped_ns])
@@ -344,13 +354,14 @@ class _Annotate:
     """`with annotate("x"):` and `@annotate("x")`."""
 
     def __init__(self, prof: SMProfiler, name: str) -> None:
-        self.prof, self.name, self._handles = prof, name, []
+        self.prof, self.name = prof, name
+        self._handles: list[_Handle | None] = []
 
     def __enter__(self):
         self._handles.append(self.prof.annotation_begin(self.name))
         return self
 
-    def __exit__(self, *exc) -> bool:
+    def __exit__(self, *exc: object) -> Literal[False]:
         self.prof.annotation_end(self._handles.pop() if self._handles else None)
         return False
 

@@ -82,7 +82,10 @@ def read_events(paths: list[Path]) -> RankTrace:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    tables, meta, recorded, busy = [], None, [], []
+    tables = []
+    meta: TraceMeta | None = None
+    recorded: list[list[int]] = []
+    busy: list[list[int]] = []
     for p in sorted(paths):
         try:
             t = pq.read_table(p)
@@ -95,6 +98,8 @@ def read_events(paths: list[Path]) -> RankTrace:
         recorded += file_meta.cpu_ops.get("recorded_ns") or []  # each file says when it recorded operators
         busy += file_meta.profiler_busy_ns
         tables.append(t.replace_schema_metadata(None))
+    if meta is None:
+        raise ProfileLoadError("no trace-*.parquet file was given for this rank")
     meta.source = ", ".join(str(p) for p in sorted(paths))
     if meta.cpu_ops:
         meta.cpu_ops = {**meta.cpu_ops, "recorded_ns": sorted(recorded)}

@@ -30,7 +30,7 @@ def _plain_help_types() -> None:
 
     wrap(core.TyperOption)
     wrap(core.TyperArgument)
-    core._sagelaunch_plain_types = True
+    setattr(core, "_sagelaunch_plain_types", True)  # once per process: wrap() must not wrap twice
 
 
 
@@ -93,12 +93,9 @@ def _build_app():
 
         print_diff(result)
 
-    try:  # part 2 (dashboard, timeline, browser) registers its commands here
-        from sagelaunch.profiler.cli_views import register
-    except ImportError:  # pragma: no cover - only while part 2 is absent
-        register = None
-    if register is not None:
-        register(app)
+    from sagelaunch.profiler.cli_views import register  # the dashboard, timeline and browser commands
+
+    register(app)
     return app
 
 

@@ -10,18 +10,20 @@ at train end.
 
 from __future__ import annotations
 
+from typing import Any
+
 from transformers import TrainerCallback
 
-from sagelaunch.profiler.api import SMProfiler
+from sagelaunch.profiler.api import SMProfiler, _Handle
 
 
 class ProfilerCallback(TrainerCallback):
     def __init__(self, profiler: SMProfiler | None = None) -> None:
         self.prof = profiler or SMProfiler.instance()
         self._started_here = False
-        self._step = None
-        self._phase = None  # (name, handle)
-        self._hooks = []
+        self._step: _Handle | None = None
+        self._phase: tuple[str, _Handle | None] | None = None  # (name, handle)
+        self._hooks: list[Any] = []  # torch's RemovableHandle
 
     def _end_phase(self) -> None:
         if self._phase is not None:

@@ -21,7 +21,8 @@ import contextlib
 import sys
 from array import array
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Union
+from types import FrameType
+from typing import TYPE_CHECKING, Any, Union, cast
 
 import msgspec
 
@@ -76,8 +77,12 @@ class _XEvent(_Event, tag_field="ph", tag="X"):
 
 
 _OTHER_PHASES = "BEiIsftCbneMPONDRpTSFVvc()"
-_Skipped = Union[tuple(msgspec.defstruct(f"_Phase{ord(ph)}", [("dur", Any, None)], tag_field="ph", tag=ph, gc=False)
-                       for ph in _OTHER_PHASES)]
+if TYPE_CHECKING:  # a union of structs made at run time, one per phase: mypy sees any event
+    _Skipped = Any
+else:
+    _Skipped = Union[tuple(msgspec.defstruct(f"_Phase{ord(ph)}", [("dur", Any, None)], tag_field="ph", tag=ph,
+                                             gc=False)
+                           for ph in _OTHER_PHASES)]
 
 
 class _FastTrace(_Trace):
@@ -85,7 +90,7 @@ class _FastTrace(_Trace):
 
 
 class _HeadTrace(_Trace):
-    traceEvents: msgspec.Raw = None  # the events' JSON text (or `null`), left for chunks (profiler/trace_chunks.py)
+    traceEvents: msgspec.Raw | None = None  # type: ignore[assignment]  # the events' JSON text (or `null`), left for chunks (profiler/trace_chunks.py)
 
 
 _MAX_DEPTH = 1000  # msgspec raises RecursionError beyond ~1,000 levels, even inside fields it skips
@@ -100,7 +105,7 @@ _CHUNK_DECODER = msgspec.json.Decoder(list[_Event])
 def _nesting_capped():
     """msgspec's depth limit is Python's recursion limit, which a host program may have raised: pin it to
     _MAX_DEPTH levels above this frame while decoding, so the same file is refused the same way everywhere."""
-    depth, frame = 0, sys._getframe()
+    depth, frame = 0, cast("FrameType | None", sys._getframe())
     while frame is not None:
         depth, frame = depth + 1, frame.f_back
     old = sys.getrecursionlimit()
@@ -117,6 +122,7 @@ def parse_trace(path: Path) -> Any:
 
 def decode_trace(raw: bytes | bytearray, path: Path) -> Any:
     problem = None
+    doc: Any
     try:
         with _nesting_capped():
             try:
@@ -446,8 +452,11 @@ def chunk_parts(raw: bytes | bytearray, path: Path, workers: int | None = None,
             head = _HEAD_DECODER.decode(raw)
     except (msgspec.MsgspecError, RecursionError):
         return None
-    text = bytes(memoryview(head.traceEvents))
+    events_text = head.traceEvents
     head.traceEvents = None
+    if events_text is None:
+        return None
+    text = bytes(memoryview(events_text))
     if not text.startswith(b"["):
         return None
     count = -(-len(text) // chunk_bytes) if chunk_bytes else trace_chunks.chunk_count(len(text), workers)

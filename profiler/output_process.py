@@ -21,6 +21,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import IO, Any
 
 from sagelaunch.jobspec.errors import SagelaunchRuntimeError
 from sagelaunch.jobspec.install import INSTALL_ROOT
@@ -41,7 +42,7 @@ class ProfileOutput:
 
     def __init__(self, use_process: bool | None = None) -> None:
         self._lock = threading.Lock()
-        self._proc: subprocess.Popen | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
         self.exit_code: int | None = None  # the helper's, once it ended
         if use_process is None:
             use_process = os.environ.get(PROCESS_ENV, "1") != "0"
@@ -66,13 +67,14 @@ class ProfileOutput:
     def write_counter_rows(self, *args) -> Path:
         return self._call("write_counter_rows", args)
 
-    def _call(self, name: str, args: tuple):
+    def _call(self, name: str, args: tuple) -> Any:
         with self._lock:
             if self._proc is not None:
+                stdin, stdout = _pipes(self._proc)
                 try:
-                    pickle.dump((name, args), self._proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
-                    self._proc.stdin.flush()
-                    ok, value = pickle.load(self._proc.stdout)
+                    pickle.dump((name, args), stdin, protocol=pickle.HIGHEST_PROTOCOL)
+                    stdin.flush()
+                    ok, value = pickle.load(stdout)
                 except (OSError, EOFError, pickle.UnpicklingError) as exc:
                     log.warning("profiler: the output process ended (%s, exit code %s); writing in this process",
                                 exc, self._proc.poll())
@@ -94,9 +96,10 @@ class ProfileOutput:
         proc, self._proc = self._proc, None
         if proc is None:
             return
+        stdin, stdout = _pipes(proc)
         try:  # asked, not just stdin closed: a process forked from this one (a DataLoader worker) holds stdin too
-            pickle.dump((_EXIT, ()), proc.stdin)
-            proc.stdin.close()
+            pickle.dump((_EXIT, ()), stdin)
+            stdin.close()
         except OSError:
             pass
         try:
@@ -104,8 +107,15 @@ class ProfileOutput:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-        proc.stdout.close()
+        stdout.close()
         self.exit_code = proc.returncode
+
+
+def _pipes(proc: subprocess.Popen[bytes]) -> tuple[IO[bytes], IO[bytes]]:
+    """The helper's stdin and stdout (it is always started with both piped)."""
+    if proc.stdin is None or proc.stdout is None:
+        raise OutputError("the output process was started without its pipes")
+    return proc.stdin, proc.stdout
 
 
 def serve() -> None:

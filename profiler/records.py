@@ -20,6 +20,8 @@ Number = Union[int, float]
 Evidence = Union[int, float, str, bool, None, dict[str, float]]
 
 
+Severity = Literal["high", "medium", "low"]
+
 class Record(msgspec.Struct, kw_only=True, omit_defaults=True):
     """The base of every record: defaults left out of the JSON (inherited); keyword fields (each class says
     kw_only=True again: msgspec applies it to the fields a class defines)."""
@@ -29,7 +31,7 @@ class Record(msgspec.Struct, kw_only=True, omit_defaults=True):
 class Finding(Record, kw_only=True):
     """What to change (profiler/findings)."""
     rule: str  # the rule's name: input_bound, step_outlier, …
-    severity: Literal["high", "medium", "low"]
+    severity: Severity
     summary: str  # the problem in one sentence, with its number
     evidence: dict[str, Evidence]  # the numbers behind it, by name
     fix: str  # the setting to change, specific to the evidence

@@ -82,53 +82,78 @@ class Config:
                                   field="cpu_ops_steps", value=k, allowed=f"≤ cpu_ops_every_steps ({n})",
                                   fix=f"use cpu_ops_every_steps={k} to record operators in every step")
 
-    def resolved(self) -> "Config":
-        """A copy with every field filled from the job's profilerconfig.json, the environment and defaults."""
+    def resolved(self) -> "ResolvedConfig":
+        """Every field filled from the job's profilerconfig.json, the environment and defaults."""
         file_cfg = read_profiler_config()
         params = file_cfg.get("ProfilingParameters") or {}
         src = file_cfg.get("_source", "profilerconfig.json")
-        out = Config(**{k: getattr(self, k) for k in self.__dataclass_fields__})
-        out.output_dir = out.output_dir or os.environ.get(SM_PROFILER_OUTPUT_DIR) or DEFAULT_OUTPUT_DIR
-        if out.system_monitor_interval_millis is None:
-            out.system_monitor_interval_millis = int(file_cfg.get("ProfilingIntervalInMilliseconds") or DEFAULT_INTERVAL_MS)
-        if out.cpu_profiling_duration is None:
-            out.cpu_profiling_duration = seconds_param(params, CPU_PROFILING_DURATION, DEFAULT_CPU_PROFILING_DURATION_S, src)
-        if out.file_rotation_secs is None:
-            out.file_rotation_secs = seconds_param(params, FILE_ROTATION, DEFAULT_FILE_ROTATION_S, src)
-        if out.file_rotation_steps is None:
-            out.file_rotation_steps = seconds_param(params, FILE_ROTATION_STEPS, DEFAULT_FILE_ROTATION_STEPS, src,
-                                                    unit="steps")
-        if out.record_cpu_ops is None:
-            out.record_cpu_ops = flag_param(params, RECORD_CPU_OPS, DEFAULT_RECORD_CPU_OPS, src)
-        if out.cpu_ops_steps is None:
-            out.cpu_ops_steps = seconds_param(params, CPU_OPS_STEPS, DEFAULT_CPU_OPS_STEPS, src, unit="steps")
-        if out.cpu_ops_every_steps is None:
-            out.cpu_ops_every_steps = seconds_param(params, CPU_OPS_EVERY_STEPS, DEFAULT_CPU_OPS_EVERY_STEPS, src,
-                                                    unit="steps")
-        if out.cpu_ops_steps > out.cpu_ops_every_steps:  # e.g. only RecordCpuOpsSteps=200 given: every step
-            out.cpu_ops_every_steps = out.cpu_ops_steps
-        if out.disabled is None:
-            out.disabled = bool(file_cfg.get("DisableProfiler", False))
-        _apply_native_options(out)
-        out.host = out.host or current_host()
-        if out.rank is None:
-            out.rank = int(os.environ.get("RANK", "0") or 0)
-        return out
+
+        def steps(value: int | None, name: str, default: int) -> int:
+            return value if value is not None else seconds_param(params, name, default, src, unit="steps")
+
+        cpu_ops_steps = steps(self.cpu_ops_steps, CPU_OPS_STEPS, DEFAULT_CPU_OPS_STEPS)
+        cpu_ops_every_steps = steps(self.cpu_ops_every_steps, CPU_OPS_EVERY_STEPS, DEFAULT_CPU_OPS_EVERY_STEPS)
+        device_activity, native_left = _native_options(self.profiler, self.device_activity)
+        if native_left:
+            log.warning("profiler: Config.profiler options %s are SageMaker Profiler's native settings with no "
+                        "counterpart in sagelaunch's profiler; they have no effect (it writes Parquet under "
+                        "SM_PROFILER_OUTPUT_DIR, read by `sagelaunch profile analyze`)", ", ".join(sorted(native_left)))
+        return ResolvedConfig(
+            output_dir=self.output_dir or os.environ.get(SM_PROFILER_OUTPUT_DIR) or DEFAULT_OUTPUT_DIR,
+            system_monitor_interval_millis=(
+                self.system_monitor_interval_millis if self.system_monitor_interval_millis is not None
+                else int(file_cfg.get("ProfilingIntervalInMilliseconds") or DEFAULT_INTERVAL_MS)),
+            cpu_profiling_duration=(
+                self.cpu_profiling_duration if self.cpu_profiling_duration is not None
+                else seconds_param(params, CPU_PROFILING_DURATION, DEFAULT_CPU_PROFILING_DURATION_S, src)),
+            file_rotation_secs=(self.file_rotation_secs if self.file_rotation_secs is not None
+                                else seconds_param(params, FILE_ROTATION, DEFAULT_FILE_ROTATION_S, src)),
+            file_rotation_steps=steps(self.file_rotation_steps, FILE_ROTATION_STEPS, DEFAULT_FILE_ROTATION_STEPS),
+            record_cpu_ops=(self.record_cpu_ops if self.record_cpu_ops is not None
+                            else flag_param(params, RECORD_CPU_OPS, DEFAULT_RECORD_CPU_OPS, src)),
+            cpu_ops_steps=cpu_ops_steps,
+            # e.g. only RecordCpuOpsSteps=200 given: every step
+            cpu_ops_every_steps=max(cpu_ops_every_steps, cpu_ops_steps),
+            record_shapes=self.record_shapes,
+            device_activity=device_activity,
+            disabled=self.disabled if self.disabled is not None else bool(file_cfg.get("DisableProfiler", False)),
+            host=self.host or current_host(),
+            rank=self.rank if self.rank is not None else int(os.environ.get("RANK", "0") or 0),
+            extra=dict(self.extra),
+        )
+
+
+@dataclass(frozen=True)
+class ResolvedConfig:
+    """`Config` with every setting decided: what a profiling session runs with."""
+
+    output_dir: str
+    system_monitor_interval_millis: int
+    cpu_profiling_duration: int
+    file_rotation_secs: int
+    file_rotation_steps: int
+    record_cpu_ops: bool
+    cpu_ops_steps: int
+    cpu_ops_every_steps: int
+    record_shapes: bool
+    device_activity: bool
+    disabled: bool
+    host: str
+    rank: int
+    extra: dict = field(default_factory=dict)
 
 
 NATIVE_OFF = ("0", "false", "no", "off")
 
 
-def _apply_native_options(config: Config) -> None:
+def _native_options(profiler: dict | None, device_activity: bool) -> tuple[bool, dict]:
     """smppy's Config.profiler: EnableCuda is our device_activity; its buffer, compression and raw-file options
-    (BucketCount, RecordFile, …) have no counterpart here, and the job log says so rather than dropping them."""
-    options = dict(config.profiler or {})
+    (BucketCount, RecordFile, …) have no counterpart here: they come back so the job log says so rather than
+    dropping them."""
+    options = dict(profiler or {})
     if "EnableCuda" in options:
-        config.device_activity = str(options.pop("EnableCuda")).strip().lower() not in NATIVE_OFF
-    if options:
-        log.warning("profiler: Config.profiler options %s are SageMaker Profiler's native settings with no "
-                    "counterpart in sagelaunch's profiler; they have no effect (it writes Parquet under "
-                    "SM_PROFILER_OUTPUT_DIR, read by `sagelaunch profile analyze`)", ", ".join(sorted(options)))
+        device_activity = str(options.pop("EnableCuda")).strip().lower() not in NATIVE_OFF
+    return device_activity, options
 
 
 def config_path() -> Path:

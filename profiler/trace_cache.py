@@ -98,7 +98,7 @@ def save(path: Path, rank) -> Path | None:
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         with open(tmp, "wb") as f:
-            np.savez(f, **arrays)
+            np.savez(f, **arrays)  # type: ignore[arg-type]  # numpy's stub reads the members as its allow_pickle flag
         os.replace(tmp, target)  # readers never see half a cache
         return target
     except OSError:

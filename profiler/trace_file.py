@@ -50,7 +50,7 @@ def _too_big(path: Path, what: str, limit: int) -> ProfileLoadError:
     )
 
 
-def gunzip_capped(raw: bytes, path: Path, limit: int) -> bytes | bytearray:
+def gunzip_capped(raw: bytes | bytearray, path: Path, limit: int) -> bytes | bytearray:
     """Every gzip member of `raw`, decompressed, stopping with an error once more than `limit` bytes come out.
 
     One call per member, its output bounded by what the cap leaves (the decompressor stops there, so a bomb never
@@ -87,7 +87,7 @@ def read_trace_bytes(path: Path) -> bytes | bytearray:
         size = path.stat().st_size
         if size > limit:
             raise _too_big(path, "the file holds", limit)
-        raw = path.read_bytes()
+        raw: bytes | bytearray = path.read_bytes()
     except OSError as exc:
         raise ProfileLoadError(f"{path}: cannot read ({exc.strerror or exc})") from None
     if not raw:
@@ -97,7 +97,7 @@ def read_trace_bytes(path: Path) -> bytes | bytearray:
 
         try:
             raw = gunzip_capped(raw, path, limit)
-        except (EOFError, inflate_error) as exc:
+        except (EOFError, inflate_error) as exc:  # type: ignore[misc]  # isal's stub declares `error` an instance
             raise ProfileLoadError(
                 f"{path}: truncated or corrupt gzip ({exc}); re-copy the file or export the trace again"
             ) from None

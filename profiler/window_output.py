@@ -9,6 +9,8 @@ process cannot be started.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from typing import Any
 from pathlib import Path
 
 from sagelaunch.profiler.schema import RankTrace, TraceMeta
@@ -71,4 +73,4 @@ def warm_up() -> None:
 
 
 # the calls the output process serves, by name
-CALLS = {"write_window": write_window, "write_counter_rows": write_counter_rows}
+CALLS: dict[str, Callable[..., Any]] = {"write_window": write_window, "write_counter_rows": write_counter_rows}

@@ -64,7 +64,7 @@ def analyze_rank(rt: RankTrace, n_step_names: int, top_n: int = 10) -> RankAnaly
         "compiled": metrics.compiled(rt),
         "memory": loop.memory(rt),
         "cpu_ops_sampled": sampled,
-        "annotations": metrics.annotations(rt),
+        "annotations": metrics.annotation_table(rt),
         "cpu": metrics.cpu_activity(rt),
         "gpu_utilization": metrics.gpu_timeline(rt),
         "events": len(rt),
@@ -93,7 +93,7 @@ def analyze(path_or_profile, top_n: int = 10, context: dict | None = None) -> An
         from sagelaunch.profiler.loader import load_profile
 
         profile = load_profile(root)
-    step_names = set()
+    step_names: set[str] = set()
     for rt in profile.ranks.values():
         step_names.update(n for n in rt.names if "ProfilerStep" in n)
     ranks = {str(r): analyze_rank(rt, len(step_names), top_n) for r, rt in profile.ranks.items()}

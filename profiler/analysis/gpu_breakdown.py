@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -164,7 +165,7 @@ def launch_stats(view: HtaView, per_kernel_top: int = 10) -> dict:
     gpu_idx = np.flatnonzero(in_set & (view.stream != -1))
     c, g = _join_on_correlation(cpu_idx, gpu_idx, view.correlation)
     delay = np.clip(view.ts[g] - view.ts[c] - view.dur[c], 0, None)
-    out = {
+    out: dict[str, Any] = {
         "count": int(len(delay)),
         "mean_launch_delay_us": float(delay.mean()) if len(delay) else None,
         "p50_launch_delay_us": percentile(delay, 50) if len(delay) else None,
@@ -237,7 +238,7 @@ def idle_time_breakdown(view: HtaView, consecutive_kernel_delay: float = CONSECU
     end, in start order) is host wait when the runtime call that launched it began after that end (the host was late),
     kernel wait when it is shorter than ``consecutive_kernel_delay`` (launch overhead between back-to-back kernels),
     other otherwise (synchronisation, waits on other streams). µs; None without GPU events."""
-    kernel_cats = np.array([c in IDLE_KERNEL_CATS for c in view.cats] or [False], dtype=bool)
+    kernel_cats = np.array([c in IDLE_KERNEL_CATS for c in view.cats or []] or [False], dtype=np.bool_)
     gpu = (view.stream != -1) & kernel_cats[view.cat_id]  # kernels, memcpy, memset: not syncs, not annotations
     if not gpu.any():
         return None

@@ -23,7 +23,8 @@ from __future__ import annotations
 import numpy as np
 
 from sagelaunch.profiler.analysis.gpu_breakdown import covered_upto, merge_intervals
-from sagelaunch.profiler.analysis.metrics import DATALOADER, STEP_NAME, during_profiler_writing, steps_with_ops
+from sagelaunch.profiler.analysis.metrics import (DATALOADER, STEP_NAME, during_profiler_writing, step_number,
+                                                  steps_with_ops)
 from sagelaunch.profiler.nputil import percentile
 from sagelaunch.profiler.schema import (
     CAT_CPU_OP,
@@ -65,11 +66,11 @@ def step_boundaries(rt: RankTrace):
     """(source, step numbers, starts, ends, cycle ends) in ns, sorted, or None when no step is found."""
     ts, end, nid = rt["ts_ns"], rt["ts_ns"] + rt["dur_ns"], rt["name_id"]
     is_step = _names_matching(rt, STEP_NAME.match)
-    rows = np.flatnonzero(rt.mask_cat(CAT_USER_ANNOTATION) & is_step[nid]) if len(rt) else []
+    rows = np.flatnonzero(rt.mask_cat(CAT_USER_ANNOTATION) & is_step[nid]) if len(rt) else np.zeros(0, np.int64)
     if len(rows):
         rows = rows[np.argsort(ts[rows], kind="stable")]
         starts, ends = ts[rows], end[rows]
-        numbers = np.array([int(STEP_NAME.match(rt.names[i]).group(1)) for i in nid[rows].tolist()])
+        numbers = np.array([step_number(rt.names[i]) for i in nid[rows].tolist()])
         cycle_ends = np.append(starts[1:], ends[-1])
         if rt.meta.cycles_ns:  # the last step of a profiling cycle ends there: the pause to the next is no step's
             cycle_of = np.searchsorted([c[0] for c in rt.meta.cycles_ns], starts, side="right")

@@ -23,6 +23,14 @@ from sagelaunch.profiler.schema import (
 )
 
 STEP_NAME = re.compile(r"^(?:ProfilerStep#|step_)(\d+)$")
+
+
+def step_number(name: str) -> int:
+    """The number of a step annotation's name (ProfilerStep#N, step_N); callers pass only names STEP_NAME matches."""
+    match = STEP_NAME.match(name)
+    if match is None:
+        raise ValueError(f"{name!r} is not a step annotation's name")
+    return int(match.group(1))
 TIMELINE_BINS = 100
 
 # Kernel name patterns, checked in this order; the first that matches decides the precision. Communication
@@ -210,7 +218,7 @@ def steps(rt: RankTrace) -> dict | None:
     sel &= step_ids[rt["name_id"]]
     if not sel.any():
         return None
-    nums = [int(STEP_NAME.match(rt.names[i]).group(1)) for i in rt["name_id"][sel].tolist()]
+    nums = [step_number(rt.names[i]) for i in rt["name_id"][sel].tolist()]
     d = rt["dur_ns"][sel]
     rows = [{"step": n, "ts_us": _us(t), "dur_us": _us(x)} for n, t, x in zip(nums, rt["ts_ns"][sel].tolist(), d.tolist())]
     if rt.meta.cpu_ops_sampled:  # these steps' times include Kineto's recording (step_outlier leaves them out)
@@ -246,7 +254,7 @@ def annotation_groups(rt: RankTrace) -> dict[str, np.ndarray]:
     return {k: np.concatenate(v) for k, v in out.items()}
 
 
-def annotations(rt: RankTrace, top_n: int = 20) -> list[dict]:
+def annotation_table(rt: RankTrace, top_n: int = 20) -> list[dict]:
     groups = annotation_groups(rt)
     names = sorted(groups, key=lambda k: -float(groups[k].sum()))[:top_n]
     return [{"name": n, "side": "GPU" if n.endswith(" (GPU)") else "CPU", **_stats_us(groups[n]),
@@ -280,7 +288,8 @@ def cpu_ops_sampling(rt: RankTrace) -> dict | None:
         return None
     recorded = rt.meta.cpu_ops.get("recorded_ns") or []
     is_step = np.array([bool(STEP_NAME.match(n)) for n in rt.names], dtype=bool)
-    rows = np.flatnonzero(rt.mask_cat(CAT_USER_ANNOTATION) & is_step[rt["name_id"]]) if len(is_step) else []
+    rows = (np.flatnonzero(rt.mask_cat(CAT_USER_ANNOTATION) & is_step[rt["name_id"]]) if len(is_step)
+            else np.zeros(0, np.int64))
     ts, end = rt["ts_ns"][rows], rt["ts_ns"][rows] + rt["dur_ns"][rows]
     c = rt.meta.cpu_ops
     return {"steps": int(c["steps"]), "every_steps": int(c["every_steps"]), "windows": len(recorded),

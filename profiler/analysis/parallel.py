@@ -14,9 +14,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 from sagelaunch.profiler.records import RankAnalysis
 from sagelaunch.profiler.schema import TraceMeta
+
+if TYPE_CHECKING:
+    from sagelaunch.profiler.loader import Profile
 
 MIN_RANKS = 4  # below this, starting processes costs more than it saves
 
@@ -57,7 +61,7 @@ def worth_it(root: Path) -> bool:
     return len(kineto) + len(ours) >= MIN_RANKS and not has_cycles(kineto)
 
 
-def analyze_folder(root: Path, top_n: int, analyze_rank) -> tuple[dict, object]:
+def analyze_folder(root: Path, top_n: int, analyze_rank) -> tuple[dict, Profile]:
     """({rank: analysis}, Profile whose ranks are RankResults) for a folder, each rank analysed by
     analyze_rank(rank_trace, n_step_names, top_n) in a worker process."""
     import multiprocessing
@@ -78,13 +82,14 @@ def analyze_folder(root: Path, top_n: int, analyze_rank) -> tuple[dict, object]:
             lambda f: futures[("trace", (str(f),))].result(),
             lambda files: futures[("folder", tuple(str(f) for f in files))].result(),
         )
-        names = set().union(*(r.step_names for r in profile.ranks.values()))
+        worked = cast("dict[int, RankResult]", profile.ranks)  # load_with keeps what the readers returned
+        names = set().union(*(r.step_names for r in worked.values()))
         again = {
             rank: pool.submit(_work, analyze_rank, "trace" if rr.meta.kind == "kineto" else "folder",
                               [s.strip() for s in rr.meta.source.split(",")], top_n, len(names))
-            for rank, rr in profile.ranks.items()
+            for rank, rr in worked.items()
             if len(rr.step_names) < 2 <= len(names)
         }
         results = {rank: (again[rank].result().result if rank in again else rr.result)
-                   for rank, rr in profile.ranks.items()}
+                   for rank, rr in worked.items()}
     return results, profile

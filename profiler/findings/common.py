@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from sagelaunch.profiler.records import AnalysisResult, Evidence, Finding, RankAnalysis
+from sagelaunch.profiler.records import AnalysisResult, Evidence, Finding, RankAnalysis, Severity
 
 
-def finding(rule: str, severity: str, summary: str, evidence: dict[str, Evidence], fix: str,
+def finding(rule: str, severity: Severity, summary: str, evidence: dict[str, Evidence], fix: str,
             rank: str | None = None) -> Finding:
     """A Finding record (profiler/records.py documents its fields)."""
     return Finding(rule=rule, severity=severity, summary=summary, evidence=evidence, fix=fix, rank=rank)

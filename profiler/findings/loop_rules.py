@@ -20,6 +20,8 @@ What they cannot see (documented rather than guessed):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from sagelaunch.profiler.figures import ms
@@ -87,7 +89,7 @@ def step_outlier(a: AnalysisResult) -> list[Finding]:
     for rank, r in ranks_of(a):
         loop = r.loop
         found_slow = slow_steps(loop) if loop else None
-        if found_slow is None or not found_slow[2].any():
+        if loop is None or found_slow is None or not found_slow[2].any():
             continue
         cycles, numbers, slow, excess = found_slow
         total = float(cycles.sum())
@@ -250,7 +252,7 @@ def _synchronised_straggler(loops: dict[str, Loop]) -> list[Finding]:
     return out
 
 
-def _quarters(values: list[float]) -> tuple[float, float] | None:
+def _quarters(values: Sequence[float]) -> tuple[float, float] | None:
     n = len(values)
     if n < 8:
         return None
@@ -258,7 +260,7 @@ def _quarters(values: list[float]) -> tuple[float, float] | None:
     return sum(values[:q]) / q, sum(values[-q:]) / q
 
 
-def _grew(values: list[float]) -> tuple[float, float] | None:
+def _grew(values: Sequence[float]) -> tuple[float, float] | None:
     """(first, last quarter's mean) when the series grows as a leak does, else None."""
     q = _quarters(values)
     if q is None:
@@ -275,11 +277,11 @@ MEMORY_WHAT = {"process_rss": "resident memory (RSS)", "cuda_allocated": "CUDA m
 
 def memory_growth(a: AnalysisResult) -> list[Finding]:
     out = []
-    series = [(rank, None, name, s.bytes) for rank, r in ranks_of(a) for name, s in r.memory.items()]
-    for host, h in a.hosts.items():  # NVML's device memory, when no process sample says more
+    series: list[tuple[str | None, str | None, str, Sequence[float]]] = [(rank, None, name, s.bytes) for rank, r in ranks_of(a) for name, s in r.memory.items()]
+    for host_name, h in a.hosts.items():  # NVML's device memory, when no process sample says more
         used = h.metrics.get("gpu_mem_used")
         for index, s in (used.series if used else {}).items():
-            series.append((None, host, f"GPU {index} memory used", s.value))
+            series.append((None, host_name, f"GPU {index} memory used", s.value))
     for rank, host, name, values in series:
         q = _grew(values)
         if q is None:

@@ -17,7 +17,7 @@ import numpy as np
 from sagelaunch.profiler import schema as S
 from sagelaunch.profiler.analysis.gpu_breakdown import merge_intervals
 from sagelaunch.profiler.analysis.metrics import coverage_per_bin
-from sagelaunch.profiler.records import AnalysisResult, Busy, RankAnalysis
+from sagelaunch.profiler.records import AnalysisResult, Busy, CpuActivity, RankAnalysis
 
 NO_GPU = "no GPU activity in this profile (a CPU-only run, or the trace did not record CUDA/HIP activity)"
 NO_COUNTERS = ("no {what} samples: the system monitor did not record this profile "
@@ -200,7 +200,7 @@ def _cpu_active(analysis: AnalysisResult) -> dict[str, Any]:
     traced = [f for f in figs if f.key == "cpu_busy_trace"]
     if traced:
         busy = sum(f.value for f in traced)
-        span = sum(analysis.ranks[f.rank].cpu.span_us for f in traced)  # the figure exists only with `cpu`
+        span = sum(_cpu(analysis, f.rank).span_us for f in traced)
         out = _pie(["busy", "idle"], [busy, max(span - busy, 0.0)])
         out["source"] = traced[0].label + ": " + ", ".join(f"rank {f.rank} {f.text}" for f in traced)
         return out
@@ -373,3 +373,11 @@ def _annotations(ranks) -> dict[str, Any]:
             "counts": {n: int(len(merged[n])) for n in names},
             "histograms": {n: histogram(merged[n]) for n in names},
             "durations_ms": {n: (merged[n][:MAX_SAMPLES] / 1e6).round(4).tolist() for n in names}}
+
+
+def _cpu(analysis: AnalysisResult, rank: str | None) -> CpuActivity:
+    """The CPU activity of the rank a cpu_busy_trace figure names (the figure exists only with it)."""
+    cpu = analysis.ranks[rank].cpu if rank is not None else None
+    if cpu is None:
+        raise ValueError(f"figure cpu_busy_trace names rank {rank!r}, which has no CPU activity")
+    return cpu

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -170,7 +170,6 @@ def build_timeline(profile: S.Profile) -> TimelineModel:
         gpu_mask = rank.mask_cat(*S.GPU_CATEGORIES) & (device >= 0)
         hostside = rank.mask_cat(*HOST_SIDE_GPU_CATS)
         primary = int(np.bincount(device[gpu_mask]).argmax()) if gpu_mask.any() else None
-        gpus = root.child("GPUs") if primary is not None else None
 
         # device tracks: one per (device, stream)
         if gpu_mask.any():
@@ -181,7 +180,7 @@ def build_timeline(profile: S.Profile) -> TimelineModel:
                 d, s = int(key // 1_000_003), int(key % 1_000_003)
                 if s > 1_000_003 // 2:  # negative stream wrapped by the modulo
                     d, s = d + 1, s - 1_000_003
-                gnode = gpus.child(f"GPU {d} (rank {r})")
+                gnode = root.child("GPUs").child(f"GPU {d} (rank {r})")
                 label = f"stream {s}" if s >= 0 else "sync"
                 ids.append(b.track(gnode, [host, "GPUs", gnode.label], label))
             track_of[gpu_mask] = np.array(ids, dtype=np.int32)[inv]
@@ -202,7 +201,7 @@ def build_timeline(profile: S.Profile) -> TimelineModel:
                 ld[hit] = sorted_dev[pos[hit]]
                 launch_dev[hc] = ld
             for d in np.unique(launch_dev[hostside]):
-                gnode = gpus.child(f"GPU {int(d)} (rank {r})")
+                gnode = root.child("GPUs").child(f"GPU {int(d)} (rank {r})")
                 tid = b.track(gnode, [host, "GPUs", gnode.label], "host")
                 track_of[hostside & (launch_dev == d)] = tid
 
@@ -333,7 +332,7 @@ def _steps(rank: S.RankTrace, t0: int) -> list[dict[str, Any]]:
                 out.append({"name": nm, "number": int(m.group(1)), "start": s, "end": s + int(rank["dur_ns"][row]) / 1e3})
     if not out:
         out = _loop_steps(rank, t0)
-    out.sort(key=lambda s: s["start"])
+    out.sort(key=lambda s: cast(float, s["start"]))
     return out
 
 

@@ -164,7 +164,7 @@ class _Handler(BaseHTTPRequestHandler):
     sys_version = ""
 
     def setup(self) -> None:
-        self.timeout = self.server.idle_timeout  # StreamRequestHandler applies it to the socket
+        self.timeout = self.server.idle_timeout  # type: ignore[misc]  # StreamRequestHandler reads a per-connection timeout from this class attribute; the instance sets its own
         super().setup()
         deadline = time.monotonic() + self.server.request_timeout  # one request per connection (HTTP/1.0)
         self.rfile = io.BufferedReader(_DeadlineReader(self.connection, self.timeout, deadline))
@@ -310,6 +310,8 @@ class _Handler(BaseHTTPRequestHandler):
                 name = sources.validate_job_name(name)
         except ValueError as exc:
             return self._error(400, str(exc))
+        if not isinstance(name, str):
+            return self._error(400, f"name: {name!r} is not a profile's name; send the name the job list shows")
         job = self.server.catalog.find(name, source)
         if job is None and source == "path":
             return self._error(404, f"no profile named {name!r} was given on the command line "

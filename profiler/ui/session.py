@@ -96,7 +96,8 @@ class ProfileSession:
                 self._build(job, profile, gen)
                 return
             if job.source == "local":
-                roots = [(d, d.parents[1].name) for d in self.sources.local_dirs(job.name)]
+                roots: list[tuple[Path, str | None]] = [(d, d.parents[1].name)
+                                                        for d in self.sources.local_dirs(job.name)]
                 if not roots:
                     raise LookupError(f"local job {job.name!r} has no profiler output under its job folder")
                 span = (0.0, 0.8)
@@ -164,8 +165,9 @@ class ProfileSession:
                 if kind == "system":
                     counters.append(artifact.read_counters(files))
                 else:
-                    rank = artifact.read_events(files) if kind == "events" else load_profile(files[0]).ranks
-                    for rt in ([rank] if kind == "events" else list(rank.values())):
+                    read = ([artifact.read_events(files)] if kind == "events"
+                            else list(load_profile(files[0]).ranks.values()))
+                    for rt in read:
                         if host and not rt.meta.host:
                             rt.meta.host = host
                         r = rt.meta.rank

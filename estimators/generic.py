@@ -74,7 +74,7 @@ class Estimator(FrameworkEstimator):
         if self.entry_point is not None:
             super().check_files()
 
-    def hyperparameters(self) -> dict[str, Any]:  # type: ignore[override]
+    def hyperparameters(self) -> dict[str, Any]:
         """v2's Estimator.hyperparameters(): the values as given (JSON-encoded when a source_dir is given),
         with the script-mode sagemaker_* entries once a job was sent."""
         values = dict(self.user_hyperparameters or {})

@@ -46,10 +46,10 @@ class ArgumentErrors(ValidationError, ProblemsError):
         problems = self.problems
         return getattr(problems[0], part) if problems else None
 
-    field = property(lambda self: self._first("field"))  # type: ignore[assignment]
-    value = property(lambda self: self._first("value"))  # type: ignore[assignment]
-    allowed = property(lambda self: self._first("allowed"))  # type: ignore[assignment]
-    fix = property(lambda self: self._first("fix"))  # type: ignore[assignment]
+    field = property(lambda self: self._first("field"))
+    value = property(lambda self: self._first("value"))
+    allowed = property(lambda self: self._first("allowed"))
+    fix = property(lambda self: self._first("fix"))
 
 
 @contextmanager

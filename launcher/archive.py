@@ -48,8 +48,8 @@ class UnpackLimits:
     @classmethod
     def from_environment(cls) -> "UnpackLimits":
         """The defaults, each replaced by its SAGELAUNCH_UNPACK_* variable when set."""
-        return cls(_env_number(MAX_TOTAL_ENV, DEFAULT_MAX_TOTAL_BYTES, int),
-                   _env_number(MAX_MEMBER_ENV, DEFAULT_MAX_MEMBER_BYTES, int),
+        return cls(int(_env_number(MAX_TOTAL_ENV, DEFAULT_MAX_TOTAL_BYTES, int)),
+                   int(_env_number(MAX_MEMBER_ENV, DEFAULT_MAX_MEMBER_BYTES, int)),
                    _env_number(MAX_RATIO_ENV, DEFAULT_MAX_RATIO, float))
 
     def total_budget(self, archive_bytes: int) -> tuple[int, str]:
@@ -138,6 +138,8 @@ class _Unpacking:
             raise self.refuse(name, self._over(member.size, self.limits.max_member_bytes, MAX_MEMBER_ENV))
         path = self.folder(parts[:-1], name) / parts[-1]
         source = tar.extractfile(member)
+        if source is None:  # only regular files reach here (_why_refused); tarfile gives None for the others
+            raise self.refuse(name, "it holds no file data")
         mode = 0o755 if member.mode & 0o100 else 0o644
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
@@ -190,6 +192,8 @@ def unpack(archive: str | os.PathLike, target: str | os.PathLike, limits: Unpack
                 if why:
                     raise job.refuse(member.name, why)
                 parts = member_parts(member.name)
+                if parts is None:  # _why_refused refused it already; kept for the type
+                    raise job.refuse(member.name, "its name leaves the target folder")
                 if member.isdir():
                     job.folder(parts, member.name)
                 else:

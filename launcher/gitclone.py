@@ -45,7 +45,7 @@ def check_git_config(config: dict) -> dict:
                               allowed="a Git URL", fix=f"e.g. {example}")
     for key, value in config.items():
         wanted = bool if key == "2FA_enabled" else str
-        if not isinstance(value, wanted) or (wanted is str and (not value or "\x00" in value)):
+        if not isinstance(value, wanted) or (isinstance(value, str) and (not value or "\x00" in value)):
             kind = "bool" if wanted is bool else "non-empty string"
             raise SagelaunchError(f"git_config[{key!r}]={'<hidden>' if key in ('password', 'token') else repr(value)} "
                                   f"must be a {kind}", field=f"git_config.{key}", value=value, allowed=f"a {kind}",

@@ -147,7 +147,8 @@ def _set_up(conn: sqlite3.Connection) -> None:
                         pass
             return
         except sqlite3.OperationalError as error:
-            busy = getattr(error, "sqlite_errorcode", None) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+            # SQLITE_BUSY (5) / SQLITE_LOCKED (6): named in the sqlite3 module from Python 3.11 only
+            busy = getattr(error, "sqlite_errorcode", None) in (5, 6)
             if not busy or time.monotonic() > deadline:
                 raise
             time.sleep(0.05)
@@ -249,7 +250,8 @@ def get(name: str) -> dict[str, Any]:
 def list_jobs(status: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
     """Records, newest first; `status` filters on TrainingJobStatus. A record that cannot be read is left out and
     named in one RegistryDamageWarning: one bad record never hides the others."""
-    query, args = "SELECT name, CAST(record AS BLOB) FROM jobs", []
+    query = "SELECT name, CAST(record AS BLOB) FROM jobs"
+    args: list[str | int] = []
     if status is not None:
         query += " WHERE status = ?"
         args.append(status)

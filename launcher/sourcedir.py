@@ -67,7 +67,9 @@ class LeftOut:
     """What one listing left out that the user may have expected to ship, warned about once."""
 
     def __init__(self, field: str):
-        self.field, self.entries, self.links_out = field, [], []
+        self.field = field
+        self.entries: list[str] = []
+        self.links_out: list[str] = []
 
     def add(self, entry: str, link_out: str | None = None) -> None:
         self.entries.append(entry)
@@ -189,7 +191,7 @@ def folder_files(folder: str | os.PathLike, field: str) -> list[tuple[Path, str]
     out is one warning naming `field`. A file that is a link out of the folder is refused, not left out: a
     model without its weights must not ship (a Hugging Face cache snapshot links every file to ../../blobs)."""
     if symlink_loop(Path(folder)):
-        raise loop_error(field, folder)
+        raise loop_error(field, Path(folder))
     left_out = LeftOut(field)
     files = list(_walk(Path(folder).resolve(), (), left_out, field))
     if left_out.links_out:
@@ -214,7 +216,7 @@ def code_files(source_dir: str | os.PathLike | None, entry_point: str, ignore_pa
         yield path, path.name
         return
     if symlink_loop(Path(source_dir)):
-        raise loop_error("source_dir", source_dir)
+        raise loop_error("source_dir", os.fspath(source_dir))
     refuse_credential_root("source_dir", source_dir)
     yield from _walk(Path(source_dir).resolve(), ignore_patterns, left_out or LeftOut("source_dir"), "source_dir")
 

@@ -80,7 +80,7 @@ def _source_params(source: str | None, rule_to_invoke: str | None) -> dict[str, 
         raise SagelaunchError(f"source={source!r}: give the rule's code as an s3:// URI (sagelaunch does not upload "
                               "local rule files); upload it first, e.g. with `aws s3 cp`", field="source", value=source,
                               allowed="an s3:// URI", fix="upload it first, e.g. with `aws s3 cp`")
-    return {"source_s3_uri": source, "rule_to_invoke": rule_to_invoke} if source else {}
+    return {"source_s3_uri": source, "rule_to_invoke": rule_to_invoke} if source and rule_to_invoke else {}
 
 
 class _RuleBase(V2Args):

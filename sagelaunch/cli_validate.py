@@ -263,6 +263,7 @@ def _check(job_file: Path) -> tuple[list[str], Any, Any]:
     lines: list[str] = []
     est = spec = None
     try:
+        framework: str | None
         try:
             framework, kwargs, fit_kwargs = load_estimator_args(job_file)
         except FrameworkError as err:  # report it, and check the rest as the framework it most likely means

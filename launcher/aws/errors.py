@@ -123,7 +123,7 @@ def describe_exception(action: str, exc: BaseException) -> AWSError | None:
     try:  # s3transfer wraps upload failures
         from boto3.exceptions import S3UploadFailedError
     except ImportError:  # pragma: no cover
-        S3UploadFailedError = ()  # type: ignore[assignment]
+        S3UploadFailedError = ()
     if isinstance(exc, S3UploadFailedError):
         return AWSError(action, f"the upload failed ({exc})",
                         "check the bucket's permissions and your network, then try again.", "S3UploadFailed")

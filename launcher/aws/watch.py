@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from sagelaunch.jobspec.contract import TERMINAL_STATUSES as TERMINAL
@@ -51,7 +52,7 @@ def poll_until(describe: Callable[[], dict[str, Any]], status_key: str, terminal
 
 def _transition_line(t: dict[str, Any]) -> str:
     start = t.get("StartTime")
-    when = start.strftime("%Y-%m-%d %H:%M:%S") if hasattr(start, "strftime") else str(start or "")
+    when = start.strftime("%Y-%m-%d %H:%M:%S") if isinstance(start, datetime) else str(start or "")
     message = t.get("StatusMessage") or ""
     return f"{when} {t.get('Status')}" + (f" - {message}" if message else "")
 

@@ -64,9 +64,12 @@ def attach(name: str, **options: Any) -> "TrainingJob":
     from sagelaunch.launcher.jobs import JobNotFoundError
 
     try:
-        return backend("sagemaker").attach(name, **options)
+        found = backend("sagemaker").attach(name, **options)
     except (AWSError, ValueError) as exc:
         raise JobNotFoundError.for_name(name, exc) from None
+    if found is None:  # SageMaker's attach raises rather than answer None; the backend interface allows None
+        raise JobNotFoundError.for_name(name, LookupError(f"SageMaker has no training job named {name!r}"))
+    return found
 
 
 def list_jobs(name: str, status: str | None = None, **options: Any) -> list[dict[str, Any]]:

@@ -132,7 +132,7 @@ class SageMakerTrainingJob(TrainingJob):
                 pass
         if state == "Stopped":  # cut off: MaxRuntimeExceeded / MaxWaitTimeExceeded
             detail = desc.get("FailureReason")
-            raise JobFailedError(self.name, secondary, CUT_OFF[secondary] + (f" ({detail})" if detail else ""),
+            raise JobFailedError(self.name, str(secondary), CUT_OFF.get(str(secondary), "") + (f" ({detail})" if detail else ""),
                                  list(tail.last_lines))
         raise JobFailedError(self.name, state, desc.get("FailureReason"), list(tail.last_lines))
 

@@ -12,6 +12,7 @@ through it.
 from __future__ import annotations
 
 import csv
+from dataclasses import dataclass
 import importlib.util
 import inspect
 import itertools
@@ -62,22 +63,39 @@ def load_handler_module(model_dir: str | Path, program: str | None = None) -> Mo
             sys.path.insert(0, str(folder))
     # a fresh module name per model: two endpoints in one process must not share handler state
     spec = importlib.util.spec_from_file_location(f"sagelaunch_inference_{next(_module_ids)}", script)
+    if spec is None or spec.loader is None:
+        raise SagelaunchError(f"{script}: Python cannot load it as a module", field="entry_point", value=str(script),
+                              allowed="a Python file", fix="name the model's handler script with a .py suffix")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-def handler_functions(module: ModuleType | None) -> dict[str, Callable | None]:
+@dataclass(frozen=True)
+class HandlerFunctions:
+    """The functions a model is served with: the script's own, else the SageMaker toolkit's defaults."""
+
+    model_fn: Callable
+    input_fn: Callable
+    predict_fn: Callable
+    output_fn: Callable
+    transform_fn: Callable | None  # the script's, replacing the three above
+
+
+def handler_functions(module: ModuleType | None) -> HandlerFunctions:
     """model_fn, input_fn, predict_fn, output_fn (the script's, else the toolkit's) and transform_fn (or None)."""
     own = {name: getattr(module, name, None) for name in (*DEFAULTS, "transform_fn")}
     if own["transform_fn"] and any(own[name] for name in PIPELINE_FUNCTIONS):
         defined = ", ".join(name for name in PIPELINE_FUNCTIONS if own[name])
-        raise SagelaunchError(f"{module.__file__} defines transform_fn and {defined}: the SageMaker toolkit refuses "
+        raise SagelaunchError(f"{getattr(module, '__file__', 'the handler script')} defines transform_fn and {defined}: the SageMaker toolkit refuses "
                               "both; keep transform_fn alone or input_fn/predict_fn/output_fn without it",
                               field="transform_fn", value=defined,
                               allowed="transform_fn alone, or input_fn/predict_fn/output_fn",
                               fix="keep transform_fn alone or input_fn/predict_fn/output_fn without it")
-    return {name: own[name] or default for name, default in DEFAULTS.items()} | {"transform_fn": own["transform_fn"]}
+    return HandlerFunctions(model_fn=own["model_fn"] or DEFAULTS["model_fn"],
+                            input_fn=own["input_fn"] or DEFAULTS["input_fn"],
+                            predict_fn=own["predict_fn"] or DEFAULTS["predict_fn"],
+                            output_fn=own["output_fn"] or DEFAULTS["output_fn"], transform_fn=own["transform_fn"])
 
 
 def call_handler(function: Callable, *args):
@@ -97,28 +115,30 @@ class ModelHandler:
         self.model_dir = str(model_dir)
         self.module = load_handler_module(model_dir, program)
         self.functions = handler_functions(self.module)
-        self.model = call_handler(self.functions["model_fn"], self.model_dir)
+        self.model = call_handler(self.functions.model_fn, self.model_dir)
         self._lock = threading.Lock()  # pipelines are not thread-safe; one request at a time
 
     def _transform(self, data, content_type: str, accept: str):
-        if self.functions["transform_fn"]:
-            return call_handler(self.functions["transform_fn"], self.model, data, content_type, accept)
-        data = call_handler(self.functions["input_fn"], data, content_type)
-        prediction = call_handler(self.functions["predict_fn"], data, self.model)
-        return call_handler(self.functions["output_fn"], prediction, accept)
+        functions = self.functions
+        if functions.transform_fn:
+            return call_handler(functions.transform_fn, self.model, data, content_type, accept)
+        data = call_handler(functions.input_fn, data, content_type)
+        prediction = call_handler(functions.predict_fn, data, self.model)
+        return call_handler(functions.output_fn, prediction, accept)
 
     def invoke(self, body: bytes, content_type: str | None, accept: str | None) -> tuple[bytes, str]:
         """(response body, response content type), or InvocationFailed with a 4xx/5xx status."""
         accept = JSON_TYPE if not accept or accept.strip() == "*/*" else accept  # the toolkit's default accept
         content_type = content_type or JSON_TYPE
+        data: bytes | str = body
         if media_type(content_type) in UTF8_TYPES:  # the toolkit hands JSON and CSV bodies over as text
             try:
-                body = body.decode("utf-8")
+                data = body.decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise InvocationFailed(400, f"the {content_type} body is not UTF-8 text: {exc}") from exc
         try:
             with self._lock:
-                result = self._transform(body, content_type, accept)
+                result = self._transform(data, content_type, accept)
         except ValueError as exc:  # the handler's way to reject a request; RequestError carries a status
             raise InvocationFailed(int(getattr(exc, "status", 400)), str(exc)) from exc
         except (RecursionError, csv.Error) as exc:  # the body is too deep / a CSV field too long: the client's error

@@ -21,6 +21,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from typing import IO
 from pathlib import Path
 
 from sagelaunch.jobspec.install import INSTALL_ROOT
@@ -103,7 +104,7 @@ class LocalEndpoint:
         self.workdir: Path | None = None
         self.process: subprocess.Popen | None = None
         self._owner_pipe: int | None = None  # the write end the server watches; closed by stop() or our exit
-        self._log = None  # a handle on endpoint.log: readable after the server removed its folder
+        self._log: IO[bytes] | None = None  # a handle on endpoint.log: readable after the server removed its folder
 
     @property
     def log_path(self) -> Path | None:
@@ -131,10 +132,11 @@ class LocalEndpoint:
             if not self.detach:
                 owner_read, self._owner_pipe = os.pipe()  # both non-inheritable: no other child gets the write end
                 cmd += ["--owner-fd", str(owner_read)]
-            with open(self.log_path, "wb") as log:
-                self._log = open(self.log_path, "rb")
+            log_path = self.workdir / "endpoint.log"
+            with open(log_path, "wb") as log:
+                self._log = open(log_path, "rb")
                 try:  # the server inherits the name's lock and holds it while it lives
-                    self.process = subprocess.Popen(
+                    self.process = process = subprocess.Popen(
                         cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, cwd=self.workdir,
                         pass_fds=(claim,) + ((owner_read,) if owner_read is not None else ()),
                         start_new_session=self.detach)
@@ -143,7 +145,7 @@ class LocalEndpoint:
                         os.close(owner_read)
                     os.close(claim)
                     claim = -1
-            self.url = self._wait_ready(ready)
+            self.url = self._wait_ready(ready, process)
             _RUNNING[self.name] = self
         except BaseException:
             if claim >= 0:
@@ -152,12 +154,12 @@ class LocalEndpoint:
             raise
         return self
 
-    def _wait_ready(self, ready: Path) -> str:
+    def _wait_ready(self, ready: Path, process: subprocess.Popen) -> str:
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
-            if self.process.poll() is not None:
+            if process.poll() is not None:
                 raise SagelaunchRuntimeError(
-                    f"local endpoint {self.name} exited with code {self.process.returncode} while loading the "
+                    f"local endpoint {self.name} exited with code {process.returncode} while loading the "
                     f"model:\n{self.log_tail()}",
                     field="endpoint_name", value=self.name, fix="read the log above, fix the model or its script",
                 )
@@ -177,7 +179,9 @@ class LocalEndpoint:
             return False
 
     def ping(self) -> bool:
-        return bool(self.url) and self.process is not None and self.process.poll() is None and self._ping(self.url)
+        if not self.url or self.process is None or self.process.poll() is not None:
+            return False
+        return self._ping(self.url)
 
     def invoke(self, body: bytes, content_type: str = "application/json", accept: str = "application/json",
                timeout: float = 60.0) -> tuple[int, bytes, str]:

@@ -26,6 +26,7 @@ On the way out it removes --workdir (its temporary folder) and its record in the
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING, cast
 import asyncio
 import json
 import os
@@ -37,6 +38,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sagelaunch.jobspec.browser_origin import cross_site_refusal
+
+if TYPE_CHECKING:
+    from tornado.http1connection import HTTP1Connection
+    from tornado.httputil import HTTPServerRequest
 
 # whose serving container the server imitates → its handler class (imported when the server starts)
 HANDLERS = {"pytorch": ("sagelaunch.launcher.deploy.handler", "ModelHandler"),
@@ -60,6 +65,11 @@ class ServerLimits:
     max_connections: int = 2048
 
 
+def _http1(request: "HTTPServerRequest") -> "HTTP1Connection":
+    """The request's connection: tornado's HTTP/1 server connection (its stub names only the abstract interface)."""
+    return cast("HTTP1Connection", request.connection)
+
+
 def _routes():
     """The tornado handlers (built on first use, so that importing this module loads no tornado)."""
     from tornado import web
@@ -73,7 +83,7 @@ def _routes():
             self.clear_header("Server")
 
         def prepare(self) -> None:
-            self.request.connection.set_max_body_size(self.service.limits.max_body_bytes)
+            _http1(self.request).set_max_body_size(self.service.limits.max_body_bytes)
             if self.request.host not in self.service.allowed_hosts:
                 return self.fail(403, f"Host {self.request.host!r} is not served; call this endpoint at "
                                       f"{self.service.url} (DNS-rebinding pages are refused)", close=True)
@@ -94,7 +104,7 @@ def _routes():
                 self.set_header("Connection", "close")
             sent = self.finish(json.dumps({"error": message, "status": status}))
             if close:
-                sent.add_done_callback(lambda _: self.request.connection.close())
+                sent.add_done_callback(lambda _: _http1(self.request).close())
 
         def write_error(self, status_code: int, **kwargs) -> None:  # tornado's own errors (405, 500), as JSON
             self.set_header("Content-Type", "application/json")
@@ -126,7 +136,7 @@ def _routes():
                 if int(raw_length) > DRAIN_LIMIT:
                     return self.fail(413, self.refusal, close=True)
                 # answered once read and dropped: a client still sending would see a reset, not the 413
-                self.request.connection.set_max_body_size(DRAIN_LIMIT)
+                _http1(self.request).set_max_body_size(DRAIN_LIMIT)
                 return
             # a chunked body past the limit ends the connection (tornado counts it against set_max_body_size)
             self.body = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES, dir=self.service.spool_dir)
@@ -140,8 +150,8 @@ def _routes():
                 return self.fail(413, self.refusal)
             status, answer, content_type = await self.service.invoke(
                 self.body, self.request.headers.get("Content-Type"), self.request.headers.get("Accept"))
-            if status != 200:
-                return self.fail(status, answer)
+            if status != 200:  # the answer is the error's text
+                return self.fail(status, answer if isinstance(answer, str) else answer.decode(errors="replace"))
             self.set_header("Content-Type", content_type)
             self.finish(answer)
 
@@ -168,7 +178,9 @@ class InferenceService:
 
         self.handler, self.limits, self.spool_dir = handler, limits, spool_dir
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="model")
-        self.url, self.allowed_hosts, self.allowed_origins = "", frozenset(), frozenset()
+        self.url = ""
+        self.allowed_hosts: frozenset[str] = frozenset()
+        self.allowed_origins: frozenset[str] = frozenset()
 
     def listen_on(self, host: str, port: int) -> None:
         self.url = f"http://{host}:{port}"
@@ -230,7 +242,7 @@ def connections_this_process_can_hold(wanted: int) -> int:
 async def _until_stopped(owner_fd: int | None, owner_pid: int | None) -> str:
     """Wait for SIGTERM/SIGINT/SIGHUP, or for the owner to go (its pipe closes, or this process is re-parented)."""
     loop, stopped = asyncio.get_running_loop(), asyncio.Event()
-    reason = {}
+    reason: dict[str, str] = {}
 
     def stop(why: str) -> None:
         reason.setdefault("why", why)
@@ -238,13 +250,13 @@ async def _until_stopped(owner_fd: int | None, owner_pid: int | None) -> str:
 
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):  # SIGHUP: the owner's terminal closed
         loop.add_signal_handler(signum, stop, signal.Signals(signum).name)
-    def owner_pipe_readable() -> None:  # the owner never writes: readable means closed
-        if not os.read(owner_fd, 1):
-            loop.remove_reader(owner_fd)
+    def owner_pipe_readable(fd: int) -> None:  # the owner never writes: readable means closed
+        if not os.read(fd, 1):
+            loop.remove_reader(fd)
             stop("the owner process ended")
 
     if owner_fd is not None:
-        loop.add_reader(owner_fd, owner_pipe_readable)
+        loop.add_reader(owner_fd, owner_pipe_readable, owner_fd)
 
     async def watch_parent() -> None:
         while os.getppid() == owner_pid:
@@ -272,8 +284,11 @@ async def serve(args: argparse.Namespace, limits: ServerLimits) -> None:
     server = make_server(service)
     server.add_sockets(sockets)
     if args.name:
+        started = endpoint_registry.process_start_time(os.getpid())
+        if started is None:  # the record names this process by pid and start time: without one it could not
+            raise SystemExit("local endpoint: this process's start time cannot be read; the endpoint is not recorded")
         endpoint_registry.register(endpoint_registry.EndpointRecord(
-            name=args.name, url=service.url, pid=os.getpid(), started=endpoint_registry.process_start_time(os.getpid()),
+            name=args.name, url=service.url, pid=os.getpid(), started=started,
             workdir=args.workdir or "", model_data=args.model_data or args.model_dir,
             owner_pid=os.getppid() if args.owner_fd is not None else None))
     if args.ready_file:

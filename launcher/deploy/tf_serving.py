@@ -204,7 +204,7 @@ class TensorFlowServingHandler:
 
     def invoke(self, body: bytes, content_type: str | None, accept: str | None) -> tuple[bytes, str]:
         if self.handlers:
-            return self._invoke_handlers(body, content_type, accept)
+            return self._invoke_handlers(self.handlers, body, content_type, accept)
         try:
             answer = self.predict(tfs_request(body, content_type or "application/json"))
         except RequestError as exc:
@@ -213,8 +213,9 @@ class TensorFlowServingHandler:
             raise InvocationFailed(500, f"the model failed on this request: {type(exc).__name__}: {exc}") from exc
         return json.dumps(answer).encode("utf-8"), "application/json"
 
-    def _invoke_handlers(self, body: bytes, content_type: str | None, accept: str | None) -> tuple[bytes, str]:
-        input_handler, output_handler = self.handlers
+    def _invoke_handlers(self, handlers: tuple, body: bytes, content_type: str | None,
+                         accept: str | None) -> tuple[bytes, str]:
+        input_handler, output_handler = handlers
         context = Context(request_content_type=content_type or "application/json",
                           accept_header=accept or "application/json", content_length=len(body))
         try:
@@ -260,7 +261,9 @@ def container_handlers(model_dir: str | Path) -> tuple | None:
     a script with neither pair nor handler is refused, and `handler` is refused here (it needs TF Serving's port)."""
     if not Path(model_dir, "code", CONTAINER_SCRIPT).is_file():
         return None
-    module: ModuleType = load_handler_module(model_dir, CONTAINER_SCRIPT)
+    module = load_handler_module(model_dir, CONTAINER_SCRIPT)
+    if module is None:  # the script exists (checked above): load_handler_module finds it
+        return None
     if hasattr(module, "handler"):
         raise SagelaunchError(f"code/{CONTAINER_SCRIPT} defines handler(data, context), which posts to TF Serving's REST "
                               "port (context.rest_uri) itself; the local TensorFlow server has no TF Serving process — "

@@ -46,7 +46,7 @@ def decode(body: bytes | str, content_type: str | None) -> np.ndarray:
     media = media_type(content_type)
     if media == NPY_TYPE:
         # the toolkit passes allow_pickle=True; a local endpoint will not unpickle what a client sends
-        return np.load(io.BytesIO(body), allow_pickle=False)
+        return np.load(io.BytesIO(body if isinstance(body, bytes) else body.encode("latin-1")), allow_pickle=False)
     if media == JSON_TYPE:
         return np.array(json.loads(body))
     if media == CSV_TYPE:

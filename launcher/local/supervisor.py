@@ -16,14 +16,19 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sagelaunch.launcher.local.logs import LogRouter, drop_torchrun_copies
 from sagelaunch.launcher.local.path_errors import job_places, path_error_text
 from sagelaunch.launcher.local.plan_model import HostPlan, JobPlan, load_plan
 
 # Only what starting the hosts needs is imported up front; the rest loads while torchrun starts.
-registry = processes = artifacts = failure = HostLayout = None  # bound by _late_imports()
+if TYPE_CHECKING:
+    from sagelaunch.launcher import registry
+    from sagelaunch.launcher.contract import HostLayout
+    from sagelaunch.launcher.local import artifacts, failure, processes
+else:
+    registry = processes = artifacts = failure = HostLayout = None  # bound by _late_imports()
 
 
 def _late_imports() -> None:
@@ -48,7 +53,7 @@ class Supervisor:
         self.name = plan.job_name
         self.job_dir = plan.job_dir
         self.router = LogRouter(self.job_dir / "logs")
-        self.tracker = None
+        self.tracker: processes.ProcessTracker | None = None
         self.stop_requested = threading.Event()
         self.hosts: dict[str, subprocess.Popen] = {}
         self.monitors: list[subprocess.Popen] = []
@@ -122,7 +127,7 @@ class Supervisor:
                 # a stop() that found no supervisor to signal yet left its wish in the registry
                 if registry.get(self.name)["TrainingJobStatus"] == "Stopping":
                     self.stop_requested.set()
-                self.tracker.refresh(os.getpid())
+                self._tracker().refresh(os.getpid())
                 processes.reap_orphans(os.getpid(), keep=self._own_pids())
                 self._record_processes()
                 next_refresh = now + TREE_REFRESH_SECONDS
@@ -141,10 +146,15 @@ class Supervisor:
     def _record_processes(self) -> None:
         """Keep the registry's list of the job's processes current: if both this process and its watchdog
         die, whoever next looks at the job ends what is left (launcher.backends.local)."""
-        found = {entry for proc in self.tracker.alive() if (entry := processes.identity(proc)) is not None}
+        found = {entry for proc in self._tracker().alive() if (entry := processes.identity(proc)) is not None}
         if found != self.recorded:
             registry.set_processes(self.name, sorted(found))
             self.recorded = found
+
+    def _tracker(self) -> processes.ProcessTracker:
+        if self.tracker is None:  # run() starts it before anything watches or ends the job's processes
+            raise RuntimeError("the supervisor's process tracker is not started")
+        return self.tracker
 
     def _is_torchrun(self, host: str) -> bool:
         return self.plan.host(host).rank is None
@@ -155,7 +165,7 @@ class Supervisor:
     def _end_everything(self, grace: float | None = None) -> None:
         grace = self.plan.stop_grace if grace is None else grace
         agents = {proc.pid for host, proc in self.hosts.items() if self._is_torchrun(host)}
-        killed = processes.terminate(self.tracker, os.getpid(), grace, own_children=self._own_pids(), agents=agents)
+        killed = processes.terminate(self._tracker(), os.getpid(), grace, own_children=self._own_pids(), agents=agents)
         if killed:
             try:
                 self.router.note(f"SIGKILL to {len(killed)} process(es) still running {grace:g} s after SIGTERM: "

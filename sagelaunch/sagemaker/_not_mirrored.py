@@ -54,4 +54,4 @@ class NotMirroredFinder:
 
 def install() -> None:
     if not any(finder is NotMirroredFinder for finder in sys.meta_path):
-        sys.meta_path.insert(0, NotMirroredFinder)  # type: ignore[arg-type]
+        sys.meta_path.insert(0, NotMirroredFinder)

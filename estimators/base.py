@@ -31,8 +31,8 @@ from sagelaunch.profiler_config import DebuggerHookConfig, ProfilerConfig, Profi
 from sagelaunch.jobspec.positional import bind_positional
 
 if TYPE_CHECKING:
-    from sagelaunch.launcher.deploy.predictors import Predictor
-    from sagelaunch.launcher.jobs import TrainingJob
+    from sagelaunch.launcher.common.predictors import Predictor
+    from sagelaunch.launcher.common.jobs import TrainingJob
 
 MAX_RUN_SECS = 28 * 24 * 3600
 
@@ -170,7 +170,7 @@ class FrameworkEstimator(BaseModel):
     )
 
     _resolved: Resolved | None = PrivateAttr(default=None)
-    _cloned: Any = PrivateAttr(default=None)  # launcher.gitclone.ClonedCode while fit() runs from a git_config
+    _cloned: Any = PrivateAttr(default=None)  # launcher.common.gitclone.ClonedCode while fit() runs from a git_config
     _latest_training_job: Any = PrivateAttr(default=None)
     _rule_configs: tuple[Any, Any] = PrivateAttr(default=(None, None))  # (debugger, profiler) once a job was sent
     _session_made: bool = PrivateAttr(default=False)  # sagemaker_session is the one fit/attach made (as v2 does)
@@ -233,7 +233,7 @@ class FrameworkEstimator(BaseModel):
     @field_validator("git_config")
     @classmethod
     def _git(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
-        from sagelaunch.launcher.gitclone import check_git_config
+        from sagelaunch.launcher.common.gitclone import check_git_config
 
         return v if v is None else check_git_config(v)
 
@@ -410,7 +410,7 @@ class FrameworkEstimator(BaseModel):
     def logs(self) -> None:
         """Print the latest job's logs, following them until it ends (v2's method); a failed job raises
         JobFailedError after its logs, as v2 raises after printing them."""
-        from sagelaunch.launcher.jobs import print_logs
+        from sagelaunch.launcher.common.jobs import print_logs
 
         print_logs(self._require_job("logs()"))
 
@@ -542,14 +542,14 @@ class FrameworkEstimator(BaseModel):
 
     def training_job_request(self, job_name: str, inputs: Any = None) -> dict[str, Any]:
         """The complete CreateTrainingJob request (pure; no network, no files read)."""
-        from sagelaunch.launcher.request import compile_create_training_job_request
+        from sagelaunch.launcher.common.request import compile_create_training_job_request
 
         return compile_create_training_job_request(self.to_spec(job_name, inputs))
 
     # ------------------------------------------------------------ running
     def check_files(self) -> None:
         """The local code must exist before a job is submitted (construction does not read files)."""
-        from sagelaunch.launcher.sourcedir import loop_error, symlink_loop
+        from sagelaunch.launcher.common.sourcedir import loop_error, symlink_loop
 
         entry_point, source_dir, dependencies = self._code()
         for field, path in (("source_dir", source_dir), ("entry_point", entry_point)):
@@ -585,11 +585,11 @@ class FrameworkEstimator(BaseModel):
 
         from sagelaunch.launcher.backends import submit
 
-        from sagelaunch.launcher.jobs import wants_logs
+        from sagelaunch.launcher.common.jobs import wants_logs
 
         logs = wants_logs(logs)
         if self.git_config is not None:
-            from sagelaunch.launcher.gitclone import clone
+            from sagelaunch.launcher.common.gitclone import clone
 
             self._cloned = clone(self.git_config, self.entry_point, self.source_dir, self.dependencies or [])
         try:

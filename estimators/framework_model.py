@@ -8,7 +8,7 @@ after its serving image (`pytorch-inference-<timestamp>`) unless `name=` says ot
 entry_point the archive is repacked (the model's files plus entry_point / source_dir / dependencies
 under code/) into the default bucket, and PyTorch's SAGEMAKER_PROGRAM / SAGEMAKER_SUBMIT_DIRECTORY /
 SAGEMAKER_CONTAINER_LOG_LEVEL / SAGEMAKER_REGION are set; TensorFlow Serving gets SAGEMAKER_TFS_NGINX_LOGLEVEL.
-instance_type="local" serves on 127.0.0.1 (launcher.deploy): PyTorch as SageMaker's PyTorch serving toolkit does,
+instance_type="local" serves on 127.0.0.1 (launcher.local.serving): PyTorch as SageMaker's PyTorch serving toolkit does,
 TensorFlow as its TF Serving container answers, from the SavedModel loaded in process. Arguments v2 has and sagelaunch cannot honour are
 refused by name, never dropped.
 """
@@ -25,7 +25,7 @@ from sagelaunch.jobspec.contract import LOCAL_INSTANCE_TYPES
 from sagelaunch.jobspec.errors import SagelaunchError
 
 if TYPE_CHECKING:
-    from sagelaunch.launcher.deploy.predictors import LocalPredictor, Predictor, SageMakerPredictor
+    from sagelaunch.launcher.common.predictors import LocalPredictor, Predictor, SageMakerPredictor
 
 TF_LOG_LEVELS = {logging.DEBUG: "debug", logging.INFO: "info", logging.WARNING: "warn", logging.ERROR: "error",
                  logging.CRITICAL: "crit"}
@@ -198,10 +198,10 @@ class FrameworkModel:
                           kms_key: str | None, wait: bool, variant_options: dict[str, Any], serializer: Any,
                           deserializer: Any) -> SageMakerPredictor:
         from sagelaunch.jobspec.names import job_name
-        from sagelaunch.launcher.aws.clients import resolve_region
-        from sagelaunch.launcher.aws.training import role_arn
-        from sagelaunch.launcher.deploy import sagemaker_endpoint as sme
-        from sagelaunch.launcher.deploy.predictors import SageMakerPredictor
+        from sagelaunch.launcher.common.aws.clients import resolve_region
+        from sagelaunch.launcher.sagemaker.training import role_arn
+        from sagelaunch.launcher.sagemaker import endpoint as sme
+        from sagelaunch.launcher.common.predictors import SageMakerPredictor
 
         sme.check_instance_type(instance_type)
         region = resolve_region(self.region)
@@ -224,9 +224,9 @@ class FrameworkModel:
         """v2's: CreateModel of this model (the serving image, the repacked model, the script's variables), named
         self.name or a name made from the image; what transformer() does first."""
         from sagelaunch.jobspec.names import job_name
-        from sagelaunch.launcher.aws.clients import resolve_region
-        from sagelaunch.launcher.aws.training import role_arn
-        from sagelaunch.launcher.transform.jobs import create_model
+        from sagelaunch.launcher.common.aws.clients import resolve_region
+        from sagelaunch.launcher.sagemaker.training import role_arn
+        from sagelaunch.launcher.sagemaker.transform import create_model
 
         region = resolve_region(self.region)
         role = role_arn(self.role, instance_type, region)
@@ -247,7 +247,7 @@ class FrameworkModel:
         from sagelaunch.jobspec.names import job_name
 
         if instance_type not in LOCAL_INSTANCE_TYPES and self.name is None:
-            from sagelaunch.launcher.aws.clients import resolve_region
+            from sagelaunch.launcher.common.aws.clients import resolve_region
 
             self.name = job_name(base_name_from_image(self.serving_image_uri(resolve_region(self.region),
                                                                              instance_type)))
@@ -268,14 +268,14 @@ class FrameworkModel:
         if self.code_location:
             bucket, prefix = parse_s3_uri(self.code_location)
             return f"s3://{bucket}/" + "/".join(p for p in (prefix.strip("/"), folder) if p)
-        from sagelaunch.launcher.aws import s3
+        from sagelaunch.launcher.common.aws import s3
 
         return f"s3://{s3.default_bucket(region)}/{folder}"
 
     def _model_data_for_endpoint(self, image: str, region: str) -> tuple[str, bool]:
         """(ModelDataUrl, repacked): with an entry_point the repacked archive; else model_data (a local
         archive is uploaded first — v2 would send its path and fail)."""
-        from sagelaunch.launcher.deploy import sagemaker_endpoint as sme
+        from sagelaunch.launcher.sagemaker import endpoint as sme
 
         if self.entry_point:
             target = f"{self._code_prefix(image, region)}/model.tar.gz"
@@ -287,7 +287,7 @@ class FrameworkModel:
                                     kms_key=self.model_kms_key), True
         if self.model_data.startswith("s3://"):
             return self.model_data, False
-        from sagelaunch.launcher.aws import s3
+        from sagelaunch.launcher.common.aws import s3
 
         local = self.model_data.removeprefix("file://")
         if not os.path.isfile(local):
@@ -302,9 +302,9 @@ class FrameworkModel:
         import tempfile
 
         from sagelaunch.jobspec.names import job_name
-        from sagelaunch.launcher.deploy.local_endpoint import LocalEndpoint
-        from sagelaunch.launcher.deploy.package import repack_model
-        from sagelaunch.launcher.deploy.predictors import LocalPredictor
+        from sagelaunch.launcher.local.serving.endpoint import LocalEndpoint
+        from sagelaunch.launcher.common.package import repack_model
+        from sagelaunch.launcher.common.predictors import LocalPredictor
 
         name = endpoint_name or job_name(f"{self.framework}-local")
         model_data, scratch, program = self.model_data, None, None
@@ -327,7 +327,7 @@ class FrameworkModel:
     def _fetch_local(self, uri: str, scratch: str) -> str:
         if not uri.startswith("s3://"):
             return uri.removeprefix("file://")
-        from sagelaunch.launcher.aws.clients import client
+        from sagelaunch.launcher.common.aws.clients import client
         from sagelaunch.jobspec.s3uri import key_destination, parse_s3_uri
 
         bucket, key = parse_s3_uri(uri)
@@ -367,7 +367,7 @@ class PyTorchModel(FrameworkModel):
         self.model_server_workers = model_server_workers
 
     def _environment(self, region: str, repacked: bool) -> dict[str, str]:
-        from sagelaunch.launcher.deploy.sagemaker_endpoint import MODEL_CODE_DIR, PROGRAM_VAR, SUBMIT_DIR_VAR, script_environment
+        from sagelaunch.launcher.sagemaker.endpoint import MODEL_CODE_DIR, PROGRAM_VAR, SUBMIT_DIR_VAR, script_environment
 
         if repacked:
             program, submit = os.path.basename(self.entry_point), MODEL_CODE_DIR

@@ -26,7 +26,7 @@ from sagelaunch.jobspec.contract import LOCAL_INSTANCE_TYPES
 from sagelaunch.jobspec.errors import SagelaunchError
 
 if TYPE_CHECKING:
-    from sagelaunch.launcher.deploy.predictors import LocalPredictor, Predictor
+    from sagelaunch.launcher.common.predictors import LocalPredictor, Predictor
 
 
 class Model(BaseModel):
@@ -138,10 +138,10 @@ class Model(BaseModel):
         name = check_endpoint_name(endpoint_name) if endpoint_name else self._make_name()
         if instance_type in LOCAL_INSTANCE_TYPES:
             return self._deploy_local(name, entry, requirements, max_body_bytes, serializer, deserializer)
-        from sagelaunch.launcher.aws.clients import resolve_region
-        from sagelaunch.launcher.aws.training import role_arn
-        from sagelaunch.launcher.deploy import sagemaker_endpoint as sme
-        from sagelaunch.launcher.deploy.predictors import SageMakerPredictor
+        from sagelaunch.launcher.common.aws.clients import resolve_region
+        from sagelaunch.launcher.sagemaker.training import role_arn
+        from sagelaunch.launcher.sagemaker import endpoint as sme
+        from sagelaunch.launcher.common.predictors import SageMakerPredictor
 
         sme.check_instance_type(instance_type)
         region = resolve_region(self.region)
@@ -160,9 +160,9 @@ class Model(BaseModel):
         import shutil
         import tempfile
 
-        from sagelaunch.launcher.deploy.local_endpoint import LocalEndpoint
-        from sagelaunch.launcher.deploy.package import package_model
-        from sagelaunch.launcher.deploy.predictors import LocalPredictor
+        from sagelaunch.launcher.local.serving.endpoint import LocalEndpoint
+        from sagelaunch.launcher.common.package import package_model
+        from sagelaunch.launcher.common.predictors import LocalPredictor
 
         model_data, scratch = self.model_data, None
         if entry:  # a custom handler: pack it in as SageMaker would

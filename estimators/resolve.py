@@ -18,7 +18,7 @@ from sagelaunch.jobspec import catalog as support
 from sagelaunch.jobspec.contract import is_local_instance_type
 from sagelaunch.jobspec.errors import ProblemsError, SagelaunchError, SagelaunchException, problem_of
 from sagelaunch.jobspec.spec import ProfilerSettings
-from sagelaunch.launcher import environment
+from sagelaunch.launcher.common import environment
 
 if TYPE_CHECKING:
     from sagelaunch.estimators.base import FrameworkEstimator

@@ -204,7 +204,7 @@ def _warm_start_trials(tuner: Any, study: Any, distributions: dict[str, Any]) ->
     that fit this tuner's ranges)."""
     import optuna
 
-    from sagelaunch.launcher.tuning.jobs import _LOCAL_JOBS
+    from sagelaunch.launcher.common.tuning_jobs import _LOCAL_JOBS
 
     if tuner.warm_start_config is None:
         return
@@ -233,8 +233,8 @@ def run_local_tuning(tuner: Any, settings: Any, inputs: Any) -> LocalTuningJob:
     """Run every trial (at most max_parallel_jobs at once) and return the finished tuning job."""
     import optuna
 
-    from sagelaunch.launcher.tuning.jobs import register_local
-    from sagelaunch.launcher.tuning.request import create_tuning_job_request
+    from sagelaunch.launcher.common.tuning_jobs import register_local
+    from sagelaunch.launcher.common.tuning_request import create_tuning_job_request
 
     total = check_local_tuning(tuner)
     regex = _objective_regex(tuner)

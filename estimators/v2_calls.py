@@ -1,7 +1,7 @@
 """The SageMaker SDK v2 calls on an estimator beyond fit: hyperparameters(), model_data, logs(), attach(),
 and the profiler updates of a running job (enable_default_profiling, update_profiler, disable_profiling).
 
-Each does what v2's `sagemaker.estimator` does, on our job handles (`sagelaunch.launcher.jobs.TrainingJob`), so it works
+Each does what v2's `sagemaker.estimator` does, on our job handles (`sagelaunch.launcher.common.jobs.TrainingJob`), so it works
 for local and SageMaker jobs alike; where a local job cannot do what SageMaker does (UpdateTrainingJob), the
 error says so and what to do instead.
 """
@@ -18,7 +18,7 @@ from sagelaunch.jobspec.errors import SagelaunchError
 
 if TYPE_CHECKING:
     from sagelaunch.estimators.base import FrameworkEstimator
-    from sagelaunch.launcher.jobs import TrainingJob
+    from sagelaunch.launcher.common.jobs import TrainingJob
 
 _TAG_VERSION = re.compile(r":(\d+\.\d+(?:\.\d+)?)-")
 _TAG_PY = re.compile(r"-(py\d+)")
@@ -142,7 +142,7 @@ def init_params(cls: type["FrameworkEstimator"], description: dict[str, Any],
     its hyperparameters stay in what the job was sent, which hyperparameters() returns."""
     from sagelaunch.jobspec.fields import RESERVED_HYPERPARAMETERS
     from sagelaunch.jobspec.names import base_from_name
-    from sagelaunch.launcher.contract import SAGEMAKER_PREFIX, decode_hyperparameters
+    from sagelaunch.launcher.local.contract import SAGEMAKER_PREFIX, decode_hyperparameters
 
     name = description["TrainingJobName"]
     resources = description["ResourceConfig"]
@@ -315,7 +315,7 @@ def _profiling_parameters(params: Any) -> dict[str, str]:
 
 def _rule_config(rule: Any, region: str) -> dict[str, Any]:
     """A ProfilerRule as v2's update_profiler sends it: a built-in rule on the region's evaluator image."""
-    from sagelaunch.launcher.request import rule_configuration
+    from sagelaunch.launcher.common.request import rule_configuration
     from sagelaunch.profiler_config.debugger import ProfilerRule
 
     if isinstance(rule, dict):

@@ -1,7 +1,7 @@
 """The support catalog: pure lookups and checks over support_matrix.json (facts there, rules here).
 
 Images, regions, instance types, GPUs, distribution and profiler support. No environment is read
-(the configured region and this machine's GPUs are probed by `sagelaunch.launcher.environment`). The matrix
+(the configured region and this machine's GPUs are probed by `sagelaunch.launcher.common.environment`). The matrix
 loads on first use, so `import sagelaunch.estimators` stays cheap. Every check raises a ValueError that names
 the field, the value, what is supported and a likely fix.
 """
@@ -175,7 +175,7 @@ def training_instance_types() -> tuple[str, ...]:
     return tuple(_facts(matrix()["instance_types"]))
 
 
-LOCAL_GPU_MINIMUM = 1  # what "local_gpu" promises; the machine's real count is launcher.environment's probe
+LOCAL_GPU_MINIMUM = 1  # what "local_gpu" promises; the machine's real count is launcher.common.environment's probe
 
 
 def instance_info(instance_type: str) -> dict[str, Any]:

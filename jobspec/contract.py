@@ -2,7 +2,7 @@
 
 What a SageMaker training container (and sagelaunch's local backend, which imitates it) exposes
 to the script, and what DescribeTrainingJob reports back. Only the words live here; the local
-backend's implementation of the contract is `sagelaunch.launcher.contract`, the in-job reader `sagelaunch.profiler.settings`.
+backend's implementation of the contract is `sagelaunch.launcher.local.contract`, the in-job reader `sagelaunch.profiler.settings`.
 """
 
 from __future__ import annotations

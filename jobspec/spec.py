@@ -1,5 +1,5 @@
 """TrainingJobSpec: the one typed description of a training job, in parts that each map to one request shape
-(code, compute, inputs, stopping, output, network, observability: launcher.request has one builder per part).
+(code, compute, inputs, stopping, output, network, observability: launcher.common.request has one builder per part).
 
 Estimators build it (after validating every field); backends run it. It is frozen:
 a backend that learns something at submit time (the code bucket, say) makes a

@@ -1,4 +1,4 @@
-"""`sagelaunch endpoints list|stop`: the local endpoints running on this machine (launcher.deploy.endpoint_registry).
+"""`sagelaunch endpoints list|stop`: the local endpoints running on this machine (launcher.local.serving.endpoint_registry).
 
 An endpoint started by Model/PyTorchModel.deploy(instance_type="local") ends with the process that deployed it; one
 started detached (SAGELAUNCH_DETACH_ENDPOINTS=1) runs until `sagelaunch endpoints stop NAME`.
@@ -17,7 +17,7 @@ endpoints_app = typer.Typer(name="endpoints", help="List and stop local endpoint
 
 @endpoints_app.command("list", help="Running local endpoints: name, URL, server pid and what ends it.")
 def list_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table.")) -> None:
-    from sagelaunch.launcher.deploy.endpoint_registry import live_endpoints
+    from sagelaunch.launcher.local.serving.endpoint_registry import live_endpoints
 
     records = live_endpoints()
     if as_json:
@@ -37,7 +37,7 @@ def list_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON inst
 
 @endpoints_app.command("stop", help="Stop a local endpoint and remove its temporary folder.")
 def stop_cmd(name: str = typer.Argument(..., help="Endpoint name, as `sagelaunch endpoints list` shows it.")) -> None:
-    from sagelaunch.launcher.deploy.endpoint_registry import stop
+    from sagelaunch.launcher.local.serving.endpoint_registry import stop
     from sagelaunch.cli_jobs import _clear_errors, _console
 
     with _clear_errors():

@@ -124,7 +124,7 @@ def list_cmd(
             rows += [{"Name": r["TrainingJobName"], "Backend": "local", "Status": r["TrainingJobStatus"],
                       "Created": _when(r.get("CreationTime"))} for r in local]
         if backend in (Backend.all, Backend.sagemaker):
-            from sagelaunch.launcher.aws.errors import AWSError
+            from sagelaunch.launcher.common.aws.errors import AWSError
             from sagelaunch.launcher.backends import list_jobs
 
             try:
@@ -185,7 +185,7 @@ def logs_cmd(
                   "be read; the damaged file is set aside, never deleted. Run it while no local job runs.")
 def doctor_cmd() -> None:
     with _clear_errors():
-        from sagelaunch.launcher.registry_doctor import repair
+        from sagelaunch.launcher.local.registry_doctor import repair
 
         for line in repair().lines():
             _console().print(line, markup=False)

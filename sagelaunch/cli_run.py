@@ -1,5 +1,5 @@
 """`sagelaunch run [torchrun options] train.py [script arguments]`: an SMP v1 script outside a job, with the
-`smdistributed` name local jobs give it (launcher/script_run.py). Imports stay inside the command."""
+`smdistributed` name local jobs give it (launcher/local/script_run.py). Imports stay inside the command."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def run(ctx: typer.Context) -> None:
     from rich.markup import escape
 
     from sagelaunch.jobspec.errors import SagelaunchError
-    from sagelaunch.launcher.script_run import prepare
+    from sagelaunch.launcher.local.script_run import prepare
 
     tokens = list(ctx.args)
     if not tokens or tokens[0] in ("-h", "--help"):

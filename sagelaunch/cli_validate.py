@@ -235,7 +235,7 @@ def validate(
 ) -> None:
     """Check a job offline (versions, region, instance type, images, distribution, profiler)."""
     from sagelaunch.jobspec.fields import ShellExpansionWarning
-    from sagelaunch.launcher.request import compile_create_training_job_request
+    from sagelaunch.launcher.common.request import compile_create_training_job_request
 
     with warnings.catch_warnings(record=True) as said:
         warnings.simplefilter("always", ShellExpansionWarning)

@@ -44,7 +44,7 @@ def list_local() -> tuple[list[JobEntry], str]:
 
 
 def local_job_dirs(name: str) -> list[Path]:
-    from sagelaunch.launcher import registry
+    from sagelaunch.launcher.local import registry
 
     return local_profile_dirs(registry.get(validate_job_name(name)))
 
@@ -65,7 +65,7 @@ def aws_available() -> str | None:
         import boto3
     except ImportError:
         return "boto3 is not installed"
-    from sagelaunch.launcher.environment import NO_REGION, configured_region
+    from sagelaunch.launcher.common.environment import NO_REGION, configured_region
 
     if configured_region() is None:
         return NO_REGION
@@ -78,7 +78,7 @@ def _clients():
     import boto3
     from botocore.config import Config
 
-    from sagelaunch.launcher.environment import configured_region
+    from sagelaunch.launcher.common.environment import configured_region
 
     config = Config(connect_timeout=3, read_timeout=10, retries={"max_attempts": 2})
     region = configured_region()  # the same region rule as every other command (boto3 alone ignores AWS_REGION)
@@ -87,7 +87,7 @@ def _clients():
 
 
 def list_sagemaker() -> tuple[list[JobEntry], str]:
-    from sagelaunch.launcher.backends.sagemaker import profiler_output_uri  # one rule for the profile location
+    from sagelaunch.launcher.sagemaker.backend import profiler_output_uri  # one rule for the profile location
 
     why = aws_available()
     if why:
@@ -132,7 +132,7 @@ def sagemaker_profile(name: str) -> tuple[Any, str, list[dict[str, Any]]]:
 
 
 def sagemaker_prefix(name: str) -> str:
-    from sagelaunch.launcher.backends.sagemaker import profiler_output_uri  # one rule for the profile location
+    from sagelaunch.launcher.sagemaker.backend import profiler_output_uri  # one rule for the profile location
 
     sm, _ = _clients()
     prefix = profiler_output_uri(sm.describe_training_job(TrainingJobName=validate_job_name(name)))

@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         script.write_text(CHATTY.replace("sys.argv[1]", str(args.mb)))
         quiet, _ = run(FIT, str(script), "quiet", "bench-logs-quiet")
         streamed, fit_rss = run(FIT, str(script), "logs", "bench-logs-streamed")
-        from sagelaunch.launcher import registry
+        from sagelaunch.launcher.local import registry
 
         log = Path(registry.get("bench-logs-streamed")["JobDir"], "logs", "job.log")
         size = log.stat().st_size / 2**20

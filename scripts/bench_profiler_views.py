@@ -71,7 +71,7 @@ def bench_report_parts(trace: Path, out_dir: Path, repeats: int = 3) -> dict:
 
 def make_big_job(trace: Path, ranks: int, home: Path) -> tuple[str, int]:
     """A local job whose profile is the trace repeated as `ranks` ranks of our artifact."""
-    from sagelaunch.launcher import registry
+    from sagelaunch.launcher.local import registry
     from sagelaunch.profiler import artifact
     from sagelaunch.profiler.kineto_reader import read_kineto
 

@@ -50,11 +50,11 @@ def main() -> None:
     os.environ["AWS_ENDPOINT_URL"] = f"http://127.0.0.1:{port}"
     import boto3
 
-    from sagelaunch.launcher.aws import s3 as s3_helpers
+    from sagelaunch.launcher.common.aws import s3 as s3_helpers
     from sagelaunch.jobspec.names import job_name
-    from sagelaunch.launcher.backends.sagemaker import submit
+    from sagelaunch.launcher.sagemaker.backend import submit
     from sagelaunch.jobspec.spec import TrainingJobSpec, replace, spec_from_fields
-    from sagelaunch.launcher.request import compile_create_training_job_request
+    from sagelaunch.launcher.common.request import compile_create_training_job_request
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-submit-"))
     src = tmp / "src"

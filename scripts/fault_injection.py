@@ -132,7 +132,7 @@ class Run:
 
     # --- one scenario ---------------------------------------------------------------------------------
     def scenario(self, index: int, fault: str, fast_file: bool) -> None:
-        from sagelaunch.launcher import registry
+        from sagelaunch.launcher.local import registry
         from sagelaunch.launcher.backends import submit
 
         name = f"fi{self.seed}-{index:03d}-{fault}"
@@ -220,8 +220,8 @@ class Run:
                 self.notes.append(f"BROKEN {spec.job_name}: a second registry's job of that name was not refused")
 
     def deploys(self, name: str) -> None:
-        from sagelaunch.launcher.deploy import endpoint_registry
-        from sagelaunch.launcher.deploy.local_endpoint import LocalEndpoint
+        from sagelaunch.launcher.local.serving import endpoint_registry
+        from sagelaunch.launcher.local.serving.endpoint import LocalEndpoint
 
         gate, served, refused = threading.Barrier(2), [], []
 
@@ -245,7 +245,7 @@ class Run:
             endpoint.stop()
 
     def wait_for(self, path: Path, name: str) -> bool:
-        from sagelaunch.launcher import registry
+        from sagelaunch.launcher.local import registry
 
         deadline = time.monotonic() + DEADLINE_S
         while not path.exists():
@@ -260,7 +260,7 @@ class Run:
         return True
 
     def final(self, name: str) -> dict:
-        from sagelaunch.launcher import registry
+        from sagelaunch.launcher.local import registry
 
         deadline = time.monotonic() + DEADLINE_S
         while time.monotonic() < deadline:
@@ -277,8 +277,8 @@ class Run:
     def check(self, before: dict[str, str]) -> list[str]:
         import psutil
 
-        from sagelaunch.launcher import registry
-        from sagelaunch.launcher.deploy import endpoint_registry
+        from sagelaunch.launcher.local import registry
+        from sagelaunch.launcher.local.serving import endpoint_registry
 
         broken = [n for n in self.notes if n.startswith("BROKEN")]
         after = snapshot(self.data)

@@ -28,7 +28,7 @@ def load_classifier(model: str):
     path = Path(model)
     if path.is_file() and tarfile.is_tarfile(path):
         sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: sagelaunch's packages
-        from sagelaunch.launcher.archive import unpack
+        from sagelaunch.launcher.common.archive import unpack
 
         folder = tempfile.mkdtemp(prefix="sentiment-model-")
         unpack(path, folder)

@@ -14,10 +14,10 @@ from urllib.parse import unquote, urlparse
 
 from sagelaunch.jobspec.errors import SagelaunchError
 from sagelaunch.jobspec.s3uri import parse_s3_uri
-from sagelaunch.launcher.contract import HostLayout
-from sagelaunch.launcher.aws import s3 as aws_s3
+from sagelaunch.launcher.local.contract import HostLayout
+from sagelaunch.launcher.common.aws import s3 as aws_s3
 from sagelaunch.launcher.local import s3
-from sagelaunch.launcher.safe_write import complete_file
+from sagelaunch.launcher.common.safe_write import complete_file
 
 
 def artifact_prefix(output_path: str | None, job_name: str, job_dir: Path) -> str:

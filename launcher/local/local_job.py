@@ -1,7 +1,7 @@
 """What the local backend runs: the compiled CreateTrainingJob request plus the few local facts it does not carry.
 
 SageMaker's container lays out /opt/ml and derives the SM_* variables from what CreateTrainingJob received; the
-local backend does the same from the same request (launcher.request), so both backends consume one compiled form.
+local backend does the same from the same request (launcher.common.request), so both backends consume one compiled form.
 What a host on this machine needs beyond it (the job folder, where the code files are, processes per host…) is
 in `LocalFacts`, decided once at submit time instead of re-read from the spec everywhere.
 """
@@ -16,9 +16,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from sagelaunch.jobspec.spec import TrainingJobSpec, replace
-from sagelaunch.launcher.contract import HostLayout
+from sagelaunch.launcher.local.contract import HostLayout
 from sagelaunch.launcher.local.artifacts import artifact_prefix
-from sagelaunch.launcher.request import CreateTrainingJobRequest, compile_create_training_job_request
+from sagelaunch.launcher.common.request import CreateTrainingJobRequest, compile_create_training_job_request
 
 
 class LocalFacts(BaseModel):

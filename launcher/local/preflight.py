@@ -12,7 +12,7 @@ from sagelaunch.jobspec.errors import SagelaunchError
 from sagelaunch.jobspec.net import port_is_free
 from sagelaunch.jobspec.spec import TrainingJobSpec
 from sagelaunch.jobspec.suggest import closest, did_you_mean
-from sagelaunch.launcher.sourcedir import iter_source_files, list_source_files, loop_error, symlink_loop
+from sagelaunch.launcher.common.sourcedir import iter_source_files, list_source_files, loop_error, symlink_loop
 
 # distributions that provide each framework's module, in the order we look for them
 _FRAMEWORK_PACKAGES = {

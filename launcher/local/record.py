@@ -1,6 +1,6 @@
 """A local job's registry record: its CreateTrainingJob request plus DescribeTrainingJob's status fields and "JobDir".
 
-The request part is the compiled request as is (launcher.request: no second builder); the fields a local job adds
+The request part is the compiled request as is (launcher.common.request: no second builder); the fields a local job adds
 are declared in `LocalJobRecord`, which the registry checks on every write.
 """
 
@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from sagelaunch.jobspec.contract import STATUSES
-from sagelaunch.launcher.request import CreateTrainingJobRequest
+from sagelaunch.launcher.common.request import CreateTrainingJobRequest
 
 Status = Literal[STATUSES]  # type: ignore[valid-type]
 

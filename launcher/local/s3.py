@@ -1,5 +1,5 @@
 """The S3 operations only a local job needs (channel downloads, tree uploads); URIs, clients and single-file
-uploads are launcher.aws's."""
+uploads are launcher.common.aws's."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from sagelaunch.launcher.aws.clients import client as aws_client
+from sagelaunch.launcher.common.aws.clients import client as aws_client
 from sagelaunch.jobspec.s3uri import check_key_name, key_destination, parse_s3_uri
 
 

@@ -33,8 +33,8 @@ else:
 
 def _late_imports() -> None:
     global registry, processes, artifacts, failure, HostLayout
-    from sagelaunch.launcher import registry
-    from sagelaunch.launcher.contract import HostLayout
+    from sagelaunch.launcher.local import registry
+    from sagelaunch.launcher.local.contract import HostLayout
     from sagelaunch.launcher.local import artifacts, failure, processes
 
 def places(plan: JobPlan) -> list[tuple[str, Path]]:
@@ -145,7 +145,7 @@ class Supervisor:
 
     def _record_processes(self) -> None:
         """Keep the registry's list of the job's processes current: if both this process and its watchdog
-        die, whoever next looks at the job ends what is left (launcher.backends.local)."""
+        die, whoever next looks at the job ends what is left (launcher.local.backend)."""
         found = {entry for proc in self._tracker().alive() if (entry := processes.identity(proc)) is not None}
         if found != self.recorded:
             registry.set_processes(self.name, sorted(found))

@@ -8,7 +8,7 @@ unsafe once the supervisor's log threads run. This process is a child subreaper 
 supervisor: when the supervisor dies, the kernel re-parents every process of the job — whatever
 its session or group — to us, so we see and end them all, with no PID list that could be stale.
 If this process dies too, the registry's record of the job's processes lets `jobs describe`,
-`list` and `stop` end what is left (launcher.backends.local).
+`list` and `stop` end what is left (launcher.local.backend).
 """
 
 from __future__ import annotations
@@ -44,9 +44,9 @@ def main(argv: list[str]) -> int:
     import psutil
 
     from sagelaunch.jobspec.contract import TERMINAL_STATUSES
-    from sagelaunch.launcher import registry
+    from sagelaunch.launcher.local import registry
 
-    name = job_dir.name  # the job folder is named after the job (launcher.registry.job_dir)
+    name = job_dir.name  # the job folder is named after the job (launcher.local.registry.job_dir)
     found = processes.identity(psutil.Process(supervisor.pid))
     if found is not None:
         registry.set_supervisor(name, found[0], found[1])

@@ -183,11 +183,11 @@ def test_no_import_cycles_between_packages_or_modules():
 
 
 @pytest.mark.parametrize("source, expected", [
-    ("from sagelaunch.launcher.jobs import TrainingJob\n", ["sagelaunch.launcher.jobs"]),
+    ("from sagelaunch.launcher.common.jobs import TrainingJob\n", ["sagelaunch.launcher.common.jobs"]),
     ("def f():\n    from sagelaunch.jobspec import catalog\n", ["sagelaunch.jobspec.catalog"]),
     ("from . import resolve\nfrom .inputs import to_channels\n", ["sagelaunch.estimators.resolve", "sagelaunch.estimators.inputs"]),
-    ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import sagelaunch.launcher.jobs\n", ["typing"]),
-    ("import typing\nif typing.TYPE_CHECKING:\n    import sagelaunch.launcher.jobs\nelse:\n    import json\n", ["typing", "json"]),
+    ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import sagelaunch.launcher.common.jobs\n", ["typing"]),
+    ("import typing\nif typing.TYPE_CHECKING:\n    import sagelaunch.launcher.common.jobs\nelse:\n    import json\n", ["typing", "json"]),
 ])
 def test_the_walk_sees_lazy_and_relative_imports_and_skips_type_checking_ones(source, expected):
     as_if = ROOT / "estimators" / "probe.py"  # relative names resolve in estimators/

@@ -75,8 +75,8 @@ def test_the_walk_sees_a_class_outside_the_family(tmp_path):
 
 
 def test_the_family_keeps_the_python_types_callers_catch():
-    from sagelaunch.launcher.aws.errors import AWSError
-    from sagelaunch.launcher.jobs import JobFailedError, JobNotFoundError
+    from sagelaunch.launcher.common.aws.errors import AWSError
+    from sagelaunch.launcher.common.jobs import JobFailedError, JobNotFoundError
     from sagelaunch.modelparallel.errors import SMPRuntimeError, SMPValidationError
     from sagelaunch.profiler.trace_file import ProfileLoadError
     from sagelaunch.profiler.ui.server import PortInUse
@@ -282,9 +282,9 @@ BARE_ALLOWED = {
     # caught by the `except (TypeError, ValueError)` of the same function, which warns and uses the default
     ("jobspec/profiling.py", "seconds_param"): "ValueError",
     # caught by the `except ValueError` of the same function, printed as one line of the endpoint's log
-    ("launcher/deploy/local_server.py", "main"): "ValueError",
+    ("launcher/local/serving/server.py", "main"): "ValueError",
     # json.dumps's default= protocol: a value sagelaunch itself put in a job record (never a user's input)
-    ("launcher/registry.py", "_json_default"): "TypeError",
+    ("launcher/local/registry.py", "_json_default"): "TypeError",
     # caught by the `except ValueError` of the same function, answered as a 400
     ("profiler/ui/server.py", "do_POST"): "ValueError",
 }

@@ -7,7 +7,7 @@ from pydantic import ValidationError
 
 from sagelaunch.estimators import PyTorch
 from sagelaunch.jobspec import catalog as support
-from sagelaunch.launcher import environment
+from sagelaunch.launcher.common import environment
 
 ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
 SM = dict(entry_point="train.py", role=ROLE, region="us-west-2", framework_version="2.0.0",

@@ -66,7 +66,7 @@ def test_every_not_implemented_option_is_a_parameter_with_a_fix():
 
 def _sent_profiler_config(settings: ProfilerSettings) -> dict:
     """The request's ProfilerConfig for a job with these settings (what a container's profilerconfig.json is from)."""
-    from sagelaunch.launcher.request import profiler_request
+    from sagelaunch.launcher.common.request import profiler_request
 
     return profiler_request(replace(_spec(), profiler=settings))["ProfilerConfig"]
 

@@ -10,7 +10,7 @@ import botocore.validate
 import pytest
 
 from sagelaunch.jobspec.spec import replace
-from sagelaunch.launcher.request import compile_create_training_job_request
+from sagelaunch.launcher.common.request import compile_create_training_job_request
 from sagelaunch.estimators import PyTorch, TensorFlow
 from sagelaunch.profiler_config import Profiler, ProfilerConfig
 

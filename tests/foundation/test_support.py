@@ -6,7 +6,7 @@ import botocore.session
 import pytest
 
 from sagelaunch.jobspec import catalog as support
-from sagelaunch.launcher import environment
+from sagelaunch.launcher.common import environment
 
 
 @pytest.fixture(scope="module")

@@ -80,7 +80,7 @@ def survivors(pids: list[int]) -> list[int]:
 
 def job_tree(name: str) -> list[int]:
     """PIDs of a running job's supervisor and everything under it (torchrun agents, ranks)."""
-    from sagelaunch.launcher import registry
+    from sagelaunch.launcher.local import registry
 
     found = registry.supervisor(name)
     assert found is not None, f"job {name} has no supervisor recorded"

@@ -96,7 +96,7 @@ def _trained_locally(namespace: dict) -> None:
 
 
 def _stopped(namespace: dict) -> None:
-    from sagelaunch.launcher.deploy.local_endpoint import running_endpoint
+    from sagelaunch.launcher.local.serving.endpoint import running_endpoint
 
     assert running_endpoint(namespace["predictor"].endpoint_name) is None  # the clean-up cell stopped it
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sagelaunch.launcher import registry
+from sagelaunch.launcher.local import registry
 
 pytestmark = pytest.mark.slow  # runs local jobs and torchrun
 

@@ -1,11 +1,11 @@
-"""The SageMaker container contract (launcher.contract), checked against the training toolkit's documented variables."""
+"""The SageMaker container contract (launcher.local.contract), checked against the training toolkit's documented variables."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from sagelaunch.launcher import contract
+from sagelaunch.launcher.local import contract
 from sagelaunch.jobspec.spec import InputChannel, ProfilerSettings
 from tests.local.conftest import local_job, make_spec
 

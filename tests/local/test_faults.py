@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from sagelaunch.launcher import registry
+from sagelaunch.launcher.local import registry
 from sagelaunch.launcher.backends import submit
 from sagelaunch.jobspec.net import free_port
 from sagelaunch.jobspec.spec import InputChannel
 from sagelaunch.launcher.backends import attach
-from sagelaunch.launcher.jobs import JobFailedError
+from sagelaunch.launcher.common.jobs import JobFailedError
 from sagelaunch.launcher.local.logs import rank_lines
 from tests.local.conftest import job_tree, make_spec, pids_in, survivors, unique, wait_for_files
 

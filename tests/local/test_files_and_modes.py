@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from sagelaunch.launcher import registry
+from sagelaunch.launcher.local import registry
 from sagelaunch.launcher.backends import submit
-from sagelaunch.launcher.contract import HostLayout
-from sagelaunch.launcher.jobs import JobFailedError
+from sagelaunch.launcher.local.contract import HostLayout
+from sagelaunch.launcher.common.jobs import JobFailedError
 from sagelaunch.launcher.local import artifacts
 from tests.local.conftest import make_spec
 from tests.local.mounts import immutable, read_only, small_filesystem
@@ -57,7 +57,7 @@ def test_making_a_file_private_keeps_this_processs_locks_on_it(tmp_path):
     import subprocess
     import sys
 
-    from sagelaunch.launcher.safe_write import private_file
+    from sagelaunch.launcher.common.safe_write import private_file
 
     path = tmp_path / "locked.db"
     path.write_bytes(b"x")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from sagelaunch.launcher import registry
+from sagelaunch.launcher.local import registry
 from sagelaunch.launcher.local.logs import MAX_LINE_BYTES, LogFollower, LogRouter, rank_lines, tail_lines
 from tests.local.conftest import make_spec
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from sagelaunch.estimators.model import Model
-from sagelaunch.launcher import registry
+from sagelaunch.launcher.local import registry
 from sagelaunch.launcher.backends import attach
-from sagelaunch.launcher.jobs import JobNotFoundError
+from sagelaunch.launcher.common.jobs import JobNotFoundError
 from sagelaunch.launcher.local.failure import traceback_tail
 from tests.local.conftest import unique
 

@@ -12,7 +12,7 @@ import boto3
 import pytest
 
 from sagelaunch.jobspec.errors import SagelaunchError
-from sagelaunch.launcher import registry
+from sagelaunch.launcher.local import registry
 from sagelaunch.launcher.backends import submit
 from tests.local.conftest import make_spec, unique
 from tests.local.test_files_and_modes import _final, _until_go, _wait_started

@@ -11,11 +11,11 @@ import pytest
 from pydantic import ValidationError
 
 from sagelaunch.jobspec.spec import InputChannel, ProfilerSettings
-from sagelaunch.launcher import registry
+from sagelaunch.launcher.local import registry
 from sagelaunch.launcher.backends import submit
-from sagelaunch.launcher.contract import HostLayout
+from sagelaunch.launcher.local.contract import HostLayout
 from sagelaunch.launcher.local.plan_model import PLAN_FILE, load_plan
-from sagelaunch.launcher.request import compile_create_training_job_request
+from sagelaunch.launcher.common.request import compile_create_training_job_request
 from tests.local.conftest import local_job, make_spec, unique
 
 S3_DATA = InputChannel(name="train", uri="s3://data-bucket/train", distribution="ShardedByS3Key")

@@ -7,7 +7,7 @@ from datetime import datetime
 
 import pytest
 
-from sagelaunch.launcher import registry
+from sagelaunch.launcher.local import registry
 from tests.local.conftest import unique
 
 

@@ -13,7 +13,7 @@ import typer
 from typer.testing import CliRunner
 
 from sagelaunch import cli_jobs
-from sagelaunch.launcher import registry
+from sagelaunch.launcher.local import registry
 
 
 @pytest.fixture

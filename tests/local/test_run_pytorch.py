@@ -12,7 +12,7 @@ import pytest
 
 from sagelaunch.jobspec.spec import replace
 from sagelaunch.launcher.backends import submit
-from sagelaunch.launcher.backends.local import LocalTrainingJob
+from sagelaunch.launcher.local.backend import LocalTrainingJob
 from sagelaunch.launcher.local.logs import rank_lines
 from sagelaunch.launcher.backends import attach
 from sagelaunch.jobspec.spec import InputChannel
@@ -135,7 +135,7 @@ def test_two_jobs_at_once_share_the_registry():
     for record in records:
         assert [t["Status"] for t in record["SecondaryStatusTransitions"]] == [
             "Starting", "Training", "Uploading", "Completed"]
-    from sagelaunch.launcher import registry
+    from sagelaunch.launcher.local import registry
 
     listed = {r["TrainingJobName"] for r in registry.list_jobs(status="Completed")}
     assert {s.job_name for s in specs} <= listed

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sagelaunch.launcher.sourcedir import iter_source_files
+from sagelaunch.launcher.common.sourcedir import iter_source_files
 
 JOB_SCRIPT = """
 import json, os
@@ -68,7 +68,7 @@ def test_git_code_dependencies_and_model_uri_reach_the_local_job(tmp_path, repos
     [report] = [json.loads(line.split("REPORT ", 1)[1]) for line in capsys.readouterr().out.splitlines()
                 if "REPORT " in line]
     assert report["value"] == 5 and report["model"] == ["weights.bin"]
-    # the same layout the SageMaker archive gets (launcher.sourcedir is the one rule for both)
+    # the same layout the SageMaker archive gets (launcher.common.sourcedir is the one rule for both)
     assert [f for f in report["files"] if "__pycache__" not in f] == [
         "helper.py", "shared/__init__.py", "shared/util.py", "train.py"]
 
@@ -92,7 +92,7 @@ def test_dependencies_ship_at_the_root_and_a_taken_name_is_refused(tmp_path):
 
 
 def test_a_git_config_error_says_what_failed_without_credentials(tmp_path, repository):
-    from sagelaunch.launcher.gitclone import clone
+    from sagelaunch.launcher.common.gitclone import clone
 
     with pytest.raises(ValueError, match=r"git checkout nope failed for https://git\.example\.com"):
         clone({"repo": repository, "branch": "nope"}, "train.py", "src", [])

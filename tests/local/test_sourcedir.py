@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from sagelaunch.jobspec.spec import InputChannel
-from sagelaunch.launcher import registry
-from sagelaunch.launcher.backends.local import submit
+from sagelaunch.launcher.local import registry
+from sagelaunch.launcher.local.backend import submit
 from sagelaunch.launcher.local import plan, preflight
 from sagelaunch.launcher.local.local_job import compile_local_job
-from sagelaunch.launcher.sourcedir import DEFAULT_IGNORE_PATTERNS, LARGE_CODE_BYTES, pack_sourcedir
+from sagelaunch.launcher.common.sourcedir import DEFAULT_IGNORE_PATTERNS, LARGE_CODE_BYTES, pack_sourcedir
 from tests.local.conftest import make_spec, unique
 
 REPO = Path(__file__).resolve().parents[2]
@@ -83,7 +83,7 @@ def test_readme_lists_every_default_pattern():
 
 
 def test_large_archive_warns(tmp_path, caplog, monkeypatch):
-    import sagelaunch.launcher.sourcedir as sourcedir
+    import sagelaunch.launcher.common.sourcedir as sourcedir
 
     monkeypatch.setattr(sourcedir, "LARGE_CODE_BYTES", 1000)  # the rule, not 100 MB of test data
     (tmp_path / "src").mkdir()

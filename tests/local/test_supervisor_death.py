@@ -14,7 +14,7 @@ import psutil
 import pytest
 
 from sagelaunch.jobspec.contract import TERMINAL_STATUSES
-from sagelaunch.launcher import registry
+from sagelaunch.launcher.local import registry
 from sagelaunch.launcher.backends import submit
 from tests.local.conftest import SCRIPTS, make_spec, pids_in, survivors, unique, wait_for_files
 

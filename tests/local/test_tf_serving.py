@@ -12,8 +12,8 @@ import pytest
 
 from sagelaunch.estimators import TensorFlowModel
 from sagelaunch.estimators.serializers import CSVSerializer, JSONDeserializer, JSONSerializer
-from sagelaunch.launcher.deploy.predictors import PredictionError
-from sagelaunch.launcher.deploy.tf_serving import UnsupportedMediaType, container_handlers, find_saved_model, tfs_request
+from sagelaunch.launcher.common.predictors import PredictionError
+from sagelaunch.launcher.local.serving.tf_serving import UnsupportedMediaType, container_handlers, find_saved_model, tfs_request
 
 W = np.array([[1.0, -2.0], [0.5, 3.0], [-1.5, 0.25]], dtype=np.float32)
 B = np.array([0.1, -0.2], dtype=np.float32)

@@ -18,8 +18,8 @@ import torch
 from sagelaunch.estimators import PyTorchModel
 from sagelaunch.estimators.serializers import (CSVDeserializer, CSVSerializer, JSONDeserializer, JSONSerializer,
                                     NumpyDeserializer)
-from sagelaunch.launcher.deploy.handler import InvocationFailed, ModelHandler
-from sagelaunch.launcher.deploy.predictors import PredictionError
+from sagelaunch.launcher.local.serving.handler import InvocationFailed, ModelHandler
+from sagelaunch.launcher.common.predictors import PredictionError
 
 MNIST_DIR = Path(__file__).parents[1] / "data" / "sagemaker_examples" / "pytorch_mnist"
 

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from sagelaunch.launcher import contract
-from sagelaunch.launcher import registry
+from sagelaunch.launcher.local import contract
+from sagelaunch.launcher.local import registry
 from sagelaunch.launcher.backends import attach, submit
 from sagelaunch.launcher.local import requirements
-from sagelaunch.launcher.request import encode_hyperparameters
+from sagelaunch.launcher.common.request import encode_hyperparameters
 from tests.local.conftest import local_job, make_spec
 
 TOOLKIT_MAPPING = Path(__file__).parents[1] / "data" / "sagemaker_training_toolkit" / "mapping.py"
@@ -230,7 +230,7 @@ def test_a_local_job_gets_its_requirements_and_the_toolkits_arguments(wheels, tm
 def test_a_value_the_toolkit_splits_is_split_as_on_sagemaker_with_a_warning():
     import pytest
 
-    from sagelaunch.launcher.contract import HyperparameterSplitWarning, command_line_args
+    from sagelaunch.launcher.local.contract import HyperparameterSplitWarning, command_line_args
 
     with pytest.warns(HyperparameterSplitWarning, match="3 separate arguments"):
         assert command_line_args({"note": "a b c"}) == ["--note", "a", "b", "c"]

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from sagelaunch.jobspec.errors import SagelaunchError
-from sagelaunch.launcher.transform.jobs import TransformJobFailedError
-from sagelaunch.launcher.transform.local import run_local_transform
-from sagelaunch.launcher.transform.request import TransformSettings
+from sagelaunch.launcher.sagemaker.transform import TransformJobFailedError
+from sagelaunch.launcher.local.transform import run_local_transform
+from sagelaunch.launcher.common.transform_request import TransformSettings
 
 
 def _settings(tmp_path, **changes):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from sagelaunch.estimators import PyTorch
-from sagelaunch.launcher.jobs import JobFailedError
+from sagelaunch.launcher.common.jobs import JobFailedError
 from tests.local.conftest import unique
 
 pytestmark = pytest.mark.slow  # local jobs: supervisors, torchrun, ranks

@@ -9,7 +9,7 @@ import pytest
 
 from sagelaunch.estimators import Estimator, PyTorch, Session
 from sagelaunch.jobspec.errors import SagelaunchError
-from sagelaunch.launcher.jobs import JobFailedError
+from sagelaunch.launcher.common.jobs import JobFailedError
 from tests.local.conftest import unique
 
 pytestmark = pytest.mark.slow  # local jobs and a local model server

@@ -92,6 +92,6 @@ def test_the_mnist_flow_trains_deploys_its_model_and_predicts_locally(tmp_path, 
     res = namespace["res"]
     assert len(res) == 16 and all(len(row) == 10 for row in res)
     assert all(math.isclose(sum(math.exp(p) for p in row), 1.0, rel_tol=1e-4) for row in res)  # log-probabilities from the deployed net
-    from sagelaunch.launcher.deploy.local_endpoint import running_endpoint
+    from sagelaunch.launcher.local.serving.endpoint import running_endpoint
 
     assert running_endpoint(namespace["predictor"].endpoint_name) is None

@@ -40,6 +40,6 @@ def test_the_notebook_trains_deploys_and_predicts_locally(tmp_path, monkeypatch,
     job.wait(logs=False)
     assert job.describe()["TrainingJobStatus"] == "Completed"
     assert any("2 rows, 2 epoch(s)" in line for line in job.logs())  # the data came from S3 into the channel
-    from sagelaunch.launcher.deploy.local_endpoint import running_endpoint
+    from sagelaunch.launcher.local.serving.endpoint import running_endpoint
 
     assert running_endpoint(namespace["predictor"].endpoint_name) is None  # sess.delete_endpoint stopped it

@@ -11,7 +11,7 @@ import pytest
 
 from sagelaunch.estimators import PyTorchModel, Session
 from sagelaunch.estimators.serializers import JSONDeserializer, JSONSerializer
-from sagelaunch.launcher.deploy.local_endpoint import running_endpoint
+from sagelaunch.launcher.local.serving.endpoint import running_endpoint
 from tests.sentiment.test_v2_serving import echo_files  # noqa: F401  (the torch-free echo model, a fixture)
 
 
@@ -55,7 +55,7 @@ def test_a_local_endpoint_left_running_ends_with_the_notebook(echo_files, sagema
     from tests.fixtures.sdk_v2 import ROOT
 
     kernel = (f"from tests.local.test_v2_session_local import _echo_model\n"
-              f"from sagelaunch.launcher.deploy.local_endpoint import running_endpoint\n"
+              f"from sagelaunch.launcher.local.serving.endpoint import running_endpoint\n"
               f"from pathlib import Path\n"
               f"_echo_model(Path({str(echo_files)!r}), '1.8.1', 'py3').deploy(1, 'local', endpoint_name='left-running')\n"
               f"endpoint = running_endpoint('left-running')\n"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from sagelaunch.estimators import PyTorch
-from sagelaunch.launcher.jobs import JobFailedError
+from sagelaunch.launcher.common.jobs import JobFailedError
 
 pytestmark = pytest.mark.slow  # a real local job with torchrun
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from sagelaunch.jobspec.errors import SagelaunchError
-from sagelaunch.launcher.script_run import prepare, split_arguments
+from sagelaunch.launcher.local.script_run import prepare, split_arguments
 
 SCRIPT = textwrap.dedent('''
     import json, os, sys

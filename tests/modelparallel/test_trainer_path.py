@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from sagelaunch.estimators import PyTorch
-from sagelaunch.launcher.jobs import JobFailedError
+from sagelaunch.launcher.common.jobs import JobFailedError
 from sagelaunch.launcher.local.job_modules import JOB_MODULES_ROOT
 
 PROBE = """

@@ -72,7 +72,7 @@ def _record(name: str, status: str, created: datetime, job_dir: Path) -> dict:
 @pytest.fixture(scope="module")
 def profile_home(tmp_path_factory):
     """SAGELAUNCH_HOME with five local jobs; yields {"home", "jobs": {name: job_dir}, "secret": path}."""
-    from sagelaunch.launcher import registry
+    from sagelaunch.launcher.local import registry
 
     home = tmp_path_factory.mktemp("sagelaunch-home")
     saved = os.environ.get("SAGELAUNCH_HOME")

@@ -1,4 +1,4 @@
-"""launcher/aws helpers on their own: names, clients, uploads (multipart), buckets, error messages."""
+"""launcher/common/aws and launcher/sagemaker helpers on their own: names, clients, uploads (multipart), buckets, error messages."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 
 from sagelaunch.jobspec import names as naming
 from sagelaunch.jobspec.s3uri import parse_s3_uri
-from sagelaunch.launcher.aws import clients, limits, s3
-from sagelaunch.launcher.aws.errors import AWSError
+from sagelaunch.launcher.common.aws import clients, limits, s3
+from sagelaunch.launcher.common.aws.errors import AWSError
 
 pytestmark = pytest.mark.timeout(90)  # a wait that never ends must fail, not hang
 
@@ -98,7 +98,7 @@ def test_bad_s3_uris_name_the_problem():
 def test_not_found_is_recognised_in_aws_and_moto_wording():
     from botocore.exceptions import ClientError
 
-    from sagelaunch.launcher.aws.errors import describe_exception, is_not_found
+    from sagelaunch.launcher.common.aws.errors import describe_exception, is_not_found
 
     def answer(code: str, message: str) -> ClientError:
         return ClientError({"Error": {"Code": code, "Message": message}}, "DescribeTrainingJob")
@@ -116,7 +116,7 @@ def test_not_found_is_recognised_in_aws_and_moto_wording():
 def test_name_check_accepts_aws_not_found_and_rejects_other_errors(sagemaker_env):
     from botocore.exceptions import ClientError
 
-    from sagelaunch.launcher.aws.training import check_name_free
+    from sagelaunch.launcher.sagemaker.training import check_name_free
 
     # the fake answers DescribeTrainingJob of an unknown name in SageMaker's words
     with pytest.raises(ClientError) as real:

@@ -9,9 +9,9 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from sagelaunch.launcher import registry
+from sagelaunch.launcher.local import registry
 from sagelaunch import cli_jobs
-from sagelaunch.launcher.backends.sagemaker import submit
+from sagelaunch.launcher.sagemaker.backend import submit
 from tests.fixtures.sagemaker_fakes import Step
 from tests.sagemaker.jobspecs import make_source, make_spec
 
@@ -162,7 +162,7 @@ def test_no_region_anywhere_is_one_line_naming_the_fix(sagemaker_env, tmp_path, 
         "error: no AWS region is configured (none of AWS_REGION, AWS_DEFAULT_REGION or a region in the AWS config "
         "file's profile); fix: pass --region us-west-2 (region= in Python) or export AWS_REGION=us-west-2")
     assert cli("jobs", "list", "--backend", "sagemaker", "--region", "us-west-2").exit_code == 0
-    from sagelaunch.launcher.environment import NO_REGION
+    from sagelaunch.launcher.common.environment import NO_REGION
     from sagelaunch.profile_sources import list_sagemaker
 
     assert list_sagemaker() == ([], NO_REGION)

@@ -7,9 +7,9 @@ import json
 import boto3
 import pytest
 
-from sagelaunch.launcher.request import compile_create_training_job_request
+from sagelaunch.launcher.common.request import compile_create_training_job_request
 from sagelaunch.jobspec.spec import replace
-from sagelaunch.launcher.backends.sagemaker import SageMakerTrainingJob, submit
+from sagelaunch.launcher.sagemaker.backend import SageMakerTrainingJob, submit
 from sagelaunch.launcher.backends import attach
 from tests.fixtures.sagemaker_fakes import Step
 from tests.sagemaker.jobspecs import IMAGE, SHIPPED, SMP, archive_names, make_source, make_spec
@@ -38,7 +38,7 @@ def remove_default_bucket(s3) -> None:
 
 
 def test_fit_uploads_code_creates_job_and_streams_logs(sagemaker_env, tmp_path, capsys, direct, monkeypatch):
-    import sagelaunch.launcher.aws.s3 as aws_s3
+    import sagelaunch.launcher.common.aws.s3 as aws_s3
 
     fakes = sagemaker_env
     remove_default_bucket(direct("s3"))  # the check below is of a bucket our backend creates
@@ -109,7 +109,7 @@ def test_describe_list_stop_round_trip_and_attach(sagemaker_env, tmp_path, capsy
     assert attached.describe()["TrainingJobStatus"] == "InProgress"
     assert attached.profiler_output is None
 
-    from sagelaunch.launcher.backends.sagemaker import list_jobs
+    from sagelaunch.launcher.sagemaker.backend import list_jobs
 
     assert spec.job_name in [s["TrainingJobName"] for s in list_jobs(status="InProgress")]
     attached.stop()
@@ -121,7 +121,7 @@ def test_describe_list_stop_round_trip_and_attach(sagemaker_env, tmp_path, capsy
     assert spec.job_name in [s["TrainingJobName"] for s in list_jobs(status="Stopped")]
     assert spec.job_name not in [s["TrainingJobName"] for s in list_jobs(status="InProgress")]
 
-    from sagelaunch.launcher.aws.errors import AWSError
+    from sagelaunch.launcher.common.aws.errors import AWSError
 
     with pytest.raises(AWSError, match="status Stopped") as stopped_twice:
         job.stop()
@@ -129,7 +129,7 @@ def test_describe_list_stop_round_trip_and_attach(sagemaker_env, tmp_path, capsy
 
 
 def test_attach_unknown_job_says_so(sagemaker_env):
-    from sagelaunch.launcher.aws.errors import AWSError
+    from sagelaunch.launcher.common.aws.errors import AWSError
 
     with pytest.raises(AWSError, match="no training job named 'no-such-job-123'") as info:
         SageMakerTrainingJob.attach("no-such-job-123")

@@ -7,9 +7,9 @@ import time
 import boto3
 import pytest
 
-from sagelaunch.launcher.aws.logs import JobLogTail
-from sagelaunch.launcher.backends.sagemaker import SageMakerTrainingJob, submit
-from sagelaunch.launcher.jobs import JobFailedError
+from sagelaunch.launcher.sagemaker.logs import JobLogTail
+from sagelaunch.launcher.sagemaker.backend import SageMakerTrainingJob, submit
+from sagelaunch.launcher.common.jobs import JobFailedError
 from tests.fixtures.sagemaker_fakes import Step
 from tests.sagemaker.jobspecs import make_source, make_spec
 

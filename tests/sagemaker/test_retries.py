@@ -7,8 +7,8 @@ import re
 import boto3
 import pytest
 
-from sagelaunch.launcher.aws.errors import AWSError
-from sagelaunch.launcher.backends.sagemaker import submit
+from sagelaunch.launcher.common.aws.errors import AWSError
+from sagelaunch.launcher.sagemaker.backend import submit
 from tests.sagemaker.jobspecs import make_source, make_spec
 
 pytestmark = pytest.mark.timeout(90)  # a wait that never ends must fail, not hang

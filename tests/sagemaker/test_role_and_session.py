@@ -9,7 +9,7 @@ import boto3
 import pytest
 
 from sagelaunch.estimators import PyTorch, Session
-from sagelaunch.launcher.aws.errors import AWSError
+from sagelaunch.launcher.common.aws.errors import AWSError
 from tests.fixtures.sagemaker_fakes import Step
 
 pytestmark = pytest.mark.timeout(90)

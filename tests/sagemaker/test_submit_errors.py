@@ -5,8 +5,8 @@ from __future__ import annotations
 import boto3
 import pytest
 
-from sagelaunch.launcher.aws.errors import AWSError
-from sagelaunch.launcher.backends.sagemaker import submit
+from sagelaunch.launcher.common.aws.errors import AWSError
+from sagelaunch.launcher.sagemaker.backend import submit
 from tests.sagemaker.jobspecs import channel, make_source, make_spec
 
 pytestmark = pytest.mark.timeout(90)  # a wait that never ends must fail, not hang
@@ -93,7 +93,7 @@ def test_entry_point_missing_from_source_dir(sagemaker_env, tmp_path):
 @pytest.mark.parametrize("interruption", [KeyboardInterrupt, RuntimeError])
 def test_interrupted_create_training_job_removes_the_code(sagemaker_env, tmp_path, interruption):
     """Ctrl-C (or any other exception) during CreateTrainingJob still removes the uploaded archive."""
-    from sagelaunch.launcher.aws import clients
+    from sagelaunch.launcher.common.aws import clients
 
     spec = make_spec(f"interrupted-{interruption.__name__[:5].lower()}", make_source(tmp_path / "src"))
 
@@ -115,7 +115,7 @@ def test_interrupted_create_training_job_removes_the_code(sagemaker_env, tmp_pat
 
 def test_interruption_after_sagemaker_took_the_job_keeps_its_code(sagemaker_env, tmp_path):
     """Ctrl-C once CreateTrainingJob reached SageMaker: the job exists and needs its code, so it stays."""
-    from sagelaunch.launcher.aws import clients
+    from sagelaunch.launcher.common.aws import clients
 
     spec = make_spec("interrupted-after", make_source(tmp_path / "src"))
 

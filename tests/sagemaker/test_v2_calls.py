@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from sagelaunch.estimators import PyTorch
-from sagelaunch.launcher.jobs import JobFailedError, JobNotFoundError
+from sagelaunch.launcher.common.jobs import JobFailedError, JobNotFoundError
 from tests.fixtures.sagemaker_fakes import Step
 from tests.sagemaker.jobspecs import ROLE, make_source
 

@@ -1,4 +1,4 @@
-"""One unpacker for every archive sagelaunch did not write (launcher/archive.py), through every path that
+"""One unpacker for every archive sagelaunch did not write (launcher/common/archive.py), through every path that
 unpacks one: hostile members are refused with one line naming them, and nothing lands outside the target."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from sagelaunch.launcher.archive import RATIO_ALLOWANCE_BYTES, UnpackLimits, UnsafeArchiveError, unpack
+from sagelaunch.launcher.common.archive import RATIO_ALLOWANCE_BYTES, UnpackLimits, UnsafeArchiveError, unpack
 from tests.security import hostile_archives as hostile
 
 REPO = Path(__file__).resolve().parents[2]
@@ -165,7 +165,7 @@ def test_cli_package_refuses_a_sparse_member_instead_of_gzipping_its_holes(tmp_p
 
 def _deploy_paths(archive: Path):
     from sagelaunch.estimators import Model, PyTorchModel
-    from sagelaunch.launcher.deploy.local_endpoint import LocalEndpoint
+    from sagelaunch.launcher.local.serving.endpoint import LocalEndpoint
 
     yield "Model.deploy('local')", lambda: Model(model_data=str(archive)).deploy(1, "local")
     yield "PyTorchModel.deploy(1, 'local')", lambda: PyTorchModel(

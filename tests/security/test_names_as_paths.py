@@ -14,9 +14,9 @@ from typer.testing import CliRunner
 from sagelaunch import cli_endpoints
 from sagelaunch.jobspec.errors import SagelaunchError
 from sagelaunch.jobspec.names import NAME_ALLOWED
-from sagelaunch.launcher import registry
-from sagelaunch.launcher.deploy import endpoint_registry
-from sagelaunch.launcher.deploy.local_endpoint import LocalEndpoint
+from sagelaunch.launcher.local import registry
+from sagelaunch.launcher.local.serving import endpoint_registry
+from sagelaunch.launcher.local.serving.endpoint import LocalEndpoint
 from sagelaunch.profiler.ui.sources import validate_job_name
 
 ESCAPING = ["../../victim", "../victim", "/tmp/victim", "a/b", "..", ".", "", "victim.json\x00", "name with space"]

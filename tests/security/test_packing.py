@@ -1,4 +1,4 @@
-"""One packing rule (launcher.sourcedir) for everything that leaves the machine: a training job's code, its
+"""One packing rule (launcher.common.sourcedir) for everything that leaves the machine: a training job's code, its
 dependencies (their roots included), deploy's repack and git_config clones. Credentials and VCS data never ship,
 links out of a folder are not followed, what was left out is warned about once; clones never linger and
 tokens never reach the disk. Checked on what was really uploaded to the moto server."""
@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from sagelaunch.jobspec.net import free_port
-from sagelaunch.launcher.deploy.package import package_model, repack_model
-from sagelaunch.launcher.sourcedir import iter_source_files
+from sagelaunch.launcher.common.package import package_model, repack_model
+from sagelaunch.launcher.common.sourcedir import iter_source_files
 from tests.local.conftest import make_spec
 
 SECRET = "do-not-ship-7f3a"
@@ -62,7 +62,7 @@ def _one_warning(caplog) -> str:
 
 
 def test_training_upload_ships_no_credentials_no_vcs_and_no_outside_content(project, bucket, caplog):
-    from sagelaunch.launcher.aws.training import upload_code
+    from sagelaunch.launcher.sagemaker.training import upload_code
 
     s3, name = bucket
     spec = make_spec("train.py", source_dir=str(project["src"]), dependencies=(str(project["shared"]),))
@@ -78,7 +78,7 @@ def test_training_upload_ships_no_credentials_no_vcs_and_no_outside_content(proj
 
 
 def test_deploy_repack_uploads_the_same_files_under_code(project, bucket, tmp_path, caplog):
-    from sagelaunch.launcher.deploy.sagemaker_endpoint import repack_to_s3
+    from sagelaunch.launcher.sagemaker.endpoint import repack_to_s3
 
     s3, name = bucket
     model = _write(tmp_path / "model", {"config.json": "{}", "weights.bin": "w"})
@@ -105,7 +105,7 @@ def test_deploy_repack_of_a_lone_entry_point_with_file_dependencies(project, tmp
 
 @pytest.mark.parametrize("how", ["package (Model.deploy)", "repack (PyTorchModel.deploy)"])
 def test_a_model_folder_ships_by_the_same_rule(project, bucket, tmp_path, caplog, how):
-    from sagelaunch.launcher.deploy import sagemaker_endpoint as sme
+    from sagelaunch.launcher.sagemaker import endpoint as sme
 
     s3, name = bucket
     model = _write(tmp_path / "model", {"config.json": "{}", "weights.bin": "w", ".env": SECRET,
@@ -157,8 +157,8 @@ def test_a_credential_folder_or_file_given_as_a_dependency_is_refused_by_name(pr
 
 
 def test_a_local_job_with_a_credential_dependency_is_refused_before_it_exists(project):
-    from sagelaunch.launcher import registry
-    from sagelaunch.launcher.backends.local import submit
+    from sagelaunch.launcher.local import registry
+    from sagelaunch.launcher.local.backend import submit
 
     spec = make_spec("train.py", source_dir=str(project["src"]), dependencies=(str(project["home"] / ".aws"),))
     with pytest.raises(ValueError, match=r"is credentials \(matches '.aws'\), which never ships"):
@@ -282,7 +282,7 @@ def _files_holding(root: Path, text: str) -> list[str]:
 
 
 def test_a_token_authenticates_the_clone_without_reaching_the_disk(token_server, scratch, tmp_path):
-    from sagelaunch.launcher.gitclone import clone
+    from sagelaunch.launcher.common.gitclone import clone
 
     url, token, home = token_server
     cloned = clone({"repo": url, "token": token}, "train.py", "src", ["inside"])

@@ -10,8 +10,8 @@ import pytest
 
 from sagelaunch.jobspec.s3uri import key_destination, unsafe_key_reason
 from sagelaunch.jobspec.spec import InputChannel
-from sagelaunch.launcher import registry
-from sagelaunch.launcher.backends.local import submit
+from sagelaunch.launcher.local import registry
+from sagelaunch.launcher.local.backend import submit
 from sagelaunch.launcher.local import s3 as local_s3
 from tests.local.conftest import make_spec
 from tests.security import hostile_archives as hostile

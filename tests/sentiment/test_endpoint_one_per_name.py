@@ -14,14 +14,14 @@ from pathlib import Path
 import psutil
 import pytest
 
-from sagelaunch.launcher.deploy import endpoint_registry
+from sagelaunch.launcher.local.serving import endpoint_registry
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ECHO_MODEL = REPO_ROOT / "tests" / "data" / "serving" / "echo_model"
 DEPLOYER = """
 import json, sys, time
 from pathlib import Path
-from sagelaunch.launcher.deploy.local_endpoint import LocalEndpoint
+from sagelaunch.launcher.local.serving.endpoint import LocalEndpoint
 while not Path(sys.argv[2]).exists():
     time.sleep(0.005)
 try:

@@ -11,7 +11,7 @@ from urllib.parse import urlparse
 import pytest
 
 from sagelaunch.estimators.model import Model
-from sagelaunch.launcher.deploy.predictors import LocalPredictor, PredictionError
+from sagelaunch.launcher.common.predictors import LocalPredictor, PredictionError
 
 MAX_BODY = 256 * 1024  # above csv's 128 KiB field limit, so an oversized CSV field reaches the handler
 

@@ -19,15 +19,15 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from sagelaunch.launcher.deploy import endpoint_registry
-from sagelaunch.launcher.deploy.local_endpoint import LocalEndpoint
+from sagelaunch.launcher.local.serving import endpoint_registry
+from sagelaunch.launcher.local.serving.endpoint import LocalEndpoint
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ECHO_MODEL = REPO_ROOT / "tests" / "data" / "serving" / "echo_model"
 DEADLINE_S = 60.0
 OWNER = """
 import json, os, sys
-from sagelaunch.launcher.deploy.local_endpoint import LocalEndpoint
+from sagelaunch.launcher.local.serving.endpoint import LocalEndpoint
 endpoint = LocalEndpoint(sys.argv[1], sys.argv[2]).start()
 child = os.fork() if sys.argv[3] == "fork" else None  # like a DataLoader worker: it inherits the pipe's write end
 if child == 0:
@@ -154,7 +154,7 @@ def test_a_folder_that_is_no_model_is_an_error_not_the_default_handler(home, tmp
 
 
 def test_the_server_refuses_a_model_folder_that_does_not_exist(tmp_path):
-    from sagelaunch.launcher.deploy.local_server import main
+    from sagelaunch.launcher.local.serving.server import main
 
     with pytest.raises(SystemExit) as exited:
         main(["--model-dir", str(tmp_path / "gone"), "--port", "0"])

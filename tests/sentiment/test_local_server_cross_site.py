@@ -11,7 +11,7 @@ import urllib.request
 
 import pytest
 
-from sagelaunch.launcher.deploy.local_endpoint import LocalEndpoint
+from sagelaunch.launcher.local.serving.endpoint import LocalEndpoint
 from tests.sentiment.test_local_server_hostile import ECHO_MODEL
 
 BODY = b'{"served": "echo"}'

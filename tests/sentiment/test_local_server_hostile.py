@@ -1,6 +1,6 @@
 """The local model server against hostile and careless clients, on 127.0.0.1 over real sockets.
 
-Each test starts a real server process (launcher.deploy.local_server) through LocalEndpoint, serving
+Each test starts a real server process (launcher.local.serving.server) through LocalEndpoint, serving
 tests/data/serving/echo_model (a handler that answers its JSON input: these tests are about HTTP, not the model).
 Waits poll with a deadline; nothing sleeps to synchronise.
 """
@@ -17,8 +17,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from sagelaunch.launcher.deploy.local_endpoint import LocalEndpoint
-from sagelaunch.launcher.deploy.local_server import ServerLimits
+from sagelaunch.launcher.local.serving.endpoint import LocalEndpoint
+from sagelaunch.launcher.local.serving.server import ServerLimits
 
 ECHO_MODEL = Path(__file__).resolve().parents[1] / "data" / "serving" / "echo_model"
 HEADER_TIMEOUT_S = BODY_TIMEOUT_S = 1.0  # short, so that the tests see slow and idle clients dropped

@@ -21,7 +21,7 @@ NOTEBOOK = REPO_ROOT / "notebooks" / "sagemaker_v2_dropin.ipynb"
 sys.path.insert(0, str(REPO_ROOT / "scripts"))
 from sdk_v2_oracle import swap_imports  # noqa: E402  (the one table of v2 imports → ours)
 
-# an import of one of sagelaunch's packages, or a name reached through one (`sagelaunch.launcher.deploy…`)
+# an import of one of sagelaunch's packages, or a name reached through one (`sagelaunch.launcher.local…`)
 OURS = re.compile(r"^\s*(?:from|import)\s+(?:estimators|profiler_config|launcher|profiler|jobspec|sagelaunch)\b"
                   r"|\b(?:estimators|profiler_config|launcher|profiler|jobspec)\.\w", re.MULTILINE)
 

@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from sagelaunch.cli import app
-from sagelaunch.launcher.deploy.package import DEFAULT_REQUIREMENTS, archive_members, default_inference_script, package_model
+from sagelaunch.launcher.common.package import DEFAULT_REQUIREMENTS, archive_members, default_inference_script, package_model
 
 MODEL_FILES = {"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"}
 

@@ -14,7 +14,7 @@ import boto3
 import pytest
 
 from sagelaunch.estimators.model import Model
-from sagelaunch.launcher.deploy.predictors import PredictionError, SageMakerPredictor
+from sagelaunch.launcher.common.predictors import PredictionError, SageMakerPredictor
 from tests.fixtures.sentiment import SCRIPTS, SHIPPED_DATA
 
 ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"

@@ -14,8 +14,8 @@ import pytest
 from sagelaunch.estimators import PyTorchModel, TensorFlowModel
 from sagelaunch.estimators.serializers import (CSVDeserializer, CSVSerializer, IdentitySerializer, JSONDeserializer,
                                     JSONSerializer, NumpyDeserializer, NumpySerializer, StringDeserializer)
-from sagelaunch.launcher.deploy.package import archive_members, repack_model
-from sagelaunch.launcher.deploy.predictors import LocalPredictor, PredictionError
+from sagelaunch.launcher.common.package import archive_members, repack_model
+from sagelaunch.launcher.common.predictors import LocalPredictor, PredictionError
 
 ECHO = '''
 import json

@@ -24,8 +24,8 @@ from sagelaunch.launcher.local.plan_model import HostPlan, JobPlan, load_plan
 
 # Only what starting the hosts needs is imported up front; the rest loads while torchrun starts.
 if TYPE_CHECKING:
-    from sagelaunch.launcher import registry
-    from sagelaunch.launcher.contract import HostLayout
+    from sagelaunch.launcher.local import registry
+    from sagelaunch.launcher.local.contract import HostLayout
     from sagelaunch.launcher.local import artifacts, failure, processes
 else:
     registry = processes = artifacts = failure = HostLayout = None  # bound by _late_imports()

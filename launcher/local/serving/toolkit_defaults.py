@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -129,5 +131,5 @@ def default_output_fn(prediction, accept: str | None) -> tuple[bytes | str, str]
     raise UnsupportedFormat("Accept", accept)
 
 
-DEFAULTS = {"model_fn": default_model_fn, "input_fn": default_input_fn, "predict_fn": default_predict_fn,
+DEFAULTS: dict[str, Callable[..., Any]] = {"model_fn": default_model_fn, "input_fn": default_input_fn, "predict_fn": default_predict_fn,
             "output_fn": default_output_fn}

@@ -90,7 +90,7 @@ class _FastTrace(_Trace):
 
 
 class _HeadTrace(_Trace):
-    traceEvents: msgspec.Raw | None = None  # type: ignore[assignment]  # the events' JSON text (or `null`), left for chunks (profiler/trace_chunks.py)
+    traceEvents: msgspec.Raw = None  # type: ignore[assignment]  # msgspec decodes a Raw field, not Raw | None: the events' JSON text (or `null`), left for chunks (profiler/trace_chunks.py)
 
 
 _MAX_DEPTH = 1000  # msgspec raises RecursionError beyond ~1,000 levels, even inside fields it skips

@@ -84,3 +84,17 @@ def test_a_job_file_naming_its_model_is_refused_by_validate_when_it_cannot_fit(t
     result = CliRunner().invoke(app, ["validate", str(job)])
     assert result.exit_code == 1
     assert "cannot fit" in result.output and "shard_optimizer_state=True" in result.output
+
+
+def test_a_price_per_hour_given_by_the_user_shows_the_cost_with_its_source(config):
+    args = [config, *BASE, "--global-batch", "64", "--tp", "8", "--shard-optimizer-state",
+            "--activation-checkpointing"]
+    plain = run(*args, "--json")
+    assert json.loads(plain.output)["cost"] is None  # the catalog has no price: "price unknown"
+    priced = Plan.model_validate_json(run(*args, "--price-per-hour", "30", "--json").output)
+    assert priced.cost is not None and priced.cost.usd_per_hour == pytest.approx(16 * 30.0)
+    assert "given by the caller" in priced.cost.source
+    text = " ".join(run(*args, "--price-per-hour", "30").output.split())  # as Rich wraps it
+    assert "$480.00/hour" in text and "given by the caller" in text
+    bad = CliRunner().invoke(app, ["plan", *args, "--price-per-hour", "-1"])
+    assert bad.exit_code == 1 and "price_per_hour" in bad.output

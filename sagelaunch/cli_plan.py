@@ -72,8 +72,14 @@ def _one(console, shape, layout, instance_type, count, batch, seq_len, region, r
     if chart:
         write_memory_chart(chart, [(f"stage {m.stage}", m) for m in result.stages], f"{result.model}, "
                            f"{layout.label()} on {count} × {instance_type}")
+    nearest = []
+    if result.verdict.status == "does not fit":
+        from sagelaunch.planner.nearest import changes_that_fit
+
+        nearest = changes_that_fit(shape, layout, instance_type, count, batch, seq_len=seq_len, runtime=runtime)
     if as_json:
-        print(json.dumps(result.model_dump(mode="json"), indent=2))
+        print(json.dumps({**result.model_dump(mode="json"), "changes_that_fit": [
+            {"change": text, "verdict": p.verdict.message} for text, p in nearest]}, indent=2))
         return
     console.print(f"{result.model} on {count} × {instance_type} ({result.world_size} {result.accelerator}), "
                   f"{layout.label()} {layout.precision}, global batch {batch}, seq {result.seq_len} [{runtime}]")
@@ -83,6 +89,10 @@ def _one(console, shape, layout, instance_type, count, batch, seq_len, region, r
     table.add_row("total", *[f"{m.total / GIB:.2f} ({m.share:.0%})" for m in result.stages])
     console.print(table)
     console.print(result.verdict.message)
+    if result.verdict.status == "does not fit":
+        console.print("the nearest layouts that fit, one change each: " + ("; ".join(
+            f"{text} ({p.verdict.status}, {p.most_loaded.total / GIB:.1f} GiB)" for text, p in nearest)
+            or "none: use more instances or a type with more GPU memory"))
     if result.speed:
         s = result.speed
         console.print(f"step {s.step_seconds:.3f} s, {s.samples_per_second:.1f} samples/s, "

@@ -98,3 +98,16 @@ def test_a_price_per_hour_given_by_the_user_shows_the_cost_with_its_source(confi
     assert "$480.00/hour" in text and "given by the caller" in text
     bad = CliRunner().invoke(app, ["plan", *args, "--price-per-hour", "-1"])
     assert bad.exit_code == 1 and "price_per_hour" in bad.output
+
+
+def test_a_layout_that_does_not_fit_names_the_nearest_layouts_that_do(config):
+    args = [config, *BASE, "--global-batch", "64", "--tp", "8", "--activation-checkpointing"]
+    text = " ".join(run(*args).output.split())
+    assert "does not fit" in text and "shard_optimizer_state=True (fits" in text
+    nearest = json.loads(run(*args, "--json").output)["changes_that_fit"]
+    changes = {n["change"] for n in nearest}
+    assert {"shard_optimizer_state=True", "pipeline_parallel_degree=2"} <= changes
+    assert all(not n["verdict"].startswith("does not fit") for n in nearest)
+    fits = json.loads(run(config, *BASE, "--global-batch", "64", "--tp", "8", "--shard-optimizer-state",
+                          "--activation-checkpointing", "--json").output)
+    assert fits["changes_that_fit"] == []  # only a layout that does not fit gets alternatives

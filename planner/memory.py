@@ -447,20 +447,19 @@ def scheduled_activation_bytes(shape: ModelShape, layout: Layout, st: StageTenso
     non_first = sum(1 for c in range(virtual) if global_stage(c) != 0)
     receive = non_first * wave * (sbh + tokens * 8)
     rebuilt = layer + sbh if ckpt else 0.0  # a rebuilt layer's saved tensors and its output
-    live: dict[tuple[int, int], float] = {}
-    sent = 0.0
+    holds = [own(c) for c in range(virtual)]
+    live = sent = 0.0  # what the live chunk-microbatches hold; the hidden states sent so far
     forward_peak = backward_peak = 0.0
     for action in rank_order(st.stage, layout.pp, virtual, wave, layout.pipeline):
-        key = (action.chunk, action.microbatch)
+        whole, freed = holds[action.chunk]
         if action.forward:
-            live[key] = own(action.chunk)[0]
+            live += whole
             if global_stage(action.chunk) != chunks - 1:
                 sent += sbh
-            forward_peak = max(forward_peak, receive + sent + sum(live.values()))
+            forward_peak = max(forward_peak, receive + sent + live)
         else:
-            held_now = receive + sent + sum(live.values()) - own(action.chunk)[1] + rebuilt
-            backward_peak = max(backward_peak, held_now)
-            del live[key]
+            backward_peak = max(backward_peak, receive + sent + live - freed + rebuilt)
+            live -= whole
     peak = max(forward_peak, backward_peak) if ckpt else forward_peak
     return int(peak), int(backward_peak), int(layer_backward_temps(shape, layout, tokens, element))
 

@@ -357,7 +357,8 @@ def activation_bytes(shape: ModelShape, layout: Layout, st: StageTensors, virtua
     kept = first * flight
     if layout.pp > 1 and not (st.last and virtual == 1):  # the schedule keeps each chunk's output until backward
         kept += tokens * shape.hidden * element * flight
-    kept += forward_extras_bytes(shape, layout, tokens, seq, element) * flight
+    if runtime == "sagelaunch":  # measured on transformers' own layers; SMP v1 swaps in its distributed transformer
+        kept += forward_extras_bytes(shape, layout, tokens, seq, element) * flight
     if layout.activation_checkpointing:
         inputs = tokens * shape.hidden * element * chunk_layers * flight
         if layout.offload_activations:

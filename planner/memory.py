@@ -392,10 +392,11 @@ def saves_raw_input(shape: ModelShape, element: int) -> bool:
 def forward_extras_bytes(shape: ModelShape, layout: Layout, tokens: int, seq: int, element: int) -> float:
     """Tensors one forward of the model makes once and hands to every layer, kept while its activations live:
     Llama's rotary tables (cos and sin, `LlamaRotaryEmbedding` cast to the activation dtype, 1 × seq × head_dim:
-    the position ids are shared by the batch), which the rotary products save; with activation checkpointing also the 4-D causal mask eager attention adds to the scores
-    (`create_causal_mask`: samples × 1 × seq × seq in the activation dtype), which a checkpoint keeps as one of
-    its layers' inputs (without checkpointing the addition saves nothing and the mask goes with the forward)."""
-    rotary = 2 * seq * shape.head_dim * element if shape.family == "llama" else 0  # position ids (1, seq): per sequence
+    the position ids are shared by the batch), which the rotary products save; with activation checkpointing also
+    the 4-D causal mask eager attention adds to the scores (`create_causal_mask`: samples × 1 × seq × seq in the
+    activation dtype), which a checkpoint keeps as one of its layers' inputs (without checkpointing the addition
+    saves nothing and the mask goes with the forward)."""
+    rotary = 2 * seq * shape.head_dim * element if shape.family == "llama" else 0
     mask = tokens * seq * element if layout.activation_checkpointing and causal_lm(shape) else 0
     return rotary + mask
 
@@ -436,8 +437,10 @@ def scheduled_activation_bytes(shape: ModelShape, layout: Layout, st: StageTenso
         tensors and those of the final norm / head input)."""
         stage = global_stage(chunk)
         last = stage == chunks - 1
-        if ckpt:
+        if ckpt:  # offloading keeps at most activation_loading_horizon of them on the GPU (modelled, not measured)
             body = sbh * (chunk_layers - (0 if stage == 0 else 1))
+            if layout.offload_activations:
+                body = min(body, sbh * layout.activation_loading_horizon)
         else:  # a first layer that saves its raw input saves the receive buffer itself
             body = layer * chunk_layers - (sbh if stage != 0 and saves_raw_input(shape, element) else 0)
         body += extras + embedding

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict
 from sagelaunch.jobspec.errors import SagelaunchError
 from sagelaunch.jobspec.smp import even_chunks
 from sagelaunch.planner.layout import Layout, World
+from sagelaunch.planner.pipeline_schedule import rank_order, wave_size
 from sagelaunch.planner.shape import ModelShape, Tensor
 
 Runtime = Literal["sagelaunch", "smp"]
@@ -343,6 +344,8 @@ def activation_bytes(shape: ModelShape, layout: Layout, st: StageTensors, virtua
     element = 2 if layout.precision != "fp32" else 4
     layer = layer_activation_bytes(shape, layout.tp, tokens, seq, element, device)
     chunk_layers = st.layers / virtual
+    if runtime == "sagelaunch" and layout.pp > 1:
+        return scheduled_activation_bytes(shape, layout, st, virtual, tokens, seq, element, layer, device)
     flight = in_flight(layout, st.stage, virtual, layout.microbatches)
     # modelparallel's pipeline stages each run the root's own forward with the stack cut to their layers: the
     # embeddings of other stages return zeros, but the embedding's norm/dropout still run (and save) in every chunk
@@ -354,6 +357,8 @@ def activation_bytes(shape: ModelShape, layout: Layout, st: StageTensors, virtua
     kept = first * flight
     if layout.pp > 1 and not (st.last and virtual == 1):  # the schedule keeps each chunk's output until backward
         kept += tokens * shape.hidden * element * flight
+    if runtime == "sagelaunch":  # measured on transformers' own layers; SMP v1 swaps in its distributed transformer
+        kept += forward_extras_bytes(shape, layout, tokens, seq, element) * flight
     if layout.activation_checkpointing:
         inputs = tokens * shape.hidden * element * chunk_layers * flight
         if layout.offload_activations:
@@ -370,9 +375,97 @@ def activation_bytes(shape: ModelShape, layout: Layout, st: StageTensors, virtua
         held = held_output_bytes(shape, layout, tokens, runtime) if lm_head else 0
         peak = kept + layer * chunk_layers * flight + last * flight + loss
         backward_acts = peak - loss + held
-    # the MLP's backward, the layer's heaviest: the output's gradient, and those of its inner tensors (FFN-wide)
-    temps = (tokens * shape.hidden + 3 * tokens * shape.ffn / layout.tp) * element
-    return int(peak), int(backward_acts), int(temps)
+    return int(peak), int(backward_acts), int(layer_backward_temps(shape, layout, tokens, element))
+
+
+def layer_backward_temps(shape: ModelShape, layout: Layout, tokens: int, element: int) -> float:
+    """The MLP's backward, the layer's heaviest: the output's gradient, and those of its inner tensors (FFN-wide)."""
+    return (tokens * shape.hidden + 3 * tokens * shape.ffn / layout.tp) * element
+
+
+def saves_raw_input(shape: ModelShape, element: int) -> bool:
+    """Whether a layer's autograd keeps its input tensor itself: GPT-2's and BERT's first LayerNorm / projections
+    do, and Llama's RMSNorm in fp32 (its upcast is a no-op); in half precision RMSNorm saves an fp32 copy."""
+    return shape.family != "llama" or element == 4
+
+
+def forward_extras_bytes(shape: ModelShape, layout: Layout, tokens: int, seq: int, element: int) -> float:
+    """Tensors one forward of the model makes once and hands to every layer, kept while its activations live:
+    Llama's rotary tables (cos and sin, `LlamaRotaryEmbedding` cast to the activation dtype, 1 × seq × head_dim:
+    the position ids are shared by the batch), which the rotary products save; with activation checkpointing also
+    the 4-D causal mask eager attention adds to the scores (`create_causal_mask`: samples × 1 × seq × seq in the
+    activation dtype), which a checkpoint keeps as one of its layers' inputs (without checkpointing the addition
+    saves nothing and the mask goes with the forward)."""
+    rotary = 2 * seq * shape.head_dim * element if shape.family == "llama" else 0
+    mask = tokens * seq * element if layout.activation_checkpointing and causal_lm(shape) else 0
+    return rotary + mask
+
+
+def scheduled_activation_bytes(shape: ModelShape, layout: Layout, st: StageTensors, virtual: int, tokens: int,
+                               seq: int, element: int, layer: float, device: Device) -> tuple[int, int, int]:
+    """A pipeline rank's activations under sagelaunch.modelparallel, walked action by action through the order
+    torch.distributed.pipelining runs (planner/pipeline_schedule.py). Besides each live chunk-microbatch's own
+    tensors (from its forward to its backward) the rank holds:
+    - one receive buffer per microbatch of the wave for each of its chunks that is not the first stage, made
+      once and reused (PipelineStage `_setup_forward_recv_info`: the hidden state and the model's token ids);
+    - every hidden state it sent forward, until the wave ends: `_PipelineScheduleRuntime._step_microbatches`
+      keeps the send works (which hold their tensors) and waits on them only before returning.
+    With checkpointing a chunk-microbatch keeps each layer's input (a non-first stage's first layer reads the
+    receive buffer itself), and backward rebuilds one layer at a time. The stage holding the embeddings runs
+    them in each of its chunks (every chunk runs the root's forward), the last stage keeps its head's output
+    and the loss until that microbatch's backward."""
+    ckpt = layout.activation_checkpointing
+    sbh = tokens * shape.hidden * element
+    chunks = layout.pp * virtual
+    wave = wave_size(layout.microbatches, layout.active_microbatches, layout.pp, layout.pipeline, virtual)
+    chunk_layers = st.layers / virtual
+    extras = forward_extras_bytes(shape, layout, tokens, seq, element)
+    embedding = edge_activation_bytes(shape, tokens, element, st.first, False, device)
+    after_stack = edge_activation_bytes(shape, tokens, element, False, True, device)
+    # the head's output (the vocabulary gathered whole on every tp rank), kept by the schedule until the
+    # microbatch's backward; the loss's tensors: its fp32 log-softmax, the fp32 cast of a half output, and a
+    # causal LM's shifted copy (`logits[:, :-1]` is contiguous, so no copy, when a microbatch is one sequence)
+    held = tokens * shape.vocab * element if shape.logits else 0
+    fp32_vocab = tokens * shape.vocab * 4
+    loss = fp32_vocab * (1 + (element != 4) + (causal_lm(shape) and tokens > seq)) if shape.logits else 0
+
+    def global_stage(chunk: int) -> int:
+        return chunk * layout.pp + st.stage
+
+    def own(chunk: int) -> tuple[float, float]:
+        """(what a live chunk-microbatch holds, of which freed once its backward reaches the layers: the loss's
+        tensors and those of the final norm / head input)."""
+        stage = global_stage(chunk)
+        last = stage == chunks - 1
+        if ckpt:  # offloading keeps at most activation_loading_horizon of them on the GPU (modelled, not measured)
+            body = sbh * (chunk_layers - (0 if stage == 0 else 1))
+            if layout.offload_activations:
+                body = min(body, sbh * layout.activation_loading_horizon)
+        else:  # a first layer that saves its raw input saves the receive buffer itself
+            body = layer * chunk_layers - (sbh if stage != 0 and saves_raw_input(shape, element) else 0)
+        body += extras + embedding
+        if last:
+            return body + after_stack + held + loss, after_stack + loss
+        return body, 0.0
+
+    non_first = sum(1 for c in range(virtual) if global_stage(c) != 0)
+    receive = non_first * wave * (sbh + tokens * 8)
+    rebuilt = layer + sbh if ckpt else 0.0  # a rebuilt layer's saved tensors and its output
+    holds = [own(c) for c in range(virtual)]
+    live = sent = 0.0  # what the live chunk-microbatches hold; the hidden states sent so far
+    forward_peak = backward_peak = 0.0
+    for action in rank_order(st.stage, layout.pp, virtual, wave, layout.pipeline):
+        whole, freed = holds[action.chunk]
+        if action.forward:
+            live += whole
+            if global_stage(action.chunk) != chunks - 1:
+                sent += sbh
+            forward_peak = max(forward_peak, receive + sent + live)
+        else:
+            backward_peak = max(backward_peak, receive + sent + live - freed + rebuilt)
+            live -= whole
+    peak = max(forward_peak, backward_peak) if ckpt else forward_peak
+    return int(peak), int(backward_peak), int(layer_backward_temps(shape, layout, tokens, element))
 
 
 def in_flight(layout: Layout, stage: int, virtual: int, pp_microbatches: int) -> int:

@@ -83,19 +83,28 @@ def model_label(shape: ModelShape) -> str:
 
 
 def _cost(hw: Hardware, count: int, region: str | None, speed: Speed | None,
-          seq: int, batch: int) -> tuple[Cost | None, str]:
-    if region is None:
-        return None, "price unknown: no region given"
-    price = training_price(hw.instance_type, region)
-    if price is None:
-        return None, f"price unknown: no recorded on-demand training price of {hw.instance_type} in {region}"
-    hourly = price.usd_per_hour * count
+          seq: int, batch: int, price_per_hour: float | None = None) -> tuple[Cost | None, str]:
+    if price_per_hour is not None:  # the caller's own figure (a negotiated or current price) wins over the catalog
+        if not price_per_hour > 0:
+            raise SagelaunchError(f"price_per_hour={price_per_hour} must be a positive number of US dollars",
+                                  field="price_per_hour", value=price_per_hour, allowed="> 0 (USD per instance-hour)",
+                                  fix="give the on-demand price of one instance per hour, e.g. 37.688")
+        usd, source = price_per_hour, (f"price given by the caller: ${price_per_hour:,.4g} per instance-hour of "
+                                       f"{hw.instance_type}")
+    else:
+        if region is None:
+            return None, "price unknown: no region given (or give price_per_hour)"
+        price = training_price(hw.instance_type, region)
+        if price is None:
+            return None, (f"price unknown: no recorded on-demand training price of {hw.instance_type} in {region} "
+                          "(give price_per_hour)")
+        usd, source = price.usd_per_hour, f"{price.source} (read {price.read_on})"
+    hourly = usd * count
     per_k = per_bt = None
     if speed is not None:
         per_k = hourly * speed.step_seconds * 1000 / 3600
         per_bt = hourly * (1e9 / speed.tokens_per_second) / 3600
-    return Cost(usd_per_hour=hourly, usd_per_1000_steps=per_k, usd_per_billion_tokens=per_bt,
-                source=f"{price.source} (read {price.read_on})"), ""
+    return Cost(usd_per_hour=hourly, usd_per_1000_steps=per_k, usd_per_billion_tokens=per_bt, source=source), ""
 
 
 def _speed(shape: ModelShape, layout: Layout, world: World, hw: Hardware, batch: int, micro: int, seq: int,
@@ -112,10 +121,12 @@ def _speed(shape: ModelShape, layout: Layout, world: World, hw: Hardware, batch:
 
 def plan(shape: ModelShape, layout: Layout, instance_type: str, instance_count: int, global_batch: int,
          seq_len: int | None = None, region: str | None = None, runtime: Runtime | None = None,
-         hw: Hardware | None = None, device: Device = "cuda") -> Plan:
+         hw: Hardware | None = None, device: Device = "cuda", price_per_hour: float | None = None) -> Plan:
     """Memory per GPU, verdict, speed and cost of one layout. runtime: "smp" (SageMaker's SMP v1; the default for
     ml.* instance types) or "sagelaunch" (sagelaunch.modelparallel). device "cpu": dropout masks in the activation
-    dtype, as torch's CPU kernels keep them (the measured local runs), instead of CUDA's bool masks."""
+    dtype, as torch's CPU kernels keep them (the measured local runs), instead of CUDA's bool masks.
+    price_per_hour: the caller's USD per instance-hour, used instead of the catalog's (which has none for most
+    types: then the cost is "price unknown")."""
     hw = hw or hardware(instance_type)
     if instance_count < 1:
         raise SagelaunchError(f"instance_count={instance_count} must be ≥ 1", field="instance_count",
@@ -127,7 +138,7 @@ def plan(shape: ModelShape, layout: Layout, instance_type: str, instance_count: 
     stages = tuple(stage_memory(shape, layout, world, micro, seq, hw.memory_bytes, rt, device=device))
     worst = max(stages, key=lambda s: s.total)
     speed, note = _speed(shape, layout, world, hw, global_batch, micro, seq, stages)
-    cost, cost_note = _cost(hw, instance_count, region, speed, seq, global_batch)
+    cost, cost_note = _cost(hw, instance_count, region, speed, seq, global_batch, price_per_hour)
     return Plan(model=model_label(shape), parameters=shape.parameters, instance_type=instance_type,
                 accelerator=hw.accelerator, instance_count=instance_count, world_size=world.size,
                 global_batch=global_batch, micro_batch=micro, seq_len=seq, runtime=rt, layout=layout, stages=stages,

@@ -28,6 +28,9 @@ def plan_command(
     precision: str = typer.Option("bf16", "--precision", help="fp32, fp16 or bf16"),
     runtime: str = typer.Option("smp", "--runtime", help="smp (SageMaker's SMP v1) or sagelaunch (local)"),
     region: Optional[str] = typer.Option(None, "--region", help="For the price."),
+    price_per_hour: Optional[float] = typer.Option(
+        None, "--price-per-hour", help="USD per instance-hour (your on-demand or negotiated price); without it the "
+                                       "catalog's, or \"price unknown\"."),
     search: bool = typer.Option(False, "--search", help="Rank every layout that fits instead."),
     chart: Optional[Path] = typer.Option(None, "--chart", help="Write the memory breakdown chart (HTML)."),
     as_json: bool = typer.Option(False, "--json"),
@@ -51,24 +54,32 @@ def plan_command(
             "activation_checkpointing": checkpointing, "offload_activations": offload, "microbatches": microbatches,
             "precision": precision})
         _one(console, shape, layout, instance_type, instance_count, global_batch, seq_len, region, runtime, chart,
-             as_json)
+             as_json, price_per_hour)
     except ValueError as exc:
         errors.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(1) from None
 
 
-def _one(console, shape, layout, instance_type, count, batch, seq_len, region, runtime, chart, as_json) -> None:
+def _one(console, shape, layout, instance_type, count, batch, seq_len, region, runtime, chart, as_json,
+         price_per_hour=None) -> None:
     from rich.table import Table
 
     from sagelaunch.planner.chart import write_memory_chart
     from sagelaunch.planner.plan import TERM_NAMES, plan
 
-    result = plan(shape, layout, instance_type, count, batch, seq_len=seq_len, region=region, runtime=runtime)
+    result = plan(shape, layout, instance_type, count, batch, seq_len=seq_len, region=region, runtime=runtime,
+                  price_per_hour=price_per_hour)
     if chart:
         write_memory_chart(chart, [(f"stage {m.stage}", m) for m in result.stages], f"{result.model}, "
                            f"{layout.label()} on {count} × {instance_type}")
+    nearest = []
+    if result.verdict.status == "does not fit":
+        from sagelaunch.planner.nearest import changes_that_fit
+
+        nearest = changes_that_fit(shape, layout, instance_type, count, batch, seq_len=seq_len, runtime=runtime)
     if as_json:
-        print(json.dumps(result.model_dump(mode="json"), indent=2))
+        print(json.dumps({**result.model_dump(mode="json"), "changes_that_fit": [
+            {"change": text, "verdict": p.verdict.message} for text, p in nearest]}, indent=2))
         return
     console.print(f"{result.model} on {count} × {instance_type} ({result.world_size} {result.accelerator}), "
                   f"{layout.label()} {layout.precision}, global batch {batch}, seq {result.seq_len} [{runtime}]")
@@ -78,6 +89,10 @@ def _one(console, shape, layout, instance_type, count, batch, seq_len, region, r
     table.add_row("total", *[f"{m.total / GIB:.2f} ({m.share:.0%})" for m in result.stages])
     console.print(table)
     console.print(result.verdict.message)
+    if result.verdict.status == "does not fit":
+        console.print("the nearest layouts that fit, one change each: " + ("; ".join(
+            f"{text} ({p.verdict.status}, {p.most_loaded.total / GIB:.1f} GiB)" for text, p in nearest)
+            or "none: use more instances or a type with more GPU memory"))
     if result.speed:
         s = result.speed
         console.print(f"step {s.step_seconds:.3f} s, {s.samples_per_second:.1f} samples/s, "

@@ -1,12 +1,12 @@
 """The planner's per-rank memory beside what sagelaunch's modelparallel measurably held: reads the harness's
-records (scripts/planner_measure.py on the planmeasure branch: torch's MemTracker over live tensor storages on
-each rank, second training step, CPU) and prints predicted/measured per configuration and rank.
+records (scripts/planner_measure.py: torch's MemTracker over live tensor storages on each rank, third training
+step, CPU) and prints predicted/measured per configuration and rank.
 
     python scripts/bench_planner_memory.py MEASURED.json [--markdown]
 
 The checks (issue #33): parameters, gradients, optimizer state within ±2 %; activations and peak within ±10 %.
-DDP's gradient buckets are seen once DDP rebuilds them in the second step's forward (the tracker files them as
-activations); registered buffers (position ids, causal masks: a few KiB) are not compared.
+DDP's gradient buckets are sized apart (ddp_bucket_bytes); registered buffers (position ids: a few KiB) are not
+compared.
 """
 
 from __future__ import annotations

@@ -154,6 +154,7 @@ class _StepTracker:
     """torch's MemTracker over one training step, with the highest total of each category kept as well."""
 
     def __init__(self) -> None:
+        from torch.distributed._tools.common_utils import get_untyped_storages
         from torch.distributed._tools.mem_tracker import MemTracker, _MemRefType
 
         class CategoryPeaks(MemTracker):
@@ -173,6 +174,31 @@ class _StepTracker:
                 self.bucket_sizes: set[int] = set()
                 self.buckets_at_peak = 0
                 self._peak_total = 0
+                # --explain: where each activation storage was made, and the ones live at the activations' height
+                self.explain = False
+                self._op = ""
+                self.activation_peak_tensors: list[dict[str, Any]] = []
+
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                self._op = str(getattr(func, "__name__", func))
+                return super().__torch_dispatch__(func, types, args, kwargs)
+
+            def _track(self, reftype, t) -> None:
+                super()._track(reftype, t)
+                if self.explain and reftype == _MemRefType.ACT:
+                    for st in get_untyped_storages(t):
+                        winfo, _ = self._WINFO.get(st, (None, None))
+                        if winfo is not None and not hasattr(winfo, "origin"):
+                            parents = self._mod_tracker.parents - {"Global"}
+                            winfo.origin = {"op": self._op, "shape": list(t.shape), "dtype": str(t.dtype),
+                                            "module": max(parents, key=len, default=""),
+                                            "backward": self._mod_tracker.is_bw}
+
+            def _live_activations(self) -> list[dict[str, Any]]:
+                live = [(w, ref) for w, ref in self._WINFO.values()
+                        if w.reftype == _MemRefType.ACT and ref() is not None and w.mem_consumed]
+                return sorted(({"bytes": w.mem_consumed, **getattr(w, "origin", {"op": "(made before tracking)"})}
+                               for w, _ in live), key=lambda d: -d["bytes"])
 
             def _pre_fw_hook(self, module, inputs) -> None:
                 # microbatches and pipeline schedules call the top module once per microbatch; MemTracker's
@@ -197,6 +223,8 @@ class _StepTracker:
                         key = getattr(kind, "value", str(kind))
                         if value > self.category_peaks.get(key, 0):
                             self.category_peaks[key] = value
+                            if self.explain and kind == _MemRefType.ACT:
+                                self.activation_peak_tensors = self._live_activations()
                     if self.in_forward_backward:  # who tags a gradient (autograd or DDP's reducer) varies: both
                         made = snap.get(_MemRefType.TEMP, 0) + snap.get(_MemRefType.GRAD, 0)
                         self.category_peaks[BACKWARD] = max(self.category_peaks.get(BACKWARD, 0), made)
@@ -285,6 +313,7 @@ def _run_case(case: dict[str, Any]) -> dict[str, Any]:
     after_backward: list[int] = []
     steps = _StepTracker()
     tracker = steps.tracker
+    tracker.explain = bool(case.get("explain"))
     for step in range(WARMUP_STEPS):  # untracked (the tracker is not entered): partitioning, optimizer state, buckets
         one_step(step)
     after_backward.clear()
@@ -336,6 +365,7 @@ def _run_case(case: dict[str, Any]) -> dict[str, Any]:
         "ddp_bucket_bytes": sum(_ddp_bucket_sizes(model)),
         "ddp_bucket_bytes_in_peak": tracker.buckets_at_peak,
         "transformers_config": cfg.to_dict(),
+        "activation_peak_tensors": tracker.activation_peak_tensors,
     }
     del model, opt, params, masters, named
     gc.collect()
@@ -417,8 +447,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--only", nargs="*", default=None, help="configuration names (default: all)")
     parser.add_argument("--list", action="store_true", help="print the configuration names and stop")
+    parser.add_argument("--explain", action="store_true",
+                        help="also record, per rank, the activation storages live at the activations' height (where "
+                             "each was made: op, shape, dtype, innermost module); slow, for a few configurations")
     args = parser.parse_args(argv)
-    selected = [c for c in cases() if args.only is None or c["name"] in args.only]
+    selected = [{**c, "explain": args.explain} for c in cases() if args.only is None or c["name"] in args.only]
     if args.list:
         print("\n".join(c["name"] for c in selected))
         return

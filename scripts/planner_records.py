@@ -66,6 +66,9 @@ class MeasuredRank(BaseModel):
     # of which peak_bytes already counts (the tracker counts a bucket from the reducer's first copy into it in
     # backward; a peak inside backward holds it, one at the forward's end does not)
     ddp_bucket_bytes_in_peak: int = 0
+    # --explain only: the activation storages live at the activations' height, largest first ({bytes, op, shape,
+    # dtype, module: the innermost module running when it was made, backward: made during a recomputation})
+    activation_peak_tensors: list[dict[str, Any]] = []
     step_seconds: float = Field(ge=0)  # wall time of the measured step (tracker on; not a speed figure)
 
 

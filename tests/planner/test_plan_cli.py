@@ -84,3 +84,30 @@ def test_a_job_file_naming_its_model_is_refused_by_validate_when_it_cannot_fit(t
     result = CliRunner().invoke(app, ["validate", str(job)])
     assert result.exit_code == 1
     assert "cannot fit" in result.output and "shard_optimizer_state=True" in result.output
+
+
+def test_a_price_per_hour_given_by_the_user_shows_the_cost_with_its_source(config):
+    args = [config, *BASE, "--global-batch", "64", "--tp", "8", "--shard-optimizer-state",
+            "--activation-checkpointing"]
+    plain = run(*args, "--json")
+    assert json.loads(plain.output)["cost"] is None  # the catalog has no price: "price unknown"
+    priced = Plan.model_validate_json(run(*args, "--price-per-hour", "30", "--json").output)
+    assert priced.cost is not None and priced.cost.usd_per_hour == pytest.approx(16 * 30.0)
+    assert "given by the caller" in priced.cost.source
+    text = " ".join(run(*args, "--price-per-hour", "30").output.split())  # as Rich wraps it
+    assert "$480.00/hour" in text and "given by the caller" in text
+    bad = CliRunner().invoke(app, ["plan", *args, "--price-per-hour", "-1"])
+    assert bad.exit_code == 1 and "price_per_hour" in bad.output
+
+
+def test_a_layout_that_does_not_fit_names_the_nearest_layouts_that_do(config):
+    args = [config, *BASE, "--global-batch", "64", "--tp", "8", "--activation-checkpointing"]
+    text = " ".join(run(*args).output.split())
+    assert "does not fit" in text and "shard_optimizer_state=True (fits" in text
+    nearest = json.loads(run(*args, "--json").output)["changes_that_fit"]
+    changes = {n["change"] for n in nearest}
+    assert {"shard_optimizer_state=True", "pipeline_parallel_degree=2"} <= changes
+    assert all(not n["verdict"].startswith("does not fit") for n in nearest)
+    fits = json.loads(run(config, *BASE, "--global-batch", "64", "--tp", "8", "--shard-optimizer-state",
+                          "--activation-checkpointing", "--json").output)
+    assert fits["changes_that_fit"] == []  # only a layout that does not fit gets alternatives

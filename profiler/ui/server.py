@@ -310,9 +310,7 @@ class _Handler(BaseHTTPRequestHandler):
                 name = sources.validate_job_name(name)
         except ValueError as exc:
             return self._error(400, str(exc))
-        if not isinstance(name, str):
-            return self._error(400, f"name: {name!r} is not a profile's name; send the name the job list shows")
-        job = self.server.catalog.find(name, source)
+        job = self.server.catalog.find(name, source) if isinstance(name, str) else None  # no entry has another name
         if job is None and source == "path":
             return self._error(404, f"no profile named {name!r} was given on the command line "
                                     "(`sagelaunch profile ui PATH` lists the one it opens)")

@@ -1,0 +1,22 @@
+"""The pipeline_bubble finding's yardstick: the bubble the job's schedule leaves even with perfectly even stages."""
+
+from __future__ import annotations
+
+from sagelaunch.jobspec.pipeline_schedule import bubble_share
+from sagelaunch.profiler.records import Evidence
+
+SOURCE = "Narayanan et al. 2021 (arXiv 2104.04473) §2.2: (p-1)/(v*m+p-1) of a step"
+
+
+def expected_bubble(pipeline_degree: int, microbatches: int, virtual_stages: int = 1) -> dict[str, Evidence]:
+    """The evidence naming the schedule and its expected share of a step (v stages per rank: interleaved)."""
+    schedule = ("GPipe/1F1B fill-drain" if virtual_stages == 1
+                else f"interleaved, {virtual_stages} stages per rank")
+    out: dict[str, Evidence] = {
+        "schedule": schedule,
+        "expected_bubble_share": round(bubble_share(pipeline_degree, microbatches, virtual_stages), 3),
+        "expected_bubble_source": SOURCE,
+    }
+    if virtual_stages > 1:
+        out["virtual_stages"] = virtual_stages
+    return out

@@ -180,3 +180,21 @@ def test_the_pipeline_bubble_is_measured_against_the_schedule(scored):
             assert found[0].evidence["expected_bubble_share"] == pytest.approx(expected, abs=1e-3)
             assert '"microbatches"' in found[0].fix and "interleaved" in found[0].fix
     assert severity == {1: "high", 2: "medium", 4: None}
+
+
+@pytest.mark.parametrize("case", ["smp_fixed_mb1", "smp_fixed_mb2", "smp_fixed_mb4", "smp_interleaved_fixed_mb2"])
+def test_sagelaunchs_own_pipeline_bubble_is_measured_against_its_schedule(scored, case):
+    """sagelaunch's SMP pipeline (torchrun, gloo, pp=2, stages of fixed time) marks its own receives: each stage's
+    measured wait is within ±25 % of (p − 1)/(v·m + p − 1), from the degree, microbatches and stages per rank the
+    pipeline noted in the profile (v = 2 for the interleaved schedule: 1/5 at 2 microbatches, where GPipe has 1/3)."""
+    from sagelaunch.jobspec.pipeline_schedule import bubble_share
+
+    ctx = scored[case]["context"]
+    expected = bubble_share(ctx.pipeline_parallel_degree, ctx.microbatches, ctx.virtual_stages)
+    assert ctx.virtual_stages == (2 if "interleaved" in case else 1)
+    for rank, r in analyze(SET / case).ranks.items():
+        share = r.loop.mean_us.pipeline_wait / r.loop.mean_us.cycle
+        assert abs(share / expected - 1) <= 0.25, (case, rank, share, expected)
+    found = [f for f in scored[case]["findings"] if f.rule == "pipeline_bubble"]
+    if found:
+        assert found[0].evidence["expected_bubble_share"] == pytest.approx(expected, abs=1e-3)

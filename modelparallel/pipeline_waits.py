@@ -57,10 +57,10 @@ def receives_marked() -> Iterator[None]:
     if batch_p2p is None or wait_batch_p2p is None:
         yield
         return
-    setattr(schedules, "_batch_p2p", _marking(batch_p2p, dist.irecv))
-    setattr(schedules, "_wait_batch_p2p", _waiting(wait_batch_p2p))
+    schedules._batch_p2p = _marking(batch_p2p, dist.irecv)
+    schedules._wait_batch_p2p = _waiting(wait_batch_p2p)
     try:
         yield
     finally:
-        setattr(schedules, "_batch_p2p", batch_p2p)
-        setattr(schedules, "_wait_batch_p2p", wait_batch_p2p)
+        schedules._batch_p2p = batch_p2p
+        schedules._wait_batch_p2p = wait_batch_p2p

@@ -217,20 +217,22 @@ CASES["ddp_input_straggler"] = CASES["ddp_healthy"].replace(
     "DATA = data", "DATA = SlowDataset(8192, 256, 0.0002) if RANK == 1 else data")
 # SMP v1's pipeline (sagelaunch's modelparallel) on CPU: 2 stages, 2 microbatches, as a SageMaker job delivers its
 # parameters (SM_HP_MP_PARAMETERS); the profiler records them in the profile
-CASES["smp_pipeline"] = '''
-import torch.nn.functional as F
-import sagelaunch.modelparallel as smp
-smp.init()
-model = smp.DistributedModel(nn.Sequential(*[nn.Sequential(nn.Linear(256, 256), nn.ReLU()) for _ in range(8)],
-                                           nn.Linear(256, 1)))
-opt = smp.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=1e-3))
+# the SMP cases' optimizer and step function, as SMP's examples write them
+SMP_STEP = '''opt = smp.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=1e-3))
 
 @smp.step
 def train_step(model, x, y):
     loss = F.mse_loss(model(x), y)
     model.backward(loss)
     return loss
-
+'''
+CASES["smp_pipeline"] = '''
+import torch.nn.functional as F
+import sagelaunch.modelparallel as smp
+smp.init()
+model = smp.DistributedModel(nn.Sequential(*[nn.Sequential(nn.Linear(256, 256), nn.ReLU()) for _ in range(8)],
+                                           nn.Linear(256, 1)))
+''' + SMP_STEP + '''
 loader, step = DataLoader(TensorDataset(torch.randn(3840, 256), torch.randn(3840, 1)), batch_size=64), 0
 smprof.start_profiling()
 for epoch in range(4):  # 240 steps: the pipeline's first ~15 steps are its warm-up (schedules, gloo)
@@ -419,16 +421,7 @@ class Block(nn.Module):
 
 smp.init()
 model = smp.DistributedModel(nn.Sequential(*[Block() for _ in range(BLOCKS)]))
-opt = smp.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=1e-3))
-
-
-@smp.step
-def train_step(model, x, y):
-    loss = F.mse_loss(model(x), y)
-    model.backward(loss)
-    return loss
-
-
+""" + SMP_STEP + """
 smprof.start_profiling()
 for step in range(1, 31):
     x, y = torch.randn(64, 64), torch.randn(64, 64)

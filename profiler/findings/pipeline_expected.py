@@ -5,6 +5,9 @@ from __future__ import annotations
 from sagelaunch.jobspec.pipeline_schedule import bubble_share
 from sagelaunch.profiler.records import Evidence
 
+# measured above this many times the schedule's share, the rest of the wait is not the schedule's: uneven stages or the
+# time activations take between them, which more microbatches do not cure
+BEYOND_SCHEDULE_RATIO = 1.5
 SOURCE = "Narayanan et al. 2021 (arXiv 2104.04473) §2.2: (p-1)/(v*m+p-1) of a step"
 
 
@@ -20,3 +23,14 @@ def expected_bubble(pipeline_degree: int, microbatches: int, virtual_stages: int
     if virtual_stages > 1:
         out["virtual_stages"] = virtual_stages
     return out
+
+
+def beyond_schedule(measured: float, expected: float) -> tuple[str, str]:
+    """(a sentence for the summary, a first step for the fix) when the stages wait well beyond the schedule's bubble;
+    empty strings when the schedule explains the wait."""
+    if expected <= 0 or measured < BEYOND_SCHEDULE_RATIO * expected:
+        return "", ""
+    return (f" The schedule accounts for {100 * expected:.0f}%: the rest is uneven stages or the time activations "
+            "take between them.",
+            "First even out the stages' work (SMP \"auto_partition\": true, or move layers with smp.partition) and "
+            "send less between them (fewer, larger microbatches when each is tiny); then ")

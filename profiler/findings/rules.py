@@ -16,7 +16,7 @@ from sagelaunch.profiler.records import AnalysisResult, Evidence, Finding, IdleB
 from sagelaunch.profiler.findings.loop_rules import input_bound, memory_growth, step_outlier, straggler_rank
 from sagelaunch.profiler.findings.host_rules import host_contention
 from sagelaunch.profiler.findings.step_rules import unexplained_step
-from sagelaunch.profiler.findings.pipeline_expected import expected_bubble
+from sagelaunch.profiler.findings.pipeline_expected import beyond_schedule, expected_bubble
 
 
 def low_gpu_utilization(a: AnalysisResult) -> list[Finding]:
@@ -228,12 +228,15 @@ def pipeline_bubble(a: AnalysisResult) -> list[Finding]:
         if pp > 1:
             evidence.update(expected_bubble(pp, mb, a.context.virtual_stages or 1))
     want = T.PIPELINE_MICROBATCHES_PER_STAGE * max(pp, 2)
+    expected = evidence.get("expected_bubble_share")
+    beyond, first = beyond_schedule(mean_idle, expected) if waits and isinstance(expected, float) else ("", "")
     return [finding(
         "pipeline_bubble", "high" if mean_idle >= 2 * T.PIPELINE_IDLE_SHARE else "medium",
         f"Pipeline stages wait for each other: {what} {100 * mean_idle:.0f}% of each step on average"
-        + (f" with pipeline_parallel_degree={pp}" if pp > 1 else "") + (f", microbatches={mb}." if mb else "."),
+        + (f" with pipeline_parallel_degree={pp}" if pp > 1 else "") + (f", microbatches={mb}." if mb else ".")
+        + beyond,
         evidence,
-        f"Split each batch into more microbatches: SMP parameters \"microbatches\": {max(want, (mb or 0) * 2)} "
+        first + ("s" if first else "S") + f"plit each batch into more microbatches: SMP parameters \"microbatches\": {max(want, (mb or 0) * 2)} "
         f"(at least {T.PIPELINE_MICROBATCHES_PER_STAGE}× the pipeline degree) with \"pipeline\": \"interleaved\"; "
         "or lower pipeline_parallel_degree if the model fits in fewer stages.",
     )]

@@ -304,6 +304,20 @@ for epoch in range(2):
                     opt.zero_grad()
 smprof.stop_profiling()
 '''
+# ... and the plain loop accumulating over 4 batches: optimizer.step (found by our hook) every 4th batch
+CASES["plain_accumulation"] = '''
+model = mlp()
+loader = DataLoader(TensorDataset(torch.randn(4096, 256), torch.randn(4096, 1)), batch_size=32)
+opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+smprof.start_profiling()
+for epoch in range(2):
+    for i, (x, y) in enumerate(loader, 1):
+        (nn.functional.mse_loss(model(x), y) / 4).backward()
+        if i % 4 == 0:
+            opt.step()
+            opt.zero_grad()
+smprof.stop_profiling()
+'''
 # Stragglers the step annotations do not frame: rank 1's batches come from a generator (no DataLoader) that takes
 # ~25 ms between its step annotations; and rank 1 doing ~12% more Forward compute than rank 0
 CASES["ddp_generator_straggler"] = CASES["ddp_healthy"].replace(

@@ -5,7 +5,8 @@ callback's, torch.profiler's); else the ``optimizer.step`` spans of our torch ho
 Kineto's ``Optimizer.step#…`` operators, one step ending at each. With gradient accumulation (the optimizer — its
 annotation or hook — in every k-th step annotation only) the annotations are micro-steps: a step is the k of them up
 to the optimizer's (``micro_steps_per_step``); where each step annotation already spans k micro-batches (the Hugging
-Face Trainer's step_N), k is the recorded gradient_accumulation_steps. A step's **cycle** runs from its start to the next
+Face Trainer's step_N), k is the recorded gradient_accumulation_steps; where steps come from optimizer.step, k is the
+DataLoader batches each took. A step's **cycle** runs from its start to the next
 step's start, so time spent between step annotations (fetching the next batch before the Hugging Face callback opens
 ``step_N``, a checkpoint after the step) belongs to the step before it.
 
@@ -171,10 +172,25 @@ def accumulation_setting(job_settings: dict[str, int]) -> int | None:
     return k if isinstance(k, int) and k > 1 else None
 
 
+def accumulation_period_of_batches(batches_per_step: np.ndarray) -> int | None:
+    """k when (nearly) every optimizer step took k ≥ 2 batches from the DataLoader: steps found from optimizer.step
+    are already optimizer steps, and the batches are their micro-steps."""
+    if len(batches_per_step) < ACCUMULATION_MIN_STEPS:
+        return None
+    values, counts = np.unique(batches_per_step, return_counts=True)
+    k = int(values[np.argmax(counts)])
+    return k if k >= 2 and counts.max() >= ACCUMULATION_REGULAR_SHARE * len(batches_per_step) else None
+
+
+def _starts_within(rt: RankTrace, mask: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """How many masked events start inside each [lo, hi)."""
+    ts = rt["ts_ns"][mask]  # sorted, as every column
+    return np.searchsorted(ts, hi, side="left") - np.searchsorted(ts, lo, side="left")
+
+
 def _per_step(rt: RankTrace, mask: np.ndarray, lo: np.ndarray, hi: np.ndarray, over: np.ndarray) -> float:
     """Mean number of masked events starting inside each judged [lo, hi)."""
-    ts = rt["ts_ns"][mask]  # sorted, as every column
-    counts = np.searchsorted(ts, hi, side="left") - np.searchsorted(ts, lo, side="left")
+    counts = _starts_within(rt, mask, lo, hi)
     return round(float(counts[over].mean()), 2) if over.any() else 0.0
 
 
@@ -204,6 +220,8 @@ def loop(rt: RankTrace) -> dict | None:
     else:  # steps that already span the accumulation (the HF Trainer's step_N): k as the job set it
         micro = accumulation_setting(rt.meta.job_settings)
     hook_input = rt.mask_cat(CAT_HOOK) & _names_matching(rt, lambda n: n == HOOK_DATALOADER_NEXT)[nid]
+    if micro is None and source == "optimizer.step hooks" and hook_input.any():  # k batches per optimizer step
+        micro = accumulation_period_of_batches(_starts_within(rt, hook_input, starts, cycle_ends))
     op_input = rt.mask_cat(CAT_CPU_OP, CAT_USER_ANNOTATION) & _names_matching(rt, DATALOADER.search)[nid]
     input_mask = hook_input | op_input
     input_inside = _coverage(rt, input_mask, starts, ends)

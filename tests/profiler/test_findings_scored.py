@@ -153,6 +153,9 @@ def test_the_findings_say_what_the_evidence_shows(scored):
     loop = analyze(SET / "docs_accumulation").ranks["0"].loop
     assert loop.micro_steps_per_step == 4 and loop.count == 64 and loop.step[:3] == [4, 8, 12]
     assert loop.warmup_steps <= 0.1 * loop.count + 2  # warm-up is not inflated by the micro-steps' mixed lengths
+    # ... and in a plain loop, steps found from optimizer.step: each took 4 of the DataLoader's batches
+    plain = analyze(SET / "plain_accumulation").ranks["0"].loop
+    assert plain.source == "optimizer.step hooks" and plain.micro_steps_per_step == 4 and plain.count == 63
     # a step the phases do not explain says where the time sits
     assert one("wait_before_forward", "unexplained_step").evidence["mostly"] == "before_first_work"
     assert one("generator_between_steps", "unexplained_step").evidence["mostly"] == "between_steps"

@@ -16,8 +16,11 @@ from contextlib import contextmanager
 
 # a pipeline stage blocked in a receive from its peer stage (activations forward, gradients backward): the bubble
 PIPELINE_WAIT = "pipeline_wait"
-# settings: pipeline stages each rank runs (interleaved: more than one), optimizer steps' micro-batches
+# settings: pipeline stages each rank runs (interleaved: more than one); microbatches between a fill and a drain of
+# the pipeline (sagelaunch's SMP runs active_microbatches' waves, each filling and draining); optimizer steps'
+# micro-batches
 VIRTUAL_STAGES = "virtual_stages"
+MICROBATCHES_PER_FILL = "microbatches_per_fill"
 GRADIENT_ACCUMULATION_STEPS = "gradient_accumulation_steps"
 
 Begin = Callable[[str], object]

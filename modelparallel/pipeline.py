@@ -80,7 +80,7 @@ class PipelineRunner:
     def run(self, arg_mbs: list[tuple], kwarg_mbs: list[dict], loss_fn: Callable, train: bool) -> None:
         """Run every microbatch; `loss_fn(output, microbatch_index)` is called on the last stage."""
         waves = self.waves(len(kwarg_mbs))
-        note_schedule(self.num_stages, len(self.stage_indices), len(kwarg_mbs))
+        note_schedule(self.num_stages, len(self.stage_indices), len(kwarg_mbs), max(len(w) for w in waves))
         self._loss_fn = loss_fn
         try:
             for wave in waves:

@@ -16,13 +16,15 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from sagelaunch.jobspec.library_marks import PIPELINE_WAIT, VIRTUAL_STAGES, note_setting, span
+from sagelaunch.jobspec.library_marks import MICROBATCHES_PER_FILL, PIPELINE_WAIT, VIRTUAL_STAGES, note_setting, span
 
 
-def note_schedule(num_stages: int, stages_here: int, microbatches: int) -> None:
-    """The pipeline's shape for the profile's metadata: degree, microbatches per step, stages per rank."""
+def note_schedule(num_stages: int, stages_here: int, microbatches: int, per_wave: int) -> None:
+    """The pipeline's shape for the profile's metadata: degree, microbatches per step (and per wave, where
+    active_microbatches splits the step into waves that each fill and drain), stages per rank."""
     note_setting("pipeline_parallel_degree", num_stages // max(1, stages_here))
     note_setting("microbatches", microbatches)
+    note_setting(MICROBATCHES_PER_FILL, per_wave)
     note_setting(VIRTUAL_STAGES, stages_here)
 
 

@@ -20,7 +20,8 @@ from typing import Any
 from sagelaunch.jobspec import library_marks
 from sagelaunch.jobspec.contract import SM_HP_MP_PARAMETERS
 
-KEYS = ("pipeline_parallel_degree", "microbatches", library_marks.VIRTUAL_STAGES, library_marks.GRADIENT_ACCUMULATION_STEPS)
+KEYS = ("pipeline_parallel_degree", "microbatches", library_marks.MICROBATCHES_PER_FILL, library_marks.VIRTUAL_STAGES,
+        library_marks.GRADIENT_ACCUMULATION_STEPS)
 ALIASES = {"partitions": "pipeline_parallel_degree"}  # SMP v1's older name
 
 

@@ -341,6 +341,7 @@ class JobContext(Record, kw_only=True):
     """Job settings a trace cannot tell (profiler/job_settings.py): recorded in the profile or given."""
     pipeline_parallel_degree: Optional[int] = None
     microbatches: Optional[int] = None
+    microbatches_per_fill: Optional[int] = None  # sagelaunch SMP's active_microbatches waves: each fills and drains
     virtual_stages: Optional[int] = None  # pipeline stages each rank runs (sagelaunch's interleaved SMP: 2)
     gradient_accumulation_steps: Optional[int] = None  # the Hugging Face Trainer's, noted by our callback
 

@@ -226,7 +226,7 @@ def pipeline_bubble(a: AnalysisResult) -> list[Finding]:
     if mb:
         evidence["microbatches"] = mb
         if pp > 1:
-            evidence.update(expected_bubble(pp, mb, a.context.virtual_stages or 1))
+            evidence.update(expected_bubble(pp, mb, a.context.virtual_stages or 1, a.context.microbatches_per_fill))
     want = T.PIPELINE_MICROBATCHES_PER_STAGE * max(pp, 2)
     expected = evidence.get("expected_bubble_share")
     beyond, first = beyond_schedule(mean_idle, expected) if waits and isinstance(expected, float) else ("", "")

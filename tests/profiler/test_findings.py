@@ -212,3 +212,13 @@ def test_pipeline_bubble_beyond_what_the_schedule_explains(tmp_path):
     gpipe = one(findings_of(tmp_path / "v1", _waiting(0, 35), _waiting(1, 35), pipeline_parallel_degree=2,
                             microbatches=2), "pipeline_bubble")
     assert "accounts" not in gpipe.summary and gpipe.fix.startswith("Split each batch")
+
+
+def test_pipeline_bubble_expected_per_fill_of_the_pipeline(tmp_path):
+    """sagelaunch's SMP runs active_microbatches' waves, each filling and draining the pipeline: 8 microbatches in
+    waves of 2 leave GPipe's bubble at 2 microbatches, 1/3, not 1/9."""
+    found = findings_of(tmp_path, _waiting(0, 35, 8), _waiting(1, 35, 8), pipeline_parallel_degree=2, microbatches=8,
+                        microbatches_per_fill=2)
+    f = one(found, "pipeline_bubble")
+    assert f.evidence["expected_bubble_share"] == pytest.approx(1 / 3, abs=1e-3)
+    assert f.evidence["microbatches_per_fill"] == 2 and "accounts" not in f.summary

@@ -58,7 +58,7 @@ def test_a_fresh_smp_pipeline_run_measures_its_bubble(tmp_path):
     run_case("smp_fixed_mb2", tmp_path)
     result = analyze(tmp_path / "smp_fixed_mb2")
     ctx = result.context
-    assert (ctx.pipeline_parallel_degree, ctx.microbatches, ctx.virtual_stages) == (2, 2, 1)
+    assert (ctx.pipeline_parallel_degree, ctx.microbatches, ctx.virtual_stages, ctx.microbatches_per_fill) == (2, 2, 1, 2)
     expected = bubble_share(ctx.pipeline_parallel_degree, ctx.microbatches, ctx.virtual_stages)
     for rank, r in result.ranks.items():
         assert r.loop is not None and r.loop.mean_us.pipeline_wait is not None, rank

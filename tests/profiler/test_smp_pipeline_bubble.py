@@ -68,3 +68,35 @@ def test_a_fresh_smp_pipeline_run_measures_its_bubble(tmp_path):
     assert found.evidence["schedule"] == "GPipe/1F1B fill-drain"
     assert found.evidence["expected_bubble_share"] == pytest.approx(expected, abs=1e-3)
     assert "2104.04473" in str(found.evidence["expected_bubble_source"])
+
+
+SPANS = r'''
+import json, sys
+import sagelaunch.profiler as smprof
+from sagelaunch.jobspec import library_marks
+from sagelaunch.profiler.api import SMProfiler
+smprof.configure(smprof.Config(output_dir=sys.argv[1]))
+smprof.start_profiling()
+prof = SMProfiler.instance()
+for _ in range(3):  # a library's span outside the script's steps: recorded, never a step
+    with library_marks.span(library_marks.PIPELINE_WAIT):
+        pass
+with smprof.annotate("step_1"):
+    with library_marks.span(library_marks.PIPELINE_WAIT):
+        pass
+steps = prof._step
+smprof.stop_profiling()
+print(json.dumps({"steps": steps}))
+'''
+
+
+@pytest.mark.slow  # the profiler's output process
+def test_a_library_span_is_recorded_and_never_counted_as_a_step(tmp_path):
+    from sagelaunch.profiler.loader import load_profile
+    from tests.profiler.conftest import run_profiled_script
+
+    _, out = run_profiled_script(SPANS, tmp_path / "out", env={"RANK": "0"})
+    assert out["steps"] == 1  # the duty cycle and SMPFileRotationSteps count the script's steps only
+    (rank,) = load_profile(tmp_path / "out").ranks.values()
+    names = [rank.names[i] for i in rank["name_id"]]
+    assert names.count("pipeline_wait") == 4 and names.count("step_1") == 1

@@ -192,8 +192,9 @@ def pipeline_bubble(a: AnalysisResult) -> list[Finding]:
     (p − 1)/(v·m + p − 1) for the interleaved schedule's v stages per rank (jobspec/pipeline_schedule.py).
 
     Cannot see: a pipeline run on CPU whose receives are not annotated pipeline_wait (sagelaunch's SMP pipeline
-    annotates its own; another library's on gloo has no GPU span either), and settings passed only to
-    smp.init(config=...) in the script (the expected share is then left out)."""
+    annotates its own; another library's on gloo has no GPU span either), and settings passed only to the script's
+    smp.init(config=...) of SageMaker's SMP library (sagelaunch's notes what it ran; without them the expected share
+    is left out). No pipelined GPU trace has been tested: none public with known settings, no GPU lent."""
     pp = a.context.pipeline_parallel_degree or 1
     mb = a.context.microbatches
     waits = [(rank, r.loop.mean_us.pipeline_wait / r.loop.mean_us.cycle, r.loop) for rank, r in _ranks(a)
@@ -230,15 +231,15 @@ def pipeline_bubble(a: AnalysisResult) -> list[Finding]:
     want = T.PIPELINE_MICROBATCHES_PER_STAGE * max(pp, 2)
     expected = evidence.get("expected_bubble_share")
     beyond, first = beyond_schedule(mean_idle, expected) if waits and isinstance(expected, float) else ("", "")
+    fix = (f"split each batch into more microbatches: SMP parameters \"microbatches\": {max(want, (mb or 0) * 2)} "
+           f"(at least {T.PIPELINE_MICROBATCHES_PER_STAGE}× the pipeline degree) with \"pipeline\": \"interleaved\"; "
+           "or lower pipeline_parallel_degree if the model fits in fewer stages.")
     return [finding(
         "pipeline_bubble", "high" if mean_idle >= 2 * T.PIPELINE_IDLE_SHARE else "medium",
         f"Pipeline stages wait for each other: {what} {100 * mean_idle:.0f}% of each step on average"
         + (f" with pipeline_parallel_degree={pp}" if pp > 1 else "") + (f", microbatches={mb}." if mb else ".")
         + beyond,
-        evidence,
-        first + ("s" if first else "S") + f"plit each batch into more microbatches: SMP parameters \"microbatches\": {max(want, (mb or 0) * 2)} "
-        f"(at least {T.PIPELINE_MICROBATCHES_PER_STAGE}× the pipeline degree) with \"pipeline\": \"interleaved\"; "
-        "or lower pipeline_parallel_degree if the model fits in fewer stages.",
+        evidence, first + fix if first else fix[0].upper() + fix[1:],
     )]
 
 

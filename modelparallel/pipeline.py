@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from sagelaunch.modelparallel.errors import SMPValidationError
+from sagelaunch.modelparallel.pipeline_waits import note_schedule, receives_marked
 
 
 class PipelineRunner:
@@ -79,6 +80,7 @@ class PipelineRunner:
     def run(self, arg_mbs: list[tuple], kwarg_mbs: list[dict], loss_fn: Callable, train: bool) -> None:
         """Run every microbatch; `loss_fn(output, microbatch_index)` is called on the last stage."""
         waves = self.waves(len(kwarg_mbs))
+        note_schedule(self.num_stages, len(self.stage_indices), len(kwarg_mbs), max(len(w) for w in waves))
         self._loss_fn = loss_fn
         try:
             for wave in waves:
@@ -110,8 +112,9 @@ class PipelineRunner:
             stage.has_backward = train
             stage.clear_runtime_states()
         try:
-            sched._step_microbatches(arg_mbs if self.is_first else None, kwarg_mbs,
-                                     target_mbs=self._targets, losses=None, return_outputs=False)
+            with receives_marked():  # the stage's blocking receives: pipeline_wait spans for the profiler
+                sched._step_microbatches(arg_mbs if self.is_first else None, kwarg_mbs,
+                                         target_mbs=self._targets, losses=None, return_outputs=False)
         finally:
             sched._has_backward = had_backward
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
+from sagelaunch.jobspec.library_marks import PIPELINE_WAIT, span
 from sagelaunch.modelparallel.comm import CommGroup, agree_on_error
 from sagelaunch.modelparallel.core import _require_init, state
 from sagelaunch.modelparallel.errors import SMPValidationError
@@ -141,7 +142,8 @@ def _run_pipelined(fn, model, mbs) -> list[Any]:
     # every pipeline rank returns the same StepOutput: the last stage sends the step function's results
     pp_ranks = st.layout.groups["pp"]
     box = [_to_cpu(results) if model.pipeline.is_last else None]
-    dist.broadcast_object_list(box, src=pp_ranks[-1], group=st.groups["pp"])
+    with span(PIPELINE_WAIT):  # the last stage waits here while the first drains its backward: bubble too
+        dist.broadcast_object_list(box, src=pp_ranks[-1], group=st.groups["pp"])
     return _to_device(box[0], st.device)
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
+from sagelaunch.jobspec.pipeline_schedule import bubble_share
 from sagelaunch.planner.hardware import Hardware
 from sagelaunch.planner.layout import Layout, World
 from sagelaunch.planner.memory import per_shape
@@ -69,7 +70,7 @@ def predict(shape: ModelShape, layout: Layout, world: World, hw: Hardware, effic
     compute = hardware / (world.size * peak * efficiency)
     p, m = layout.pp, layout.microbatches
     virtual = 2 if layout.pipeline == "interleaved" and p > 1 and shape.layers >= 2 * p else 1
-    bubble = (p - 1) / (virtual * m + p - 1) if p > 1 else 0.0
+    bubble = bubble_share(p, m, virtual)
     per_gpu_inter = hw.inter_node_bandwidth / hw.gpus_per_instance if hw.inter_node_bandwidth else None
     tp_bw = hw.intra_node_bandwidth if layout.tp <= hw.gpus_per_instance else per_gpu_inter
     element = 2 if layout.precision != "fp32" else 4

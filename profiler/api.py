@@ -13,6 +13,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from sagelaunch.jobspec import library_marks
 from sagelaunch.profiler.output_process import ProfileOutput
 from sagelaunch.profiler.recorder import AnnotationRecorder, now_ns
 from sagelaunch.profiler.schema import TraceMeta
@@ -36,10 +37,10 @@ __all__ = sorted(API)  # the SageMaker Profiler names; profiler/__init__ serves 
 
 
 class _Handle:
-    __slots__ = ("name", "start", "rf")
+    __slots__ = ("name", "start", "rf", "step")
 
-    def __init__(self, name: str, start: int, rf) -> None:
-        self.name, self.start, self.rf = name, start, rf
+    def __init__(self, name: str, start: int, rf, step: bool = True) -> None:
+        self.name, self.start, self.rf, self.step = name, start, rf, step
 
 
 class SMProfiler:
@@ -305,7 +306,8 @@ class SMProfiler:
         self._ops_windows = []
 
     # --- annotations --------------------------------------------------------------------------
-    def annotation_begin(self, name: str) -> _Handle | None:
+    def annotation_begin(self, name: str, step: bool = True) -> _Handle | None:
+        """``step=False``: a library's span (jobspec.library_marks), never a step even when outermost."""
         if not self.active:
             return None
         rf = None
@@ -317,8 +319,8 @@ class SMProfiler:
                 rf.__enter__()
             except Exception:  # noqa: BLE001
                 rf = None
-        self._depth += 1
-        return _Handle(str(name), now_ns(), rf)
+        self._depth += int(step)
+        return _Handle(str(name), now_ns(), rf, step)
 
     def annotation_end(self, handle: _Handle | None) -> None:
         if handle is None or not self.active:
@@ -326,7 +328,7 @@ class SMProfiler:
                 self._stop_window_quietly()
             return
         end = now_ns()
-        self._depth -= 1
+        self._depth -= int(handle.step)
         if handle.rf is not None:
             try:
                 handle.rf.__exit__(None, None, None)
@@ -334,7 +336,7 @@ class SMProfiler:
                 pass
         else:
             self._recorder.add(handle.name, handle.start, end)
-        if self._depth <= 0:
+        if self._depth <= 0 and handle.step:
             self._depth = 0
             if self._hooks is not None and not self._hooks.optimizer_steps:  # no optimizer: sample at steps
                 self._hooks.sample_memory(end)
@@ -415,3 +417,7 @@ def annotation_begin(name: str):
 
 def annotation_end(handle) -> None:
     SMProfiler.instance().annotation_end(handle)
+
+
+# sagelaunch's own libraries (modelparallel's pipeline receives) mark their spans through jobspec, not through us
+library_marks.register(lambda name: SMProfiler.instance().annotation_begin(name, step=False), annotation_end)

@@ -58,10 +58,14 @@ def _build_app():
         microbatches: int = typer.Option(None, "--microbatches", min=1,
                                          help="The job's SMP microbatches, for the pipeline_bubble finding (default: "
                                               "as recorded in the profile)."),
+        virtual_stages: int = typer.Option(None, "--virtual-stages", min=1,
+                                           help="Pipeline stages per rank (an interleaved schedule's v), for the "
+                                                "expected bubble (default: as recorded in the profile, else 1)."),
     ) -> None:
         """Analyse a profile: what to change (findings), GPU time and idle, kernels, launches, steps, precision,
         memory operations, annotations, CPU/GPU utilisation."""
-        given = {"pipeline_parallel_degree": pipeline_parallel_degree, "microbatches": microbatches}
+        given = {"pipeline_parallel_degree": pipeline_parallel_degree, "microbatches": microbatches,
+                 "virtual_stages": virtual_stages}
         context = {k: v for k, v in given.items() if v is not None}  # the rest: what the profile recorded
         code = run_analyze(path, as_json, top, context)
         if code:

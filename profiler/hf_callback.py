@@ -14,6 +14,7 @@ from typing import Any
 
 from transformers import TrainerCallback
 
+from sagelaunch.jobspec import library_marks
 from sagelaunch.profiler.api import SMProfiler, _Handle
 
 
@@ -45,6 +46,8 @@ class ProfilerCallback(TrainerCallback):
 
     # trainer events ------------------------------------------------------------------------------
     def on_train_begin(self, args, state, control, model=None, **kwargs):
+        # each step_N spans this many micro-batches: the profile records it (the annotations cannot tell)
+        library_marks.note_setting(library_marks.GRADIENT_ACCUMULATION_STEPS, int(args.gradient_accumulation_steps))
         if not self.prof.active:
             self.prof.start_profiling()
             self._started_here = self.prof.active

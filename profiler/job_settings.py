@@ -1,10 +1,13 @@
-"""Job settings a trace cannot tell but the findings need: the SMP pipeline's degree and microbatches.
+"""Job settings a trace cannot tell but the findings need: the SMP pipeline's degree, microbatches and stages per
+rank, and gradient accumulation.
 
 Inside a job the profiler records them from the environment (SM_HP_MP_PARAMETERS, the SMP parameters SageMaker and
 the local backend deliver as JSON) into each trace file's metadata (TraceMeta.job_settings, an additive field of
 schema sagelaunch.profile/1). After the job, `profile analyze`, the report and the browser read them back; the
 command line's --pipeline-parallel-degree / --microbatches fill in for profiles without them (Kineto traces, older
-artifacts) and override them when given.
+artifacts) and override them when given. What sagelaunch's own libraries noted in the job (jobspec.library_marks: the
+stages per rank its SMP pipeline runs, the Hugging Face Trainer's gradient_accumulation_steps through our callback)
+is recorded beside them.
 """
 
 from __future__ import annotations
@@ -14,9 +17,11 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from sagelaunch.jobspec import library_marks
 from sagelaunch.jobspec.contract import SM_HP_MP_PARAMETERS
 
-KEYS = ("pipeline_parallel_degree", "microbatches")
+KEYS = ("pipeline_parallel_degree", "microbatches", library_marks.MICROBATCHES_PER_FILL, library_marks.VIRTUAL_STAGES,
+        library_marks.GRADIENT_ACCUMULATION_STEPS)
 ALIASES = {"partitions": "pipeline_parallel_degree"}  # SMP v1's older name
 
 
@@ -33,15 +38,17 @@ def from_smp_parameters(params: Any) -> dict[str, int]:
 
 
 def from_environment(environ: Mapping[str, str] = os.environ) -> dict[str, int]:
-    """The settings of the running job; {} outside a model-parallel job or when the variable is not JSON (the
-    profiler never fails training over metadata)."""
+    """The settings of the running job: its SMP parameters and what sagelaunch's libraries noted in this process; {}
+    outside a model-parallel job without notes, and the variable's part left out when it is not JSON (the profiler
+    never fails training over metadata)."""
+    noted = from_smp_parameters(library_marks.settings())
     raw = environ.get(SM_HP_MP_PARAMETERS, "").strip()
     if not raw:
-        return {}
+        return noted
     try:
-        return from_smp_parameters(json.loads(raw))
+        return {**from_smp_parameters(json.loads(raw)), **noted}
     except ValueError:
-        return {}
+        return noted
 
 
 def of_profile(profile) -> dict[str, int]:

@@ -256,7 +256,8 @@ class Loop(Record, kw_only=True):
     """The training loop (profiler/analysis/loop.py)."""
     source: str  # "step annotations", "optimizer.step hooks" or "Optimizer.step operators"
     # gradient accumulation: the step annotations are micro-steps, the optimizer runs in every k-th; a step is then
-    # the k micro-steps up to and including the optimizer's (its number is that micro-step's annotation)
+    # the k micro-steps up to and including the optimizer's (its number is that micro-step's annotation). Or the
+    # steps already span k micro-batches, as the job set it (the HF Trainer's gradient_accumulation_steps)
     micro_steps_per_step: Optional[int] = None
     count: int  # steps found
     judged: int  # steps the findings judge (warm-up and profiler-slowed ones left out)
@@ -342,6 +343,9 @@ class JobContext(Record, kw_only=True):
     """Job settings a trace cannot tell (profiler/job_settings.py): recorded in the profile or given."""
     pipeline_parallel_degree: Optional[int] = None
     microbatches: Optional[int] = None
+    microbatches_per_fill: Optional[int] = None  # sagelaunch SMP's active_microbatches waves: each fills and drains
+    virtual_stages: Optional[int] = None  # pipeline stages each rank runs (sagelaunch's interleaved SMP: 2)
+    gradient_accumulation_steps: Optional[int] = None  # the Hugging Face Trainer's, noted by our callback
 
 
 class RankColumn(Record, kw_only=True):

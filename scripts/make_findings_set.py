@@ -12,6 +12,7 @@ Run it on an idle machine: the cases are short (1–3 s of training each) and a 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -216,20 +217,22 @@ CASES["ddp_input_straggler"] = CASES["ddp_healthy"].replace(
     "DATA = data", "DATA = SlowDataset(8192, 256, 0.0002) if RANK == 1 else data")
 # SMP v1's pipeline (sagelaunch's modelparallel) on CPU: 2 stages, 2 microbatches, as a SageMaker job delivers its
 # parameters (SM_HP_MP_PARAMETERS); the profiler records them in the profile
-CASES["smp_pipeline"] = '''
-import torch.nn.functional as F
-import sagelaunch.modelparallel as smp
-smp.init()
-model = smp.DistributedModel(nn.Sequential(*[nn.Sequential(nn.Linear(256, 256), nn.ReLU()) for _ in range(8)],
-                                           nn.Linear(256, 1)))
-opt = smp.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=1e-3))
+# the SMP cases' optimizer and step function, as SMP's examples write them
+SMP_STEP = '''opt = smp.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=1e-3))
 
 @smp.step
 def train_step(model, x, y):
     loss = F.mse_loss(model(x), y)
     model.backward(loss)
     return loss
-
+'''
+CASES["smp_pipeline"] = '''
+import torch.nn.functional as F
+import sagelaunch.modelparallel as smp
+smp.init()
+model = smp.DistributedModel(nn.Sequential(*[nn.Sequential(nn.Linear(256, 256), nn.ReLU()) for _ in range(8)],
+                                           nn.Linear(256, 1)))
+''' + SMP_STEP + '''
 loader, step = DataLoader(TensorDataset(torch.randn(3840, 256), torch.randn(3840, 1)), batch_size=64), 0
 smprof.start_profiling()
 for epoch in range(4):  # 240 steps: the pipeline's first ~15 steps are its warm-up (schedules, gloo)
@@ -299,6 +302,20 @@ for epoch in range(2):
                 with smprof.annotate("Optimizer"):
                     opt.step()
                     opt.zero_grad()
+smprof.stop_profiling()
+'''
+# ... and the plain loop accumulating over 4 batches: optimizer.step (found by our hook) every 4th batch
+CASES["plain_accumulation"] = '''
+model = mlp()
+loader = DataLoader(TensorDataset(torch.randn(4096, 256), torch.randn(4096, 1)), batch_size=32)
+opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+smprof.start_profiling()
+for epoch in range(2):
+    for i, (x, y) in enumerate(loader, 1):
+        (nn.functional.mse_loss(model(x), y) / 4).backward()
+        if i % 4 == 0:
+            opt.step()
+            opt.zero_grad()
 smprof.stop_profiling()
 '''
 # Stragglers the step annotations do not frame: rank 1's batches come from a generator (no DataLoader) that takes
@@ -385,11 +402,60 @@ dist.destroy_process_group()
 """
 for _mb in (1, 2, 4):
     CASES[f"gpipe_fixed_mb{_mb}"] = "import json\n" + GPIPE
-DDP = {"ddp_healthy", "ddp_compute_straggler", "ddp_input_straggler", "smp_pipeline", "ddp_generator_straggler",
+# sagelaunch's own SMP pipeline with stages of fixed time (the FixedTime of the GPipe cases): its blocking receives and
+# the step's output exchange are marked pipeline_wait by modelparallel itself; the script annotates steps only.
+# "simple" runs GPipe with one block per rank; "interleaved" runs Interleaved1F1B with two of four blocks per rank
+SMP_FIXED = """
+import json
+import torch.nn.functional as F
+import sagelaunch.modelparallel as smp
+BLOCKS, FORWARD_S = int(os.environ.get("SMP_FIXED_BLOCKS", "2")), 0.02
+
+
+class FixedTime(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        time.sleep(FORWARD_S / (BLOCKS // 2))  # a rank's forward work per microbatch: FORWARD_S, however split
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, g):
+        time.sleep(2 * FORWARD_S / (BLOCKS // 2))
+        return g
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(64, 64)
+
+    def forward(self, x):
+        return FixedTime.apply(self.lin(x))
+
+
+smp.init()
+model = smp.DistributedModel(nn.Sequential(*[Block() for _ in range(BLOCKS)]))
+""" + SMP_STEP + """
+smprof.start_profiling()
+for step in range(1, 31):
+    x, y = torch.randn(64, 64), torch.randn(64, 64)
+    with smprof.annotate(f"step_{step}"):
+        opt.zero_grad()
+        train_step(model, x, y)
+        opt.step()
+smprof.stop_profiling()
+"""
+SMP_FIXED_CASES = {f"smp_fixed_mb{mb}": ("simple", mb, 2) for mb in (1, 2, 4)}
+SMP_FIXED_CASES["smp_interleaved_fixed_mb2"] = ("interleaved", 2, 4)
+for _name in SMP_FIXED_CASES:
+    CASES[_name] = SMP_FIXED
+DDP = {*SMP_FIXED_CASES, "ddp_healthy", "ddp_compute_straggler", "ddp_input_straggler", "smp_pipeline", "ddp_generator_straggler",
        "ddp_small_compute_straggler", "gpipe_fixed_mb1", "gpipe_fixed_mb2", "gpipe_fixed_mb4"}  # two processes, torchrun
 ENV = {"smp_pipeline": {"SM_HP_MP_PARAMETERS": '{"pipeline_parallel_degree": 2, "microbatches": 2}'},
        **{f"gpipe_fixed_mb{mb}": {"SM_HP_MP_PARAMETERS": '{"pipeline_parallel_degree": 2, "microbatches": %d}' % mb}
-          for mb in (1, 2, 4)}}
+          for mb in (1, 2, 4)},
+       **{name: {"SM_HP_MP_PARAMETERS": json.dumps({"pipeline_parallel_degree": 2, "microbatches": mb, "pipeline": pipe}),
+                 "SMP_FIXED_BLOCKS": str(blocks)} for name, (pipe, mb, blocks) in SMP_FIXED_CASES.items()}}
 
 
 def run_case(name: str, out: Path) -> None:

@@ -4,7 +4,9 @@ Steps come from, in this order: step annotations (``step_N``, ``ProfilerStep#N``
 callback's, torch.profiler's); else the ``optimizer.step`` spans of our torch hooks (profiler/torch_hooks.py) or
 Kineto's ``Optimizer.step#…`` operators, one step ending at each. With gradient accumulation (the optimizer — its
 annotation or hook — in every k-th step annotation only) the annotations are micro-steps: a step is the k of them up
-to the optimizer's (``micro_steps_per_step``). A step's **cycle** runs from its start to the next
+to the optimizer's (``micro_steps_per_step``); where each step annotation already spans k micro-batches (the Hugging
+Face Trainer's step_N), k is the recorded gradient_accumulation_steps; where steps come from optimizer.step, k is the
+DataLoader batches each took. A step's **cycle** runs from its start to the next
 step's start, so time spent between step annotations (fetching the next batch before the Hugging Face callback opens
 ``step_N``, a checkpoint after the step) belongs to the step before it.
 
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from sagelaunch.jobspec.library_marks import GRADIENT_ACCUMULATION_STEPS, PIPELINE_WAIT
 from sagelaunch.profiler.analysis.gpu_breakdown import covered_upto, merge_intervals
 from sagelaunch.profiler.analysis.metrics import (DATALOADER, STEP_NAME, during_profiler_writing, step_number,
                                                   steps_with_ops)
@@ -37,7 +40,6 @@ from sagelaunch.profiler.schema import (
 )
 
 PHASES = ("forward", "backward", "optimizer")
-PIPELINE_WAIT = "pipeline_wait"  # the annotation around a pipeline stage's blocking receive from its peer stage
 MEMORY_POINTS = 300  # per series in the JSON
 
 
@@ -165,10 +167,31 @@ def accumulation_period(optimizer_in_step: np.ndarray) -> int | None:
     return k if k >= 2 and counts.max() >= ACCUMULATION_REGULAR_SHARE * len(gaps) else None
 
 
+def accumulation_setting(job_settings: dict[str, int]) -> int | None:
+    """k from the job's recorded gradient_accumulation_steps (the HF Trainer's, noted by our callback); None for 1."""
+    k = job_settings.get(GRADIENT_ACCUMULATION_STEPS)
+    return k if isinstance(k, int) and k > 1 else None
+
+
+def accumulation_period_of_batches(batches_per_step: np.ndarray) -> int | None:
+    """k when (nearly) every optimizer step took k ≥ 2 batches from the DataLoader: steps found from optimizer.step
+    are already optimizer steps, and the batches are their micro-steps."""
+    if len(batches_per_step) < ACCUMULATION_MIN_STEPS:
+        return None
+    values, counts = np.unique(batches_per_step, return_counts=True)
+    k = int(values[np.argmax(counts)])
+    return k if k >= 2 and counts.max() >= ACCUMULATION_REGULAR_SHARE * len(batches_per_step) else None
+
+
+def _starts_within(rt: RankTrace, mask: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """How many masked events start inside each [lo, hi)."""
+    ts = rt["ts_ns"][mask]  # sorted, as every column
+    return np.searchsorted(ts, hi, side="left") - np.searchsorted(ts, lo, side="left")
+
+
 def _per_step(rt: RankTrace, mask: np.ndarray, lo: np.ndarray, hi: np.ndarray, over: np.ndarray) -> float:
     """Mean number of masked events starting inside each judged [lo, hi)."""
-    ts = rt["ts_ns"][mask]  # sorted, as every column
-    counts = np.searchsorted(ts, hi, side="left") - np.searchsorted(ts, lo, side="left")
+    counts = _starts_within(rt, mask, lo, hi)
     return round(float(counts[over].mean()), 2) if over.any() else 0.0
 
 
@@ -189,12 +212,17 @@ def loop(rt: RankTrace) -> dict | None:
     phase_masks["optimizer"] |= rt.mask_cat(CAT_HOOK) & _names_matching(rt, lambda n: n == HOOK_OPTIMIZER_STEP)[nid]
     micro = None
     if source == "step annotations":  # gradient accumulation: a step is k annotated micro-steps, the optimizer ending it
-        micro = accumulation_period(_coverage(rt, phase_masks["optimizer"], starts, ends) > 0)
+        with_optimizer = _coverage(rt, phase_masks["optimizer"], starts, ends) > 0
+        micro = accumulation_period(with_optimizer)
     if micro:
-        last = np.flatnonzero(_coverage(rt, phase_masks["optimizer"], starts, ends) > 0)
+        last = np.flatnonzero(with_optimizer)
         first = np.append(0, last[:-1] + 1)
         numbers, starts, ends, cycle_ends = numbers[last], starts[first], ends[last], cycle_ends[last]
+    else:  # steps that already span the accumulation (the HF Trainer's step_N): k as the job set it
+        micro = accumulation_setting(rt.meta.job_settings)
     hook_input = rt.mask_cat(CAT_HOOK) & _names_matching(rt, lambda n: n == HOOK_DATALOADER_NEXT)[nid]
+    if micro is None and source == "optimizer.step hooks" and hook_input.any():  # k batches per optimizer step
+        micro = accumulation_period_of_batches(_starts_within(rt, hook_input, starts, cycle_ends))
     op_input = rt.mask_cat(CAT_CPU_OP, CAT_USER_ANNOTATION) & _names_matching(rt, DATALOADER.search)[nid]
     input_mask = hook_input | op_input
     input_inside = _coverage(rt, input_mask, starts, ends)

@@ -16,6 +16,7 @@ from sagelaunch.profiler.records import AnalysisResult, Evidence, Finding, IdleB
 from sagelaunch.profiler.findings.loop_rules import input_bound, memory_growth, step_outlier, straggler_rank
 from sagelaunch.profiler.findings.host_rules import host_contention
 from sagelaunch.profiler.findings.step_rules import unexplained_step
+from sagelaunch.profiler.findings.pipeline_expected import beyond_schedule, expected_bubble
 
 
 def low_gpu_utilization(a: AnalysisResult) -> list[Finding]:
@@ -187,10 +188,13 @@ def pipeline_bubble(a: AnalysisResult) -> list[Finding]:
     receives are annotated ``pipeline_wait`` (the time each stage is blocked per microbatch for its peer stage, as a
     share of the step cycle, ≥ PIPELINE_WAIT_SHARE; CPU or GPU), else from the stages' GPU idle share of their span
     when pipeline_parallel_degree > 1 (recorded or given; ≥ PIPELINE_IDLE_SHARE). Set against the schedule's expected
-    bubble, (p − 1)/(m + p − 1) of a step for GPipe's fill-drain, when the degree and microbatches are known.
+    bubble when the degree and microbatches are known: (p − 1)/(m + p − 1) of a step for GPipe's fill-drain and 1F1B,
+    (p − 1)/(v·m + p − 1) for the interleaved schedule's v stages per rank (jobspec/pipeline_schedule.py).
 
-    Cannot see: a pipeline run on CPU whose receives are not annotated pipeline_wait (sagelaunch's SMP pipeline does
-    not annotate them: gloo, no GPU span), and settings passed only to smp.init(config=...) in the script."""
+    Cannot see: a pipeline run on CPU whose receives are not annotated pipeline_wait (sagelaunch's SMP pipeline
+    annotates its own; another library's on gloo has no GPU span either), and settings passed only to the script's
+    smp.init(config=...) of SageMaker's SMP library (sagelaunch's notes what it ran; without them the expected share
+    is left out). No pipelined GPU trace has been tested: none public with known settings, no GPU lent."""
     pp = a.context.pipeline_parallel_degree or 1
     mb = a.context.microbatches
     waits = [(rank, r.loop.mean_us.pipeline_wait / r.loop.mean_us.cycle, r.loop) for rank, r in _ranks(a)
@@ -223,16 +227,19 @@ def pipeline_bubble(a: AnalysisResult) -> list[Finding]:
     if mb:
         evidence["microbatches"] = mb
         if pp > 1:
-            evidence["expected_bubble_share"] = round((pp - 1) / (mb + pp - 1), 3)
+            evidence.update(expected_bubble(pp, mb, a.context.virtual_stages or 1, a.context.microbatches_per_fill))
     want = T.PIPELINE_MICROBATCHES_PER_STAGE * max(pp, 2)
+    expected = evidence.get("expected_bubble_share")
+    beyond, first = beyond_schedule(mean_idle, expected) if waits and isinstance(expected, float) else ("", "")
+    fix = (f"split each batch into more microbatches: SMP parameters \"microbatches\": {max(want, (mb or 0) * 2)} "
+           f"(at least {T.PIPELINE_MICROBATCHES_PER_STAGE}× the pipeline degree) with \"pipeline\": \"interleaved\"; "
+           "or lower pipeline_parallel_degree if the model fits in fewer stages.")
     return [finding(
         "pipeline_bubble", "high" if mean_idle >= 2 * T.PIPELINE_IDLE_SHARE else "medium",
         f"Pipeline stages wait for each other: {what} {100 * mean_idle:.0f}% of each step on average"
-        + (f" with pipeline_parallel_degree={pp}" if pp > 1 else "") + (f", microbatches={mb}." if mb else "."),
-        evidence,
-        f"Split each batch into more microbatches: SMP parameters \"microbatches\": {max(want, (mb or 0) * 2)} "
-        f"(at least {T.PIPELINE_MICROBATCHES_PER_STAGE}× the pipeline degree) with \"pipeline\": \"interleaved\"; "
-        "or lower pipeline_parallel_degree if the model fits in fewer stages.",
+        + (f" with pipeline_parallel_degree={pp}" if pp > 1 else "") + (f", microbatches={mb}." if mb else ".")
+        + beyond,
+        evidence, first + fix if first else fix[0].upper() + fix[1:],
     )]
 
 

@@ -194,3 +194,31 @@ def test_unexplained_step(tmp_path):
     assert set(WHERE) == {"before_first_work", "between_work", "after_last_work", "between_steps"}
     # the synthetic loop's phases cover its steps: nothing unexplained
     assert "unexplained_step" not in rules(findings_of(tmp_path, syn.healthy(steps=20)))
+
+
+def test_pipeline_bubble_beyond_what_the_schedule_explains(tmp_path):
+    """Stages waiting far beyond the schedule's bubble (45 % against 1/9 at 8 microbatches, or against an interleaved
+    schedule's 1/5 at 2) are told the rest is uneven stages or communication, before more microbatches."""
+    found = findings_of(tmp_path, _waiting(0, 50, 8), _waiting(1, 40, 8), pipeline_parallel_degree=2, microbatches=8)
+    f = one(found, "pipeline_bubble")
+    assert f.evidence["expected_bubble_share"] == pytest.approx(1 / 9, abs=1e-3)
+    assert "schedule accounts for 11%" in f.summary and f.fix.startswith("First even out the stages")
+    interleaved = one(findings_of(tmp_path / "v2", _waiting(0, 35), _waiting(1, 35), pipeline_parallel_degree=2,
+                                  microbatches=2, virtual_stages=2), "pipeline_bubble")
+    assert interleaved.evidence["expected_bubble_share"] == pytest.approx(0.2, abs=1e-3)
+    assert interleaved.evidence["schedule"] == "interleaved, 2 stages per rank"
+    assert "schedule accounts for 20%" in interleaved.summary
+    # the same waits under GPipe's 1/3 are the schedule's own bubble: more microbatches, nothing else
+    gpipe = one(findings_of(tmp_path / "v1", _waiting(0, 35), _waiting(1, 35), pipeline_parallel_degree=2,
+                            microbatches=2), "pipeline_bubble")
+    assert "accounts" not in gpipe.summary and gpipe.fix.startswith("Split each batch")
+
+
+def test_pipeline_bubble_expected_per_fill_of_the_pipeline(tmp_path):
+    """sagelaunch's SMP runs active_microbatches' waves, each filling and draining the pipeline: 8 microbatches in
+    waves of 2 leave GPipe's bubble at 2 microbatches, 1/3, not 1/9."""
+    found = findings_of(tmp_path, _waiting(0, 35, 8), _waiting(1, 35, 8), pipeline_parallel_degree=2, microbatches=8,
+                        microbatches_per_fill=2)
+    f = one(found, "pipeline_bubble")
+    assert f.evidence["expected_bubble_share"] == pytest.approx(1 / 3, abs=1e-3)
+    assert f.evidence["microbatches_per_fill"] == 2 and "accounts" not in f.summary

@@ -106,6 +106,10 @@ def test_without_recorded_settings_the_flags_fill_in(tmp_path):
     assert "pipeline_bubble" not in {f["rule"] for f in analyze_cli(root)["findings"]}
     doc = analyze_cli(root, "--pipeline-parallel-degree", "2", "--microbatches", "2")
     assert "pipeline_bubble" in {f["rule"] for f in doc["findings"]}
+    # a GPU trace of an interleaved run: the stages per rank set the expected share, (p-1)/(v*m+p-1)
+    doc = analyze_cli(root, "--pipeline-parallel-degree", "2", "--microbatches", "2", "--virtual-stages", "2")
+    (f,) = [f for f in doc["findings"] if f["rule"] == "pipeline_bubble"]
+    assert f["evidence"]["expected_bubble_share"] == pytest.approx(0.2) and f["evidence"]["virtual_stages"] == 2
 
 
 def test_the_report_and_browser_data_show_it_too(tmp_path):

@@ -29,12 +29,12 @@ SCRIPT = textwrap.dedent(r'''
     ds = Dataset.from_dict({"input_ids": [[5] * 16] * 32, "attention_mask": [[1] * 16] * 32, "labels": [0, 1] * 16})
     import time
     t0 = time.time_ns()
-    for run, cpu_ops in (("cpu_ops", True), ("default", None)):
+    for run, cpu_ops, accumulate in (("cpu_ops", True, 1), ("default", None, 1), ("accumulate", None, 4)):
         SMProfiler._instance = None
         smprof.configure(smprof.Config(output_dir=os.path.join(sys.argv[1], run), record_cpu_ops=cpu_ops))
         args = TrainingArguments(output_dir=os.path.join(sys.argv[1], "hf"), per_device_train_batch_size=8,
-                                 max_steps=4, report_to=[], save_strategy="no", use_cpu=True, logging_steps=100,
-                                 disable_tqdm=True)
+                                 max_steps=4 if accumulate == 1 else 3, report_to=[], save_strategy="no", use_cpu=True,
+                                 logging_steps=100, disable_tqdm=True, gradient_accumulation_steps=accumulate)
         Trainer(model=RobertaForSequenceClassification(cfg), args=args, train_dataset=ds,
                 callbacks=[ProfilerCallback()]).train()
         assert not SMProfiler.instance().active  # the callback stopped what it started
@@ -68,6 +68,17 @@ def test_callback_annotates_steps_forward_backward_optimizer(runs, run):
         assert s0 <= f[0] < f[1] <= b[0] < b[1] <= o[0] < o[1] <= s1  # in order, inside their step
     result = analysis_json(runs / run)["ranks"]["0"]
     assert result["steps"]["count"] == 4
+
+
+def test_the_trainers_gradient_accumulation_is_recorded_and_steps_are_optimizer_steps(runs):
+    """gradient_accumulation_steps=4: each step_N the callback opens spans 4 micro-batches (4 Forwards, 1 Optimizer);
+    the profile records the Trainer's setting and the loop reports 4 micro-steps per step, 3 steps."""
+    rank = load_profile(runs / "accumulate" / "algo-1").ranks[0]
+    assert rank.meta.job_settings["gradient_accumulation_steps"] == 4
+    assert len(_spans(rank, "Forward")) == 12 and len(_spans(rank, "Optimizer")) == 3
+    loop = analysis_json(runs / "accumulate")["ranks"]["0"]["loop"]
+    assert loop["micro_steps_per_step"] == 4 and loop["count"] == 3
+    assert analysis_json(runs / "default")["ranks"]["0"]["loop"].get("micro_steps_per_step") is None  # k = 1
 
 
 def test_record_cpu_ops_captures_operators_and_the_default_does_not(runs):

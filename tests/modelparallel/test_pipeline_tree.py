@@ -35,8 +35,16 @@ WORLD2 = [
     {"name": "residual", "model": "residual_across", "config": _pp("simple", 2)},
     {"name": "branch", "model": "branch_on_values", "config": _pp("simple", 2)},
 ]
+# data parallelism alone (no pipeline): every rank holds the whole tree
+DP_ONLY = [{"name": "grouped_dp2", "model": "grouped_net", "config": {"ddp": True}},
+           {"name": "bert_dp2", "model": "sequential_bert", "config": {"ddp": True}}]
+WORLD2 += DP_ONLY
 WORLD4 = [{"name": "grouped_pp2_dp2", "model": "grouped_net", "config": _pp("simple", 2)},
           {"name": "bert_pp2_dp2", "model": "sequential_bert", "config": _pp("interleaved", 2)}]
+# pipeline × tensor parallelism of a tree: each stage's marked nn.Sequential Linear pairs split over the tp ranks
+TP_TREE = {"name": "two_mlps_pp2_tp2", "model": "two_mlps", "tensor_parallel": ["first", "second"],
+           "config": _pp("simple", 2, tensor_parallel_degree=2)}
+WORLD4.append(TP_TREE)
 STAGE0 = {"bert_manual": {"embeddings", "positions", "encoder.0", "encoder.1"}}
 
 
@@ -64,11 +72,16 @@ def _check(results: list[dict], case: dict) -> None:
     held: dict[str, int] = {}
     for rank, r in enumerate(results):
         params = r[name]["params"]
-        assert params and set(params) < set(reference["params"])  # a part of the model, not all of it
+        if case["config"].get("pipeline_parallel_degree", 1) > 1:
+            assert params and set(params) < set(reference["params"])  # a part of the model, not all of it
+        else:
+            assert set(params) == set(reference["params"])  # data parallelism alone: a whole replica
         for param, value in params.items():
+            if case.get("tensor_parallel"):
+                continue  # shards: _check_tp_shards
             assert torch.allclose(torch.tensor(value), torch.tensor(reference["params"][param]), atol=1e-5), param
             held[param] = held.get(param, 0) + 1
-    assert set(held) == set(reference["params"])  # the stages together hold the whole model
+    assert set(held) == set(reference["params"]) or case.get("tensor_parallel")  # together the whole model
     if name in STAGE0:  # smp.set_partition placed these modules, and only these, on stage 0
         units = {next(u for u in STAGE0[name] if p.startswith(u + ".")) for p in results[0][name]["params"]
                  if any(p.startswith(u + ".") for u in STAGE0[name])}
@@ -77,18 +90,59 @@ def _check(results: list[dict], case: dict) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case", [c for c in WORLD2 if c["name"] not in ("bert_manual_bad", "residual", "branch")],
+@pytest.mark.parametrize("case", [c for c in WORLD2 if c["name"] not in ("bert_manual_bad", "residual", "branch")
+                                  and c not in DP_ONLY],
                          ids=lambda c: c["name"])
 def test_two_stages_match_one_process(worlds, case):
     _check(worlds[2](), case)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case", WORLD4, ids=lambda c: c["name"])
+@pytest.mark.parametrize("case", [c for c in WORLD4 if c is not TP_TREE], ids=lambda c: c["name"])
 def test_two_stages_times_two_replicas_match_one_process(worlds, case):
     results = worlds[4]()
     _check(results, case)
     assert sorted(r[case["name"]]["dp_rank"] for r in results) == [0, 0, 1, 1]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", DP_ONLY, ids=lambda c: c["name"])
+def test_data_parallelism_alone_trains_a_tree_like_one_process(worlds, case):
+    results = worlds[2]()
+    _check(results, case)
+    assert sorted(r[case["name"]]["dp_rank"] for r in results) == [0, 1]
+
+
+def _check_tp_shards(results: list[dict], case: dict) -> None:
+    """Each marked Linear pair is split over the tp ranks of its stage (different halves, which put together equal
+    one process's parameter); the head and the row-parallel bias are whole on both."""
+    reference = results[0][case["name"] + "_one_process"]["params"]
+    split = 0
+    for param, full in reference.items():
+        held = sorted((r[case["name"]]["tp_rank"], torch.tensor(r[case["name"]]["params"][param]))
+                      for r in results if param in r[case["name"]]["params"])
+        assert [tp for tp, _ in held] == [0, 1], (param, [tp for tp, _ in held])  # one stage's two tp ranks
+        full_t, (a, b) = torch.tensor(full), (t for _, t in held)
+        if a.shape == full_t.shape:
+            # the row-parallel Linear's bias is added once, after the reduction: whole on both ranks
+            assert param in ("head.weight", "head.bias", "first.2.bias", "second.2.bias"), f"{param}: kept whole"
+            assert torch.allclose(a, full_t, atol=1e-5) and torch.allclose(b, full_t, atol=1e-5), param
+            continue
+        dim = next(d for d in range(a.dim()) if a.shape[d] != full_t.shape[d])
+        assert a.shape[dim] * 2 == full_t.shape[dim] and not torch.equal(a, b), param
+        assert torch.allclose(torch.cat([a, b], dim), full_t, atol=1e-5), param
+        split += 1
+    assert split >= 6, split  # both pairs' Linears: column-parallel weight and bias, row-parallel weight
+
+
+@pytest.mark.slow
+def test_a_tree_pipelined_and_tensor_parallel_matches_one_process(worlds):
+    results = worlds[4]()
+    _check(results, TP_TREE)
+    _check_tp_shards(results, TP_TREE)
+    modules = sorted((r[TP_TREE["name"]]["pp_rank"], r[TP_TREE["name"]]["tp_rank"],
+                      sorted({p.split(".")[0] for p in r[TP_TREE["name"]]["params"]})) for r in results)
+    assert modules == [(0, 0, ["first"]), (0, 1, ["first"]), (1, 0, ["head", "second"]), (1, 1, ["head", "second"])]
 
 
 @pytest.mark.slow

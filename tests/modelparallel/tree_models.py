@@ -105,8 +105,23 @@ class BranchOnValues(nn.Module):
         return self.b(h) if h.sum() > 0 else self.c(h)
 
 
+class TwoMlps(nn.Module):
+    """Two nn.Sequential Linear pairs (what tensor parallelism splits) with functional code between them and a head:
+    a tree, not a layer stack, for pipeline × tensor parallelism."""
+
+    def __init__(self):
+        super().__init__()
+        self.first = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 8))
+        self.second = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 8))
+        self.head = nn.Linear(8, 4)
+
+    def forward(self, x):
+        h = torch.tanh(self.first(x))
+        return self.head(0.5 * self.second(h))
+
+
 TREES = {"grouped_net": GroupedNet, "sequential_bert": SequentialBert, "residual_across": ResidualAcross,
-         "branch_on_values": BranchOnValues}
+         "branch_on_values": BranchOnValues, "two_mlps": TwoMlps}
 
 
 def build(name: str, seed: int = 0) -> nn.Module:
@@ -123,6 +138,8 @@ def batch(name: str, step: int, n: int = 8) -> dict:
         mask = torch.ones(n, SEQ)
         mask[::2, -2:] = 0
         return {"input_ids": ids, "attention_mask": mask, "nsp": torch.randint(0, 2, (n,), generator=g)}
+    if name == "two_mlps":
+        return {"x": torch.randn(n, 8, generator=g), "y": torch.randn(n, 4, generator=g)}
     return {"x": torch.randn(n, 8, generator=g), "y": torch.randn(n, 8, generator=g)}
 
 

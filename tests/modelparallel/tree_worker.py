@@ -32,6 +32,8 @@ def pipelined(case: dict) -> dict:
     smp.init(case["config"])
     name = case["model"]
     module = build(name)
+    for module_name in case.get("tensor_parallel", []):  # smp.set_tensor_parallelism on these submodules
+        smp.set_tensor_parallelism(module.get_submodule(module_name))
     for module_name, index in case.get("partition", {}).items():  # smp.set_partition, auto_partition=False
         smp.set_partition(module.get_submodule(module_name), index)
     model = smp.DistributedModel(module)
@@ -46,8 +48,13 @@ def pipelined(case: dict) -> dict:
             opt.step()
     except smp.SMPValidationError as err:
         return {"error": str(err)}
-    return {"losses": losses if smp.pp_rank() == smp.pp_size() - 1 else None, "dp_rank": smp.dp_rank(),
-            "params": {n: p.detach().tolist() for n, p in model.local_named_parameters()}}
+    return {"losses": losses if smp.pp_rank() == smp.pp_size() - 1 else None, "dp_rank": smp.dp_rank(), "tp_rank": smp.tp_rank(), "pp_rank": smp.pp_rank(),
+            "params": {n: _local(p).tolist() for n, p in model.local_named_parameters()}}
+
+
+def _local(param) -> torch.Tensor:
+    """This rank's part of a parameter (a tensor-parallel one is a DTensor: its shard)."""
+    return param.to_local().detach() if hasattr(param, "to_local") else param.detach()
 
 
 def one_process(name: str) -> dict:

@@ -35,17 +35,23 @@ WORLD2 = [
     {"name": "residual", "model": "residual_across", "config": _pp("simple", 2)},
     {"name": "branch", "model": "branch_on_values", "config": _pp("simple", 2)},
 ]
+# the BERT example's own model (its modeling.py, vendored unchanged): a tree whose decoder is tied to the embeddings
+EXAMPLE_BERT = [{"name": "example_bert_simple_mb2", "model": "example_bert", "config": _pp("simple", 2)},
+                {"name": "example_bert_interleaved_mb4", "model": "example_bert", "config": _pp("interleaved", 4)}]
+WORLD2 += EXAMPLE_BERT
 # data parallelism alone (no pipeline): every rank holds the whole tree
 DP_ONLY = [{"name": "grouped_dp2", "model": "grouped_net", "config": {"ddp": True}},
            {"name": "bert_dp2", "model": "sequential_bert", "config": {"ddp": True}}]
 WORLD2 += DP_ONLY
 WORLD4 = [{"name": "grouped_pp2_dp2", "model": "grouped_net", "config": _pp("simple", 2)},
-          {"name": "bert_pp2_dp2", "model": "sequential_bert", "config": _pp("interleaved", 2)}]
+          {"name": "bert_pp2_dp2", "model": "sequential_bert", "config": _pp("interleaved", 2)},
+          {"name": "example_bert_pp2_dp2", "model": "example_bert", "config": _pp("interleaved", 2)}]
 # pipeline × tensor parallelism of a tree: each stage's marked nn.Sequential Linear pairs split over the tp ranks
 TP_TREE = {"name": "two_mlps_pp2_tp2", "model": "two_mlps", "tensor_parallel": ["first", "second"],
            "config": _pp("simple", 2, tensor_parallel_degree=2)}
 WORLD4.append(TP_TREE)
 STAGE0 = {"bert_manual": {"embeddings", "positions", "encoder.0", "encoder.1"}}
+TIED = ("bert.embeddings.word_embeddings.weight", "cls.predictions.decoder.weight")
 
 
 @pytest.fixture(scope="module")
@@ -82,6 +88,10 @@ def _check(results: list[dict], case: dict) -> None:
             assert torch.allclose(torch.tensor(value), torch.tensor(reference["params"][param]), atol=1e-5), param
             held[param] = held.get(param, 0) + 1
     assert set(held) == set(reference["params"]) or case.get("tensor_parallel")  # together the whole model
+    if case["model"] == "example_bert":  # the tie across the stages: embeddings on the first, decoder on the last
+        holders = [[rank for rank, r in enumerate(results) if name_ in r[name]["params"]] for name_ in TIED]
+        first, last = holders
+        assert first and last and not set(first) & set(last), holders
     if name in STAGE0:  # smp.set_partition placed these modules, and only these, on stage 0
         units = {next(u for u in STAGE0[name] if p.startswith(u + ".")) for p in results[0][name]["params"]
                  if any(p.startswith(u + ".") for u in STAGE0[name])}

@@ -67,7 +67,9 @@ def one_process(name: str) -> dict:
         loss.backward()
         opt.step()
         losses.append(loss.item())
-    return {"losses": losses, "params": {n: p.detach().tolist() for n, p in model.named_parameters()}}
+    # every name of a tied parameter (the BERT example's decoder is its word embeddings): each stage holds one
+    return {"losses": losses,
+            "params": {n: p.detach().tolist() for n, p in model.named_parameters(remove_duplicate=False)}}
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ import torch
 from sagelaunch.modelparallel.pipeline_tree import balanced_chunks, tree_units
 from tests.modelparallel.launch import launched_worlds
 from tests.modelparallel.tree_models import build
+from tests.modelparallel.vendored_example import changed_files
 
 WORKER = Path(__file__).with_name("tree_worker.py")
 
@@ -67,6 +68,10 @@ def test_units_follow_the_module_tree_and_stages_balance_parameters():
         "embeddings", "positions", "encoder.0", "encoder.1", "encoder.2", "encoder.3", "lm_head", "nsp_head"]
     assert balanced_chunks([4, 1, 1, 2], 2) == [range(0, 1), range(1, 4)]
     assert balanced_chunks([5, 1, 1, 1, 5], 3) == [range(0, 1), range(1, 4), range(4, 5)]
+
+
+def test_the_bert_examples_model_is_upstreams_text():
+    assert changed_files("bert") == []
 
 
 def _check(results: list[dict], case: dict) -> None:

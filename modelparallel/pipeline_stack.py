@@ -176,6 +176,19 @@ class RootCallStages:
         self._tied_like = {tuple(n): torch.empty_like(local[n[0]], device="meta") for n in self.tied}
         self._device = next(self.root.parameters()).device
 
+    def share_tied_values(self, group) -> None:
+        """A tied parameter is one value: every stage holding a copy takes the first holder's (ranks may build the
+        model from different seeds, as the BERT example seeds each rank by its local rank)."""
+        own = dict(self.root.named_parameters(remove_duplicate=False))
+        for names in self.tied:
+            held = next((own[n] for n in names if n in own), None)
+            holders: list[bool] = [False] * dist.get_world_size(group)
+            dist.all_gather_object(holders, held is not None, group=group)
+            like = self._tied_like[tuple(names)]
+            buf = held.detach() if held is not None else torch.zeros(like.shape, dtype=like.dtype, device=self._device)
+            dist.broadcast(getattr(buf, "_local_tensor", buf), src=dist.get_global_rank(group, holders.index(True)),
+                           group=group)
+
     def sync_tied_gradients(self, group) -> None:
         """Sum the gradients of tied parameters over the stages that hold a copy (the others add zeros)."""
         own = dict(self.root.named_parameters(remove_duplicate=False))

@@ -40,6 +40,10 @@ WORLD2 = [
 EXAMPLE_BERT = [{"name": "example_bert_simple_mb2", "model": "example_bert", "config": _pp("simple", 2)},
                 {"name": "example_bert_interleaved_mb4", "model": "example_bert", "config": _pp("interleaved", 4)}]
 WORLD2 += EXAMPLE_BERT
+# each rank builds the model from its own seed, as the BERT example's script seeds by local rank
+RANK_SEEDS = {"name": "example_bert_rank_seeds", "model": "example_bert", "config": _pp("simple", 2),
+              "seed_by_rank": True}
+WORLD2.append(RANK_SEEDS)
 # data parallelism alone (no pipeline): every rank holds the whole tree
 DP_ONLY = [{"name": "grouped_dp2", "model": "grouped_net", "config": {"ddp": True}},
            {"name": "bert_dp2", "model": "sequential_bert", "config": {"ddp": True}}]
@@ -106,7 +110,7 @@ def _check(results: list[dict], case: dict) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("case", [c for c in WORLD2 if c["name"] not in ("bert_manual_bad", "residual", "branch")
-                                  and c not in DP_ONLY],
+                                  and c not in DP_ONLY and c is not RANK_SEEDS],
                          ids=lambda c: c["name"])
 def test_two_stages_match_one_process(worlds, case):
     _check(worlds[2](), case)
@@ -126,6 +130,18 @@ def test_data_parallelism_alone_trains_a_tree_like_one_process(worlds, case):
     results = worlds[2]()
     _check(results, case)
     assert sorted(r[case["name"]]["dp_rank"] for r in results) == [0, 1]
+
+
+@pytest.mark.slow
+def test_a_tie_across_stages_is_one_value_when_the_ranks_draw_different_weights(worlds):
+    results = [r[RANK_SEEDS["name"]]["params"] for r in worlds[2]()]
+    reference = worlds[2]()[0][RANK_SEEDS["name"] + "_one_process"]["params"]  # seed 0: rank 0's draws
+    (first,) = [p for p in results if TIED[0] in p]
+    (last,) = [p for p in results if TIED[1] in p]
+    assert first is not last and torch.equal(torch.tensor(first[TIED[0]]), torch.tensor(last[TIED[1]]))
+    # the last stage's own modules kept rank 1's draws (trained from them, they differ from seed 0's run)
+    assert not torch.allclose(torch.tensor(last["cls.seq_relationship.weight"]),
+                              torch.tensor(reference["cls.seq_relationship.weight"]), atol=1e-3)
 
 
 def _check_tp_shards(results: list[dict], case: dict) -> None:

@@ -13,6 +13,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
 
 import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
 
 import sagelaunch.modelparallel as smp  # noqa: E402
 from worker_main import main_against_one_process  # noqa: E402
@@ -31,7 +32,7 @@ def train_step(model, name, b):
 def pipelined(case: dict) -> dict:
     smp.init(case["config"])
     name = case["model"]
-    module = build(name)
+    module = build(name, seed=dist.get_rank() if case.get("seed_by_rank") else 0)
     for module_name in case.get("tensor_parallel", []):  # smp.set_tensor_parallelism on these submodules
         smp.set_tensor_parallelism(module.get_submodule(module_name))
     for module_name, index in case.get("partition", {}).items():  # smp.set_partition, auto_partition=False

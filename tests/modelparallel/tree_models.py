@@ -15,9 +15,10 @@ import torch.nn.functional as F
 VOCAB, SEQ, WIDTH = 32, 6, 16
 EXAMPLE_BERT = Path(__file__).resolve().parents[1] / "data" / "smp_examples" / "bert"
 # the BERT example's bert_config.json (dropout 0), scaled down; vocab_size a multiple of 8, as the script pads it
+BERT_VOCAB = 40
 BERT_CONFIG = {"attention_probs_dropout_prob": 0, "hidden_act": "gelu", "hidden_dropout_prob": 0, "hidden_size": 16,
                "initializer_range": 0.02, "intermediate_size": 32, "max_position_embeddings": 16,
-               "num_attention_heads": 2, "num_hidden_layers": 4, "type_vocab_size": 2, "vocab_size": 40}
+               "num_attention_heads": 2, "num_hidden_layers": 4, "type_vocab_size": 2, "vocab_size": BERT_VOCAB}
 
 
 class Net1(nn.Module):  # the MNIST example's, scaled down (1×10×10 images)
@@ -167,7 +168,7 @@ def batch(name: str, step: int, n: int = 8) -> dict:
     if name == "two_mlps":
         return {"x": torch.randn(n, 8, generator=g), "y": torch.randn(n, 4, generator=g)}
     if name == "example_bert":  # what the script's pretraining_dataset yields: two masked positions per row
-        ids = torch.randint(0, BERT_CONFIG["vocab_size"], (n, 8), generator=g)
+        ids = torch.randint(0, BERT_VOCAB, (n, 8), generator=g)
         mask = torch.ones(n, 8, dtype=torch.long)
         mask[::2, -2:] = 0
         labels = torch.full((n, 8), -1)
@@ -186,7 +187,7 @@ def loss_of(name: str, model, b: dict) -> torch.Tensor:
     if name == "example_bert":  # the script's BertPretrainingCriterion
         scores, relationship = model(input_ids=b["input_ids"], token_type_ids=b["token_type_ids"],
                                      attention_mask=b["attention_mask"])
-        return (F.cross_entropy(scores.view(-1, BERT_CONFIG["vocab_size"]), b["masked_lm_labels"].view(-1),
+        return (F.cross_entropy(scores.view(-1, BERT_VOCAB), b["masked_lm_labels"].view(-1),
                                 ignore_index=-1)
                 + F.cross_entropy(relationship.view(-1, 2), b["next_sentence_labels"].view(-1), ignore_index=-1))
     return F.mse_loss(model(b["x"]), b["y"])

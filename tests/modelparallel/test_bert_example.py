@@ -26,7 +26,7 @@ from tests.modelparallel.tree_models import BERT_CONFIG, BERT_VOCAB
 from tests.modelparallel.vendored_example import changed_files, prepared_copy, record
 
 REFERENCE = Path(__file__).with_name("bert_reference.py")
-SEQ, PREDICTIONS, BATCH, STEPS, SEED, LR, WARMUP, MAX_STEPS = 8, 4, 4, 3, 12439, 6e-3, 0.2843, 10
+SEQ, PREDICTIONS, BATCH, STEPS, SEED, LR, WARMUP, MAX_STEPS = 8, 4, 4, 5, 12439, 6e-3, 0.2843, 10
 LOSS = re.compile(r"^Loss: ([-0-9.e]+)$")
 
 
@@ -59,7 +59,7 @@ def _clean_env(**extra: str) -> dict[str, str]:
             "SMP_TIMEOUT_SECONDS": "120", **extra}
 
 
-def _launch(root: Path, processes: int) -> tuple[list[str], dict[str, dict]]:
+def _launch(root: Path, processes: int) -> tuple[list[str], dict[str, dict | None]]:
     code = prepared_copy("bert", root / "code")
     run = root / "run"
     _write_shards(run, files=STEPS * processes + 1)  # one per step and rank, and the one the script never reaches
@@ -67,13 +67,16 @@ def _launch(root: Path, processes: int) -> tuple[list[str], dict[str, dict]]:
             "--max_seq_length", str(SEQ), "--max_predictions_per_seq", str(PREDICTIONS),
             "--train_batch_size", str(BATCH), "--learning_rate", str(LR), "--max_steps", str(MAX_STEPS),
             "--warmup_proportion", str(WARMUP), "--seed", str(SEED), "--steps_this_run", str(STEPS),
-            "--do_train", "1", "--use_sequential", "1", "--smp", "1", "--disable_progress_bar", "1"]
+            "--do_train", "1", "--use_sequential", "1", "--smp", "1", "--disable_progress_bar", "1",
+            "--num_steps_per_checkpoint", "1"]  # a checkpoint each step: the script keeps the newest 3
     done = subprocess.run([sys.executable, "-m", "sagelaunch", "run", "--mp-parameters", json.dumps({"ddp": True}),
                            "--framework-version", "1.6.0", "--nproc-per-node", str(processes),
                            str(code / "sagemaker_smp_pretrain.py"), *args],
                           cwd=run, env=_clean_env(), capture_output=True, text=True, timeout=400)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
-    saved = {p.name: torch.load(p, weights_only=False)["model"] for p in sorted((run / "out").glob("ckpt_*"))}
+    # the last checkpoint's model (the earlier ones also pickle the script's data loader, of its __main__ classes)
+    saved = {p.name: torch.load(p, weights_only=False)["model"] if p.name.startswith(f"ckpt_{STEPS}.") else None
+             for p in sorted((run / "out").glob("ckpt_*"))}
     return done.stdout.splitlines(), saved
 
 
@@ -110,9 +113,13 @@ def test_the_script_equals_one_process_in_losses_and_saved_parameters(runs, name
     printed = [float(m.group(1)) for line in lines if (m := LOSS.match(line))]
     assert printed == pytest.approx([step[0] for step in reference["losses"]], abs=1e-5)  # rank 0's replica
     assert len(set(printed)) == STEPS  # it trains
-    # one partial checkpoint at the last step, saved by dp rank 0 (PyTorch 1.6.0's SMP names it <name>_<mp_rank>)
-    assert sorted(saved) == [f"ckpt_{STEPS}.pt_0"]
-    state = {k: v for k, v in saved[f"ckpt_{STEPS}.pt_0"].items() if k != "_smp_is_partial"}
+    # dp rank 0 saved a partial checkpoint each step and removed all but the newest 3 by SMP 1.6's names,
+    # <name>_<mp_rank> (os.remove(path + f"_{smp.mp_rank()}"): the rotation that failed when only <name>_<pp>_<tp>
+    # was written)
+    assert sorted(saved) == [f"ckpt_{step}.pt_0" for step in range(STEPS - 2, STEPS + 1)]
+    last = saved[f"ckpt_{STEPS}.pt_0"]
+    assert last is not None
+    state = {k: v for k, v in last.items() if k != "_smp_is_partial"}
     assert set(state) == set(reference["params"])
     for key, value in state.items():
         assert torch.allclose(value, torch.tensor(reference["params"][key]), atol=1e-5), key

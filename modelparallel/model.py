@@ -140,6 +140,8 @@ class DistributedModel(nn.Module):
 
         st = state
         self.stage_plan = plan_stages(self.get_module(), st.cfg, st.layout.pp_rank, sample)
+        if hasattr(self.stage_plan.builder, "share_tied_values"):
+            self.stage_plan.builder.share_tied_values(st.groups["pp"])
         if self.replica_size > 1:
             self._broadcast_params(st.groups[self.replica_group_name], only_dtensor=False)
         self.__dict__["_forward_module"] = self.stage_plan.modules[0]

@@ -165,6 +165,42 @@ class RootCallStages:
             return tuple(outputs)
         return self._output_type(**dict(zip(self._output_keys, outputs)))
 
+    def find_tied(self) -> None:
+        """Parameters reachable under several names (tied): each a list of all its names."""
+        by_id: dict[int, list[str]] = {}
+        for name, p in self.root.named_parameters(remove_duplicate=False):
+            by_id.setdefault(id(p), []).append(name)
+        self.tied = [names_ for names_ in by_id.values() if len(names_) > 1]
+        params = dict(self.root.named_parameters(remove_duplicate=False))
+        local = {n: getattr(p, "_local_tensor", p) for n, p in params.items()}  # a tp shard: its own rows
+        self._tied_like = {tuple(n): torch.empty_like(local[n[0]], device="meta") for n in self.tied}
+        self._device = next(self.root.parameters()).device
+
+    def share_tied_values(self, group) -> None:
+        """A tied parameter is one value: every stage holding a copy takes the first holder's (ranks may build the
+        model from different seeds, as the BERT example seeds each rank by its local rank)."""
+        own = dict(self.root.named_parameters(remove_duplicate=False))
+        for names in self.tied:
+            held = next((own[n] for n in names if n in own), None)
+            holders: list[bool] = [False] * dist.get_world_size(group)
+            dist.all_gather_object(holders, held is not None, group=group)
+            like = self._tied_like[tuple(names)]
+            buf = held.detach() if held is not None else torch.zeros(like.shape, dtype=like.dtype, device=self._device)
+            dist.broadcast(getattr(buf, "_local_tensor", buf), src=dist.get_global_rank(group, holders.index(True)),
+                           group=group)
+
+    def sync_tied_gradients(self, group) -> None:
+        """Sum the gradients of tied parameters over the stages that hold a copy (the others add zeros)."""
+        own = dict(self.root.named_parameters(remove_duplicate=False))
+        for names in self.tied:
+            held = next((own[n] for n in names if n in own), None)
+            grad = held.grad if held is not None and held.grad is not None else None
+            like = self._tied_like[tuple(names)]
+            buf = grad if grad is not None else torch.zeros(like.shape, dtype=like.dtype, device=self._device)
+            dist.all_reduce(getattr(buf, "_local_tensor", buf), group=group)  # a vocab-parallel shard: its rows
+            if held is not None and grad is None:
+                held.grad = buf
+
 
 class LayerStackStages(RootCallStages):
     """Stage builder (see partitioning.stage_builder) for a module tree with a layer stack."""
@@ -178,15 +214,7 @@ class LayerStackStages(RootCallStages):
         inside = {n for n in names if n == stack_name or n.startswith(stack_name + ".")}
         self.before = [n for n in names[:start] if n and n not in inside]
         self.after = [n for n in names[start:] if n not in inside]
-        # parameters reachable under several names (tied): {first name: all names}
-        by_id: dict[int, list[str]] = {}
-        for name, p in root.named_parameters(remove_duplicate=False):
-            by_id.setdefault(id(p), []).append(name)
-        self.tied = [names_ for names_ in by_id.values() if len(names_) > 1]
-        params = dict(root.named_parameters(remove_duplicate=False))
-        local = {n: getattr(p, "_local_tensor", p) for n, p in params.items()}  # a tp shard: its own rows
-        self._tied_like = {tuple(n): torch.empty_like(local[n[0]], device="meta") for n in self.tied}
-        self._device = next(root.parameters()).device
+        self.find_tied()
 
     def make_stage(self, unit_range: range, first: bool, last: bool):
         """Called before prune(): the modules around the stack are still the real ones."""
@@ -225,15 +253,3 @@ class LayerStackStages(RootCallStages):
                     "the stack. Move it into the stack's first layer or set pipeline_parallel_degree=1")
             parent_name, _, attr = name.rpartition(".")
             setattr(modules[parent_name] if parent_name else self.root, attr, stub)
-
-    def sync_tied_gradients(self, group) -> None:
-        """Sum the gradients of tied parameters over the stages that hold a copy (the others add zeros)."""
-        own = dict(self.root.named_parameters(remove_duplicate=False))
-        for names in self.tied:
-            held = next((own[n] for n in names if n in own), None)
-            grad = held.grad if held is not None and held.grad is not None else None
-            like = self._tied_like[tuple(names)]
-            buf = grad if grad is not None else torch.zeros(like.shape, dtype=like.dtype, device=self._device)
-            dist.all_reduce(getattr(buf, "_local_tensor", buf), group=group)  # a vocab-parallel shard: its rows
-            if held is not None and grad is None:
-                held.grad = buf

@@ -98,6 +98,16 @@ class _Twin(nn.Module):
         self._meta = [meta]  # not registered: the twin has no parameters or state
         self.mode, self.fill = "zeros", 0.0
 
+    def __getattr__(self, name: str):
+        """The model may read a module's attributes from outside it (BERT: the word embeddings' dtype): the meta
+        copy's (shapes and dtypes; reading values fails, so no stage starts where a later one would need them)."""
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            if name == "_meta":
+                raise
+            return getattr(self._meta[0], name)
+
     def forward(self, *args, **kwargs):
         if self.mode == "end":
             raise _StageEnd(tree_flatten((args, kwargs))[0])
@@ -227,11 +237,7 @@ class TreeStages(RootCallStages):
                 f"pipeline_parallel_degree > 1: {type(root).__name__}'s parameters {outside[:3]} belong to no "
                 "submodule, so no pipeline stage can hold them; move them into a submodule or set "
                 "pipeline_parallel_degree=1")
-        shared = len(in_units) != sum(len(list(m.parameters())) for m in self.modules)
-        if shared:
-            raise SMPValidationError(
-                f"pipeline_parallel_degree > 1: {type(root).__name__} shares parameters between modules that would "
-                "run on different stages; untie them or set pipeline_parallel_degree=1")
+        self.find_tied()  # a parameter shared by units of different stages: a copy on each, gradients summed
 
     def _forward(self, args: tuple, kwargs: dict):
         with torch.random.fork_rng(devices=[]), torch.no_grad():  # the same random numbers (dropout) every run

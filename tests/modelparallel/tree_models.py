@@ -5,11 +5,20 @@ earlier module's values."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
 VOCAB, SEQ, WIDTH = 32, 6, 16
+EXAMPLE_BERT = Path(__file__).resolve().parents[1] / "data" / "smp_examples" / "bert"
+# the BERT example's bert_config.json (dropout 0), scaled down; vocab_size a multiple of 8, as the script pads it
+BERT_VOCAB = 40
+BERT_CONFIG = {"attention_probs_dropout_prob": 0, "hidden_act": "gelu", "hidden_dropout_prob": 0, "hidden_size": 16,
+               "initializer_range": 0.02, "intermediate_size": 32, "max_position_embeddings": 16,
+               "num_attention_heads": 2, "num_hidden_layers": 4, "type_vocab_size": 2, "vocab_size": BERT_VOCAB}
 
 
 class Net1(nn.Module):  # the MNIST example's, scaled down (1×10×10 images)
@@ -105,8 +114,41 @@ class BranchOnValues(nn.Module):
         return self.b(h) if h.sum() > 0 else self.c(h)
 
 
+class TwoMlps(nn.Module):
+    """Two nn.Sequential Linear pairs (what tensor parallelism splits) with functional code between them and a head:
+    a tree, not a layer stack, for pipeline × tensor parallelism."""
+
+    def __init__(self):
+        super().__init__()
+        self.first = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 8))
+        self.second = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 8))
+        self.head = nn.Linear(8, 4)
+
+    def forward(self, x):
+        h = torch.tanh(self.first(x))
+        return self.head(0.5 * self.second(h))
+
+
+def example_bert() -> nn.Module:
+    """The BERT example's own BertForPreTraining (tests/data/smp_examples/bert/modeling.py, unchanged), built as its
+    sagemaker_smp_pretrain.py builds it with --use_sequential 1: an nn.Sequential encoder of layers passing
+    (hidden, mask) tuples, and the MLM decoder tied to the word embeddings."""
+    from sagelaunch.launcher.local.job_modules import JOB_MODULES, stand_in_paths
+
+    for path in (str(EXAMPLE_BERT), *stand_in_paths(JOB_MODULES, sys.executable)[0]):  # as a job sees it
+        if path not in sys.path:
+            sys.path.append(path)
+    import modeling
+
+    config = modeling.BertConfig.from_dict(BERT_CONFIG)
+    config.use_sequential = True
+    modeling.ACT2FN["bias_gelu"] = modeling.bias_gelu_training
+    return modeling.BertForPreTraining(config)
+
+
 TREES = {"grouped_net": GroupedNet, "sequential_bert": SequentialBert, "residual_across": ResidualAcross,
-         "branch_on_values": BranchOnValues}
+         "branch_on_values": BranchOnValues, "two_mlps": TwoMlps,
+         "example_bert": example_bert}
 
 
 def build(name: str, seed: int = 0) -> nn.Module:
@@ -123,6 +165,16 @@ def batch(name: str, step: int, n: int = 8) -> dict:
         mask = torch.ones(n, SEQ)
         mask[::2, -2:] = 0
         return {"input_ids": ids, "attention_mask": mask, "nsp": torch.randint(0, 2, (n,), generator=g)}
+    if name == "two_mlps":
+        return {"x": torch.randn(n, 8, generator=g), "y": torch.randn(n, 4, generator=g)}
+    if name == "example_bert":  # what the script's pretraining_dataset yields: two masked positions per row
+        ids = torch.randint(0, BERT_VOCAB, (n, 8), generator=g)
+        mask = torch.ones(n, 8, dtype=torch.long)
+        mask[::2, -2:] = 0
+        labels = torch.full((n, 8), -1)
+        labels[:, 1:3] = ids[:, 1:3]
+        return {"input_ids": ids, "token_type_ids": torch.randint(0, 2, (n, 8), generator=g), "attention_mask": mask,
+                "masked_lm_labels": labels, "next_sentence_labels": torch.randint(0, 2, (n,), generator=g)}
     return {"x": torch.randn(n, 8, generator=g), "y": torch.randn(n, 8, generator=g)}
 
 
@@ -132,4 +184,10 @@ def loss_of(name: str, model, b: dict) -> torch.Tensor:
     if name == "sequential_bert":
         scores, nsp = model(input_ids=b["input_ids"], attention_mask=b["attention_mask"])
         return F.cross_entropy(scores.reshape(-1, VOCAB), b["input_ids"].reshape(-1)) + F.cross_entropy(nsp, b["nsp"])
+    if name == "example_bert":  # the script's BertPretrainingCriterion
+        scores, relationship = model(input_ids=b["input_ids"], token_type_ids=b["token_type_ids"],
+                                     attention_mask=b["attention_mask"])
+        return (F.cross_entropy(scores.view(-1, BERT_VOCAB), b["masked_lm_labels"].view(-1),
+                                ignore_index=-1)
+                + F.cross_entropy(relationship.view(-1, 2), b["next_sentence_labels"].view(-1), ignore_index=-1))
     return F.mse_loss(model(b["x"]), b["y"])

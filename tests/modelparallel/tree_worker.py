@@ -13,6 +13,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
 
 import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
 
 import sagelaunch.modelparallel as smp  # noqa: E402
 from worker_main import main_against_one_process  # noqa: E402
@@ -31,7 +32,9 @@ def train_step(model, name, b):
 def pipelined(case: dict) -> dict:
     smp.init(case["config"])
     name = case["model"]
-    module = build(name)
+    module = build(name, seed=dist.get_rank() if case.get("seed_by_rank") else 0)
+    for module_name in case.get("tensor_parallel", []):  # smp.set_tensor_parallelism on these submodules
+        smp.set_tensor_parallelism(module.get_submodule(module_name))
     for module_name, index in case.get("partition", {}).items():  # smp.set_partition, auto_partition=False
         smp.set_partition(module.get_submodule(module_name), index)
     model = smp.DistributedModel(module)
@@ -46,8 +49,13 @@ def pipelined(case: dict) -> dict:
             opt.step()
     except smp.SMPValidationError as err:
         return {"error": str(err)}
-    return {"losses": losses if smp.pp_rank() == smp.pp_size() - 1 else None, "dp_rank": smp.dp_rank(),
-            "params": {n: p.detach().tolist() for n, p in model.local_named_parameters()}}
+    return {"losses": losses if smp.pp_rank() == smp.pp_size() - 1 else None, "dp_rank": smp.dp_rank(), "tp_rank": smp.tp_rank(), "pp_rank": smp.pp_rank(),
+            "params": {n: _local(p).tolist() for n, p in model.local_named_parameters()}}
+
+
+def _local(param) -> torch.Tensor:
+    """This rank's part of a parameter (a tensor-parallel one is a DTensor: its shard)."""
+    return param.to_local().detach() if hasattr(param, "to_local") else param.detach()
 
 
 def one_process(name: str) -> dict:
@@ -60,7 +68,9 @@ def one_process(name: str) -> dict:
         loss.backward()
         opt.step()
         losses.append(loss.item())
-    return {"losses": losses, "params": {n: p.detach().tolist() for n, p in model.named_parameters()}}
+    # every name of a tied parameter (the BERT example's decoder is its word embeddings): each stage holds one
+    return {"losses": losses,
+            "params": {n: p.detach().tolist() for n, p in model.named_parameters(remove_duplicate=False)}}
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ import json
 from functools import cached_property
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from sagelaunch.jobspec.smp import SMPParameters
 
@@ -44,6 +44,11 @@ class ModelParallelSettings(_Part):
     @cached_property
     def smp(self) -> SMPParameters:
         return SMPParameters.model_validate(self.parameters)
+
+    @model_validator(mode="after")
+    def _checked(self) -> ModelParallelSettings:
+        self.smp  # noqa: B018 -- a spec never carries parameters smp.init would refuse
+        return self
 
 
 class DataParallelSettings(_Part):

@@ -5,8 +5,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
+from pydantic import ValidationError
+
 from sagelaunch.estimators import PyTorch
-from sagelaunch.jobspec.distribution import DistributionSpec, model_parallel_degrees, mp_parameters_of
+from sagelaunch.jobspec.distribution import (
+    DistributionSpec, ModelParallelSettings, model_parallel_degrees, mp_parameters_of,
+)
 from sagelaunch.jobspec.smp import SMPParameters
 from sagelaunch.jobspec.spec import CodeSpec, replace
 from sagelaunch.launcher.request import compile_create_training_job_request
@@ -52,3 +57,8 @@ def test_the_typed_part_survives_a_validated_copy():
 def test_no_distribution_writes_nothing():
     assert DistributionSpec().hyperparameters("ml.p4d.24xlarge", 8) == {}
     assert DistributionSpec(given=True).hyperparameters("ml.p4d.24xlarge", 8) == {}
+
+
+def test_parameters_smp_init_would_refuse_never_reach_a_spec():
+    with pytest.raises(ValidationError, match="microbatch"):
+        ModelParallelSettings(parameters={"partitions": 2, "microbatch": 4})

@@ -22,7 +22,7 @@ from sagelaunch.estimators.resolve import Resolved, resolve
 from sagelaunch.estimators.settings import job_settings
 from sagelaunch.jobspec import catalog as support
 from sagelaunch.jobspec.argument_errors import ArgumentErrors, argument_errors
-from sagelaunch.jobspec.contract import is_local_instance_type
+from sagelaunch.jobspec.instance_types import is_local
 from sagelaunch.jobspec.errors import SagelaunchError, SagelaunchTypeError
 from sagelaunch.jobspec.names import check_name, job_name
 from sagelaunch.jobspec.spec import (CodeSpec, ComputeSpec, NetworkSpec, ObservabilitySpec, OutputSpec, StoppingSpec,
@@ -463,7 +463,7 @@ class FrameworkEstimator(BaseModel):
         """The frozen spec of a job submitted now, one builder per part (each part is one request shape)."""
         r = self.resolved
         name = check_name(job_name) if job_name is not None else self.make_job_name()
-        local = is_local_instance_type(r.instance_type)
+        local = is_local(r.instance_type)
         settings = job_settings(self, inputs, local)  # the other v2 settings, each named as its part's field
         return TrainingJobSpec(
             job_name=name, framework=self.framework, framework_version=r.framework_version, py_version=r.py_version,
@@ -501,8 +501,7 @@ class FrameworkEstimator(BaseModel):
             dependencies=tuple(os.path.abspath(d) for d in dependencies),
             code_location=settings["code_location"], hyperparameters=dict(self.user_hyperparameters or {}),
             environment=dict(self.environment or {}), container_log_level=self.container_log_level,
-            distribution=dict(self.distribution or {}), distribution_hyperparameters=dict(r.plan.hyperparameters),
-            mp_parameters=r.plan.mp_parameters, input_mode=settings["input_mode"],
+            distribution=r.plan.distribution, input_mode=settings["input_mode"],
             metric_definitions=settings["metric_definitions"],
             enable_sagemaker_metrics=settings["enable_sagemaker_metrics"],
             container_entry_point=settings["container_entry_point"],

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sagelaunch.jobspec.contract import LOCAL_INSTANCE_TYPES
+from sagelaunch.jobspec.instance_types import is_local
 from sagelaunch.jobspec.errors import SagelaunchError
 
 # v2's Model.deploy arguments sagelaunch does not implement (None/False = not asked for)
@@ -43,7 +43,7 @@ def check_instance_count(count: Any, instance_type: str | None) -> int:
                               "as 'ml.m5.xlarge'; v2's order is deploy(initial_instance_count, instance_type, …)",
                               field="instance_type", value=None, allowed="'local' or a SageMaker hosting type",
                               fix="e.g. instance_type='ml.m5.xlarge'")
-    if count is None and instance_type in LOCAL_INSTANCE_TYPES:
+    if count is None and is_local(instance_type):
         return 1
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise SagelaunchError(f"initial_instance_count={count!r} must be a whole number >= 1 for instance_type="

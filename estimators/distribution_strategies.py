@@ -2,7 +2,7 @@
 
 Each strategy says where it sits in the dict, which frameworks take it, the support catalog's hardware and
 version rules it answers to on SageMaker, what a local job refuses, the processes per host it needs at least,
-and the hyperparameters it adds to the request (SDK v2's names and values). The shape follows torchtitan's
+(the hyperparameters SDK v2 sends for it are written by jobspec.distribution.DistributionSpec). The shape follows torchtitan's
 ParallelDims with one apply per technique: adding a strategy is adding one object to `STRATEGIES`.
 """
 
@@ -11,24 +11,21 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from sagelaunch.estimators.distribution_shapes import (
     DataParallelOptions, DistributionOptions, EnabledOptions, MPIOptions, ModelParallelOptions,
 )
-from sagelaunch.jobspec.contract import is_local_instance_type
+from sagelaunch.jobspec.distribution import StrategyName
+from sagelaunch.jobspec.instance_types import is_local
 from sagelaunch.jobspec.errors import SagelaunchError, parts_of, validation_error
 from sagelaunch.jobspec.smp import SMPParameters, check_local_support
 from sagelaunch.jobspec.catalog import FRAMEWORK_CLASS_NAMES
 
 __all__ = ["MP_FIELD", "MPI", "STRATEGIES", "DistributionStrategy", "JobShape", "StrategyName", "naming"]
 
-StrategyName = Literal[
-    "none", "modelparallel", "dataparallel", "torch_distributed", "pytorchddp", "mpi",
-    "parameter_server", "multi_worker_mirrored_strategy",
-]
 
 MP_FIELD = "distribution.smdistributed.modelparallel.parameters"
 
@@ -46,7 +43,7 @@ class JobShape:
 
     @property
     def local(self) -> bool:
-        return is_local_instance_type(self.instance_type)
+        return is_local(self.instance_type)
 
 
 @contextmanager
@@ -101,9 +98,6 @@ class DistributionStrategy:
         """Processes per host when neither MPI nor the GPUs say."""
         return 1
 
-    def hyperparameters(self, job: JobShape, chosen: bool, processes: int) -> dict[str, Any]:
-        """SDK v2's entries for this strategy; `chosen` is False when another strategy runs the job."""
-        return {}
 
 
 class _MPI(DistributionStrategy):
@@ -125,14 +119,6 @@ class _MPI(DistributionStrategy):
             )
         return given
 
-    def hyperparameters(self, job: JobShape, chosen: bool, processes: int) -> dict[str, Any]:
-        mpi = job.options.mpi
-        if mpi is None:  # v2 sends the entries whenever the mpi section is given, enabled or not
-            return {}
-        if not mpi.enabled:
-            return {"sagemaker_mpi_enabled": False}
-        return {"sagemaker_mpi_enabled": True, "sagemaker_mpi_num_of_processes_per_host": processes,
-                "sagemaker_mpi_custom_mpi_options": mpi.custom_mpi_options}
 
 
 class _ModelParallel(DistributionStrategy):
@@ -171,8 +157,6 @@ class _ModelParallel(DistributionStrategy):
         assert smp is not None
         return smp.pipeline_parallel_degree * smp.tensor_parallel_degree
 
-    def hyperparameters(self, job: JobShape, chosen: bool, processes: int) -> dict[str, Any]:
-        return {"mp_parameters": dict(self._parameters(job))} if chosen else {}
 
 
 class _DataParallel(DistributionStrategy):
@@ -181,15 +165,6 @@ class _DataParallel(DistributionStrategy):
     def options(self, opts: DistributionOptions) -> DataParallelOptions | None:
         return opts.smdistributed.dataparallel if opts.smdistributed else None
 
-    def hyperparameters(self, job: JobShape, chosen: bool, processes: int) -> dict[str, Any]:
-        if job.options.smdistributed is None:  # v2 sends these for any smdistributed section (modelparallel too)
-            return {}
-        entries: dict[str, Any] = {"sagemaker_distributed_dataparallel_enabled": chosen,
-                                   "sagemaker_instance_type": job.instance_type}
-        given = self.options(job.options)
-        if chosen and given is not None:
-            entries["sagemaker_distributed_dataparallel_custom_mpi_options"] = given.custom_mpi_options
-        return entries
 
 
 class _PyTorchStrategy(DistributionStrategy):
@@ -204,9 +179,6 @@ class _TorchDistributed(_PyTorchStrategy):
     def options(self, opts: DistributionOptions) -> EnabledOptions | None:
         return opts.torch_distributed
 
-    def hyperparameters(self, job: JobShape, chosen: bool, processes: int) -> dict[str, Any]:
-        return {"sagemaker_torch_distributed_enabled": True, "sagemaker_instance_type": job.instance_type} \
-            if chosen else {}
 
 
 class _PyTorchDDP(_PyTorchStrategy):
@@ -230,11 +202,6 @@ class _PyTorchDDP(_PyTorchStrategy):
                                            "{'torch_distributed': {'enabled': True}}"},
             ) from None
 
-    def hyperparameters(self, job: JobShape, chosen: bool, processes: int) -> dict[str, Any]:
-        if not chosen:
-            return {}
-        return {"sagemaker_distributed_dataparallel_enabled": True, "sagemaker_instance_type": job.instance_type,
-                "sagemaker_distributed_dataparallel_custom_mpi_options": ""}
 
 
 class _TensorFlowStrategy(DistributionStrategy):
@@ -247,8 +214,6 @@ class _TensorFlowStrategy(DistributionStrategy):
         assert given is None or isinstance(given, EnabledOptions)
         return given
 
-    def hyperparameters(self, job: JobShape, chosen: bool, processes: int) -> dict[str, Any]:
-        return {f"sagemaker_{self.name}_enabled": True} if chosen else {}
 
 
 class _ParameterServer(_TensorFlowStrategy):
@@ -260,8 +225,7 @@ class _MultiWorkerMirrored(_TensorFlowStrategy):
 
 
 MPI, DATAPARALLEL = _MPI(), _DataParallel()
-# The parser walks this table: the exclusive ones in the order errors list them, and every strategy's
-# hyperparameters in this order (SDK v2's: mpi, mp_parameters, smdistributed, then the strategy's own).
+# The parser walks this table: the exclusive ones in the order errors list them.
 STRATEGIES: tuple[DistributionStrategy, ...] = (
     MPI, _ModelParallel(), DATAPARALLEL, _TorchDistributed(), _PyTorchDDP(), _ParameterServer(),
     _MultiWorkerMirrored(),

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from sagelaunch.estimators import field_checks as check
 from sagelaunch.estimators.deploy_checks import check_endpoint_name, check_instance_count, refuse_unsupported
-from sagelaunch.jobspec.contract import LOCAL_INSTANCE_TYPES
+from sagelaunch.jobspec.instance_types import is_local
 from sagelaunch.jobspec.errors import SagelaunchError
 
 if TYPE_CHECKING:
@@ -182,7 +182,7 @@ class FrameworkModel:
         deserializer = deserializer if deserializer is not None else default_deserializer
         if endpoint_name is not None:
             check_endpoint_name(endpoint_name)
-        if instance_type in LOCAL_INSTANCE_TYPES:
+        if is_local(instance_type):
             from sagelaunch.jobspec.catalog import LOCAL_DEFAULT_REGION
 
             self.serving_image_uri(LOCAL_DEFAULT_REGION, instance_type)  # one catalog: local serves what SageMaker does
@@ -246,7 +246,7 @@ class FrameworkModel:
         from sagelaunch.estimators.transformer import transformer_of
         from sagelaunch.jobspec.names import job_name
 
-        if instance_type not in LOCAL_INSTANCE_TYPES and self.name is None:
+        if not is_local(instance_type) and self.name is None:
             from sagelaunch.launcher.common.aws.clients import resolve_region
 
             self.name = job_name(base_name_from_image(self.serving_image_uri(resolve_region(self.region),

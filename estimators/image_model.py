@@ -50,14 +50,14 @@ class ImageModel:
         from sagelaunch.estimators import field_checks as check
         from sagelaunch.estimators.deploy_checks import check_endpoint_name, check_instance_count, refuse_unsupported
         from sagelaunch.estimators.framework_model import base_from_name, base_name_from_image
-        from sagelaunch.jobspec.contract import LOCAL_INSTANCE_TYPES
+        from sagelaunch.jobspec.instance_types import is_local
         from sagelaunch.jobspec.names import job_name
         from sagelaunch.launcher.common.aws.clients import resolve_region
         from sagelaunch.launcher.sagemaker.training import role_arn
         from sagelaunch.launcher.sagemaker import endpoint as sme
         from sagelaunch.launcher.common.predictors import SageMakerPredictor
 
-        if instance_type in LOCAL_INSTANCE_TYPES:
+        if is_local(instance_type):
             fix = ("serve the model with the framework model (PyTorchModel / TensorFlowModel with an entry point), "
                    "or deploy to an ml.* instance type")
             raise SagelaunchError(f"deploy(instance_type={instance_type!r}) of the image {self.image_uri}: the image "

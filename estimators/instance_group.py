@@ -40,9 +40,9 @@ class InstanceGroup(BaseModel):
     @classmethod
     def _type(cls, v: str) -> str:
         from sagelaunch.jobspec import catalog
-        from sagelaunch.jobspec.contract import is_local_instance_type
+        from sagelaunch.jobspec.instance_types import is_local
 
-        if is_local_instance_type(v):
+        if is_local(v):
             fix = "for a local run use instance_type='local' without instance_groups"
             raise SagelaunchError(f"instance_type={v!r}: a heterogeneous cluster (instance_groups) runs on SageMaker "
                                   f"only; allowed: an ml.* training instance type — {fix}", field="instance_type",

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from sagelaunch.estimators import field_checks as check
 from sagelaunch.estimators.deploy_checks import UNSUPPORTED_DEPLOY, check_endpoint_name, check_instance_count, refuse_unsupported
-from sagelaunch.jobspec.contract import LOCAL_INSTANCE_TYPES
+from sagelaunch.jobspec.instance_types import is_local
 from sagelaunch.jobspec.errors import SagelaunchError
 
 if TYPE_CHECKING:
@@ -136,7 +136,7 @@ class Model(BaseModel):
         count = check_instance_count(initial_instance_count, instance_type)
         entry, requirements = self.handler_files()
         name = check_endpoint_name(endpoint_name) if endpoint_name else self._make_name()
-        if instance_type in LOCAL_INSTANCE_TYPES:
+        if is_local(instance_type):
             return self._deploy_local(name, entry, requirements, max_body_bytes, serializer, deserializer)
         from sagelaunch.launcher.common.aws.clients import resolve_region
         from sagelaunch.launcher.sagemaker.training import role_arn

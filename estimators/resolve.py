@@ -15,7 +15,8 @@ from sagelaunch.estimators.debugger import check_debugger, profiler_settings
 from sagelaunch.estimators.distribution import DistributionPlan, parse_distribution
 from sagelaunch.estimators.settings import settings_problems, training_instance_type
 from sagelaunch.jobspec import catalog as support
-from sagelaunch.jobspec.contract import is_local_instance_type
+from sagelaunch.jobspec.instance_types import InstanceType, is_local, names_sagemaker_type
+from sagelaunch.jobspec.instance_types import instance_type as instance_type_record
 from sagelaunch.jobspec.errors import ProblemsError, SagelaunchError, SagelaunchException, problem_of
 from sagelaunch.jobspec.spec import ProfilerSettings
 from sagelaunch.launcher.common import environment
@@ -62,7 +63,7 @@ class _Problems:
             raise ProblemsError(self.problems)
 
 
-def _image(est: "FrameworkEstimator", region: str, local: bool, kind: str,
+def _image(est: "FrameworkEstimator", region: str, local: bool, info: InstanceType,
            instance_type: str) -> tuple[str, str, str, str]:
     """(framework_version, py_version, image_uri, repository)."""
     framework = est.framework
@@ -78,7 +79,7 @@ def _image(est: "FrameworkEstimator", region: str, local: bool, kind: str,
                                   fix="set framework_version to the image's version")
         tag_py = _TAG_PY.search(image)
         py = est.py_version or (tag_py.group(1) if tag_py else "py3")
-        _check_image_processor(image, instance_type, kind)
+        _check_image_processor(image, info)
         return version, py, image, image.rsplit("/", 1)[-1].split(":")[0].split("@")[0]
     if est.framework_version is None:
         raise version_required(framework)
@@ -187,12 +188,12 @@ def cross_field_problems(est: "FrameworkEstimator", invalid: frozenset[str] = fr
         return invalid.isdisjoint(fields)
 
     instance_type = training_instance_type(est) if valid("instance_groups") else est.instance_type
-    local = instance_type is not None and is_local_instance_type(instance_type)
+    local = instance_type is not None and is_local(instance_type)
     # a misspelt ml.* type is still a SageMaker job; a misspelt "local" may not be
-    sagemaker_job = not local and (valid("instance_type") or str(instance_type).startswith("ml."))
+    sagemaker_job = not local and (valid("instance_type") or names_sagemaker_type(str(instance_type)))
     if valid("instance_groups"):
         problems.add(*settings_problems(est, local, valid))
-    info = support.instance_info(instance_type) if valid("instance_type", "instance_groups") and instance_type else None
+    info = instance_type_record(instance_type) if valid("instance_type", "instance_groups") and instance_type else None
     region = None
     if valid("region"):
         region = problems.check(lambda: est.region or environment.default_region(local=local or not sagemaker_job))
@@ -200,7 +201,7 @@ def cross_field_problems(est: "FrameworkEstimator", invalid: frozenset[str] = fr
     image = None
     if valid("framework_version", "py_version", "image_uri"):
         if info is not None and region_ok:
-            image = problems.check(lambda: _image(est, region, local, info["kind"], instance_type))
+            image = problems.check(lambda: _image(est, region, local, info, instance_type))
         else:
             problems.check(lambda: _versions(est))
     if sagemaker_job and valid("role"):
@@ -216,7 +217,7 @@ def cross_field_problems(est: "FrameworkEstimator", invalid: frozenset[str] = fr
         version = image[0]
         if valid("profiler_config", "disable_profiler", "rules", "debugger_hook_config", "tensorboard_output_config"):
             profiler = problems.check(lambda: _profiler(est, version, region, local, instance_type))
-        gpus = _gpus_per_host(instance_type, info)
+        gpus = _gpus_per_host(info)
         if valid("distribution", "instance_count"):
             plan = problems.check(lambda: parse_distribution(
                 est.distribution, framework=est.framework, framework_version=version, instance_type=instance_type,
@@ -232,7 +233,7 @@ def cross_field_problems(est: "FrameworkEstimator", invalid: frozenset[str] = fr
     if not problems.problems and not invalid:
         assert image is not None and plan is not None and info is not None and region is not None
         version, py, uri, repository = image
-        problems.resolved = Resolved(version, py, uri, region, _gpus_per_host(instance_type, info), plan, profiler,
+        problems.resolved = Resolved(version, py, uri, region, _gpus_per_host(info), plan, profiler,
                                      repository, instance_type)
     return problems
 
@@ -245,19 +246,20 @@ def _memory(est: "FrameworkEstimator", plan: DistributionPlan, instance_type: st
     check_smp_memory(est.planned_model, plan.smp, instance_type, est.instance_count)
 
 
-def _gpus_per_host(instance_type: str, info: dict[str, Any]) -> int:
+def _gpus_per_host(info: InstanceType) -> int:
     """The catalog's GPU count; "local_gpu" has as many as this machine shows (the launcher's probe)."""
-    return environment.local_gpu_count() if instance_type == "local_gpu" else int(info.get("gpus", 0))
+    return environment.local_gpu_count() if info.gpus_from_machine else info.gpus
 
 
-def _check_image_processor(image: str, instance_type: str, kind: str) -> None:
+def _check_image_processor(image: str, info: InstanceType) -> None:
+    instance_type, kind = info.name, info.kind
     tag = image.rsplit(":", 1)[-1] if ":" in image.rsplit("/", 1)[-1] else ""
     if kind == "gpu" and "-cpu" in tag:
         raise SagelaunchError(
             f"image_uri={image!r} is a CPU image but instance_type={instance_type!r} has GPUs; "
             "use the -gpu- tag of the image or a CPU instance type", field="image_uri", value=image,
             allowed="a -gpu- image for a GPU instance type", fix="use the -gpu- tag of the image or a CPU instance type")
-    if kind == "cpu" and "-gpu" in tag and instance_type != "local":
+    if kind == "cpu" and "-gpu" in tag and not info.is_local:
         raise SagelaunchError(
             f"image_uri={image!r} is a GPU image but instance_type={instance_type!r} has no GPU; "
             "use the -gpu- tag or a GPU instance type such as ml.g5.xlarge", field="image_uri", value=image,

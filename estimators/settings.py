@@ -156,11 +156,11 @@ class SessionUse:
     @classmethod
     def of(cls, session: Any, instance_type: str) -> "SessionUse":
         from sagelaunch.estimators.session import session_parts
-        from sagelaunch.jobspec.contract import is_local_instance_type
+        from sagelaunch.jobspec.instance_types import is_local
         from sagelaunch.launcher.common.aws.clients import using_session
 
         parts = session_parts(session)
-        return cls(parts, using_session(parts.boto_session), is_local_instance_type(instance_type))
+        return cls(parts, using_session(parts.boto_session), is_local(instance_type))
 
     def apply(self, spec: TrainingJobSpec, options: dict[str, Any]) -> TrainingJobSpec:
         """The spec with the session's bucket as v2 uses it; sets options['bucket'] for the SageMaker backend."""

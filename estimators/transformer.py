@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sagelaunch.jobspec.contract import LOCAL_INSTANCE_TYPES
+from sagelaunch.jobspec.instance_types import is_local
 from sagelaunch.jobspec.errors import SagelaunchError, SagelaunchRuntimeError
 
 
@@ -47,7 +47,7 @@ class Transformer:
         from sagelaunch.launcher.common.environment import default_region
 
         return session_region(self.sagemaker_session) or self._region or default_region(
-            local=self.instance_type in LOCAL_INSTANCE_TYPES)
+            local=is_local(self.instance_type))
 
     def _boto_session(self) -> Any:
         if self.sagemaker_session is None:
@@ -71,7 +71,7 @@ class Transformer:
                 fix = f"drop {option} (SageMaker Experiments, invocation retries and data capture are not sent)"
                 raise SagelaunchError(f"transform({option}=…) is not implemented by sagelaunch; {fix}", field=option,
                                       value=value, allowed="None", fix=fix)
-        local = self.instance_type in LOCAL_INSTANCE_TYPES
+        local = is_local(self.instance_type)
         name = check_name(job_name) if job_name else generated_name(self._base_name())
         region = self._region_name()
         output_path = self.output_path or self._default_output(name, region, local)
@@ -189,7 +189,7 @@ def transformer_of(model: Any, model_name: str, instance_count: int, instance_ty
                    options: dict[str, Any], base_transform_job_name: str | None, region: str | None) -> Transformer:
     """v2's estimator.transformer() / model.transformer(): CreateModel on SageMaker (not locally: the model
     object is served), then the Transformer of that model."""
-    local = instance_type in LOCAL_INSTANCE_TYPES
+    local = is_local(instance_type)
     if not local:
         model._create_sagemaker_model(instance_type, tags=tags)
     env = {**(getattr(model, "env", None) or {}), **(options.pop("env", None) or {})}

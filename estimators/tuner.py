@@ -15,6 +15,7 @@ from typing import Any
 from sagelaunch.estimators.parameter_ranges import CategoricalParameter, ParameterRange
 from sagelaunch.estimators.tuning_configs import StrategyConfig, WarmStartConfig, WarmStartTypes
 from sagelaunch.jobspec.errors import SagelaunchError
+from sagelaunch.jobspec.instance_types import is_local
 
 # v2's estimator class metadata, sent with a framework estimator's static hyperparameters
 CLASS_METADATA = {"PyTorch": "sagemaker.pytorch.estimator", "TensorFlow": "sagemaker.tensorflow.estimator",
@@ -166,7 +167,7 @@ class HyperparameterTuner:
         name = self._tuning_job_name(job_name)
         self._current_job_name = name
         settings = self._settings(name, include_cls_metadata)
-        if self.estimator.resolved.instance_type in ("local", "local_gpu"):
+        if is_local(self.estimator.resolved.instance_type):
             from sagelaunch.estimators.tuner_local import run_local_tuning
 
             self.latest_tuning_job = run_local_tuning(self, settings, inputs)

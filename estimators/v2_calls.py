@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from sagelaunch.jobspec.catalog import FRAMEWORK_CLASS_NAMES
 from sagelaunch.jobspec.errors import SagelaunchError
+from sagelaunch.jobspec.instance_types import is_local
 
 if TYPE_CHECKING:
     from sagelaunch.estimators.base import FrameworkEstimator
@@ -54,7 +55,7 @@ def keep_default_session(est: "FrameworkEstimator") -> None:
     from sagelaunch.estimators.session import Session
 
     session = Session(boto_session=boto3.session.Session(region_name=est.resolved.region))
-    session.local_mode = est.resolved.instance_type in ("local", "local_gpu")
+    session.local_mode = is_local(est.resolved.instance_type)
     est.__dict__["sagemaker_session"] = session
     est._session_made = True
 

@@ -14,7 +14,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from sagelaunch.jobspec.contract import LOCAL_INSTANCE_TYPES
 from sagelaunch.jobspec.errors import SagelaunchError
 from sagelaunch.jobspec.suggest import allowed_list, choice_error, did_you_mean, fix_from_hint
 
@@ -175,7 +174,8 @@ def training_instance_types() -> tuple[str, ...]:
     return tuple(_facts(matrix()["instance_types"]))
 
 
-LOCAL_GPU_MINIMUM = 1  # what "local_gpu" promises; the machine's real count is launcher.common.environment's probe
+LOCAL_INSTANCE_TYPES = ("local", "local_gpu")  # "this machine"; every other layer asks jobspec.instance_types
+LOCAL_GPU_MINIMUM = 1  # what "local_gpu" promises; the machine's real count is launcher.environment's probe
 
 
 def instance_info(instance_type: str) -> dict[str, Any]:

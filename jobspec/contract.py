@@ -9,14 +9,6 @@ from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
 
-# ---------------------------------------------------------------- instance types that mean "this machine"
-LOCAL_INSTANCE_TYPES = ("local", "local_gpu")
-
-
-def is_local_instance_type(instance_type: str) -> bool:
-    return instance_type in LOCAL_INSTANCE_TYPES
-
-
 # ---------------------------------------------------------------- job statuses (DescribeTrainingJob)
 STATUSES = ("InProgress", "Completed", "Failed", "Stopping", "Stopped")
 TERMINAL_STATUSES = ("Completed", "Failed", "Stopped")

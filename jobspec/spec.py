@@ -15,7 +15,9 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from sagelaunch.jobspec import fields
-from sagelaunch.jobspec.contract import DEFAULT_CPU_PROFILING_DURATION_S, DEFAULT_FILE_ROTATION_S, is_local_instance_type
+from sagelaunch.jobspec.contract import DEFAULT_CPU_PROFILING_DURATION_S, DEFAULT_FILE_ROTATION_S
+from sagelaunch.jobspec.distribution import DistributionSpec
+from sagelaunch.jobspec.instance_types import is_local
 
 
 class _Frozen(BaseModel):
@@ -115,10 +117,9 @@ class CodeSpec(_Frozen):
     default_model_dir: bool = False  # TensorFlow: send SDK v2's default model_dir (s3://<output>/<job>/model)
     container_log_level: int = 20
 
-    # distribution, already validated by estimators.distribution (SMP parameters by jobspec.smp)
-    distribution: dict[str, Any] = Field(default_factory=dict)  # the user's dict, as given
-    distribution_hyperparameters: dict[str, Any] = Field(default_factory=dict)  # sagemaker_* / mp_parameters
-    mp_parameters: dict[str, Any] | None = None  # SMP parameters when model parallel is on
+    # distribution, already validated by estimators.distribution (SMP parameters by jobspec.smp): typed, written
+    # into the hyperparameters once (jobspec.distribution)
+    distribution: DistributionSpec = Field(default_factory=DistributionSpec)
 
     # AlgorithmSpecification's settings, sent as the SDK v2 sends them (None: left out of the request)
     input_mode: Literal["File", "Pipe", "FastFile"] = "File"  # TrainingInputMode
@@ -237,7 +238,7 @@ class TrainingJobSpec(_Frozen):
 
     @property
     def is_local(self) -> bool:
-        return is_local_instance_type(self.compute.instance_type)
+        return is_local(self.compute.instance_type)
 
 
 PARTS: dict[str, type[BaseModel]] = {"code": CodeSpec, "compute": ComputeSpec, "stopping": StoppingSpec,

@@ -17,6 +17,7 @@ import importlib
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol
 from sagelaunch.jobspec.errors import SagelaunchError
+from sagelaunch.jobspec.instance_types import backend_of
 from sagelaunch.jobspec.suggest import did_you_mean, fix_from_hint
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ def backend(name: str) -> Backend | ModuleType:
 
 def submit(spec: "TrainingJobSpec", *, wait: bool = True, logs: bool = True, **options: Any) -> "TrainingJob":
     """Run `spec` on the backend its instance type selects; imports that backend only."""
-    return backend("local" if spec.is_local else "sagemaker").submit(spec, wait=wait, logs=logs, **options)
+    return backend(backend_of(spec.compute.instance_type)).submit(spec, wait=wait, logs=logs, **options)
 
 
 def attach(name: str, **options: Any) -> "TrainingJob":

@@ -1,5 +1,5 @@
-"""The accelerator facts the planner computes with, from the catalog (jobspec.accelerators: every figure with its
-page and date); the speed model's efficiency constant per accelerator, fitted on one published run
+"""The accelerator facts the planner computes with, from the catalog's InstanceType record (jobspec.instance_types:
+every figure with its page and date); the speed model's efficiency constant per accelerator, fitted on one published run
 (efficiency.json, written by scripts/fit_planner_efficiency.py)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from sagelaunch.jobspec.accelerators import accelerator_facts
+from sagelaunch.jobspec.instance_types import accelerated
 
 
 class Hardware(BaseModel):
@@ -27,7 +27,7 @@ class Hardware(BaseModel):
 
 def hardware(instance_type: str) -> Hardware:
     """An unknown or CPU instance type raises the catalog's SagelaunchError (field instance_type, did-you-mean)."""
-    facts = accelerator_facts(instance_type)
+    facts = accelerated(instance_type)
     return Hardware(instance_type=instance_type, accelerator=facts.accelerator, gpus_per_instance=facts.count,
                     memory_bytes=facts.memory_bytes, peak_flops={str(k): v for k, v in facts.peak_flops.items()},
                     intra_node_bandwidth=facts.intra_node_bandwidth, inter_node_bandwidth=facts.inter_node_bandwidth)

@@ -89,7 +89,7 @@ def next_commands(model: str | None, profile: str | None) -> list[tuple[str, str
 
 def main(argv: list[str] | None = None) -> dict:
     sys.path.insert(0, str(REPO_ROOT))
-    from sagelaunch.jobspec.contract import LOCAL_INSTANCE_TYPES
+    from sagelaunch.jobspec.catalog import LOCAL_INSTANCE_TYPES
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="tiny-roberta",

@@ -67,13 +67,17 @@ def default_region(local: bool = True) -> str:
         field="region", value=None, allowed=REGION_ALLOWED, fix=fix)
 
 
-def visible_gpus(env: Mapping[str, str] | None = None) -> list[str]:
-    """GPU ids this machine shows: CUDA_VISIBLE_DEVICES when set (in `env`, default os.environ), else NVML's."""
-    env = os.environ if env is None else env
-    visible = env.get("CUDA_VISIBLE_DEVICES")
+def machine_gpus(env: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """GPU ids this machine shows: CUDA_VISIBLE_DEVICES when set (in `env`, default os.environ), else NVML's.
+    The one probe: the estimators' GPU count and the local backend's GPU ids both come from here."""
+    return _probe_gpus((os.environ if env is None else env).get("CUDA_VISIBLE_DEVICES"))
+
+
+@lru_cache(maxsize=8)
+def _probe_gpus(visible: str | None) -> tuple[str, ...]:
     if visible is not None:
-        return [d.strip() for d in visible.split(",") if d.strip() and d.strip() != "-1"]
-    return [str(i) for i in range(_nvml_device_count())]
+        return tuple(d.strip() for d in visible.split(",") if d.strip() and d.strip() != "-1")
+    return tuple(str(i) for i in range(_nvml_device_count()))
 
 
 @lru_cache(maxsize=1)
@@ -92,4 +96,4 @@ def _nvml_device_count() -> int:
 
 def local_gpu_count() -> int:
     """GPUs a "local_gpu" job gets per host: those visible, at least 1 (what local_gpu promises)."""
-    return max(1, len(visible_gpus()))
+    return max(1, len(machine_gpus()))

@@ -76,13 +76,11 @@ def hyperparameters(spec: "TrainingJobSpec", account: str | None = None) -> dict
         sagemaker_job_name=spec.job_name,
         sagemaker_container_log_level=spec.code.container_log_level,
     )
-    hp.update(spec.code.distribution_hyperparameters)
-    if spec.code.mp_parameters is not None and "mp_parameters" not in hp:  # smp.init reads them from here
-        hp["mp_parameters"] = spec.code.mp_parameters
+    hp.update(spec.code.distribution.hyperparameters(spec.compute.instance_type, spec.compute.processes_per_host))
     if spec.code.model_dir is not None:
         hp["model_dir"] = spec.code.model_dir
     elif spec.code.default_model_dir:  # SDK v2's TensorFlow default; MPI jobs keep the model in the container
-        mpi = spec.code.distribution_hyperparameters.get("sagemaker_mpi_enabled", False)
+        mpi = spec.code.distribution.mpi_enabled
         hp["model_dir"] = "/opt/ml/model" if mpi else f"{output_uri(spec, account).rstrip('/')}/{spec.job_name}/model"
     return {**user, **encode_hyperparameters(hp)}
 

@@ -120,7 +120,7 @@ def submit(spec: TrainingJobSpec, *, wait: bool = True, logs: bool = True, **opt
             raise SagelaunchError(f"job {spec.job_name}: {named}", field="job_name", value=spec.job_name,
                                   fix=named) from error
         raise
-    handle = LocalTrainingJob(spec.job_name, _process=proc, sent_hyperparameters=job.request["HyperParameters"])
+    handle = LocalTrainingJob(spec.job_name, _process=proc, sent_hyperparameters=job.hyperparameters)
     if wait:
         handle.wait(logs=logs)
     return handle

@@ -208,15 +208,15 @@ def input_data_config(job: "LocalJob") -> dict[str, dict[str, str]]:
     """inputdataconfig.json, as SageMaker writes it from the request's InputDataConfig."""
     config = {}
     for channel in job.channels:
-        source = channel["DataSource"]["S3DataSource"]  # a local folder is sent as its S3Uri
+        source = channel.data_source.s3_data_source  # a local folder is sent as its S3Uri
         entry = {
-            "TrainingInputMode": channel.get("InputMode") or job.request["AlgorithmSpecification"]["TrainingInputMode"],
-            "S3DistributionType": source.get("S3DataDistributionType", "FullyReplicated"),
-            "RecordWrapperType": channel.get("RecordWrapperType", "None"),
+            "TrainingInputMode": channel.input_mode or job.input_mode,
+            "S3DistributionType": (source.s3_data_distribution_type if source else None) or "FullyReplicated",
+            "RecordWrapperType": channel.record_wrapper_type or "None",
         }
-        if channel.get("ContentType"):
-            entry["ContentType"] = channel["ContentType"]
-        config[channel["ChannelName"]] = entry
+        if channel.content_type:
+            entry["ContentType"] = channel.content_type
+        config[channel.channel_name] = entry
     return config
 
 
@@ -229,7 +229,7 @@ def write_config_files(layout: HostLayout, job: "LocalJob", current_host: str, h
         "inputdataconfig.json": input_data_config(job),
     }
     if job.profiler_config is not None:
-        files[PROFILER_CONFIG_FILE] = profiler_config_file(job.profiler_config)
+        files[PROFILER_CONFIG_FILE] = profiler_config_file(job.profiler_config.wire())
     layout.config_dir.mkdir(parents=True, exist_ok=True)
     for name, content in files.items():
         write_private_text(layout.config_dir / name, json.dumps(content, indent=2, sort_keys=True))
@@ -254,7 +254,7 @@ def training_env(layout: HostLayout, job: "LocalJob", current_host: str, hosts: 
     distributed = job.facts.distributed
     return {
         "additional_framework_parameters": framework,
-        "channel_input_dirs": {c["ChannelName"]: str(layout.channel_dir(c["ChannelName"])) for c in job.channels},
+        "channel_input_dirs": {c.channel_name: str(layout.channel_dir(c.channel_name)) for c in job.channels},
         "current_host": current_host,
         "current_instance_group": INSTANCE_GROUP,
         "current_instance_group_hosts": list(hosts),

@@ -19,6 +19,7 @@ from sagelaunch.jobspec.spec import TrainingJobSpec, replace
 from sagelaunch.launcher.local.contract import HostLayout
 from sagelaunch.launcher.local.artifacts import artifact_prefix
 from sagelaunch.launcher.common.request import CreateTrainingJobRequest, compile_create_training_job_request
+from sagelaunch.launcher.common.request_model import Channel, ProfilerConfig, ResourceConfig, TrainingJobRequest
 
 
 class LocalFacts(BaseModel):
@@ -42,51 +43,72 @@ class LocalFacts(BaseModel):
 @dataclass(frozen=True)
 class LocalJob:
     """One local job: `request` is exactly what a SageMaker job of the same spec would be sent (its code and
-    output locations made local), `facts` the rest."""
+    output locations made local), `typed_request` the same request typed (read by attribute), `facts` the rest."""
 
     request: CreateTrainingJobRequest
     facts: LocalFacts
+    typed_request: TrainingJobRequest
 
     @property
     def name(self) -> str:
-        return self.request["TrainingJobName"]
+        return self.typed_request.training_job_name
+
+    @property
+    def resources(self) -> ResourceConfig:
+        assert self.typed_request.resource_config is not None, "the compiler always sends ResourceConfig"
+        return self.typed_request.resource_config
 
     @property
     def instance_type(self) -> str:
-        return self.request["ResourceConfig"]["InstanceType"]
+        assert self.resources.instance_type is not None, "a local job has one instance type (no instance groups)"
+        return self.resources.instance_type
 
     @property
     def instance_count(self) -> int:
-        return self.request["ResourceConfig"]["InstanceCount"]
+        assert self.resources.instance_count is not None, "a local job has one instance count (no instance groups)"
+        return self.resources.instance_count
 
     @property
     def max_run(self) -> int:
-        return self.request["StoppingCondition"]["MaxRuntimeInSeconds"]
+        condition = self.typed_request.stopping_condition
+        assert condition is not None and condition.max_runtime_in_seconds is not None, "the compiler sends it"
+        return condition.max_runtime_in_seconds
+
+    @property
+    def input_mode(self) -> str:
+        """The job's TrainingInputMode (a channel's own InputMode overrides it)."""
+        assert self.typed_request.algorithm_specification is not None, "the compiler always sends it"
+        return self.typed_request.algorithm_specification.training_input_mode
 
     @property
     def environment(self) -> dict[str, str]:
-        return dict(self.request.get("Environment") or {})
+        return dict(self.typed_request.environment or {})
 
     @property
-    def channels(self) -> list[dict[str, Any]]:
-        return list(self.request.get("InputDataConfig") or [])
+    def channels(self) -> tuple[Channel, ...]:
+        return self.typed_request.input_data_config or ()
 
     @property
     def checkpoint_s3_uri(self) -> str | None:
-        return (self.request.get("CheckpointConfig") or {}).get("S3Uri")
+        return self.typed_request.checkpoint_config.s3_uri if self.typed_request.checkpoint_config else None
 
     @property
-    def profiler_config(self) -> dict[str, Any] | None:
-        return self.request.get("ProfilerConfig")
+    def profiler_config(self) -> ProfilerConfig | None:
+        return self.typed_request.profiler_config
 
     @property
     def profiler_runs(self) -> bool:
         config = self.profiler_config
-        return config is not None and not config.get("DisableProfiler")
+        return config is not None and not config.disable_profiler
+
+    @property
+    def hyperparameters(self) -> dict[str, str]:
+        """HyperParameters as sent: JSON-encoded values."""
+        return dict(self.typed_request.hyper_parameters or {})
 
     def hyperparameter(self, key: str, default: Any = None) -> Any:
         """One decoded hyperparameter of the request (they are sent JSON-encoded)."""
-        encoded = self.request["HyperParameters"].get(key)
+        encoded = self.hyperparameters.get(key)
         return default if encoded is None else json.loads(encoded)
 
     @property
@@ -100,7 +122,7 @@ class LocalJob:
     def host_hyperparameters(self, layout: HostLayout) -> dict[str, str]:
         """hyperparameters.json of one host: the request's, with the code where this host has it (SageMaker's
         container downloads sagemaker_submit_directory into /opt/ml/code; each local host has its own copy)."""
-        hyperparameters = dict(self.request["HyperParameters"])
+        hyperparameters = self.hyperparameters
         if self.facts.submit_directory is None:
             hyperparameters["sagemaker_submit_directory"] = json.dumps(str(layout.code_dir))
         return hyperparameters
@@ -116,7 +138,8 @@ def compile_local_job(spec: TrainingJobSpec, job_dir: Path, code_files: list[tup
     assert spec.framework != "generic", "a generic image's job is refused before it reaches the local backend"
     facts = LocalFacts(job_dir=job_dir, artifact_prefix=prefix, region=spec.region, framework=spec.framework,
                        framework_version=spec.framework_version,
-                       processes_per_host=spec.compute.processes_per_host, distributed=bool(spec.code.distribution),
+                       processes_per_host=spec.compute.processes_per_host, distributed=spec.code.distribution.given,
                        submit_directory=spec.code.submit_directory, code_files=tuple(code_files),
                        code_archive=code_archive, checkpoint_local_path=spec.output.checkpoint_local_path)
-    return LocalJob(compile_create_training_job_request(located), facts)
+    wire = compile_create_training_job_request(located)
+    return LocalJob(wire, facts, TrainingJobRequest.of(wire))

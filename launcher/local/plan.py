@@ -13,8 +13,10 @@ import time
 from pathlib import Path
 
 from sagelaunch.jobspec.install import INSTALL_ROOT
+from sagelaunch.jobspec.instance_types import instance_type as instance_type_record
 from sagelaunch.launcher.local import contract, registry
 from sagelaunch.launcher.common.archive import unpack
+from sagelaunch.launcher.common.environment import machine_gpus
 from sagelaunch.launcher.local import channels as channel_io
 from sagelaunch.jobspec.s3uri import parse_s3_uri
 from sagelaunch.launcher.local import requirements, s3
@@ -30,10 +32,8 @@ from sagelaunch.jobspec.errors import SagelaunchError
 
 
 def visible_gpus(instance_type: str, base_env: dict[str, str]) -> list[str]:
-    """GPU ids the job may use: none for "local"; those this machine shows for "local_gpu"."""
-    from sagelaunch.launcher.common.environment import visible_gpus as machine_gpus
-
-    return machine_gpus(base_env) if instance_type == "local_gpu" else []
+    """GPU ids the job may use: those this machine shows for a type that takes them ("local_gpu"), else none."""
+    return list(machine_gpus(base_env)) if instance_type_record(instance_type).gpus_from_machine else []
 
 
 def gpu_slices(gpus: list[str], hosts: int) -> list[list[str]]:
@@ -119,7 +119,7 @@ def _restore_checkpoints(job: LocalJob, layouts: list[contract.HostLayout]) -> l
 
 def _fast_file(job: LocalJob, channel: channel_io.InputChannel) -> bool:
     """FastFile on SageMaker streams the channel read-only: the local view is read-only too."""
-    mode = channel.input_mode if channel.mode_given else job.request["AlgorithmSpecification"]["TrainingInputMode"]
+    mode = channel.input_mode if channel.mode_given else job.input_mode
     return mode == "FastFile"
 
 
@@ -147,7 +147,7 @@ def build(job: LocalJob, *, resolved_channels: list[channel_io.ResolvedChannel],
     # the script's arguments (SM_USER_ARGS keeps to_cmd_args' list; the command line is what the toolkit's shell
     # makes of it), checked before anything is laid out, downloaded or installed
     args = contract.command_line_args(contract.split_hyperparameters(
-        contract.decode_hyperparameters(job.request["HyperParameters"]))[0])
+        contract.decode_hyperparameters(job.hyperparameters))[0])
     hosts = contract.host_names(job.instance_count)
     layouts = {host: contract.HostLayout(job_dir / host) for host in hosts}
     for layout in layouts.values():
@@ -179,7 +179,7 @@ def build(job: LocalJob, *, resolved_channels: list[channel_io.ResolvedChannel],
         contract.write_config_files(layout, job, host, hosts, hyperparameters)
         env = {**environment, **mpi_variables}
         env.update(contract.environment(layout, job, host, hosts, hyperparameters, len(gpu_sets[index]), cpus))
-        if job.instance_type == "local_gpu":
+        if instance_type_record(job.instance_type).gpus_from_machine:
             env["CUDA_VISIBLE_DEVICES"] = ",".join(gpu_sets[index])
         env["PYTHONUNBUFFERED"] = "1"  # lines reach the log as they are printed
         env["PYTHONPATH"] = _python_path(layout.code_dir, job_env, job_module_dirs, requirement_dirs)

@@ -8,7 +8,6 @@ stop, packs the artifacts and records each status change in the registry.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -245,13 +244,12 @@ class Supervisor:
         """mp_parameters with a model-parallel degree above 1, but no process called smp.init(): the ranks ran
         as independent processes (e.g. transformers' Trainer without "partitions"), which is never Completed."""
         from sagelaunch.jobspec.contract import SAGELAUNCH_SMP_INIT_DIR, SM_HP_MP_PARAMETERS
+        from sagelaunch.jobspec.distribution import model_parallel_degrees, mp_parameters_of
 
         host = self.plan.hosts[0].env
         if SAGELAUNCH_SMP_INIT_DIR not in host:
             return None
-        params = json.loads(host[SM_HP_MP_PARAMETERS])
-        degrees = {k: params[k] for k in ("tensor_parallel_degree", "pipeline_parallel_degree", "partitions",
-                                          "sharded_data_parallel_degree") if int(params.get(k, 1) or 1) > 1}
+        degrees = model_parallel_degrees(mp_parameters_of(host[SM_HP_MP_PARAMETERS]))  # smp.init's own type
         if not degrees or any(any(Path(h.env[SAGELAUNCH_SMP_INIT_DIR]).glob("rank*")) for h in self.plan.hosts):
             return None
         asked = ", ".join(f"{k}={v}" for k, v in degrees.items())

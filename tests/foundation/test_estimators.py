@@ -9,6 +9,7 @@ from pydantic import ValidationError
 
 from sagelaunch.estimators import PyTorch, TensorFlow, TrainingInput
 from sagelaunch.jobspec import catalog as support
+from sagelaunch.launcher.common.request import compile_create_training_job_request
 from sagelaunch.profiler_config import Profiler, ProfilerConfig
 
 ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
@@ -138,8 +139,10 @@ def test_spec_fields_from_distribution_and_profiler():
     )
     spec = est.to_spec(inputs={"train": "s3://my-bucket/train", "test": TrainingInput("s3://my-bucket/test", content_type="text/csv")})
     assert spec.compute.gpus_per_host == 8 and spec.compute.processes_per_host == 8
-    assert spec.code.mp_parameters == {"partitions": 2, "ddp": True}
-    assert spec.code.distribution_hyperparameters["sagemaker_mpi_num_of_processes_per_host"] == 8
+    distribution = spec.code.distribution
+    assert distribution.modelparallel is not None and distribution.modelparallel.parameters == {"partitions": 2, "ddp": True}
+    assert distribution.smp is not None and distribution.smp.pipeline_parallel_degree == 2 and distribution.mpi_enabled
+    assert compile_create_training_job_request(spec)["HyperParameters"]["sagemaker_mpi_num_of_processes_per_host"] == "8"
     assert spec.observability.profiler.system_monitor_interval_millis == 500
     assert [c.name for c in spec.inputs] == ["train", "test"] and spec.inputs[1].content_type == "text/csv"
     assert spec.tags == (("team", "ml"),) and spec.code.hyperparameters == {"epochs": 2}

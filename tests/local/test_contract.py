@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from sagelaunch.jobspec.distribution import DistributionSpec, ModelParallelSettings, MPISettings
 from sagelaunch.launcher.local import contract
 from sagelaunch.jobspec.spec import InputChannel, ProfilerSettings
 from tests.local.conftest import local_job, make_spec
@@ -28,6 +29,11 @@ TRAINING_ENV_KEYS = [
     "input_data_config", "input_dir", "job_name", "log_level", "model_dir", "module_dir", "module_name",
     "network_interface_name", "num_cpus", "num_gpus", "output_data_dir", "output_dir", "resource_config",
 ]
+
+
+def _smp(parameters: dict) -> DistributionSpec:
+    return DistributionSpec(strategy="modelparallel", given=True, mpi=MPISettings(enabled=True),
+                            modelparallel=ModelParallelSettings(parameters=parameters))
 
 
 def _host_env(tmp_path: Path, **spec_fields):
@@ -80,12 +86,13 @@ def test_every_documented_variable_is_set_with_the_toolkit_encoding(tmp_path):
 def test_hyperparameters_json_holds_json_strings_and_sagemaker_keys_become_framework_params(tmp_path):
     job, layout, hps, env = _host_env(
         tmp_path, hyperparameters={"epochs": 3, "model": "roberta"},
-        distribution_hyperparameters={"sagemaker_torch_distributed_enabled": True},
+        distribution=DistributionSpec(strategy="torch_distributed", given=True),
     )
     assert hps["epochs"] == "3" and hps["model"] == '"roberta"'
     assert hps["sagemaker_program"] == '"contract_probe.py"' and hps["sagemaker_region"] == '"us-west-2"'
     assert json.loads(hps["sagemaker_job_name"]) == job.name
-    assert json.loads(env["SM_FRAMEWORK_PARAMS"]) == {"sagemaker_torch_distributed_enabled": True}
+    assert json.loads(env["SM_FRAMEWORK_PARAMS"]) == {"sagemaker_torch_distributed_enabled": True,
+                                                      "sagemaker_instance_type": "local"}
     # reserved and framework keys stay out of the script's hyperparameters and arguments
     assert json.loads(env["SM_HPS"]) == {"epochs": 3, "model": "roberta"}
     assert "sagemaker_program" not in env["SM_USER_ARGS"]
@@ -94,8 +101,7 @@ def test_hyperparameters_json_holds_json_strings_and_sagemaker_keys_become_frame
 
 def test_model_parallel_parameters_reach_the_script(tmp_path):
     mp = {"partitions": 2, "microbatches": 4, "pipeline": "interleaved"}
-    _, _, hps, env = _host_env(tmp_path, mp_parameters=mp,
-                               distribution_hyperparameters={"sagemaker_mpi_enabled": True})
+    _, _, hps, env = _host_env(tmp_path, distribution=_smp(mp))
     assert json.loads(env["SM_HP_MP_PARAMETERS"]) == mp
     assert json.loads(hps["mp_parameters"]) == mp
     assert "--mp_parameters" in json.loads(env["SM_USER_ARGS"])
@@ -104,8 +110,7 @@ def test_model_parallel_parameters_reach_the_script(tmp_path):
 
 
 def test_an_smp_job_is_told_the_partial_checkpoint_names_of_its_framework_versions_smp_release(tmp_path):
-    names = {version: _host_env(tmp_path / version, framework_version=version, mp_parameters={"partitions": 2},
-                                distribution_hyperparameters={"sagemaker_mpi_enabled": True})[3]
+    names = {version: _host_env(tmp_path / version, framework_version=version, distribution=_smp({"partitions": 2}))[3]
              .get("SAGELAUNCH_SMP_CHECKPOINT_NAMES") for version in ("1.6.0", "1.13.1")}
     assert names == {"1.6.0": "mp_rank", "1.13.1": "pp_tp"}  # the BERT example's release names f"{f}_{mp_rank}"
 

@@ -6,6 +6,7 @@ import io
 import tarfile
 from pathlib import Path
 
+from sagelaunch.jobspec.distribution import DistributionSpec, ModelParallelSettings, MPISettings
 from sagelaunch.jobspec.names import job_name
 from sagelaunch.jobspec.spec import InputChannel, ProfilerSettings, TrainingJobSpec, spec_from_fields
 
@@ -52,12 +53,9 @@ def make_spec(base: str, source: Path, **overrides) -> TrainingJobSpec:
         job_name=job_name(base), framework="pytorch", framework_version="2.0.0", py_version="py310",
         image_uri=IMAGE, region="us-west-2", role=ROLE, entry_point="train.py", source_dir=str(source),
         ignore_patterns=("*.bin",), instance_type="ml.p4d.24xlarge", instance_count=2, gpus_per_host=8,
-        processes_per_host=1, hyperparameters={"epochs": 3, "lr": 5e-5, "model": "roberta-base"},
-        distribution={"smdistributed": {"modelparallel": {"enabled": True, "parameters": SMP}},
-                      "mpi": {"enabled": True, "processes_per_host": 8}},
-        distribution_hyperparameters={"mp_parameters": SMP, "sagemaker_mpi_enabled": True,
-                                      "sagemaker_mpi_num_of_processes_per_host": 8},
-        mp_parameters=SMP,
+        processes_per_host=8, hyperparameters={"epochs": 3, "lr": 5e-5, "model": "roberta-base"},
+        distribution=DistributionSpec(strategy="modelparallel", given=True, mpi=MPISettings(enabled=True),
+                                      smdistributed=True, modelparallel=ModelParallelSettings(parameters=SMP)),
         profiler=ProfilerSettings(system_monitor_interval_millis=500),
     )
     fields.update(overrides)

@@ -98,8 +98,8 @@ def test_fit_uploads_code_creates_job_and_streams_logs(sagemaker_env, tmp_path, 
 def test_describe_list_stop_round_trip_and_attach(sagemaker_env, tmp_path, capsys):
     fakes = sagemaker_env
     fakes.plan("roundtrip", Step("InProgress", "Starting", "Preparing"), Step("InProgress", "Training", "Training"))
-    spec = make_spec("roundtrip", make_source(tmp_path / "src"), profiler=None, mp_parameters=None,
-                     distribution={}, distribution_hyperparameters={}, instance_count=1)
+    spec = make_spec("roundtrip", make_source(tmp_path / "src"), profiler=None,
+                     distribution={}, instance_count=1)
     job = submit(spec, wait=False)
     # one DescribeTrainingJob before the upload (is the name free? "not found"), none after: no waiting
     assert [c.status for c in fakes.proxy.calls("DescribeTrainingJob")] == [400]

@@ -1,4 +1,4 @@
-"""The typed request (launcher.request_model) is checked against botocore's service model, shape by shape, as
+"""The typed request (launcher.common.request_model) is checked against botocore's service model, shape by shape, as
 sagemaker-core generates its classes from it; and it reads every compiled request back whole."""
 
 from __future__ import annotations

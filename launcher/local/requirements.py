@@ -91,8 +91,10 @@ def cache_folder(requirements: Path, python: str, root: Path) -> Path:
 
 # a build step failed (metadata-generation-failed, a backend or its hook): pip names the package by what it fetched
 # (a file:// URL), the requirements line only where it started on it: "Collecting <line>" or "Processing <path>"
+# pip ≥ 24 reports a build backend it cannot load as a failed build; pip 23 (Python 3.11's bundled pip) crashes
+# with "ERROR: Exception" and the hook's BackendUnavailable traceback
 _BUILD_FAILED = re.compile(r"error: subprocess-exited-with-error|error: metadata-generation-failed|"
-                           r"ERROR: Failed to build ")
+                           r"ERROR: Failed to build |pyproject_hooks\._impl\.BackendUnavailable")
 _STARTED_ON = re.compile(r"^(?:Collecting|Processing) (\S+)", re.MULTILINE)
 
 

@@ -52,3 +52,8 @@ def test_pips_own_words_name_the_requirement():
     assert requirements.failed_requirement(collected) == "broken==2.0"
     assert requirements.failed_requirement("ERROR: No matching distribution found for nope>=9") == "nope>=9"
     assert requirements.failed_requirement("something else") is None
+    # pip 23 (Python 3.11's bundled pip) crashes on a backend it cannot load instead of reporting a failed build
+    pip23 = ("Processing ./brokenpkg\n  Getting requirements to build wheel: started\nERROR: Exception:\n"
+             "Traceback (most recent call last):\npip._vendor.pyproject_hooks._impl.BackendUnavailable: Traceback\n"
+             "ModuleNotFoundError: No module named 'setuptools'\n")
+    assert requirements.failed_requirement(pip23) == "./brokenpkg"

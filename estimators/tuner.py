@@ -171,11 +171,14 @@ class HyperparameterTuner:
 
             self.latest_tuning_job = run_local_tuning(self, settings, inputs)
             return
-        self.latest_tuning_job = self._start_on_sagemaker(settings, inputs)
+        self.latest_tuning_job = self._start_on_sagemaker(settings, inputs, job_name)
         if wait:
             self.latest_tuning_job.wait()
 
-    def _start_on_sagemaker(self, settings: Any, inputs: Any) -> Any:
+    def _start_on_sagemaker(self, settings: Any, inputs: Any, job_name: str | None) -> Any:
+        """CreateHyperParameterTuningJob. Its training definition is the estimator's request for `job_name` — as
+        v2's `_prepare_for_training(job_name)`: without one, the estimator's own generated name (full timestamp),
+        which names the code's upload folder and `sagemaker_job_name`, not the tuning job's name."""
         from contextlib import nullcontext
 
         from sagelaunch.estimators.base import _session_options
@@ -190,7 +193,7 @@ class HyperparameterTuner:
         session = _session_options(given, est.resolved.instance_type)
         options: dict[str, Any] = {}
         with session.scope if session else nullcontext():
-            spec = est.to_spec(settings.job_name, inputs)
+            spec = est.to_spec(job_name, inputs)
             if session:
                 spec = session.apply(spec, options)
             training, _ = prepared_request(spec, make_console(), options.get("bucket"), training_job=False)

@@ -23,11 +23,26 @@ TUNING_NAME_LIMIT = 32  # SageMaker's limit on a tuning job's name
 
 
 class HyperparameterTuningJobAnalytics:
-    """v2's analytics of a tuning job: `dataframe()` holds one row per training job."""
+    """v2's analytics of a tuning job — `sagemaker.HyperparameterTuningJobAnalytics(name, sagemaker_session)` or a
+    tuner's `analytics()`: `dataframe()` holds one row per training job, `tuning_ranges` the searched ranges."""
 
-    def __init__(self, job: Any) -> None:
+    def __init__(self, hyperparameter_tuning_job_name: Any, sagemaker_session: Any = None) -> None:
+        job = hyperparameter_tuning_job_name
+        if isinstance(job, str):  # v2's form: the job's name (a local tuning job of this process, else SageMaker's)
+            from sagelaunch.estimators.tuner_attach import tuning_job_named
+
+            job = tuning_job_named(job, sagemaker_session)
         self.job = job
         self.name = job.name
+
+    def __repr__(self) -> str:
+        return f"<sagemaker.HyperparameterTuningJobAnalytics for {self.name}>"
+
+    @property
+    def tuning_ranges(self) -> dict[str, Any]:
+        """v2's: each tuned hyperparameter's range as DescribeHyperParameterTuningJob gives it, by name."""
+        config = self.description()["HyperParameterTuningJobConfig"]
+        return {item["Name"]: item for ranges in config["ParameterRanges"].values() for item in ranges}
 
     def training_job_summaries(self) -> list[dict[str, Any]]:
         return self.job.training_job_summaries()

@@ -1,5 +1,5 @@
-"""AWS's notebooks with a hyperparameter tuner, a generic `Estimator` on a bring-your-own image and a batch transform
-(aws/amazon-sagemaker-examples, vendored unchanged in tests/data/v2_notebooks/aws/), run cell by cell twice against
+"""AWS's notebooks with a hyperparameter tuner, a generic `Estimator` on a bring-your-own image and a batch
+transform, and an smdistributed-dataparallel PyTorch MNIST job (aws/amazon-sagemaker-examples, vendored unchanged in tests/data/v2_notebooks/aws/), run cell by cell twice against
 one moto server — by the real SDK v2 and by sagelaunch after the one swap rule, nothing else changed: every cell has
 the same outcome on both sides and every SageMaker request matches, generated names and timestamps aside.
 
@@ -125,3 +125,7 @@ def test_the_notebooks_send_what_they_are_about(side):
     assert transform["ModelName"] == model["ModelName"]
     assert transform["TransformInput"]["SplitType"] == "Line"
     assert transform["DataProcessing"]["InputFilter"] == "$[1:]"
+    smddp = side.ours[case_id("pytorch_smddp_mnist", "pytorch_smdataparallel_mnist_demo.ipynb")]
+    [training] = requests(smddp, "CreateTrainingJob")
+    assert training["HyperParameters"]["sagemaker_distributed_dataparallel_enabled"] == "true"
+    assert training["ResourceConfig"]["InstanceType"] == "ml.p3dn.24xlarge"

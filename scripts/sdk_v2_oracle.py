@@ -120,7 +120,7 @@ def run_on_a_virtual_clock() -> None:
     wall_time, wall_monotonic = time.time, time.monotonic
     wall_localtime, wall_gmtime, wall_strftime = time.localtime, time.gmtime, time.strftime
 
-    def sleep(seconds: float) -> None:
+    def sleep(seconds: Any) -> None:  # time.sleep's own type (float or an index)
         _AHEAD[0] += max(0.0, float(seconds))
 
     time.sleep = sleep

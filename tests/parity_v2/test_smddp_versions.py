@@ -4,8 +4,12 @@ the real SDK v2: AWS's smddp MNIST notebook asks for PyTorch 1.11.0, which an ol
 
 from __future__ import annotations
 
+import pytest
+
 from sagelaunch.jobspec import catalog
 from tests.fixtures.sdk_v2 import SDK_V2_PYTHON
+
+pytestmark = pytest.mark.slow  # starts the SDK v2 interpreter
 
 
 def test_the_dataparallel_versions_are_v2s():

@@ -13,6 +13,8 @@ import pytest
 from tests.fixtures.sdk_v2 import INPUT_BUCKET_CELL, both_ok, job_name, named_result
 from tests.fixtures.tuning_fakes import install_trial_listing
 
+pytestmark = pytest.mark.slow  # starts the SDK v2 interpreter
+
 CASE = INPUT_BUCKET_CELL + """
 import sagemaker
 from sagemaker.estimator import Estimator

@@ -24,11 +24,26 @@ TUNING_NAME_LIMIT = 32  # SageMaker's limit on a tuning job's name
 
 
 class HyperparameterTuningJobAnalytics:
-    """v2's analytics of a tuning job: `dataframe()` holds one row per training job."""
+    """v2's analytics of a tuning job — `sagemaker.HyperparameterTuningJobAnalytics(name, sagemaker_session)` or a
+    tuner's `analytics()`: `dataframe()` holds one row per training job, `tuning_ranges` the searched ranges."""
 
-    def __init__(self, job: Any) -> None:
+    def __init__(self, hyperparameter_tuning_job_name: Any, sagemaker_session: Any = None) -> None:
+        job = hyperparameter_tuning_job_name
+        if isinstance(job, str):  # v2's form: the job's name (a local tuning job of this process, else SageMaker's)
+            from sagelaunch.estimators.tuner_attach import tuning_job_named
+
+            job = tuning_job_named(job, sagemaker_session)
         self.job = job
         self.name = job.name
+
+    def __repr__(self) -> str:
+        return f"<sagemaker.HyperparameterTuningJobAnalytics for {self.name}>"
+
+    @property
+    def tuning_ranges(self) -> dict[str, Any]:
+        """v2's: each tuned hyperparameter's range as DescribeHyperParameterTuningJob gives it, by name."""
+        config = self.description()["HyperParameterTuningJobConfig"]
+        return {item["Name"]: item for ranges in config["ParameterRanges"].values() for item in ranges}
 
     def training_job_summaries(self) -> list[dict[str, Any]]:
         return self.job.training_job_summaries()
@@ -172,11 +187,14 @@ class HyperparameterTuner:
 
             self.latest_tuning_job = run_local_tuning(self, settings, inputs)
             return
-        self.latest_tuning_job = self._start_on_sagemaker(settings, inputs)
+        self.latest_tuning_job = self._start_on_sagemaker(settings, inputs, job_name)
         if wait:
             self.latest_tuning_job.wait()
 
-    def _start_on_sagemaker(self, settings: Any, inputs: Any) -> Any:
+    def _start_on_sagemaker(self, settings: Any, inputs: Any, job_name: str | None) -> Any:
+        """CreateHyperParameterTuningJob. Its training definition is the estimator's request for `job_name` — as
+        v2's `_prepare_for_training(job_name)`: without one, the estimator's own generated name (full timestamp),
+        which names the code's upload folder and `sagemaker_job_name`, not the tuning job's name."""
         from contextlib import nullcontext
 
         from sagelaunch.estimators.base import _session_options
@@ -191,7 +209,7 @@ class HyperparameterTuner:
         session = _session_options(given, est.resolved.instance_type)
         options: dict[str, Any] = {}
         with session.scope if session else nullcontext():
-            spec = est.to_spec(settings.job_name, inputs)
+            spec = est.to_spec(job_name, inputs)
             if session:
                 spec = session.apply(spec, options)
             training, _ = prepared_request(spec, make_console(), options.get("bucket"), training_job=False)

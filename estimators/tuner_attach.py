@@ -60,15 +60,24 @@ def _estimator(definition: dict[str, Any], tuning_name: str, region: str, cls: A
     return cls(**params)
 
 
-def attached_tuner(tuner_cls: Any, name: str, session: Any, job_details: dict[str, Any] | None,
-                   estimator_cls: Any) -> Any:
+def tuning_job_named(name: str, session: Any) -> Any:
+    """The tuning job called `name`: a local one of this process first, else SageMaker's (in the session's region)."""
     from sagelaunch.estimators.framework_model import region_of
     from sagelaunch.estimators.session import session_parts
     from sagelaunch.launcher.common.environment import default_region
     from sagelaunch.launcher.common.tuning_jobs import find_tuning_job
 
+    boto_session = session_parts(session).boto_session if session is not None else None
+    return find_tuning_job(name, region_of(session) or default_region(), boto_session)
+
+
+def attached_tuner(tuner_cls: Any, name: str, session: Any, job_details: dict[str, Any] | None,
+                   estimator_cls: Any) -> Any:
+    from sagelaunch.estimators.framework_model import region_of
+    from sagelaunch.launcher.environment import default_region
+
     region = region_of(session) or default_region()
-    job = find_tuning_job(name, region, session_parts(session).boto_session if session is not None else None)
+    job = tuning_job_named(name, session)
     local_tuner = getattr(job, "tuner", None)
     if local_tuner is not None and estimator_cls is None:  # a local tuning job of this process: its own tuner
         return local_tuner

@@ -9,7 +9,9 @@ cell's outcome reported — a failing cell does not stop the next, as in a noteb
 written the v2 way (`from sagemaker.pytorch import
 PyTorch` …). It runs in a fresh namespace holding ROLE (an execution role ARN) and whatever the case's
 "names" give; it may set RESULT to anything JSON can hold. For each case the output holds every botocore
-call it made (service, operation, params), RESULT and, when it raised, the error. AWS is reached through
+call it made (service, operation, params), RESULT and, when it raised, the error. A case's "v2_clock_ahead_s" starts
+v2's clock that far ahead of the wall: both sides share one server, and a name v2 and we generate to the minute (a
+tuning job's) would otherwise be taken by whichever side came first. AWS is reached through
 the standard chain (AWS_ENDPOINT_URL → the tests' moto server). Runs with only the standard library and
 botocore, so the same file serves both interpreters.
 """
@@ -104,21 +106,29 @@ def prepare_sdk_v2() -> None:
     run_on_a_virtual_clock()
 
 
+# how far v2's clock runs ahead of the wall (its sleeps, plus a case's "v2_clock_ahead_s")
+_AHEAD = [0.0]
+
+
 def run_on_a_virtual_clock() -> None:
     """v2's waits sleep (10 s per training-job poll, 30 s per endpoint poll) though the test service moves a job
     one step per describe: each sleep here advances the clock v2 reads instead of the wall, so v2 makes the very
-    same calls in the same order, without the wall time (v2's side only: it runs no process of its own)."""
+    same calls in the same order, without the wall time (v2's side only: it runs no process of its own). Its calendar
+    (`time.localtime`/`gmtime`/`strftime` without a time) reads the same clock."""
     import time
 
-    ahead = [0.0]
     wall_time, wall_monotonic = time.time, time.monotonic
+    wall_localtime, wall_gmtime, wall_strftime = time.localtime, time.gmtime, time.strftime
 
-    def sleep(seconds: float) -> None:
-        ahead[0] += max(0.0, float(seconds))
+    def sleep(seconds: Any) -> None:  # time.sleep's own type (float or an index)
+        _AHEAD[0] += max(0.0, float(seconds))
 
     time.sleep = sleep
-    time.time = lambda: wall_time() + ahead[0]
-    time.monotonic = lambda: wall_monotonic() + ahead[0]
+    time.time = lambda: wall_time() + _AHEAD[0]
+    time.monotonic = lambda: wall_monotonic() + _AHEAD[0]
+    time.localtime = lambda secs=None: wall_localtime(time.time() if secs is None else secs)
+    time.gmtime = lambda secs=None: wall_gmtime(time.time() if secs is None else secs)
+    time.strftime = lambda fmt, t=None: wall_strftime(fmt, time.localtime() if t is None else t)
 
 
 def run_cases(cases: list[dict], ours: bool) -> list[dict]:
@@ -129,6 +139,8 @@ def run_cases(cases: list[dict], ours: bool) -> list[dict]:
         # a case is one piece of code, or a notebook's code cells run in order in one namespace
         cells = case.get("cells", [case.get("code", "")])
         namespace: dict[str, Any] = {"__name__": "__case__", **case.get("names", {})}
+        if not ours:  # names v2 makes to the minute (a tuning job's) must not meet ours on the shared server
+            _AHEAD[0] += float(case.get("v2_clock_ahead_s", 0))
         error, outcomes = None, []
         with CallRecorder() as recorder, contextlib.redirect_stdout(sys.stderr):  # stdout carries the JSON
             for index, cell in enumerate(cells):

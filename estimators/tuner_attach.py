@@ -74,7 +74,7 @@ def tuning_job_named(name: str, session: Any) -> Any:
 def attached_tuner(tuner_cls: Any, name: str, session: Any, job_details: dict[str, Any] | None,
                    estimator_cls: Any) -> Any:
     from sagelaunch.estimators.framework_model import region_of
-    from sagelaunch.launcher.environment import default_region
+    from sagelaunch.launcher.common.environment import default_region
 
     region = region_of(session) or default_region()
     job = tuning_job_named(name, session)

@@ -24,7 +24,7 @@ import torch.distributed as dist
 from sagelaunch.jobspec.smp import CHECKPOINT_NAMES
 from sagelaunch.modelparallel.core import _require_init, state
 from sagelaunch.modelparallel.errors import SMPValidationError
-from sagelaunch.modelparallel.tensor_parallel import full_value, own_part
+from sagelaunch.modelparallel.tensor.tensor_parallel import full_value, own_part
 
 PARTIAL_KEY = "_smp_is_partial"
 
@@ -245,7 +245,7 @@ def save_checkpoint(path: str, tag: str, partial: bool = True, model=None, optim
                     translate_if_full: bool = True, num_kept_partial_checkpoints: int | None = None) -> None:
     import shutil
 
-    from sagelaunch.modelparallel.comm import CommGroup, allgather, barrier
+    from sagelaunch.modelparallel.core.comm import CommGroup, allgather, barrier
 
     st = _require_init()
     if model is None and optimizer is None:

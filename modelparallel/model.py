@@ -10,12 +10,12 @@ import torch
 import torch.distributed as dist
 import torch.nn as nn
 
-from sagelaunch.modelparallel import scaled_batch
+from sagelaunch.modelparallel.tensor import scaled_batch
 from sagelaunch.modelparallel.core import _require_init, state
 from sagelaunch.modelparallel.errors import SMPValidationError
 
 if TYPE_CHECKING:
-    from sagelaunch.modelparallel.pipeline import PipelineRunner
+    from sagelaunch.modelparallel.pipeline.runner import PipelineRunner
 
 
 class _ModelCallCaptured(Exception):
@@ -39,7 +39,7 @@ class DistributedModel(nn.Module):
             raise SMPValidationError("the module is already an smp.DistributedModel; wrap the plain nn.Module once")
         self.average_grads_across_microbatches = average_grads_across_microbatches
         tp, pp = cfg.tensor_parallel_degree, cfg.pipeline_parallel_degree
-        from sagelaunch.modelparallel.delayed_init import check_delayed, is_delayed, materialize
+        from sagelaunch.modelparallel.tensor.delayed_init import check_delayed, is_delayed, materialize
 
         check_delayed(module, cfg)
         from sagelaunch.modelparallel.amp import half_dtype
@@ -54,15 +54,15 @@ class DistributedModel(nn.Module):
         if not is_delayed(module):
             module.to(st.device)
         self._modules["module"] = module  # the child `module` (names `module.*`); `self.module` is the view
-        from sagelaunch.modelparallel.smp_names import expose_smp_names
+        from sagelaunch.modelparallel.tensor.smp_names import expose_smp_names
 
         expose_smp_names(module)  # at every degree: scripts walk SMP's tree (transformer.seq_layers) whatever tp is
         # 1. tensor parallel: DTensor plans over the tp sub-mesh
         self.tp_shard_dims: dict[str, int | None] = {}
         if tp > 1:
-            from sagelaunch.modelparallel.tensor_parallel import apply_tensor_parallel
+            from sagelaunch.modelparallel.tensor.tensor_parallel import apply_tensor_parallel
 
-            from sagelaunch.modelparallel.delayed_init import same_random_numbers
+            from sagelaunch.modelparallel.tensor.delayed_init import same_random_numbers
 
             with same_random_numbers(st.groups["tp"], st.device) if is_delayed(module) else contextlib.nullcontext():
                 self.tp_shard_dims = apply_tensor_parallel(module, st.mesh["T"], tp, st.device)
@@ -70,7 +70,7 @@ class DistributedModel(nn.Module):
         # sharded data parallelism (FSDP2) replaces DDP over the data-parallel ranks (jobspec: tp = pp = 1)
         self.sharded_data_parallel = cfg.sharded_data_parallel_degree > 1
         if self.sharded_data_parallel:
-            from sagelaunch.modelparallel.sharded_data_parallel import shard_model, sharding_mesh
+            from sagelaunch.modelparallel.data.sharded import shard_model, sharding_mesh
 
             mesh = sharding_mesh(st.device.type, dist.get_world_size(), cfg.sharded_data_parallel_degree)
             shard_model(module, mesh, st.groups["dp"], compute_dtype=self.half_dtype)
@@ -102,7 +102,7 @@ class DistributedModel(nn.Module):
         self._pipeline_loss: list = []
         self._offloader = None
         if cfg.offload_activations:
-            from sagelaunch.modelparallel.offload import ActivationOffloader
+            from sagelaunch.modelparallel.activations.offload import ActivationOffloader
 
             self._offloader = ActivationOffloader(st.device, cfg.activation_loading_horizon)
             atexit.register(self._report_offload)
@@ -135,8 +135,8 @@ class DistributedModel(nn.Module):
         a pending checkpoint loads, and the post-partition hooks run."""
         if self.partitioned:
             return
-        from sagelaunch.modelparallel.partitioning import plan_stages
-        from sagelaunch.modelparallel.pipeline import PipelineRunner
+        from sagelaunch.modelparallel.pipeline.partitioning import plan_stages
+        from sagelaunch.modelparallel.pipeline.runner import PipelineRunner
 
         st = state
         self.stage_plan = plan_stages(self.get_module(), st.cfg, st.layout.pp_rank, sample)
@@ -190,7 +190,7 @@ class DistributedModel(nn.Module):
         # activations saved for backward live on the CPU and come back at most activation_loading_horizon
         # modules ahead of backward (offload.py). The layer stack is found now: set_activation_checkpointing
         # may have been called after wrapping.
-        from sagelaunch.modelparallel.offload import layer_stack
+        from sagelaunch.modelparallel.activations.offload import layer_stack
 
         self._offloader.attach(layer_stack(self.get_module()))
         return self._offloader.context()
@@ -231,7 +231,7 @@ class DistributedModel(nn.Module):
     def sync_context(self, last_microbatch: bool):
         """DDP (or FSDP) reduces only after the last microbatch's backward."""
         if self.sharded_data_parallel:
-            from sagelaunch.modelparallel.sharded_data_parallel import gradient_sync
+            from sagelaunch.modelparallel.data.sharded import gradient_sync
 
             gradient_sync(self.get_module(), last_microbatch)
             return contextlib.nullcontext()
@@ -248,7 +248,7 @@ class DistributedModel(nn.Module):
         if self.pipeline is not None and hasattr(self.stage_plan.builder, "sync_tied_gradients"):
             self.stage_plan.builder.sync_tied_gradients(state.groups["pp"])
         if self.sharded_data_parallel:
-            from sagelaunch.modelparallel.sharded_data_parallel import reshard
+            from sagelaunch.modelparallel.data.sharded import reshard
 
             reshard(self.get_module())
         if self.sharded_data_parallel and state.cfg.sdp_gradient_clipping > 0 and self.half_dtype is None:

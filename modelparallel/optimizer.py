@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from sagelaunch.modelparallel.comm import CommGroup, agree_on_error
+from sagelaunch.modelparallel.core.comm import CommGroup, agree_on_error
 from sagelaunch.modelparallel.core import _require_init, state
 from sagelaunch.modelparallel.errors import SMPValidationError
 
@@ -49,7 +49,7 @@ class DistributedOptimizer(torch.optim.Optimizer):
         self.model = model
         self.mixed = None  # fp16/bf16: fp32 master weights in the optimizer's parameter groups
         if st.cfg.fp16 or st.cfg.bf16:
-            from sagelaunch.modelparallel.amp_optimizer import MasterWeights, make_scaler
+            from sagelaunch.modelparallel.precision.amp_optimizer import MasterWeights, make_scaler
 
             scaler = make_scaler(st.cfg.fp16, static_loss_scale, dynamic_loss_scale,
                                  {**(dynamic_loss_args.pop("dynamic_loss_args", None) or {}), **dynamic_loss_args})

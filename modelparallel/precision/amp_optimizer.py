@@ -16,7 +16,7 @@ import torch
 import torch.distributed as dist
 import torch.nn as nn
 
-from sagelaunch.modelparallel.amp_scaler import DynamicLossScaler, LossScaler
+from sagelaunch.modelparallel.precision.amp_scaler import DynamicLossScaler, LossScaler
 from sagelaunch.modelparallel.core import state
 from sagelaunch.modelparallel.errors import SMPValidationError
 

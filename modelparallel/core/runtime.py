@@ -95,13 +95,13 @@ def init(config: dict | None = None) -> None:
     import torch.distributed as dist
 
     from sagelaunch.jobspec.smp import check_world
-    from sagelaunch.modelparallel.config import check_supported, load_parameters
-    from sagelaunch.modelparallel.layout import build_mesh, layout_from_mesh
+    from sagelaunch.modelparallel.core.config import check_supported, load_parameters
+    from sagelaunch.modelparallel.core.layout import build_mesh, layout_from_mesh
 
     cfg = load_parameters(config)  # every rank sees the same parameters: errors here are the same everywhere
     ignored = check_supported(cfg)
     if not torch.cuda.is_available():
-        from sagelaunch.modelparallel.cpu_only import tolerate_cuda_device_calls
+        from sagelaunch.modelparallel.core.cpu_only import tolerate_cuda_device_calls
 
         tolerate_cuda_device_calls()
     _init_process_group()

@@ -30,7 +30,7 @@ def _grouped_forward(seq, group: int | None):
     """A Sequential forward that checkpoints runs of `group` children (all children when None)."""
     from torch.utils.checkpoint import checkpoint
 
-    from sagelaunch.modelparallel.offload import checkpoint_region
+    from sagelaunch.modelparallel.activations.offload import checkpoint_region
 
     def forward(self, x):
         children = list(self._modules.values())

@@ -1,0 +1,1 @@
+"""Data parallelism: sharded data parallelism (FSDP2) over the data-parallel ranks."""

@@ -9,13 +9,16 @@ parameters and gradients (SMP's separate sharded_data_parallel_degree feature) a
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from sagelaunch.modelparallel.core.comm import CommGroup, agree_on_error
 from sagelaunch.modelparallel.core import _require_init, state
 from sagelaunch.modelparallel.errors import SMPValidationError
+
+if TYPE_CHECKING:
+    from sagelaunch.modelparallel.model import DistributedModel
 
 MIXED_KEY = "_smp_fp16_master_weights"  # fp32 masters and the loss scaler in a saved optimizer state
 
@@ -46,7 +49,8 @@ class DistributedOptimizer(torch.optim.Optimizer):
                     "optimizer = smp.DistributedOptimizer(optimizer)"
                 )
         agree_on_error(error, CommGroup.WORLD)  # every rank raises the same message
-        self.model = model
+        assert model is not None, "no model is an error, raised above"
+        self.model: DistributedModel = model
         self.mixed = None  # fp16/bf16: fp32 master weights in the optimizer's parameter groups
         if st.cfg.fp16 or st.cfg.bf16:
             from sagelaunch.modelparallel.precision.amp_optimizer import MasterWeights, make_scaler

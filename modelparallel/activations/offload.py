@@ -40,7 +40,7 @@ class _Group:
         self.gid = gid
         self.host: list[torch.Tensor] = []
         self.device: list[torch.Tensor] | None = None
-        self.event = None
+        self.event: torch.cuda.Event | None = None
         self.packed = 0
         self.unpacked: set[int] = set()
 
@@ -185,6 +185,7 @@ class ActivationOffloader:
             self._prefetch_before(group.gid)
         if group.event is not None:
             torch.cuda.current_stream(self.device).wait_event(group.event)
+        assert group.device is not None, "fetched above, or by a prefetch"
         value = group.device[handle.index]
         if self.cuda:
             value.record_stream(torch.cuda.current_stream(self.device))
@@ -207,6 +208,7 @@ class ActivationOffloader:
 
     def _fetch(self, group: _Group, prefetch: bool) -> None:
         if self.cuda and prefetch:
+            assert self.stream is not None, "a side stream exists on CUDA"
             self.stream.wait_stream(torch.cuda.current_stream(self.device))  # the offload copies are done
             with torch.cuda.stream(self.stream):
                 group.device = [self._to_device(h) for h in group.host]

@@ -6,32 +6,12 @@ import atexit
 import os
 import sys
 import warnings
-from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
 from sagelaunch.jobspec.net import free_port
+from sagelaunch.modelparallel.core.state import _require_init, state
 from sagelaunch.modelparallel.errors import SMPRuntimeError, SMPValidationError
-
-
-@dataclass
-class _State:
-    initialized: bool = False
-    cfg: Any = None  # jobspec.smp.SMPParameters
-    layout: Any = None  # layout.RankLayout of this rank
-    mesh: Any = None  # torch DeviceMesh, dims in placement order
-    groups: dict[str, Any] = field(default_factory=dict)  # "pp"/"tp"/... → ProcessGroup
-    device: Any = None
-    local_rank: int = 0
-    local_size: int = 1
-    model: Any = None  # the DistributedModel
-    optimizer: Any = None  # the DistributedOptimizer
-    microbatch: int | None = None  # index while a smp.step runs
-    num_microbatches: int = 1
-    pending_checkpoint: Any = None  # (path, tag) resumed before the model/optimizer existed
-
-
-state = _State()
 
 
 class SMPIgnoredParameterWarning(UserWarning):
@@ -156,12 +136,6 @@ def _build_groups(mesh) -> dict[str, Any]:
         sub = mesh[in_order]
         groups[name] = sub.get_group() if len(in_order) == 1 else sub._flatten(f"smp_{name}").get_group()
     return groups
-
-
-def _require_init():
-    if not state.initialized:
-        raise SMPValidationError("smp.init() must be called before using the model parallel API")
-    return state
 
 
 def is_initialized() -> bool:

@@ -111,7 +111,7 @@ def _run_pipelined(fn, model, mbs) -> list[Any]:
     results: list[Any] = [None] * len(mbs)
     finalize = model.stage_plan.builder.finalize
     if model.half_dtype is not None:  # fp16/bf16: half inputs in, fp32 outputs out, as without pipelining
-        from sagelaunch.modelparallel.amp import to_float_outputs, to_half_inputs
+        from sagelaunch.modelparallel.precision.half import to_float_outputs, to_half_inputs
 
         cast = [to_half_inputs(a, k, model.half_dtype) for a, k in zip(arg_mbs, kwarg_mbs)]
         arg_mbs, kwarg_mbs = [a for a, _ in cast], [k for _, k in cast]

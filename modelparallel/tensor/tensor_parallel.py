@@ -62,7 +62,7 @@ def _nothing_to_distribute(module, tp: int) -> SMPValidationError:
     )
 
 
-def apply_tensor_parallel(module, tp_mesh, tp: int, device) -> dict[str, int | None]:
+def distribute_module(module, tp_mesh, tp: int, device) -> dict[str, int | None]:
     """Distribute `module` in place (materialising it first, layer by layer, when it was built on the meta device
     by smp.delay_param_initialization); returns {parameter name: shard dim, or None if replicated DTensor}.
     Raises SMPValidationError when nothing in `module` can be distributed."""

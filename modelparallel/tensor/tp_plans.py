@@ -135,7 +135,7 @@ def hf_base_plan(name: str, base, tp: int) -> Plan:
     styles_by_name = {"colwise": ColwiseParallel, "rowwise": RowwiseParallel}
     plan = Plan(covered=[name])
     modules = dict(base.named_modules())
-    for pattern, style in hf_tp_plan_of(base).items():
+    for pattern, style in (hf_tp_plan_of(base) or {}).items():
         regex = re.compile("^" + re.escape(pattern).replace(r"\*", r"[^.]+") + "$")
         for path, target in modules.items():
             if not regex.match(path) or not is_marked(target):

@@ -37,9 +37,9 @@ _LAZY = {
     "load": "sagelaunch.modelparallel.checkpointing",
     "save_checkpoint": "sagelaunch.modelparallel.checkpointing",
     "resume_from_checkpoint": "sagelaunch.modelparallel.checkpointing",
-    "model_creation": "sagelaunch.modelparallel.core.model_setup",
-    "delay_param_initialization": "sagelaunch.modelparallel.core.model_setup",
-    "set_partition": "sagelaunch.modelparallel.core.model_setup",
+    "model_creation": "sagelaunch.modelparallel.model_setup",
+    "delay_param_initialization": "sagelaunch.modelparallel.model_setup",
+    "set_partition": "sagelaunch.modelparallel.model_setup",
 }
 # SMP's submodules, imported on first use (smp.nn.FusedLayerNorm, smp.amp.GradScaler, ...)
 _SUBMODULES = ("nn", "amp", "utils", "optimizers", "model")

@@ -29,7 +29,7 @@ ModelHook = Callable[["DistributedModel", "DistributedOptimizer | None"], Any]
 class _ModelCallCaptured(Exception):
     """Raised by model(...) while smp.step records a pipeline's model inputs."""
 
-    def __init__(self, args: tuple[Any, ...], kwargs: dict[str, Any]):
+    def __init__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         super().__init__("model call captured")
         self.args, self.kwargs = args, kwargs
 
@@ -41,7 +41,7 @@ class DistributedModel(nn.Module):
                  overlapping_allreduce: bool = True, backward_passes_per_step: int = 1,
                  average_grads_across_microbatches: bool = True, bucket_cap_mb: int = 25,
                  trace_memory_usage: bool = False, broadcast_buffers: bool = True,
-                 gradient_as_bucket_view: bool = False):
+                 gradient_as_bucket_view: bool = False) -> None:
         super().__init__()
         run = _require_init()
         if isinstance(module, DistributedModel):
@@ -315,42 +315,42 @@ class _DataParallelView:
 
     __slots__ = ("module",)
 
-    def __init__(self, module: nn.Module):
+    def __init__(self, module: nn.Module) -> None:
         object.__setattr__(self, "module", module)
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         return getattr(object.__getattribute__(self, "module"), name)
 
-    def __setattr__(self, name: str, value) -> None:
+    def __setattr__(self, name: str, value: Any) -> None:
         setattr(object.__getattribute__(self, "module"), name, value)
 
     def __delattr__(self, name: str) -> None:
         delattr(object.__getattribute__(self, "module"), name)
 
     @property  # type: ignore[misc]
-    def __class__(self):  # isinstance(model.module, nn.Module / the user's class) holds as before
+    def __class__(self) -> type:  # isinstance(model.module, nn.Module / the user's class) holds as before
         return type(object.__getattribute__(self, "module"))
 
-    def __dir__(self):
+    def __dir__(self) -> list[str]:
         return sorted(set(dir(object.__getattribute__(self, "module"))) | {"module"})
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return object.__getattribute__(self, "module")(*args, **kwargs)
 
-    def __getitem__(self, idx):
+    def __getitem__(self, idx: Any) -> Any:
         return object.__getattribute__(self, "module")[idx]
 
     def __len__(self) -> int:
         return len(object.__getattribute__(self, "module"))
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         return iter(object.__getattribute__(self, "module"))
 
-    def __contains__(self, item) -> bool:
+    def __contains__(self, item: Any) -> bool:
         return item in object.__getattribute__(self, "module")
 
     def __repr__(self) -> str:
         return repr(object.__getattribute__(self, "module"))
 
-    def __reduce_ex__(self, protocol):  # copy/pickle: a view of the (copied) user's model, not of its class
+    def __reduce_ex__(self, protocol: Any) -> tuple[type[_DataParallelView], tuple[nn.Module]]:  # copy/pickle: a view of the (copied) user's model, not of its class
         return (_DataParallelView, (object.__getattribute__(self, "module"),))

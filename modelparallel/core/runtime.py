@@ -7,11 +7,18 @@ import os
 import sys
 import warnings
 from datetime import timedelta
-from typing import Any
+from types import TracebackType
+from typing import TYPE_CHECKING, Callable
 
 from sagelaunch.jobspec.net import free_port
 from sagelaunch.modelparallel.core.state import _require_init, state
 from sagelaunch.modelparallel.errors import SMPRuntimeError, SMPValidationError
+
+if TYPE_CHECKING:
+    from torch.distributed import ProcessGroup
+    from torch.distributed.device_mesh import DeviceMesh
+
+ExceptHook = Callable[[type[BaseException], BaseException, "TracebackType | None"], object]
 
 
 class SMPIgnoredParameterWarning(UserWarning):
@@ -43,8 +50,8 @@ def _init_process_group() -> None:
 _failed: list[BaseException] = []  # the uncaught error this process is exiting with, if any
 
 
-def _noting_uncaught_errors(hook):
-    def excepthook(kind, error, traceback):
+def _noting_uncaught_errors(hook: ExceptHook) -> ExceptHook:
+    def excepthook(kind: type[BaseException], error: BaseException, traceback: TracebackType | None) -> None:
         _failed.append(error)
         hook(kind, error, traceback)
 
@@ -122,13 +129,13 @@ def _leave_init_mark(rank: int) -> None:
         open(os.path.join(folder, f"rank{rank}"), "w").close()
 
 
-def _build_groups(mesh) -> dict[str, Any]:
+def _build_groups(mesh: DeviceMesh) -> dict[str, ProcessGroup]:
     import torch.distributed as dist
 
     from sagelaunch.jobspec.smp import GROUP_DIMS
 
     order = mesh.mesh_dim_names
-    groups: dict[str, Any] = {"world": dist.group.WORLD}
+    groups: dict[str, ProcessGroup] = {"world": dist.group.WORLD}
     for name, dims in GROUP_DIMS.items():
         if name == "world":
             continue
@@ -178,12 +185,12 @@ def rdp_rank() -> int: return _group_rank("rdp")
 def rdp_size() -> int: return _group_size("rdp")
 
 
-def get_world_process_group(): return _require_init().groups["world"]
-def get_pp_process_group(): return _require_init().groups["pp"]
-def get_tp_process_group(): return _require_init().groups["tp"]
-def get_dp_process_group(): return _require_init().groups["dp"]
-def get_mp_process_group(): return _require_init().groups["mp"]
-def get_rdp_process_group(): return _require_init().groups["rdp"]
+def get_world_process_group() -> ProcessGroup: return _require_init().groups["world"]
+def get_pp_process_group() -> ProcessGroup: return _require_init().groups["pp"]
+def get_tp_process_group() -> ProcessGroup: return _require_init().groups["tp"]
+def get_dp_process_group() -> ProcessGroup: return _require_init().groups["dp"]
+def get_mp_process_group() -> ProcessGroup: return _require_init().groups["mp"]
+def get_rdp_process_group() -> ProcessGroup: return _require_init().groups["rdp"]
 
 
 # SMP's rank-list getters: the global ranks in this rank's group (dp: same partition; mp: one model replica)

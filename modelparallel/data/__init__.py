@@ -1,1 +1,1 @@
-"""Data parallelism: sharded data parallelism (FSDP2) over the data-parallel ranks."""
+"""Data parallelism: sharded data parallelism (FSDP2) over the data-parallel ranks, DDP over the replica group."""

@@ -1,3 +1,3 @@
 """`smdistributed.modelparallel.test.torch.utils` in a local job: sagelaunch's modelparallel.verification."""
 
-from sagelaunch.modelparallel.core.verification import ATOL, FP16_Module, add_num_grads_hook, dump_model, verify  # noqa: F401
+from sagelaunch.modelparallel.verification import ATOL, FP16_Module, add_num_grads_hook, dump_model, verify  # noqa: F401

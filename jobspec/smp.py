@@ -354,7 +354,7 @@ IGNORED = {
 # sdp_gradient_clipping is honoured: with sharded_data_parallel_degree > 1 the gradients' global L2 norm is clipped
 # to it at the end of each smp.step (SMP v1 turns clipping on with sharded data parallelism, default 1.0)
 # active_microbatches is honoured: the pipeline runs the microbatches in waves of at most that many
-# (modelparallel/pipeline.py); without pipelining microbatches run one at a time.
+# (modelparallel/pipeline/runner.py); without pipelining microbatches run one at a time.
 # honoured trivially: skip_tracing (nothing is traced), deterministic_server (the schedules are deterministic);
 # contiguous/horovod (TensorFlow only) are refused by SMPParameters.check_framework("pytorch").
 

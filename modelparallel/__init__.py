@@ -8,31 +8,31 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from sagelaunch.modelparallel.core import (  # noqa: F401  (no torch at import time)
+from sagelaunch.modelparallel.core.runtime import (  # noqa: F401  (no torch at import time)
     dp_rank, dp_size, get_dp_group, get_dp_process_group, get_mp_group, get_mp_process_group, get_pp_group,
     get_pp_process_group, get_rdp_group, get_rdp_process_group, get_tp_group, get_tp_process_group, get_world_group,
     get_world_process_group, init, is_initialized, is_tracing, local_rank, local_size, mp_rank, mp_size,
     num_microbatches, pp_rank, pp_size, rank, rdp_rank, rdp_size, shutdown, size, state, tp_rank, tp_size,
 )
-from sagelaunch.modelparallel.comm import (  # noqa: F401
+from sagelaunch.modelparallel.core.comm import (  # noqa: F401
     DP_GROUP, MP_GROUP, PP_GROUP, RDP_GROUP, TP_GROUP, WORLD, CommGroup, RankType, allgather, barrier, broadcast,
     dp_barrier, mp_barrier, recv_from, send,
 )
 from sagelaunch.modelparallel.errors import SMPRuntimeError, SMPValidationError  # noqa: F401
-from sagelaunch.modelparallel.step_output import StepOutput  # noqa: F401
+from sagelaunch.modelparallel.pipeline.step_output import StepOutput  # noqa: F401
 
 # The SMP v1 API level this package implements (scripts and transformers compare it, e.g. ">= 1.10"); not the
 # version of sagelaunch itself.
 __version__ = "1.15.0"
 
 _LAZY = {
-    "step": "sagelaunch.modelparallel.step_runner",
+    "step": "sagelaunch.modelparallel.pipeline.step_runner",
     "DistributedModel": "sagelaunch.modelparallel.model",
     "DistributedOptimizer": "sagelaunch.modelparallel.optimizer",
-    "tensor_parallelism": "sagelaunch.modelparallel.tensor_parallel",
-    "set_tensor_parallelism": "sagelaunch.modelparallel.tensor_parallel",
-    "partition": "sagelaunch.modelparallel.partitioning",
-    "set_activation_checkpointing": "sagelaunch.modelparallel.activation",
+    "tensor_parallelism": "sagelaunch.modelparallel.tensor.tensor_parallel",
+    "set_tensor_parallelism": "sagelaunch.modelparallel.tensor.tensor_parallel",
+    "partition": "sagelaunch.modelparallel.pipeline.partitioning",
+    "set_activation_checkpointing": "sagelaunch.modelparallel.activations.checkpointing",
     "save": "sagelaunch.modelparallel.checkpointing",
     "load": "sagelaunch.modelparallel.checkpointing",
     "save_checkpoint": "sagelaunch.modelparallel.checkpointing",

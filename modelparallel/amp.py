@@ -23,25 +23,3 @@ class GradScaler(torch.amp.GradScaler):
             for found_inf in self._per_optimizer_states[id(optimizer)]["found_inf_per_device"].values():
                 dist.all_reduce(found_inf, op=dist.ReduceOp.MAX)
 
-
-# ----- SMP's fp16/bf16 model (its Bit16_Module): half parameters, half inputs in, fp32 outputs out
-def half_dtype(cfg) -> torch.dtype | None:
-    """The parameters' dtype under mp_parameters fp16/bf16; None for fp32 training."""
-    return torch.float16 if cfg.fp16 else torch.bfloat16 if cfg.bf16 else None
-
-
-def _cast_floating(value, dtype: torch.dtype):
-    from torch.utils._pytree import tree_map_only
-
-    return tree_map_only(torch.Tensor, lambda t: t.to(dtype) if t.is_floating_point() and t.dtype != dtype else t,
-                         value)
-
-
-def to_half_inputs(args, kwargs, dtype: torch.dtype):
-    """Floating inputs in the model's half dtype (token ids and masks of integer type are left alone)."""
-    return _cast_floating(args, dtype), _cast_floating(kwargs, dtype)
-
-
-def to_float_outputs(output):
-    """The model's floating outputs in fp32, as SMP returns them (a loss computed from them is fp32)."""
-    return _cast_floating(output, torch.float32)

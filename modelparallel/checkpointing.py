@@ -23,8 +23,9 @@ import torch.distributed as dist
 
 from sagelaunch.jobspec.smp import CHECKPOINT_NAMES
 from sagelaunch.modelparallel.core import _require_init, state
+from sagelaunch.modelparallel.core.state import PendingCheckpoint
 from sagelaunch.modelparallel.errors import SMPValidationError
-from sagelaunch.modelparallel.tensor_parallel import full_value, own_part
+from sagelaunch.modelparallel.tensor.tensor_parallel import full_value, own_part
 
 PARTIAL_KEY = "_smp_is_partial"
 
@@ -245,7 +246,7 @@ def save_checkpoint(path: str, tag: str, partial: bool = True, model=None, optim
                     translate_if_full: bool = True, num_kept_partial_checkpoints: int | None = None) -> None:
     import shutil
 
-    from sagelaunch.modelparallel.comm import CommGroup, allgather, barrier
+    from sagelaunch.modelparallel.core.comm import CommGroup, allgather, barrier
 
     st = _require_init()
     if model is None and optimizer is None:
@@ -303,8 +304,8 @@ def resume_from_checkpoint(path: str, tag: str | None = None, partial: bool = Tr
         raise SMPValidationError(f"smp.resume_from_checkpoint: checkpoint {target} does not exist")
     if partial:
         _verify_layout(os.path.join(target, "smp_config.pt"), st.cfg, load_optimizer)
-    st.pending_checkpoint = {"target": target, "partial": partial, "strict": strict,
-                             "model": True, "optimizer": bool(load_optimizer and partial)}
+    st.pending_checkpoint = PendingCheckpoint(target, partial, strict, model=True,
+                                              optimizer=bool(load_optimizer and partial))
     if st.model is not None:
         _load_pending_model(st.model)
     if st.optimizer is not None:
@@ -337,23 +338,23 @@ def _verify_layout(config_file: str, cfg, load_optimizer: bool) -> None:
 
 def _load_pending_model(model) -> None:
     pending = state.pending_checkpoint
-    if pending and pending["model"] and model.partitioned:  # else at partition time (the first @smp.step)
-        target = pending["target"]
-        sd = _load_partial_file(target, "model") if pending["partial"] else load(target, partial=False)
-        load_model_state(model, sd, pending["strict"])
-        pending["model"] = False
+    if pending and pending.model and model.partitioned:  # else at partition time (the first @smp.step)
+        target = pending.target
+        sd = _load_partial_file(target, "model") if pending.partial else load(target, partial=False)
+        load_model_state(model, sd, pending.strict)
+        pending.model = False
     _clear_if_done()
 
 
 def _load_pending_optimizer(optimizer) -> None:
     pending = state.pending_checkpoint
-    if pending and pending["optimizer"] and optimizer.model.partitioned:  # else at partition time
-        optimizer.load_state_dict(_load_partial_file(pending["target"], "optimizer"))
-        pending["optimizer"] = False
+    if pending and pending.optimizer and optimizer.model.partitioned:  # else at partition time
+        optimizer.load_state_dict(_load_partial_file(pending.target, "optimizer"))
+        pending.optimizer = False
     _clear_if_done()
 
 
 def _clear_if_done() -> None:
     pending = state.pending_checkpoint
-    if pending and not pending["model"] and not pending["optimizer"]:
+    if pending and not pending.model and not pending.optimizer:
         state.pending_checkpoint = None

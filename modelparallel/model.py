@@ -1,154 +1,118 @@
-"""smp.DistributedModel: tensor parallel (DTensor plans), pipeline stages, DDP over the replica group."""
+"""smp.DistributedModel: the user's model with SMP's techniques applied (parallelize.py), its forward and backward
+under them, and SMP v1's accessors."""
 
 from __future__ import annotations
 
-import atexit
 import contextlib
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import torch
-import torch.distributed as dist
 import torch.nn as nn
 
-from sagelaunch.modelparallel import scaled_batch
 from sagelaunch.modelparallel.core import _require_init, state
+from sagelaunch.modelparallel.data.ddp import average_gradients, is_dtensor
 from sagelaunch.modelparallel.errors import SMPValidationError
+from sagelaunch.modelparallel.parallelize import ParallelOptions, parallelize
+from sagelaunch.modelparallel.pipeline.apply import apply_pipeline
+from sagelaunch.modelparallel.precision.half import to_float_outputs, to_half_inputs
+from sagelaunch.modelparallel.tensor import scaled_batch
 
 if TYPE_CHECKING:
-    from sagelaunch.modelparallel.pipeline import PipelineRunner
+    from sagelaunch.modelparallel.optimizer import DistributedOptimizer
+    from sagelaunch.modelparallel.pipeline.partitioning import StagePlan
+    from sagelaunch.modelparallel.pipeline.runner import PipelineRunner
+
+# a post-partition or post-step hook: hook(model, optimizer)
+ModelHook = Callable[["DistributedModel", "DistributedOptimizer | None"], Any]
 
 
 class _ModelCallCaptured(Exception):
     """Raised by model(...) while smp.step records a pipeline's model inputs."""
 
-    def __init__(self, args, kwargs):
+    def __init__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         super().__init__("model call captured")
         self.args, self.kwargs = args, kwargs
 
 
 class DistributedModel(nn.Module):
+    """SMP v1's model wrapper: the user's model (the child `module`) with every technique applied by parallelize."""
+
     def __init__(self, module: nn.Module, trace_device: str = "gpu", trace_execution_times: bool = False,
                  overlapping_allreduce: bool = True, backward_passes_per_step: int = 1,
                  average_grads_across_microbatches: bool = True, bucket_cap_mb: int = 25,
                  trace_memory_usage: bool = False, broadcast_buffers: bool = True,
-                 gradient_as_bucket_view: bool = False):
+                 gradient_as_bucket_view: bool = False) -> None:
         super().__init__()
-        st = _require_init()
-        cfg = st.cfg
+        run = _require_init()
         if isinstance(module, DistributedModel):
             raise SMPValidationError("the module is already an smp.DistributedModel; wrap the plain nn.Module once")
-        self.average_grads_across_microbatches = average_grads_across_microbatches
-        tp, pp = cfg.tensor_parallel_degree, cfg.pipeline_parallel_degree
-        from sagelaunch.modelparallel.delayed_init import check_delayed, is_delayed, materialize
-
-        check_delayed(module, cfg)
-        from sagelaunch.modelparallel.amp import half_dtype
-
-        self.half_dtype = half_dtype(cfg)  # fp16/bf16: SMP casts the whole model (its Bit16_Module)
-        if self.half_dtype is not None:
-            # with sharded data parallelism the sharded fp32 parameters are the master weights and FSDP2 computes
-            # in half precision (sharded_data_parallel.shard_model); otherwise the model itself becomes half
-            module.to(dtype=torch.float32 if cfg.sharded_data_parallel_degree > 1 else self.half_dtype)
-        if is_delayed(module) and tp == 1:  # with tp > 1, tensor parallelism materialises layer by layer
-            materialize(module, st.device)
-        if not is_delayed(module):
-            module.to(st.device)
+        options = ParallelOptions.from_config(run.cfg, average_grads_across_microbatches, bucket_cap_mb,
+                                              broadcast_buffers, gradient_as_bucket_view)
         self._modules["module"] = module  # the child `module` (names `module.*`); `self.module` is the view
-        from sagelaunch.modelparallel.smp_names import expose_smp_names
-
-        expose_smp_names(module)  # at every degree: scripts walk SMP's tree (transformer.seq_layers) whatever tp is
-        # 1. tensor parallel: DTensor plans over the tp sub-mesh
-        self.tp_shard_dims: dict[str, int | None] = {}
-        if tp > 1:
-            from sagelaunch.modelparallel.tensor_parallel import apply_tensor_parallel
-
-            from sagelaunch.modelparallel.delayed_init import same_random_numbers
-
-            with same_random_numbers(st.groups["tp"], st.device) if is_delayed(module) else contextlib.nullcontext():
-                self.tp_shard_dims = apply_tensor_parallel(module, st.mesh["T"], tp, st.device)
-        # with distributed modules, tp ranks share one (scaled) batch; otherwise tp ranks are plain replicas
-        # sharded data parallelism (FSDP2) replaces DDP over the data-parallel ranks (jobspec: tp = pp = 1)
-        self.sharded_data_parallel = cfg.sharded_data_parallel_degree > 1
-        if self.sharded_data_parallel:
-            from sagelaunch.modelparallel.sharded_data_parallel import shard_model, sharding_mesh
-
-            mesh = sharding_mesh(st.device.type, dist.get_world_size(), cfg.sharded_data_parallel_degree)
-            shard_model(module, mesh, st.groups["dp"], compute_dtype=self.half_dtype)
-        self.scaled_batch = bool(self.tp_shard_dims) and not cfg.prescaled_batch
-        self.replica_group_name = "rdp" if self.tp_shard_dims else "dp"
-        replica_pg = st.groups[self.replica_group_name]
-        self.replica_size = len(st.layout.groups[self.replica_group_name])
-        if self.tp_shard_dims and self.replica_size > 1:
-            self._broadcast_params(replica_pg, only_dtensor=True)
-        # 2. pipeline: as in SMP v1, the model is partitioned at the first @smp.step call (partition()), so that
-        #    smp.set_partition / smp.set_activation_checkpointing calls made after wrapping are honoured
-        self.pipelined = pp > 1
-        self.pipeline: PipelineRunner | None = None  # partition() makes it
-        self.partitioned = False
-        self._post_partition_hooks: list = []
-        self._post_step_hooks: list = []
-        # 3. data parallel over the replica group. pp == 1: DDP (tp-sharded DTensor parameters are ignored by
-        #    DDP's reducer, which does not take DTensors, and averaged after the step). pp > 1: the schedules call
-        #    backward once per microbatch and stage outside DDP's forward/backward pairing (DDP's bucket rebuild
-        #    asserts with several stages per rank), so all stage gradients are averaged after the schedule.
-        self.ddp_modules: list[nn.Module] = []
-        self.manual_sync = bool(cfg.ddp and self.replica_size > 1 and (pp > 1 or self.tp_shard_dims))
-        if pp == 1:
-            self.__dict__["_forward_module"] = self._wrap_data_parallel(module, cfg, replica_pg, bucket_cap_mb,
-                                                                        broadcast_buffers, gradient_as_bucket_view)
-            self.partitioned = True
+        self.parallel = parallelize(module, options, run)
+        self.__dict__["_forward_module"] = self.parallel.data.forward_module  # None until partition() if pipelined
+        self.partitioned = not self.pipelined  # a pipelined model is split at the first @smp.step (partition())
+        self.pipeline: PipelineRunner | None = None
+        self.stage_plan: StagePlan | None = None
+        self._post_partition_hooks: list[ModelHook] = []
+        self._post_step_hooks: list[ModelHook] = []
         self._capturing = False
-        self._pipeline_output = None  # the last stage's output while the step function runs as the loss
-        self._pipeline_loss: list = []
-        self._offloader = None
-        if cfg.offload_activations:
-            from sagelaunch.modelparallel.offload import ActivationOffloader
-
-            self._offloader = ActivationOffloader(st.device, cfg.activation_loading_horizon)
-            atexit.register(self._report_offload)
-        st.model = self
-        if st.pending_checkpoint is not None and self.partitioned:
+        self._pipeline_output: Any = None  # the last stage's output while the step function runs as the loss
+        self._pipeline_loss: list[torch.Tensor] = []
+        run.model = self
+        if run.pending_checkpoint is not None and self.partitioned:
             from sagelaunch.modelparallel.checkpointing import _load_pending_model
 
             _load_pending_model(self)
 
-    def _wrap_data_parallel(self, m: nn.Module, cfg, replica_pg, bucket_cap_mb, broadcast_buffers,
-                            gradient_as_bucket_view) -> nn.Module:
-        """DDP over the replica group for pp == 1 (not with sharded data parallelism, which is FSDP's)."""
-        if not (cfg.ddp and self.replica_size > 1 and not self.sharded_data_parallel):
-            return m
-        ignore = [n for n, p in m.named_parameters(remove_duplicate=False) if _is_dtensor(p)]  # tied too
-        if ignore:
-            nn.parallel.DistributedDataParallel._set_params_and_buffers_to_ignore_for_model(m, ignore)
-        if len(ignore) == len(list(m.parameters())):
-            return m
-        m = nn.parallel.DistributedDataParallel(
-            m, process_group=replica_pg, bucket_cap_mb=bucket_cap_mb, **_buffer_sync_argument(broadcast_buffers),
-            gradient_as_bucket_view=gradient_as_bucket_view,
-            device_ids=[state.device.index] if state.device.type == "cuda" else None)
-        self.ddp_modules.append(m)
-        return m
+    # ----- what parallelize did, under the names SMP's and this package's readers use
+    @property
+    def tp_shard_dims(self) -> dict[str, int | None]:
+        return self.parallel.tensor.shard_dims
 
-    def partition(self, sample: tuple[tuple, dict] | None = None) -> None:
+    @property
+    def scaled_batch(self) -> bool:
+        return self.parallel.tensor.scaled_batch
+
+    @property
+    def half_dtype(self) -> torch.dtype | None:
+        return self.parallel.half_dtype
+
+    @property
+    def pipelined(self) -> bool:
+        return self.parallel.options.pipeline.pipelined
+
+    @property
+    def average_grads_across_microbatches(self) -> bool:
+        return self.parallel.options.pipeline.average_grads_across_microbatches
+
+    @property
+    def sharded_data_parallel(self) -> bool:
+        return self.parallel.options.data.sharded
+
+    @property
+    def replica_group_name(self) -> str:
+        return self.parallel.data.replica_group_name
+
+    @property
+    def replica_size(self) -> int:
+        return self.parallel.data.replica_size
+
+    @property
+    def ddp_modules(self) -> list[nn.Module]:
+        return self.parallel.data.ddp_modules
+
+    def partition(self, sample: tuple[tuple[Any, ...], dict[str, Any]] | None = None) -> None:
         """Split a pipelined model into this rank's stages (once, at the first @smp.step call, as SMP v1 does):
         smp.set_partition marks made after wrapping count. Then the optimizer keeps only this rank's parameters,
         a pending checkpoint loads, and the post-partition hooks run."""
         if self.partitioned:
             return
-        from sagelaunch.modelparallel.partitioning import plan_stages
-        from sagelaunch.modelparallel.pipeline import PipelineRunner
-
         st = state
-        self.stage_plan = plan_stages(self.get_module(), st.cfg, st.layout.pp_rank, sample)
-        if hasattr(self.stage_plan.builder, "share_tied_values"):
-            self.stage_plan.builder.share_tied_values(st.groups["pp"])
-        if self.replica_size > 1:
-            self._broadcast_params(st.groups[self.replica_group_name], only_dtensor=False)
-        self.__dict__["_forward_module"] = self.stage_plan.modules[0]
-        self.pipeline = PipelineRunner(self.stage_plan.modules, self.stage_plan.stage_indices,
-                                       self.stage_plan.num_stages, st.groups["pp"], st.device, st.cfg.pipeline,
-                                       scale_grads=self.average_grads_across_microbatches,
-                                       active_microbatches=st.cfg.active_microbatches)
+        pipeline = apply_pipeline(self.get_module(), self.parallel.options.pipeline, self.parallel.data, st, sample)
+        self.stage_plan = pipeline.stage_plan
+        self.__dict__["_forward_module"] = pipeline.stage_plan.modules[0]
+        self.pipeline = pipeline.runner
         self.partitioned = True
         if st.optimizer is not None:
             st.optimizer.keep_local_parameters(self)
@@ -162,7 +126,7 @@ class DistributedModel(nn.Module):
             hook(self, st.optimizer)
 
     # ----- forward / backward
-    def forward(self, *args, **kwargs):
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
         st = state
         if self.pipelined:
             if self._capturing:
@@ -174,45 +138,36 @@ class DistributedModel(nn.Module):
             tp_pg, tp_size = st.groups["tp"], len(st.layout.groups["tp"])
             args = scaled_batch.gather_inputs(args, tp_pg, tp_size)
             kwargs = scaled_batch.gather_inputs(kwargs, tp_pg, tp_size)
-        if self.half_dtype is not None:
-            from sagelaunch.modelparallel.amp import to_float_outputs, to_half_inputs
-
-            args, kwargs = to_half_inputs(args, kwargs, self.half_dtype)
+        half = self.half_dtype
+        if half is not None:
+            args, kwargs = to_half_inputs(args, kwargs, half)
         with self.offload_context():
             out = self._forward_module(*args, **kwargs)
-        if self.half_dtype is not None:
+        if half is not None:
             out = to_float_outputs(out)
         if self.scaled_batch:
             out = scaled_batch.keep_own_slice(out, st.groups["tp"], st.layout.tp_rank, len(st.layout.groups["tp"]))
         return out
 
-    def offload_context(self):
-        if self._offloader is None:
+    def offload_context(self) -> contextlib.AbstractContextManager[Any]:
+        offloader = self.parallel.offloader
+        if offloader is None:
             return contextlib.nullcontext()
         # activations saved for backward live on the CPU and come back at most activation_loading_horizon
         # modules ahead of backward (offload.py). The layer stack is found now: set_activation_checkpointing
         # may have been called after wrapping.
-        from sagelaunch.modelparallel.offload import layer_stack
+        from sagelaunch.modelparallel.activations.offload import layer_stack
 
-        self._offloader.attach(layer_stack(self.get_module()))
-        return self._offloader.context()
-
-    def _report_offload(self) -> None:
-        """One line per rank in the job log at exit: what activation offloading moved, from its counters."""
-        stats = self.offload_stats  # registered with the offloader (__init__): never None here
-        if stats is None:
-            return
-        print(f"[smp rank {state.layout.rank}] offload_activations: {stats['packed']} saved tensors "
-              f"({stats['packed_bytes']} bytes) offloaded in {stats['groups']} module runs; "
-              f"{stats['prefetched']} prefetched within activation_loading_horizon, "
-              f"{stats['fetched_on_demand']} fetched on demand", flush=True)
+        offloader.attach(layer_stack(self.get_module()))
+        return offloader.context()
 
     @property
     def offload_stats(self) -> dict[str, int] | None:
         """What activation offloading did so far (groups, prefetched, fetched_on_demand, max_resident_ahead)."""
-        return dict(self._offloader.stats) if self._offloader is not None else None
+        offloader = self.parallel.offloader
+        return dict(offloader.stats) if offloader is not None else None
 
-    def backward(self, tensors, grad_tensors=None):
+    def backward(self, tensors: torch.Tensor, grad_tensors: Any = None) -> None:
         """Replaces loss.backward(): gradients are averaged over microbatches (average_grads_across_microbatches)
         and, with fp16, multiplied by the optimizer's loss scale (SMP scales the loss here)."""
         loss_scale = state.optimizer.loss_scale if state.optimizer is not None else 1.0
@@ -230,10 +185,10 @@ class DistributedModel(nn.Module):
             grads = grad_tensors if isinstance(grad_tensors, (list, tuple)) else [grad_tensors]
             torch.autograd.backward(tensors, [g * scale for g in grads] if scale != 1.0 else grad_tensors)
 
-    def sync_context(self, last_microbatch: bool):
+    def sync_context(self, last_microbatch: bool) -> contextlib.AbstractContextManager[Any]:
         """DDP (or FSDP) reduces only after the last microbatch's backward."""
         if self.sharded_data_parallel:
-            from sagelaunch.modelparallel.sharded_data_parallel import gradient_sync
+            from sagelaunch.modelparallel.data.sharded import gradient_sync
 
             gradient_sync(self.get_module(), last_microbatch)
             return contextlib.nullcontext()
@@ -247,38 +202,22 @@ class DistributedModel(nn.Module):
     def finish_step(self) -> None:
         """Average over the replica group the gradients DDP did not reduce (DTensor ones; all when pipelined).
         With sharded data parallelism, clip the gradients' global norm to sdp_gradient_clipping as SMP does."""
-        if self.pipeline is not None and hasattr(self.stage_plan.builder, "sync_tied_gradients"):
+        if self.stage_plan is not None and hasattr(self.stage_plan.builder, "sync_tied_gradients"):
             self.stage_plan.builder.sync_tied_gradients(state.groups["pp"])
-        if self.sharded_data_parallel:
-            from sagelaunch.modelparallel.sharded_data_parallel import reshard
+        data_options = self.parallel.options.data
+        if data_options.sharded:
+            from sagelaunch.modelparallel.data.sharded import reshard
 
             reshard(self.get_module())
-        if self.sharded_data_parallel and state.cfg.sdp_gradient_clipping > 0 and self.half_dtype is None:
+        if data_options.sharded and data_options.sdp_gradient_clipping > 0 and self.half_dtype is None:
             # (fp16/bf16: the optimizer clips, once the gradients are unscaled: amp_optimizer)
-            torch.nn.utils.clip_grad_norm_(self.get_module().parameters(), state.cfg.sdp_gradient_clipping)
-        if not self.manual_sync:
+            torch.nn.utils.clip_grad_norm_(self.get_module().parameters(), data_options.sdp_gradient_clipping)
+        if not self.parallel.data.manual_sync:
             return
-        grads = [p.grad.to_local() if _is_dtensor(p.grad) else p.grad for p in self.get_module().parameters()
-                 if p.grad is not None and (self.pipeline is not None or _is_dtensor(p))]
-        if not grads:
-            return
-        from torch._utils import _flatten_dense_tensors, _unflatten_dense_tensors
-
-        flat = _flatten_dense_tensors(grads)
-        dist.all_reduce(flat, group=state.groups[self.replica_group_name])
-        flat /= self.replica_size
-        for g, synced in zip(grads, _unflatten_dense_tensors(flat, grads)):
-            g.copy_(synced)
-
-    def _broadcast_params(self, group, only_dtensor: bool) -> None:
-        """Start every replica from the replica group's first rank's weights (DDP does this for its own)."""
-        src = dist.get_global_rank(group, 0)
-        with torch.no_grad():
-            for p in self.get_module().parameters():
-                if _is_dtensor(p):
-                    dist.broadcast(p.to_local(), src=src, group=group)
-                elif not only_dtensor:
-                    dist.broadcast(p.data, src=src, group=group)
+        grads = [p.grad.to_local() if is_dtensor(p.grad) else p.grad for p in self.get_module().parameters()
+                 if p.grad is not None and (self.pipeline is not None or is_dtensor(p))]
+        if grads:
+            average_gradients(grads, state.groups[self.replica_group_name], self.replica_size)
 
     # ----- SMP accessors
     def get_module(self) -> nn.Module:
@@ -306,27 +245,27 @@ class DistributedModel(nn.Module):
     def local_parameters(self) -> Iterator[nn.Parameter]:
         return self.get_module().parameters()
 
-    def local_named_buffers(self):
+    def local_named_buffers(self) -> Iterator[tuple[str, torch.Tensor]]:
         return self.get_module().named_buffers()
 
-    def local_buffers(self):
+    def local_buffers(self) -> Iterator[torch.Tensor]:
         return self.get_module().buffers()
 
-    def local_named_modules(self):
+    def local_named_modules(self) -> Iterator[tuple[str, nn.Module]]:
         return self.get_module().named_modules()
 
-    def local_modules(self):
+    def local_modules(self) -> Iterator[nn.Module]:
         return self.get_module().modules()
 
-    def distributed_modules(self):
+    def distributed_modules(self) -> Iterator[nn.Module]:
         prefixes = {n.rsplit(".", 1)[0] for n in self.tp_shard_dims}
         return (m for n, m in self.get_module().named_modules() if n in prefixes)
 
-    def is_distributed_parameter(self, param) -> bool:
-        return _is_dtensor(param) and any(p is param for n, p in self.get_module().named_parameters()
+    def is_distributed_parameter(self, param: Any) -> bool:
+        return is_dtensor(param) and any(p is param for n, p in self.get_module().named_parameters()
                                           if self.tp_shard_dims.get(n) is not None)
 
-    def register_post_partition_hook(self, hook):
+    def register_post_partition_hook(self, hook: ModelHook) -> None:
         """hook(model, optimizer) runs once the model is partitioned: now when it already is (pp == 1 partitions
         at wrap time), else at the first @smp.step call."""
         if self.partitioned:
@@ -334,7 +273,7 @@ class DistributedModel(nn.Module):
         else:
             self._post_partition_hooks.append(hook)
 
-    def register_post_step_hook(self, hook):
+    def register_post_step_hook(self, hook: ModelHook) -> None:
         """hook(model, optimizer) runs after every @smp.step call (SMP v1's post-step hook)."""
         self._post_step_hooks.append(hook)
 
@@ -343,18 +282,19 @@ class DistributedModel(nn.Module):
             hook(self, state.optimizer)
 
     # ----- state dicts (see checkpointing.py for the gathering)
-    def local_state_dict(self, *args, **kwargs) -> dict[str, Any]:
+    def local_state_dict(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
         from sagelaunch.modelparallel.checkpointing import local_model_state
 
         self.partition()  # this rank's part: partition now if no step did yet
         return local_model_state(self)
 
-    def state_dict(self, *args, **kwargs) -> dict[str, Any]:
+    def state_dict(self, *args: Any, **kwargs: Any) -> dict[str, Any]:  # SMP's: the gathered full state dict
         from sagelaunch.modelparallel.checkpointing import full_model_state
 
         return full_model_state(self)
 
-    def load_state_dict(self, state_dict, strict: bool = True, same_partition_load: bool = False):
+    def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True,
+                        same_partition_load: bool = False) -> Any:
         """A full state dict (any layout) or this rank's partial one. same_partition_load (SMP: skip re-partitioning
         a partial dict saved with this partition) needs no handling: partial dicts always load into their own
         partition here, and a layout mismatch is refused by name."""
@@ -363,7 +303,7 @@ class DistributedModel(nn.Module):
         self.partition()  # SMP loads into the partitioned model: partition now (a no-op once partitioned)
         return load_model_state(self, state_dict, strict)
 
-    def cpu(self):
+    def cpu(self) -> dict[str, torch.Tensor]:  # SMP's: the state dict on the CPU
         return {k: v.cpu() for k, v in self.state_dict().items()}
 
 
@@ -375,58 +315,42 @@ class _DataParallelView:
 
     __slots__ = ("module",)
 
-    def __init__(self, module: nn.Module):
+    def __init__(self, module: nn.Module) -> None:
         object.__setattr__(self, "module", module)
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         return getattr(object.__getattribute__(self, "module"), name)
 
-    def __setattr__(self, name: str, value) -> None:
+    def __setattr__(self, name: str, value: Any) -> None:
         setattr(object.__getattribute__(self, "module"), name, value)
 
     def __delattr__(self, name: str) -> None:
         delattr(object.__getattribute__(self, "module"), name)
 
     @property  # type: ignore[misc]
-    def __class__(self):  # isinstance(model.module, nn.Module / the user's class) holds as before
+    def __class__(self) -> type:  # isinstance(model.module, nn.Module / the user's class) holds as before
         return type(object.__getattribute__(self, "module"))
 
-    def __dir__(self):
+    def __dir__(self) -> list[str]:
         return sorted(set(dir(object.__getattribute__(self, "module"))) | {"module"})
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return object.__getattribute__(self, "module")(*args, **kwargs)
 
-    def __getitem__(self, idx):
+    def __getitem__(self, idx: Any) -> Any:
         return object.__getattribute__(self, "module")[idx]
 
     def __len__(self) -> int:
         return len(object.__getattribute__(self, "module"))
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         return iter(object.__getattribute__(self, "module"))
 
-    def __contains__(self, item) -> bool:
+    def __contains__(self, item: Any) -> bool:
         return item in object.__getattribute__(self, "module")
 
     def __repr__(self) -> str:
         return repr(object.__getattribute__(self, "module"))
 
-    def __reduce_ex__(self, protocol):  # copy/pickle: a view of the (copied) user's model, not of its class
+    def __reduce_ex__(self, protocol: Any) -> tuple[type[_DataParallelView], tuple[nn.Module]]:  # copy/pickle: a view of the (copied) user's model, not of its class
         return (_DataParallelView, (object.__getattribute__(self, "module"),))
-
-
-def _buffer_sync_argument(broadcast_buffers: bool) -> dict[str, bool]:
-    """SMP's broadcast_buffers is DDP's per-forward buffer sync: torch ≥ 2.13 names it forward_sync_buffers and
-    warns (FutureWarning, on every rank) when broadcast_buffers is passed; older torch only knows the old name."""
-    import inspect
-
-    if "forward_sync_buffers" in inspect.signature(nn.parallel.DistributedDataParallel.__init__).parameters:
-        return {"forward_sync_buffers": broadcast_buffers}
-    return {"broadcast_buffers": broadcast_buffers}
-
-
-def _is_dtensor(t) -> bool:
-    from torch.distributed.tensor import DTensor
-
-    return isinstance(t, DTensor)

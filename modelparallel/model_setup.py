@@ -19,7 +19,7 @@ def model_creation(tensor_parallelism: bool = False, dtype=None, **tensor_parall
     import torch
 
     from sagelaunch.modelparallel.core import state
-    from sagelaunch.modelparallel.tensor_parallel import tensor_parallelism as mark_tensor_parallel
+    from sagelaunch.modelparallel.tensor.tensor_parallel import tensor_parallelism as mark_tensor_parallel
 
     if dtype is not None and not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
         raise SMPValidationError(f"smp.model_creation(dtype={dtype!r}): a floating torch.dtype is required, "
@@ -41,7 +41,7 @@ def delay_param_initialization(enabled: bool = True):
     materialisation: modelparallel.delayed_init)."""
     if not enabled:
         return contextlib.nullcontext()
-    from sagelaunch.modelparallel.delayed_init import delay_param_initialization as delayed
+    from sagelaunch.modelparallel.tensor.delayed_init import delay_param_initialization as delayed
 
     return delayed(enabled)
 
@@ -50,7 +50,7 @@ def set_partition(module, partition: int) -> None:
     """Assign `module` (and its submodules not assigned otherwise) to pipeline partition `partition`; honoured when
     auto_partition is False, as smp.partition(index) is for modules created inside it."""
     from sagelaunch.modelparallel.core import state
-    from sagelaunch.modelparallel.partitioning import MARK
+    from sagelaunch.modelparallel.pipeline.partitioning import MARK
 
     pp = state.cfg.pipeline_parallel_degree if state.initialized else None
     if not isinstance(partition, int) or partition < 0 or (pp is not None and partition >= pp):

@@ -1,21 +1,19 @@
-"""smp.DistributedOptimizer: checks the optimizer was made from the wrapped model's parameters and, with
-shard_optimizer_state, shards its state over the replica group with ZeroRedundancyOptimizer.
-
-Why ZeroRedundancyOptimizer and not FSDP2: SMP's shard_optimizer_state shards only the optimizer state while
-parameters and gradients stay replicated and reduced by DDP. ZeRO-1 is exactly that and composes with the DDP
-wrappers the pipeline stages already use (no_sync / last-microbatch reduction); FSDP2 would also shard
-parameters and gradients (SMP's separate sharded_data_parallel_degree feature) and replace DDP.
-"""
+"""smp.DistributedOptimizer: checks the optimizer was made from the wrapped model's parameters, keeps this rank's
+parameters once the model is partitioned, and with shard_optimizer_state shards its state over the replica group
+(data/optimizer_sharding.py); with fp16/bf16 it holds fp32 master weights (precision/amp_optimizer.py)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
-from sagelaunch.modelparallel.comm import CommGroup, agree_on_error
+from sagelaunch.modelparallel.core.comm import CommGroup, agree_on_error
 from sagelaunch.modelparallel.core import _require_init, state
 from sagelaunch.modelparallel.errors import SMPValidationError
+
+if TYPE_CHECKING:
+    from sagelaunch.modelparallel.model import DistributedModel
 
 MIXED_KEY = "_smp_fp16_master_weights"  # fp32 masters and the loss scaler in a saved optimizer state
 
@@ -46,10 +44,11 @@ class DistributedOptimizer(torch.optim.Optimizer):
                     "optimizer = smp.DistributedOptimizer(optimizer)"
                 )
         agree_on_error(error, CommGroup.WORLD)  # every rank raises the same message
-        self.model = model
+        assert model is not None, "no model is an error, raised above"
+        self.model: DistributedModel = model
         self.mixed = None  # fp16/bf16: fp32 master weights in the optimizer's parameter groups
         if st.cfg.fp16 or st.cfg.bf16:
-            from sagelaunch.modelparallel.amp_optimizer import MasterWeights, make_scaler
+            from sagelaunch.modelparallel.precision.amp_optimizer import MasterWeights, make_scaler
 
             scaler = make_scaler(st.cfg.fp16, static_loss_scale, dynamic_loss_scale,
                                  {**(dynamic_loss_args.pop("dynamic_loss_args", None) or {}), **dynamic_loss_args})
@@ -75,11 +74,9 @@ class DistributedOptimizer(torch.optim.Optimizer):
         for group in self.optimizer.param_groups:
             group["params"] = [p for p in group["params"] if id(p) in local]
         if self.sharded:
-            groups = [{**{k: v for k, v in g.items() if k != "params"}, "params": list(g["params"])}
-                      for g in self.optimizer.param_groups if g["params"]]
-            self.optimizer = _zero_class()(
-                groups, optimizer_class=type(self.optimizer), process_group=state.groups[model.replica_group_name],
-                **_constructor_defaults(self.optimizer))
+            from sagelaunch.modelparallel.data.optimizer_sharding import shard_optimizer_state
+
+            self.optimizer = shard_optimizer_state(self.optimizer, state.groups[model.replica_group_name])
 
     # the torch.optim.Optimizer surface
     @property
@@ -208,30 +205,3 @@ class DistributedOptimizer(torch.optim.Optimizer):
     def __getattr__(self, name):
         return getattr(self.__dict__["optimizer"], name)
 
-
-def _constructor_defaults(optimizer: torch.optim.Optimizer) -> dict[str, Any]:
-    """The optimizer's defaults its class's constructor takes again. Some defaults are not constructor arguments
-    (AdamW's decoupled_weight_decay is fixed by the class); every group carries them anyway."""
-    import inspect
-
-    accepted = inspect.signature(type(optimizer).__init__).parameters
-    return {k: v for k, v in optimizer.defaults.items() if k in accepted and k != "params"}
-
-
-def _zero_class():
-    """ZeroRedundancyOptimizer that also takes tensor-parallel (DTensor) parameters: after each step it
-    broadcasts every shard owner's updated parameters, and c10d.broadcast has no DTensor rule, so the
-    broadcast goes to the DTensor's local tensor (the replica group's peers hold the same tp shard)."""
-    import torch.distributed as dist
-    from torch.distributed.optim import ZeroRedundancyOptimizer
-
-    class _ZeroRedundancyOptimizer(ZeroRedundancyOptimizer):
-        def _broadcast_params_from_rank(self, rank: int):
-            if self.parameters_as_bucket_view:
-                return super()._broadcast_params_from_rank(rank)
-            src = dist.distributed_c10d.get_global_rank(self.process_group, rank)
-            return [dist.broadcast(tensor=p.data.to_local() if hasattr(p.data, "to_local") else p.data, src=src,
-                                   group=self.process_group, async_op=True)
-                    for group in self._partition_parameters()[rank] for p in group["params"]]
-
-    return _ZeroRedundancyOptimizer

@@ -67,7 +67,7 @@ def verify(actual: Any, expected: Any, atol: float = ATOL, rtol: float = 0.0, wh
 def dump_model(model: nn.Module, path: str | Path | None = None) -> dict[str, torch.Tensor]:
     """Every parameter and buffer of `model` (a DistributedModel or a module) as whole CPU tensors by name
     (tensor-parallel shards gathered: a collective over the tp group); saved with torch.save when `path` is given."""
-    from sagelaunch.modelparallel.tensor_parallel import full_value
+    from sagelaunch.modelparallel.tensor.tensor_parallel import full_value
 
     dumped = {name: full_value(value).detach().cpu() for name, value in model.state_dict().items()
               if isinstance(value, torch.Tensor)}

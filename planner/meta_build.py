@@ -1,10 +1,10 @@
 """ModelShape from a function that builds the model, run on the meta device: every parameter's exact shape, no
 memory, no download. Torch is imported here only, when this is called.
 
-Placement as sagelaunch.modelparallel's pipeline partitioning does it (modelparallel/pipeline_stack.py): the layer
+Placement as sagelaunch.modelparallel's pipeline partitioning does it (modelparallel/pipeline/stack.py): the layer
 stack is the nn.ModuleList of two or more children holding the most parameters, its children the units; modules
 before it go to the first stage, after it to the last; a parameter reachable under two names (a tied head) is held
-by both ends. Tensor-parallel splits as modelparallel/tp_plans.py plans them for the families it knows: GPT-2's
+by both ends. Tensor-parallel splits as modelparallel/tensor/tp_plans.py plans them for the families it knows: GPT-2's
 Conv1D layers, BERT/RoBERTa layers, a Hugging Face config's base_model_tp_plan, and a language model's vocabulary.
 """
 

@@ -5,7 +5,7 @@ FLOPs depend on.
 The placement follows sagelaunch.modelparallel: the pipeline units are the children of the layer stack (the
 nn.ModuleList holding the most parameters); modules before it (embeddings) live on the first stage, those after
 it (final norm, heads) on the last; a weight tied across stages (GPT-2's wte and lm_head) is held by each stage
-that uses it. Tensor parallelism (modelparallel/tp_plans.py) splits column-wise layers' weight and bias and
+that uses it. Tensor parallelism (modelparallel/tensor/tp_plans.py) splits column-wise layers' weight and bias and
 row-wise layers' weight (their bias stays whole), the vocabulary of a language model's embedding and head when the
 degree divides it, and keeps norms, position and token-type embeddings whole.
 """

@@ -13,7 +13,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from sagelaunch.modelparallel.errors import SMPValidationError
-from sagelaunch.modelparallel.smp_init import normal_initialization
+from sagelaunch.modelparallel.tensor.smp_init import normal_initialization
 
 MASKED = -10000.0  # what SMP's (and BERT's) additive attention masks put on masked positions
 

@@ -24,7 +24,7 @@ FAMILY_ROOTS = {"SagelaunchException", "SagelaunchError", "SagelaunchTypeError",
 OUTSIDE_THE_FAMILY = {
     "_NotWholeEvents": "profiler/kineto_reader.py: a chunk boundary mid-event, caught by its reader",
     "_ModelCallCaptured": "modelparallel/model.py: stops a traced forward, caught by the tracer",
-    "_StageEnd": "modelparallel/pipeline_stack.py: ends a pipeline stage's run, caught by the stack",
+    "_StageEnd": "modelparallel/pipeline/stack.py: ends a pipeline stage's run, caught by the stack",
 }
 BUILTIN_EXCEPTIONS = {name for name, obj in vars(builtins).items()  # warnings are not errors: they stay warnings
                       if isinstance(obj, type) and issubclass(obj, BaseException) and not issubclass(obj, Warning)}
@@ -142,7 +142,7 @@ def test_a_distribution_error_names_its_parts():
 
 
 def test_an_smp_init_key_error_names_its_parts(monkeypatch):
-    from sagelaunch.modelparallel.config import load_parameters
+    from sagelaunch.modelparallel.core.config import load_parameters
     from sagelaunch.modelparallel.errors import SMPValidationError
 
     monkeypatch.setenv("SM_HP_MP_PARAMETERS", json.dumps({"partitions": 2}))

@@ -12,7 +12,7 @@ from sagelaunch.estimators import PyTorch
 from sagelaunch.jobspec.profiling import profiler_config_file
 from sagelaunch.jobspec.smp import NOT_IMPLEMENTED, SMPParameters
 from sagelaunch.jobspec.spec import ProfilerSettings, replace
-from sagelaunch.modelparallel.config import check_supported
+from sagelaunch.modelparallel.core.config import check_supported
 from sagelaunch.modelparallel.errors import SMPValidationError
 from sagelaunch.profiler_config import Profiler, ProfilerConfig
 

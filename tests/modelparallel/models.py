@@ -135,7 +135,7 @@ def forward_loss(model_name: str, model, batch: dict[str, torch.Tensor]) -> torc
 
 def build_delayed(model_name: str, seed: int = 0):
     """The model built on the meta device and materialised as smp.DistributedModel does at degree 1."""
-    from sagelaunch.modelparallel.delayed_init import delay_param_initialization, materialize
+    from sagelaunch.modelparallel.tensor.delayed_init import delay_param_initialization, materialize
 
     with delay_param_initialization():
         model = BUILDERS[model_name](seed)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sagelaunch.modelparallel.amp_scaler import DynamicLossScaler, LossScaler
-from sagelaunch.modelparallel.config import check_supported, load_parameters
+from sagelaunch.modelparallel.precision.amp_scaler import DynamicLossScaler, LossScaler
+from sagelaunch.modelparallel.core.config import check_supported, load_parameters
 from sagelaunch.modelparallel.errors import SMPValidationError
 
 
@@ -37,7 +37,7 @@ def test_scaler_arguments_are_checked_by_name():
         DynamicLossScaler(scale_windw=10)
     with pytest.raises(SMPValidationError, match=r"static_loss_scale=0\): a positive number is required"):
         LossScaler(0)
-    from sagelaunch.modelparallel.amp_optimizer import make_scaler
+    from sagelaunch.modelparallel.precision.amp_optimizer import make_scaler
 
     with pytest.raises(SMPValidationError, match=r"static_loss_scale=None, dynamic_loss_scale=False\) with fp16"):
         make_scaler(True, None, False, {})

@@ -7,10 +7,10 @@ import json
 import pytest
 import torch
 
-from sagelaunch.modelparallel.config import load_parameters
+from sagelaunch.modelparallel.core.config import load_parameters
 from sagelaunch.modelparallel.errors import SMPValidationError
-from sagelaunch.modelparallel.microbatch import split_arguments
-from sagelaunch.modelparallel.step_output import StepOutput, merge_microbatch_results
+from sagelaunch.modelparallel.pipeline.microbatch import split_arguments
+from sagelaunch.modelparallel.pipeline.step_output import StepOutput, merge_microbatch_results
 
 
 def test_env_parameters_merge_with_config_and_aliases(monkeypatch):
@@ -63,7 +63,7 @@ def test_step_output_reductions_and_structure():
 
 
 def test_tensor_parallel_plans_and_divisibility():
-    from sagelaunch.modelparallel.tensor_parallel import build_plan, set_tensor_parallelism
+    from sagelaunch.modelparallel.tensor.tensor_parallel import build_plan, set_tensor_parallelism
     from tests.modelparallel.models import build_mlp, build_roberta
 
     mlp = build_mlp()
@@ -84,7 +84,7 @@ def test_tensor_parallel_plans_and_divisibility():
 def test_pipeline_partition_even_and_manual():
     import torch.nn as nn
 
-    from sagelaunch.modelparallel.partitioning import manual_chunks, split_evenly
+    from sagelaunch.modelparallel.pipeline.partitioning import manual_chunks, split_evenly
 
     assert split_evenly(7, 4) == [range(0, 2), range(2, 4), range(4, 6), range(6, 7)]
     units = [(str(i), nn.Linear(2, 2)) for i in range(4)]
@@ -112,7 +112,7 @@ def test_error_names_mp_parameters_once(monkeypatch):
      "delayed_parameter_initialization=True with pipeline_parallel_degree=2, sharded_data_parallel_degree=1"),
 ])
 def test_parameters_that_cannot_be_honoured_are_refused(monkeypatch, config, field):
-    from sagelaunch.modelparallel.config import check_supported
+    from sagelaunch.modelparallel.core.config import check_supported
 
     monkeypatch.delenv("SM_HP_MP_PARAMETERS", raising=False)
     cfg = load_parameters(config)
@@ -126,7 +126,7 @@ def test_set_partition_places_a_layer_and_checks_the_index(monkeypatch):
     import torch.nn as nn
 
     from sagelaunch.modelparallel.core import state
-    from sagelaunch.modelparallel.partitioning import manual_chunks, set_partition
+    from sagelaunch.modelparallel.pipeline.partitioning import manual_chunks, set_partition
 
     units = [(str(i), nn.Sequential(nn.Linear(2, 2), nn.ReLU())) for i in range(4)]
     for (_, m), p in zip(units, [0, 1, 1, 1]):
@@ -140,7 +140,7 @@ def test_set_partition_places_a_layer_and_checks_the_index(monkeypatch):
 
 
 def test_sharded_data_parallel_and_delayed_init_with_tp_are_accepted(monkeypatch):
-    from sagelaunch.modelparallel.config import check_supported
+    from sagelaunch.modelparallel.core.config import check_supported
 
     monkeypatch.delenv("SM_HP_MP_PARAMETERS", raising=False)
     assert check_supported(load_parameters({"sharded_data_parallel_degree": 2, "ddp": True})) == []

@@ -6,7 +6,7 @@ from itertools import product
 
 import pytest
 
-from sagelaunch.modelparallel.layout import rank_layouts
+from sagelaunch.modelparallel.core.layout import rank_layouts
 from tests.modelparallel.cases import PLACEMENTS
 
 

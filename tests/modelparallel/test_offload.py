@@ -7,8 +7,8 @@ import contextlib
 import pytest
 import torch
 
-from sagelaunch.modelparallel.activation import set_activation_checkpointing
-from sagelaunch.modelparallel.offload import ActivationOffloader, layer_stack
+from sagelaunch.modelparallel.activations.checkpointing import set_activation_checkpointing
+from sagelaunch.modelparallel.activations.offload import ActivationOffloader, layer_stack
 from tests.modelparallel.models import BUILDERS, forward_loss, global_batch
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from sagelaunch.modelparallel.pipeline_tree import balanced_chunks, tree_units
+from sagelaunch.modelparallel.pipeline.tree import balanced_chunks, tree_units
 from tests.modelparallel.launch import launched_worlds
 from tests.modelparallel.tree_models import build
 from tests.modelparallel.vendored_example import changed_files

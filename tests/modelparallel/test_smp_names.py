@@ -4,7 +4,7 @@ created for tensor parallelism: views onto the same modules, invisible to parame
 from __future__ import annotations
 
 from sagelaunch import modelparallel as smp
-from sagelaunch.modelparallel.smp_names import expose_smp_names
+from sagelaunch.modelparallel.tensor.smp_names import expose_smp_names
 from tests.modelparallel.models import build_gpt2
 
 

@@ -112,7 +112,7 @@ def splits_by_module_tree(module) -> bool:
     """Whether `module` is pipelined as a module tree (pipeline_tree.py), which looks at a sample of its inputs."""
     import torch.nn as nn
 
-    from sagelaunch.modelparallel.pipeline_stack import find_layer_stack
+    from sagelaunch.modelparallel.pipeline.stack import find_layer_stack
 
     return not isinstance(module, nn.Sequential) and find_layer_stack(module) is None
 
@@ -120,7 +120,7 @@ def splits_by_module_tree(module) -> bool:
 def stage_builder(module, sample: tuple[tuple, dict] | None = None):
     import torch.nn as nn
 
-    from sagelaunch.modelparallel.pipeline_stack import LayerStackStages, find_layer_stack
+    from sagelaunch.modelparallel.pipeline.stack import LayerStackStages, find_layer_stack
 
     if isinstance(module, nn.Sequential):
         return _SequentialStage(module)
@@ -128,7 +128,7 @@ def stage_builder(module, sample: tuple[tuple, dict] | None = None):
     if stack is not None:
         return LayerStackStages(module, *stack)
     from sagelaunch.modelparallel.core import state
-    from sagelaunch.modelparallel.pipeline_tree import TreeStages
+    from sagelaunch.modelparallel.pipeline.tree import TreeStages
 
     return TreeStages(module, state.cfg.pipeline_parallel_degree if state.initialized else 2, sample)
 

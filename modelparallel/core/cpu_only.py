@@ -16,8 +16,8 @@ def tolerate_cuda_device_calls() -> None:
     if torch.cuda.is_available() or getattr(torch.cuda.set_device, "_smp_cpu_only", False):
         return
 
-    def set_device(device) -> None:
+    def set_device(device: object) -> None:
         log.info("torch.cuda.set_device(%r) ignored: this torch has no CUDA, the rank runs on the CPU", device)
 
-    set_device._smp_cpu_only = True
+    set_device.__dict__["_smp_cpu_only"] = True
     torch.cuda.set_device = set_device

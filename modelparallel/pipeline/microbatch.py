@@ -32,8 +32,8 @@ def _split(value: Any, n: int, axis: int, where: str) -> list[Any]:
         parts = [_split(v, n, axis, f"{where}[{j}]") for j, v in enumerate(value)]
         return [type(value)(p[i] for p in parts) for i in range(n)]
     if isinstance(value, dict):
-        parts = {k: _split(v, n, axis, f"{where}[{k!r}]") for k, v in value.items()}
-        return [type(value)((k, p[i]) for k, p in parts.items()) for i in range(n)]
+        named = {k: _split(v, n, axis, f"{where}[{k!r}]") for k, v in value.items()}
+        return [type(value)((k, p[i]) for k, p in named.items()) for i in range(n)]
     if isinstance(value, set):
         parts = [_split(v, n, axis, where) for v in value]
         return [set(p[i] for p in parts) for i in range(n)]
@@ -62,8 +62,8 @@ def split_arguments(fn: Callable, args: tuple, kwargs: dict, n: int, non_split_i
             parts = [_split(v, n, axes.get(name, 0), f"{name}[{j}]") for j, v in enumerate(value)]
             per_name[name] = [tuple(p[i] for p in parts) for i in range(n)]
         elif kind is inspect.Parameter.VAR_KEYWORD:
-            parts = {k: _split(v, n, axes.get(k, 0), k) for k, v in value.items()}
-            per_name[name] = [{k: p[i] for k, p in parts.items()} for i in range(n)]
+            named = {k: _split(v, n, axes.get(k, 0), k) for k, v in value.items()}
+            per_name[name] = [{k: p[i] for k, p in named.items()} for i in range(n)]
         else:
             per_name[name] = _split(value, n, axes.get(name, 0), repr(name))
     out = []

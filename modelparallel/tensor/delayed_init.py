@@ -52,9 +52,9 @@ def is_delayed(module: nn.Module) -> bool:
     return any(t.is_meta for t in (*module.parameters(), *module.buffers()))
 
 
-def check_delayed(module: nn.Module, cfg) -> None:
+def check_delayed(module: nn.Module, delayed_parameter_initialization: bool) -> None:
     """delayed_parameter_initialization=True needs a model built inside smp.delay_param_initialization()."""
-    if cfg.delayed_parameter_initialization and not is_delayed(module):
+    if delayed_parameter_initialization and not is_delayed(module):
         raise SMPValidationError(
             "mp_parameters.delayed_parameter_initialization=True, but the model given to smp.DistributedModel is "
             "already materialised; create it inside `with smp.delay_param_initialization():` or drop the parameter")

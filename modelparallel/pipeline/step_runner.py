@@ -6,11 +6,11 @@ import functools
 from typing import Any, Callable
 
 from sagelaunch.jobspec.library_marks import PIPELINE_WAIT, span
-from sagelaunch.modelparallel.comm import CommGroup, agree_on_error
+from sagelaunch.modelparallel.core.comm import CommGroup, agree_on_error
 from sagelaunch.modelparallel.core import _require_init, state
 from sagelaunch.modelparallel.errors import SMPValidationError
-from sagelaunch.modelparallel.microbatch import split_arguments
-from sagelaunch.modelparallel.step_output import merge_microbatch_results
+from sagelaunch.modelparallel.pipeline.microbatch import split_arguments
+from sagelaunch.modelparallel.pipeline.step_output import merge_microbatch_results
 
 
 def step(func: Callable | None = None, *, non_split_inputs=None, input_split_axes=None, detach_outputs: bool = True):
@@ -32,7 +32,7 @@ def step(func: Callable | None = None, *, non_split_inputs=None, input_split_axe
             agree_on_error(error, CommGroup.WORLD)  # every rank fails together instead of hanging in a collective
             if model.pipelined:
                 if not model.partitioned:
-                    from sagelaunch.modelparallel.partitioning import splits_by_module_tree
+                    from sagelaunch.modelparallel.pipeline.partitioning import splits_by_module_tree
 
                     tree = splits_by_module_tree(model.get_module())
                     model.partition(_first_model_call(fn, model, mbs) if tree else None)
@@ -101,7 +101,7 @@ def _run_pipelined(fn, model, mbs) -> list[Any]:
     import torch
     import torch.distributed as dist
 
-    from sagelaunch.modelparallel import scaled_batch
+    from sagelaunch.modelparallel.tensor import scaled_batch
 
     st = state
     arg_mbs, kwarg_mbs = _capture_model_inputs(fn, model, mbs)
@@ -112,7 +112,7 @@ def _run_pipelined(fn, model, mbs) -> list[Any]:
     results: list[Any] = [None] * len(mbs)
     finalize = model.stage_plan.builder.finalize
     if model.half_dtype is not None:  # fp16/bf16: half inputs in, fp32 outputs out, as without pipelining
-        from sagelaunch.modelparallel.amp import to_float_outputs, to_half_inputs
+        from sagelaunch.modelparallel.precision.half import to_float_outputs, to_half_inputs
 
         cast = [to_half_inputs(a, k, model.half_dtype) for a, k in zip(arg_mbs, kwarg_mbs)]
         arg_mbs, kwarg_mbs = [a for a, _ in cast], [k for _, k in cast]

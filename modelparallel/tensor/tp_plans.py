@@ -26,7 +26,7 @@ from typing import Any, Callable
 import torch.nn as nn
 
 from sagelaunch.modelparallel.errors import SMPValidationError
-from sagelaunch.modelparallel.tp_marks import is_marked
+from sagelaunch.modelparallel.tensor.tp_marks import is_marked
 
 # attention attributes that count heads (or their columns): each rank keeps 1/tp of them
 HEAD_ATTRIBUTES = ("num_heads", "num_attention_heads", "num_key_value_heads", "split_size", "all_head_size",
@@ -88,7 +88,7 @@ def bert_layer_plan(name: str, layer, tp: int) -> Plan:
 
 # ----- GPT-2 (Conv1D)
 def is_gpt2_block(m) -> bool:
-    from sagelaunch.modelparallel.tp_styles import is_conv1d
+    from sagelaunch.modelparallel.tensor.tp_styles import is_conv1d
 
     attn, mlp = getattr(m, "attn", None), getattr(m, "mlp", None)
     return (is_conv1d(getattr(attn, "c_attn", None)) and is_conv1d(getattr(attn, "c_proj", None))
@@ -96,7 +96,7 @@ def is_gpt2_block(m) -> bool:
 
 
 def gpt2_block_plan(name: str, block, tp: int) -> Plan:
-    from sagelaunch.modelparallel.tp_styles import Conv1DColwiseParallel, Conv1DRowwiseParallel
+    from sagelaunch.modelparallel.tensor.tp_styles import Conv1DColwiseParallel, Conv1DRowwiseParallel
 
     attn = block.attn
     if getattr(attn, "is_cross_attention", False) or hasattr(block, "crossattention"):
@@ -135,7 +135,7 @@ def hf_base_plan(name: str, base, tp: int) -> Plan:
     styles_by_name = {"colwise": ColwiseParallel, "rowwise": RowwiseParallel}
     plan = Plan(covered=[name])
     modules = dict(base.named_modules())
-    for pattern, style in hf_tp_plan_of(base).items():
+    for pattern, style in (hf_tp_plan_of(base) or {}).items():
         regex = re.compile("^" + re.escape(pattern).replace(r"\*", r"[^.]+") + "$")
         for path, target in modules.items():
             if not regex.match(path) or not is_marked(target):

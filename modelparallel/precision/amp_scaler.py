@@ -19,7 +19,7 @@ class LossScaler:
 
     dynamic = False
 
-    def __init__(self, scale: float = 1.0):
+    def __init__(self, scale: float = 1.0) -> None:
         if not scale or scale <= 0:
             raise SMPValidationError(f"smp.DistributedOptimizer(static_loss_scale={scale!r}): a positive number is "
                                      "required, e.g. 128.0; or pass dynamic_loss_scale=True")
@@ -42,7 +42,7 @@ class LossScaler:
 class DynamicLossScaler(LossScaler):
     dynamic = True
 
-    def __init__(self, **dynamic_loss_args: Any):
+    def __init__(self, **dynamic_loss_args: Any) -> None:
         unknown = sorted(set(dynamic_loss_args) - set(DYNAMIC_DEFAULTS))
         if unknown:
             raise SMPValidationError(

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import weakref
+from typing import Any, Iterable, Iterator
 
 import torch
 import torch.nn as nn
@@ -36,11 +37,11 @@ class _Group:
 
     __slots__ = ("gid", "host", "device", "event", "packed", "unpacked", "__weakref__")
 
-    def __init__(self, gid: int):
+    def __init__(self, gid: int) -> None:
         self.gid = gid
         self.host: list[torch.Tensor] = []
         self.device: list[torch.Tensor] | None = None
-        self.event = None
+        self.event: torch.cuda.Event | None = None
         self.packed = 0
         self.unpacked: set[int] = set()
 
@@ -50,7 +51,7 @@ class _Handle:
 
     __slots__ = ("group", "index")
 
-    def __init__(self, group: _Group, index: int):
+    def __init__(self, group: _Group, index: int) -> None:
         self.group, self.index = group, index
 
 
@@ -58,7 +59,7 @@ _OPEN: list["ActivationOffloader"] = []  # the offloader whose context is open, 
 
 
 @contextlib.contextmanager
-def checkpoint_region():
+def checkpoint_region() -> Iterator[None]:
     """One schedule group around a torch.utils.checkpoint call (a region that is no module of its own)."""
     offloader = _OPEN[-1] if _OPEN else None
     if offloader is None:
@@ -84,7 +85,7 @@ def layer_stack(module: nn.Module) -> list[nn.Module]:
 
 
 class ActivationOffloader:
-    def __init__(self, device: torch.device, horizon: int):
+    def __init__(self, device: torch.device, horizon: int) -> None:
         if horizon < 1:
             raise SMPValidationError(f"activation_loading_horizon={horizon} must be ≥ 1", field="activation_loading_horizon",
                                      value=horizon, allowed="≥ 1", fix="set it to 1 or more")
@@ -106,7 +107,7 @@ class ActivationOffloader:
                       "packed": 0, "packed_bytes": 0, "host_on_cpu": 0, "kept_bytes": 0}
 
     # ----- which module is running
-    def attach(self, modules) -> None:
+    def attach(self, modules: Iterable[nn.Module]) -> None:
         for m in modules:
             if getattr(m, "_smp_offload_unit", False):
                 continue
@@ -115,14 +116,14 @@ class ActivationOffloader:
             self._hooked.append(m.register_forward_hook(self._leave, always_call=True))
             m._smp_offload_unit = True
 
-    def _enter(self, module, args):
+    def _enter(self, module: nn.Module | None, args: tuple[Any, ...]) -> None:
         if self._running():
             group = _Group(next(self._ids))
             self._groups[group.gid] = group
             self._stack.append(group)
             self.stats["groups"] += 1
 
-    def _leave(self, module, args, output):
+    def _leave(self, module: nn.Module, args: tuple[Any, ...], output: Any) -> None:
         if self._running() and self._stack:
             self._stack.pop()
 
@@ -131,7 +132,7 @@ class ActivationOffloader:
         return self._active and torch.is_grad_enabled() and torch._C._current_graph_task_id() == -1
 
     @contextlib.contextmanager
-    def context(self):
+    def context(self) -> Iterator[None]:
         """Forward passes inside this context offload what autograd saves."""
         if self._active:  # nested (a pipeline run around the model's forward): one context is enough
             yield
@@ -146,7 +147,7 @@ class ActivationOffloader:
             self._active, self._stack, self._loose = False, [], None
 
     # ----- pack / unpack
-    def _pack(self, t: torch.Tensor):
+    def _pack(self, t: torch.Tensor) -> torch.Tensor | _Handle:
         if isinstance(t, nn.Parameter):
             return t  # weights stay where they are anyway
         if type(t) is not torch.Tensor or t.device != self.device:
@@ -169,7 +170,7 @@ class ActivationOffloader:
         self.stats["host_on_cpu"] += host.device.type == "cpu"
         return _Handle(group, len(group.host) - 1)
 
-    def _unpack(self, handle):
+    def _unpack(self, handle: torch.Tensor | _Handle) -> torch.Tensor:
         if not isinstance(handle, _Handle):
             return handle
         group = handle.group
@@ -185,6 +186,7 @@ class ActivationOffloader:
             self._prefetch_before(group.gid)
         if group.event is not None:
             torch.cuda.current_stream(self.device).wait_event(group.event)
+        assert group.device is not None, "fetched above, or by a prefetch"
         value = group.device[handle.index]
         if self.cuda:
             value.record_stream(torch.cuda.current_stream(self.device))
@@ -207,6 +209,7 @@ class ActivationOffloader:
 
     def _fetch(self, group: _Group, prefetch: bool) -> None:
         if self.cuda and prefetch:
+            assert self.stream is not None, "a side stream exists on CUDA"
             self.stream.wait_stream(torch.cuda.current_stream(self.device))  # the offload copies are done
             with torch.cuda.stream(self.stream):
                 group.device = [self._to_device(h) for h in group.host]

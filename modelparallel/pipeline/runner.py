@@ -45,6 +45,7 @@ class PipelineRunner:
     def _trampoline(self, output, target):
         for i, t in enumerate(self._targets):
             if target is t:
+                assert self._loss_fn is not None, "a target is set only while run() holds the step's loss function"
                 return self._loss_fn(output, self._indices[i])
         # stage set-up runs the loss once on a detached copy of the target to infer gradient shapes:
         # answer with a zero loss instead of running the user's step function an extra time

@@ -18,7 +18,7 @@ stage runs the model's own forward, so nothing model-specific is rewritten:
 from __future__ import annotations
 
 import contextlib
-from typing import Any
+from typing import Any, Callable
 
 import torch
 import torch.distributed as dist
@@ -120,7 +120,7 @@ class RootCallStages:
         self.root = root
         self.input_names: tuple[str, ...] = ()
         self.static_kwargs: dict[str, Any] = {}
-        self._output_type = None
+        self._output_type: Callable[..., Any] | None = None
         self._output_keys: tuple[str, ...] = ()
 
     def model_inputs(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:

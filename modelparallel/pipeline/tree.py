@@ -26,7 +26,7 @@ import torch.nn as nn
 from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
 
 from sagelaunch.modelparallel.errors import SMPValidationError
-from sagelaunch.modelparallel.pipeline_stack import RootCallStages
+from sagelaunch.modelparallel.pipeline.stack import RootCallStages
 
 
 def _params(module: nn.Module) -> int:

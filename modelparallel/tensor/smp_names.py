@@ -10,7 +10,7 @@ hooks are unchanged (no module is registered twice).
 
 from __future__ import annotations
 
-from sagelaunch.modelparallel.tp_marks import MARK
+from sagelaunch.modelparallel.tensor.tp_marks import MARK
 
 # Hugging Face class name → {SMP's name: the Hugging Face attribute it views}
 SMP_NAMES: dict[str, dict[str, str]] = {

@@ -12,13 +12,17 @@ from __future__ import annotations
 
 import re
 import types
+from typing import TYPE_CHECKING, Any, Callable
 
 from sagelaunch.modelparallel.errors import SMPValidationError
+
+if TYPE_CHECKING:
+    import torch.nn as nn
 
 STRATEGIES = "'each', 'contiguous' or 'group_N' (N ≥ 1)"
 
 
-def _composable_checkpoint(module) -> None:
+def _composable_checkpoint(module: nn.Module) -> None:
     from torch.distributed._composable import checkpoint
 
     if not getattr(module, "_smp_checkpointed", False):
@@ -26,19 +30,19 @@ def _composable_checkpoint(module) -> None:
         module._smp_checkpointed = True
 
 
-def _grouped_forward(seq, group: int | None):
+def _grouped_forward(seq: nn.Sequential, group: int | None) -> Callable[[Any], Any]:
     """A Sequential forward that checkpoints runs of `group` children (all children when None)."""
     from torch.utils.checkpoint import checkpoint
 
-    from sagelaunch.modelparallel.offload import checkpoint_region
+    from sagelaunch.modelparallel.activations.offload import checkpoint_region
 
-    def forward(self, x):
+    def forward(self: nn.Sequential, x: Any) -> Any:
         children = list(self._modules.values())
         size = group or len(children)
         for start in range(0, len(children), size):
             chunk = children[start:start + size]
 
-            def run(inp, chunk=chunk):
+            def run(inp: Any, chunk: list[nn.Module] = chunk) -> Any:
                 for m in chunk:
                     inp = m(inp)
                 return inp
@@ -50,7 +54,7 @@ def _grouped_forward(seq, group: int | None):
     return types.MethodType(forward, seq)
 
 
-def set_activation_checkpointing(module, preserve_rng_state: bool = True, pack_args_as_tuple: bool = False,
+def set_activation_checkpointing(module: nn.Module, preserve_rng_state: bool = True, pack_args_as_tuple: bool = False,
                                  strategy: str = "each") -> None:
     import torch.nn as nn
 

@@ -9,7 +9,7 @@ from collections import Counter
 from typing import Any
 
 from sagelaunch.modelparallel.errors import SMPValidationError
-from sagelaunch.modelparallel.tp_marks import MARK, is_marked  # noqa: F401  (is_marked: part of this module's API)
+from sagelaunch.modelparallel.tensor.tp_marks import MARK, is_marked  # noqa: F401  (is_marked: part of this module's API)
 
 
 @contextlib.contextmanager
@@ -19,7 +19,7 @@ def tensor_parallelism(enabled: bool = True, **tensor_parallel_config: Any):
     it is built (smp_init.py), so weights loaded afterwards (from_pretrained) are kept."""
     from torch.nn.modules.module import register_module_module_registration_hook
 
-    from sagelaunch.modelparallel.smp_init import initialize_distributed_transformer
+    from sagelaunch.modelparallel.tensor.smp_init import initialize_distributed_transformer
 
     def mark(module, name, submodule):
         if submodule is not None:
@@ -41,7 +41,7 @@ def set_tensor_parallelism(module, enabled: bool = True, **tensor_parallel_confi
 
 
 def build_plan(module, tp: int):
-    from sagelaunch.modelparallel.tp_plans import build_plan as plan_of
+    from sagelaunch.modelparallel.tensor.tp_plans import build_plan as plan_of
 
     return plan_of(module, tp)
 
@@ -62,7 +62,7 @@ def _nothing_to_distribute(module, tp: int) -> SMPValidationError:
     )
 
 
-def apply_tensor_parallel(module, tp_mesh, tp: int, device) -> dict[str, int | None]:
+def distribute_module(module, tp_mesh, tp: int, device) -> dict[str, int | None]:
     """Distribute `module` in place (materialising it first, layer by layer, when it was built on the meta device
     by smp.delay_param_initialization); returns {parameter name: shard dim, or None if replicated DTensor}.
     Raises SMPValidationError when nothing in `module` can be distributed."""
@@ -70,7 +70,7 @@ def apply_tensor_parallel(module, tp_mesh, tp: int, device) -> dict[str, int | N
     from torch.distributed.tensor.parallel import parallelize_module
     from torch.distributed.tensor.placement_types import _StridedShard
 
-    from sagelaunch.modelparallel.delayed_init import is_delayed, materialize, shard_points
+    from sagelaunch.modelparallel.tensor.delayed_init import is_delayed, materialize, shard_points
 
     plan = build_plan(module, tp)
     if not plan.styles:

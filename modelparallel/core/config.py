@@ -16,7 +16,7 @@ from sagelaunch.jobspec.smp import SMPParameters, check_local_support
 from sagelaunch.modelparallel.errors import SMPValidationError
 
 
-def load_parameters(config: dict[str, Any] | None = None):
+def load_parameters(config: dict[str, Any] | None = None) -> SMPParameters:
     """Return the validated `SMPParameters`; keys in `config` override the environment's."""
     merged: dict[str, Any] = {}
     raw = os.environ.get(ENV_VAR, "").strip()

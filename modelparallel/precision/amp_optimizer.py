@@ -10,30 +10,33 @@ the model's parameters. Names follow SMP/apex (fp16_groups, fp32_from_fp16_group
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import torch
 import torch.distributed as dist
 import torch.nn as nn
 
-from sagelaunch.modelparallel.amp_scaler import DynamicLossScaler, LossScaler
+from sagelaunch.modelparallel.precision.amp_scaler import DynamicLossScaler, LossScaler
 from sagelaunch.modelparallel.core import state
 from sagelaunch.modelparallel.errors import SMPValidationError
+
+if TYPE_CHECKING:
+    from sagelaunch.modelparallel.model import DistributedModel
 
 HALF_DTYPES = (torch.float16, torch.bfloat16)
 
 
-def _local(t):
+def _local(t: torch.Tensor) -> torch.Tensor:
     return t.to_local() if hasattr(t, "to_local") else t
 
 
-def _is_sharded(t) -> bool:
+def _is_sharded(t: torch.Tensor) -> bool:
     """A tensor-parallel shard: each tp rank holds different values (Shard, and the fused c_attn's _StridedShard,
     which Placement.is_shard() does not count)."""
     return any(not p.is_replicate() for p in getattr(t, "placements", ()))
 
 
-def make_scaler(fp16: bool, static_loss_scale, dynamic_loss_scale: bool, dynamic_loss_args: dict) -> LossScaler:
+def make_scaler(fp16: bool, static_loss_scale: float | None, dynamic_loss_scale: bool, dynamic_loss_args: dict) -> LossScaler:
     if not fp16:  # bf16: no loss scaling, as SMP (its master gradients are the model's, unscaled)
         return LossScaler(1.0)
     if dynamic_loss_scale:
@@ -48,7 +51,8 @@ class MasterWeights:
     _weights: dict[int, float] | None = None  # 1/holders of tied parameters' masters, once _tied_weights worked them out
     _masters: dict[int, nn.Parameter] | None = None  # each half parameter's master by id, once master_of needed it
 
-    def __init__(self, optimizer: torch.optim.Optimizer, model, scaler: LossScaler, scale_loss: bool):
+    def __init__(self, optimizer: torch.optim.Optimizer, model: DistributedModel, scaler: LossScaler,
+                 scale_loss: bool) -> None:
         self.model, self.loss_scaler, self.scale_loss = model, scaler, scale_loss
         self.fp16_groups: list[list[nn.Parameter]] = []
         self.fp32_from_fp16_groups: list[list[nn.Parameter]] = []
@@ -83,11 +87,11 @@ class MasterWeights:
         self._masters = None
         return {id(m) for group in self.fp32_from_fp16_groups for m in group}
 
-    def pairs(self):
+    def pairs(self) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
         for half, masters in zip(self.fp16_groups, self.fp32_from_fp16_groups):
             yield from zip(half, masters)
 
-    def master_of(self, param):
+    def master_of(self, param: torch.Tensor) -> torch.Tensor:
         """The fp32 master of a half model parameter (an fp32 parameter is its own)."""
         if self._masters is None:
             self._masters = {id(half): master for half, master in self.pairs()}
@@ -124,7 +128,7 @@ class MasterWeights:
             dist.all_reduce(flag, op=dist.ReduceOp.MAX)
         return bool(flag.item())
 
-    def master_params(self):
+    def master_params(self) -> Iterator[torch.Tensor]:
         for masters, full in zip(self.fp32_from_fp16_groups, self.fp32_from_fp32_groups):
             yield from masters
             yield from full
@@ -189,7 +193,7 @@ class MasterWeights:
         return self._weights
 
     # ----- the step
-    def step(self, inner_step) -> Any:
+    def step(self, inner_step: Callable[[], Any]) -> Any:
         """inner_step() steps the fp32 masters (the wrapped or the ZeRO optimizer); skipped on overflow."""
         self.update_master_grads()
         self.loss_scaler.update_scale(self.overflow)

@@ -6,32 +6,19 @@ import atexit
 import os
 import sys
 import warnings
-from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from types import TracebackType
+from typing import TYPE_CHECKING, Callable
 
 from sagelaunch.jobspec.net import free_port
+from sagelaunch.modelparallel.core.state import _require_init, state
 from sagelaunch.modelparallel.errors import SMPRuntimeError, SMPValidationError
 
+if TYPE_CHECKING:
+    from torch.distributed import ProcessGroup
+    from torch.distributed.device_mesh import DeviceMesh
 
-@dataclass
-class _State:
-    initialized: bool = False
-    cfg: Any = None  # jobspec.smp.SMPParameters
-    layout: Any = None  # layout.RankLayout of this rank
-    mesh: Any = None  # torch DeviceMesh, dims in placement order
-    groups: dict[str, Any] = field(default_factory=dict)  # "pp"/"tp"/... → ProcessGroup
-    device: Any = None
-    local_rank: int = 0
-    local_size: int = 1
-    model: Any = None  # the DistributedModel
-    optimizer: Any = None  # the DistributedOptimizer
-    microbatch: int | None = None  # index while a smp.step runs
-    num_microbatches: int = 1
-    pending_checkpoint: Any = None  # (path, tag) resumed before the model/optimizer existed
-
-
-state = _State()
+ExceptHook = Callable[[type[BaseException], BaseException, "TracebackType | None"], object]
 
 
 class SMPIgnoredParameterWarning(UserWarning):
@@ -63,8 +50,8 @@ def _init_process_group() -> None:
 _failed: list[BaseException] = []  # the uncaught error this process is exiting with, if any
 
 
-def _noting_uncaught_errors(hook):
-    def excepthook(kind, error, traceback):
+def _noting_uncaught_errors(hook: ExceptHook) -> ExceptHook:
+    def excepthook(kind: type[BaseException], error: BaseException, traceback: TracebackType | None) -> None:
         _failed.append(error)
         hook(kind, error, traceback)
 
@@ -95,13 +82,13 @@ def init(config: dict | None = None) -> None:
     import torch.distributed as dist
 
     from sagelaunch.jobspec.smp import check_world
-    from sagelaunch.modelparallel.config import check_supported, load_parameters
-    from sagelaunch.modelparallel.layout import build_mesh, layout_from_mesh
+    from sagelaunch.modelparallel.core.config import check_supported, load_parameters
+    from sagelaunch.modelparallel.core.layout import build_mesh, layout_from_mesh
 
     cfg = load_parameters(config)  # every rank sees the same parameters: errors here are the same everywhere
     ignored = check_supported(cfg)
     if not torch.cuda.is_available():
-        from sagelaunch.modelparallel.cpu_only import tolerate_cuda_device_calls
+        from sagelaunch.modelparallel.core.cpu_only import tolerate_cuda_device_calls
 
         tolerate_cuda_device_calls()
     _init_process_group()
@@ -142,13 +129,13 @@ def _leave_init_mark(rank: int) -> None:
         open(os.path.join(folder, f"rank{rank}"), "w").close()
 
 
-def _build_groups(mesh) -> dict[str, Any]:
+def _build_groups(mesh: DeviceMesh) -> dict[str, ProcessGroup]:
     import torch.distributed as dist
 
     from sagelaunch.jobspec.smp import GROUP_DIMS
 
     order = mesh.mesh_dim_names
-    groups: dict[str, Any] = {"world": dist.group.WORLD}
+    groups: dict[str, ProcessGroup] = {"world": dist.group.WORLD}
     for name, dims in GROUP_DIMS.items():
         if name == "world":
             continue
@@ -156,12 +143,6 @@ def _build_groups(mesh) -> dict[str, Any]:
         sub = mesh[in_order]
         groups[name] = sub.get_group() if len(in_order) == 1 else sub._flatten(f"smp_{name}").get_group()
     return groups
-
-
-def _require_init():
-    if not state.initialized:
-        raise SMPValidationError("smp.init() must be called before using the model parallel API")
-    return state
 
 
 def is_initialized() -> bool:
@@ -204,12 +185,12 @@ def rdp_rank() -> int: return _group_rank("rdp")
 def rdp_size() -> int: return _group_size("rdp")
 
 
-def get_world_process_group(): return _require_init().groups["world"]
-def get_pp_process_group(): return _require_init().groups["pp"]
-def get_tp_process_group(): return _require_init().groups["tp"]
-def get_dp_process_group(): return _require_init().groups["dp"]
-def get_mp_process_group(): return _require_init().groups["mp"]
-def get_rdp_process_group(): return _require_init().groups["rdp"]
+def get_world_process_group() -> ProcessGroup: return _require_init().groups["world"]
+def get_pp_process_group() -> ProcessGroup: return _require_init().groups["pp"]
+def get_tp_process_group() -> ProcessGroup: return _require_init().groups["tp"]
+def get_dp_process_group() -> ProcessGroup: return _require_init().groups["dp"]
+def get_mp_process_group() -> ProcessGroup: return _require_init().groups["mp"]
+def get_rdp_process_group() -> ProcessGroup: return _require_init().groups["rdp"]
 
 
 # SMP's rank-list getters: the global ranks in this rank's group (dp: same partition; mp: one model replica)

@@ -12,10 +12,14 @@ mesh-order flattening of the group's dims.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from sagelaunch.jobspec import smp as rules
 from sagelaunch.jobspec.smp import GROUP_DIMS, mesh_shape
 from sagelaunch.modelparallel.errors import SMPValidationError
+
+if TYPE_CHECKING:
+    from torch.distributed.device_mesh import DeviceMesh
 
 
 def placement_order(strategy: str) -> str:
@@ -26,7 +30,7 @@ def placement_order(strategy: str) -> str:
         raise SMPValidationError(str(err)) from None
 
 
-def build_mesh(device_type: str, world: int, pp: int, tp: int, strategy: str, rank: int | None = None):
+def build_mesh(device_type: str, world: int, pp: int, tp: int, strategy: str, rank: int | None = None) -> DeviceMesh:
     """The DeviceMesh (dims named in placement order). With `rank` given, no process groups are created."""
     import torch
     from torch.distributed.device_mesh import DeviceMesh
@@ -76,7 +80,7 @@ class RankLayout:
                 "dp_rank": self.dp_rank, "mp_rank": self.mp_rank}
 
 
-def layout_from_mesh(mesh) -> RankLayout:
+def layout_from_mesh(mesh: DeviceMesh) -> RankLayout:
     """This mesh's rank: coordinates from `DeviceMesh.get_coordinate`, groups from the mesh tensor."""
     names = mesh.mesh_dim_names
     coord = mesh.get_coordinate()

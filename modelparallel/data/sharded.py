@@ -10,12 +10,18 @@ only one block's parameters are gathered at a time; the root takes the rest (emb
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import torch
 import torch.distributed as dist
 import torch.nn as nn
 
+if TYPE_CHECKING:
+    from torch.distributed import ProcessGroup
+    from torch.distributed.device_mesh import DeviceMesh
 
-def sharding_mesh(device_type: str, world: int, sdp: int):
+
+def sharding_mesh(device_type: str, world: int, sdp: int) -> DeviceMesh:
     """The FSDP mesh: 1-D over groups of `sdp` ranks, or 2-D (replicate, shard) when sdp < world."""
     from torch.distributed.device_mesh import DeviceMesh
 
@@ -29,7 +35,7 @@ def _units(module: nn.Module) -> list[nn.Module]:
             if any(True for _ in child.parameters())]
 
 
-def shard_model(module: nn.Module, mesh, group, compute_dtype: torch.dtype | None = None) -> None:
+def shard_model(module: nn.Module, mesh: DeviceMesh, group: ProcessGroup, compute_dtype: torch.dtype | None = None) -> None:
     """Start every rank from rank 0's weights (FSDP2 does not broadcast), then shard block by block. With a
     compute_dtype (SMP's fp16/bf16) the sharded parameters stay fp32 and are gathered in that dtype; gradients are
     reduced in fp32."""

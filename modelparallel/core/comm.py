@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sagelaunch.modelparallel.core import _require_init
 from sagelaunch.modelparallel.errors import SMPValidationError
+
+if TYPE_CHECKING:
+    import torch
+    from torch.distributed import ProcessGroup
 
 
 class CommGroup(Enum):
@@ -37,7 +41,7 @@ def _members(kind: CommGroup | RankType) -> tuple[int, ...]:
     return _require_init().layout.groups[kind.value]
 
 
-def _pg(group: CommGroup):
+def _pg(group: CommGroup) -> ProcessGroup:
     return _require_init().groups[group.value]
 
 
@@ -50,7 +54,7 @@ def _global(src_or_dest: int, rank_type: RankType) -> int:
     return members[src_or_dest]
 
 
-def _device():
+def _device() -> torch.device:
     return _require_init().device
 
 

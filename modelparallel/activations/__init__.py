@@ -1,0 +1,1 @@
+"""Activation memory: smp.set_activation_checkpointing and activation offloading."""

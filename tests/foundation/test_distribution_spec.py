@@ -33,7 +33,7 @@ def test_code_spec_holds_no_raw_distribution_dict():
 
 
 def test_the_parameters_go_out_once_and_come_back_as_the_same_type(monkeypatch):
-    from sagelaunch.modelparallel.config import load_parameters
+    from sagelaunch.modelparallel.core.config import load_parameters
 
     spec = _smp_spec()
     typed = spec.code.distribution.smp

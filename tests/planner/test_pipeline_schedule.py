@@ -37,7 +37,7 @@ def test_gpipe_runs_every_forward_then_every_backward():
 
 
 def test_waves_are_the_runners():
-    from sagelaunch.modelparallel.pipeline import PipelineRunner
+    from sagelaunch.modelparallel.pipeline.runner import PipelineRunner
 
     for pp, active, n in ((2, None, 4), (2, 3, 8), (4, 6, 8), (2, 5, 10)):
         runner = PipelineRunner([object()] * 2, [0, pp], 2 * pp, None, "cpu", "interleaved", True, active)

@@ -31,8 +31,7 @@ from sagelaunch.profiler_config import DebuggerHookConfig, ProfilerConfig, Profi
 from sagelaunch.jobspec.positional import bind_positional
 
 if TYPE_CHECKING:
-    from sagelaunch.launcher.common.predictors import Predictor
-    from sagelaunch.launcher.common.jobs import TrainingJob
+    from sagelaunch.launcher import Predictor, TrainingJob
 
 MAX_RUN_SECS = 28 * 24 * 3600
 
@@ -233,7 +232,7 @@ class FrameworkEstimator(BaseModel):
     @field_validator("git_config")
     @classmethod
     def _git(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
-        from sagelaunch.launcher.common.gitclone import check_git_config
+        from sagelaunch.launcher import check_git_config
 
         return v if v is None else check_git_config(v)
 
@@ -410,7 +409,7 @@ class FrameworkEstimator(BaseModel):
     def logs(self) -> None:
         """Print the latest job's logs, following them until it ends (v2's method); a failed job raises
         JobFailedError after its logs, as v2 raises after printing them."""
-        from sagelaunch.launcher.common.jobs import print_logs
+        from sagelaunch.launcher import print_logs
 
         print_logs(self._require_job("logs()"))
 
@@ -542,14 +541,14 @@ class FrameworkEstimator(BaseModel):
 
     def training_job_request(self, job_name: str, inputs: Any = None) -> dict[str, Any]:
         """The complete CreateTrainingJob request (pure; no network, no files read)."""
-        from sagelaunch.launcher.common.request import compile_create_training_job_request
+        from sagelaunch.launcher import compile_create_training_job_request
 
         return compile_create_training_job_request(self.to_spec(job_name, inputs))
 
     # ------------------------------------------------------------ running
     def check_files(self) -> None:
         """The local code must exist before a job is submitted (construction does not read files)."""
-        from sagelaunch.launcher.common.sourcedir import loop_error, symlink_loop
+        from sagelaunch.launcher import loop_error, symlink_loop
 
         entry_point, source_dir, dependencies = self._code()
         for field, path in (("source_dir", source_dir), ("entry_point", entry_point)):
@@ -583,13 +582,13 @@ class FrameworkEstimator(BaseModel):
         import shutil
         from contextlib import nullcontext
 
-        from sagelaunch.launcher.backends import submit
+        from sagelaunch.launcher import submit
 
-        from sagelaunch.launcher.common.jobs import wants_logs
+        from sagelaunch.launcher import wants_logs
 
         logs = wants_logs(logs)
         if self.git_config is not None:
-            from sagelaunch.launcher.common.gitclone import clone
+            from sagelaunch.launcher import clone_git_code as clone
 
             self._cloned = clone(self.git_config, self.entry_point, self.source_dir, self.dependencies or [])
         try:

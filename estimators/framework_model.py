@@ -25,7 +25,7 @@ from sagelaunch.jobspec.contract import LOCAL_INSTANCE_TYPES
 from sagelaunch.jobspec.errors import SagelaunchError
 
 if TYPE_CHECKING:
-    from sagelaunch.launcher.common.predictors import LocalPredictor, Predictor, SageMakerPredictor
+    from sagelaunch.launcher import LocalPredictor, Predictor, SageMakerPredictor
 
 TF_LOG_LEVELS = {logging.DEBUG: "debug", logging.INFO: "info", logging.WARNING: "warn", logging.ERROR: "error",
                  logging.CRITICAL: "crit"}
@@ -198,10 +198,7 @@ class FrameworkModel:
                           kms_key: str | None, wait: bool, variant_options: dict[str, Any], serializer: Any,
                           deserializer: Any) -> SageMakerPredictor:
         from sagelaunch.jobspec.names import job_name
-        from sagelaunch.launcher.common.aws.clients import resolve_region
-        from sagelaunch.launcher.sagemaker.training import role_arn
-        from sagelaunch.launcher.sagemaker import endpoint as sme
-        from sagelaunch.launcher.common.predictors import SageMakerPredictor
+        from sagelaunch.launcher import resolve_region, role_arn, sagemaker_endpoint as sme, SageMakerPredictor
 
         sme.check_instance_type(instance_type)
         region = resolve_region(self.region)
@@ -224,9 +221,7 @@ class FrameworkModel:
         """v2's: CreateModel of this model (the serving image, the repacked model, the script's variables), named
         self.name or a name made from the image; what transformer() does first."""
         from sagelaunch.jobspec.names import job_name
-        from sagelaunch.launcher.common.aws.clients import resolve_region
-        from sagelaunch.launcher.sagemaker.training import role_arn
-        from sagelaunch.launcher.sagemaker.transform import create_model
+        from sagelaunch.launcher import create_model, resolve_region, role_arn
 
         region = resolve_region(self.region)
         role = role_arn(self.role, instance_type, region)
@@ -247,7 +242,7 @@ class FrameworkModel:
         from sagelaunch.jobspec.names import job_name
 
         if instance_type not in LOCAL_INSTANCE_TYPES and self.name is None:
-            from sagelaunch.launcher.common.aws.clients import resolve_region
+            from sagelaunch.launcher import resolve_region
 
             self.name = job_name(base_name_from_image(self.serving_image_uri(resolve_region(self.region),
                                                                              instance_type)))
@@ -268,14 +263,14 @@ class FrameworkModel:
         if self.code_location:
             bucket, prefix = parse_s3_uri(self.code_location)
             return f"s3://{bucket}/" + "/".join(p for p in (prefix.strip("/"), folder) if p)
-        from sagelaunch.launcher.common.aws import s3
+        from sagelaunch.launcher import s3
 
         return f"s3://{s3.default_bucket(region)}/{folder}"
 
     def _model_data_for_endpoint(self, image: str, region: str) -> tuple[str, bool]:
         """(ModelDataUrl, repacked): with an entry_point the repacked archive; else model_data (a local
         archive is uploaded first — v2 would send its path and fail)."""
-        from sagelaunch.launcher.sagemaker import endpoint as sme
+        from sagelaunch.launcher import sagemaker_endpoint as sme
 
         if self.entry_point:
             target = f"{self._code_prefix(image, region)}/model.tar.gz"
@@ -287,7 +282,7 @@ class FrameworkModel:
                                     kms_key=self.model_kms_key), True
         if self.model_data.startswith("s3://"):
             return self.model_data, False
-        from sagelaunch.launcher.common.aws import s3
+        from sagelaunch.launcher import s3
 
         local = self.model_data.removeprefix("file://")
         if not os.path.isfile(local):
@@ -302,9 +297,7 @@ class FrameworkModel:
         import tempfile
 
         from sagelaunch.jobspec.names import job_name
-        from sagelaunch.launcher.local.serving.endpoint import LocalEndpoint
-        from sagelaunch.launcher.common.package import repack_model
-        from sagelaunch.launcher.common.predictors import LocalPredictor
+        from sagelaunch.launcher import LocalEndpoint, LocalPredictor, repack_model
 
         name = endpoint_name or job_name(f"{self.framework}-local")
         model_data, scratch, program = self.model_data, None, None
@@ -327,7 +320,7 @@ class FrameworkModel:
     def _fetch_local(self, uri: str, scratch: str) -> str:
         if not uri.startswith("s3://"):
             return uri.removeprefix("file://")
-        from sagelaunch.launcher.common.aws.clients import client
+        from sagelaunch.launcher import client
         from sagelaunch.jobspec.s3uri import key_destination, parse_s3_uri
 
         bucket, key = parse_s3_uri(uri)
@@ -367,13 +360,13 @@ class PyTorchModel(FrameworkModel):
         self.model_server_workers = model_server_workers
 
     def _environment(self, region: str, repacked: bool) -> dict[str, str]:
-        from sagelaunch.launcher.sagemaker.endpoint import MODEL_CODE_DIR, PROGRAM_VAR, SUBMIT_DIR_VAR, script_environment
+        from sagelaunch.launcher import sagemaker_endpoint as sme
 
         if repacked:
-            program, submit = os.path.basename(self.entry_point), MODEL_CODE_DIR
+            program, submit = os.path.basename(self.entry_point), sme.MODEL_CODE_DIR
         else:  # no code of ours: what env already says (v2 sends the variables empty)
-            program, submit = self.env.get(PROGRAM_VAR, ""), self.env.get(SUBMIT_DIR_VAR, "")
-        env = {**self.env, **script_environment(program, submit, self.container_log_level, region)}
+            program, submit = self.env.get(sme.PROGRAM_VAR, ""), self.env.get(sme.SUBMIT_DIR_VAR, "")
+        env = {**self.env, **sme.script_environment(program, submit, self.container_log_level, region)}
         if self.model_server_workers:
             env[MODEL_SERVER_WORKERS_VAR] = str(self.model_server_workers)
         return env

@@ -26,9 +26,7 @@ class ImageModel:
         from sagelaunch.estimators import field_checks as check
         from sagelaunch.estimators.framework_model import base_name_from_image
         from sagelaunch.jobspec.names import job_name
-        from sagelaunch.launcher.common.aws.clients import resolve_region
-        from sagelaunch.launcher.sagemaker.training import role_arn
-        from sagelaunch.launcher.sagemaker.transform import create_model
+        from sagelaunch.launcher import create_model, resolve_region, role_arn
 
         region = resolve_region(self.region)
         self.name = self.name or job_name(base_name_from_image(self.image_uri))
@@ -52,10 +50,7 @@ class ImageModel:
         from sagelaunch.estimators.framework_model import base_from_name, base_name_from_image
         from sagelaunch.jobspec.contract import LOCAL_INSTANCE_TYPES
         from sagelaunch.jobspec.names import job_name
-        from sagelaunch.launcher.common.aws.clients import resolve_region
-        from sagelaunch.launcher.sagemaker.training import role_arn
-        from sagelaunch.launcher.sagemaker import endpoint as sme
-        from sagelaunch.launcher.common.predictors import SageMakerPredictor
+        from sagelaunch.launcher import resolve_region, role_arn, sagemaker_endpoint as sme, SageMakerPredictor
 
         if instance_type in LOCAL_INSTANCE_TYPES:
             fix = ("serve the model with the framework model (PyTorchModel / TensorFlowModel with an entry point), "

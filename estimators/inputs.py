@@ -89,7 +89,7 @@ class TrainingInput(BaseModel):
     @property
     def config(self) -> dict[str, Any]:
         """The channel as the SDK v2's TrainingInput.config holds it (InputDataConfig without ChannelName)."""
-        from sagelaunch.launcher.common.request import channel_request
+        from sagelaunch.launcher import channel_request
 
         channel = channel_request(self.to_channel("training"))
         del channel["ChannelName"]

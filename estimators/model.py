@@ -26,7 +26,7 @@ from sagelaunch.jobspec.contract import LOCAL_INSTANCE_TYPES
 from sagelaunch.jobspec.errors import SagelaunchError
 
 if TYPE_CHECKING:
-    from sagelaunch.launcher.common.predictors import LocalPredictor, Predictor
+    from sagelaunch.launcher import LocalPredictor, Predictor
 
 
 class Model(BaseModel):
@@ -138,10 +138,7 @@ class Model(BaseModel):
         name = check_endpoint_name(endpoint_name) if endpoint_name else self._make_name()
         if instance_type in LOCAL_INSTANCE_TYPES:
             return self._deploy_local(name, entry, requirements, max_body_bytes, serializer, deserializer)
-        from sagelaunch.launcher.common.aws.clients import resolve_region
-        from sagelaunch.launcher.sagemaker.training import role_arn
-        from sagelaunch.launcher.sagemaker import endpoint as sme
-        from sagelaunch.launcher.common.predictors import SageMakerPredictor
+        from sagelaunch.launcher import resolve_region, role_arn, sagemaker_endpoint as sme, SageMakerPredictor
 
         sme.check_instance_type(instance_type)
         region = resolve_region(self.region)
@@ -160,9 +157,7 @@ class Model(BaseModel):
         import shutil
         import tempfile
 
-        from sagelaunch.launcher.local.serving.endpoint import LocalEndpoint
-        from sagelaunch.launcher.common.package import package_model
-        from sagelaunch.launcher.common.predictors import LocalPredictor
+        from sagelaunch.launcher import LocalEndpoint, LocalPredictor, package_model
 
         model_data, scratch = self.model_data, None
         if entry:  # a custom handler: pack it in as SageMaker would

@@ -18,7 +18,7 @@ from sagelaunch.jobspec import catalog as support
 from sagelaunch.jobspec.contract import is_local_instance_type
 from sagelaunch.jobspec.errors import ProblemsError, SagelaunchError, SagelaunchException, problem_of
 from sagelaunch.jobspec.spec import ProfilerSettings
-from sagelaunch.launcher.common import environment
+from sagelaunch.launcher import default_region, local_gpu_count
 
 if TYPE_CHECKING:
     from sagelaunch.estimators.base import FrameworkEstimator
@@ -195,7 +195,7 @@ def cross_field_problems(est: "FrameworkEstimator", invalid: frozenset[str] = fr
     info = support.instance_info(instance_type) if valid("instance_type", "instance_groups") and instance_type else None
     region = None
     if valid("region"):
-        region = problems.check(lambda: est.region or environment.default_region(local=local or not sagemaker_job))
+        region = problems.check(lambda: est.region or default_region(local=local or not sagemaker_job))
     region_ok = region is not None and (local or problems.check(lambda: support.check_region(region)) is not None)
     image = None
     if valid("framework_version", "py_version", "image_uri"):
@@ -247,7 +247,7 @@ def _memory(est: "FrameworkEstimator", plan: DistributionPlan, instance_type: st
 
 def _gpus_per_host(instance_type: str, info: dict[str, Any]) -> int:
     """The catalog's GPU count; "local_gpu" has as many as this machine shows (the launcher's probe)."""
-    return environment.local_gpu_count() if instance_type == "local_gpu" else int(info.get("gpus", 0))
+    return local_gpu_count() if instance_type == "local_gpu" else int(info.get("gpus", 0))
 
 
 def _check_image_processor(image: str, instance_type: str, kind: str) -> None:

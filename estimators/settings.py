@@ -157,7 +157,7 @@ class SessionUse:
     def of(cls, session: Any, instance_type: str) -> "SessionUse":
         from sagelaunch.estimators.session import session_parts
         from sagelaunch.jobspec.contract import is_local_instance_type
-        from sagelaunch.launcher.common.aws.clients import using_session
+        from sagelaunch.launcher import using_session
 
         parts = session_parts(session)
         return cls(parts, using_session(parts.boto_session), is_local_instance_type(instance_type))

@@ -7,7 +7,7 @@ from sagelaunch.jobspec.errors import SagelaunchError
 
 if TYPE_CHECKING:
     from sagelaunch.estimators.base import FrameworkEstimator
-    from sagelaunch.launcher.common.jobs import TrainingJob
+    from sagelaunch.launcher import TrainingJob
 
 VPC_CONFIG_DEFAULT = "VPC_CONFIG_DEFAULT"  # v2's sentinel: the estimator's own subnets and security groups
 

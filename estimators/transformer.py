@@ -44,7 +44,7 @@ class Transformer:
 
     def _region_name(self) -> str:
         from sagelaunch.estimators.v2_calls import session_region
-        from sagelaunch.launcher.common.environment import default_region
+        from sagelaunch.launcher import default_region
 
         return session_region(self.sagemaker_session) or self._region or default_region(
             local=self.instance_type in LOCAL_INSTANCE_TYPES)
@@ -63,7 +63,7 @@ class Transformer:
                   batch_data_capture_config: Any = None, wait: bool = True, logs: bool = True) -> None:
         """Start the transform job (v2's arguments); wait=True waits for it to end."""
         from sagelaunch.jobspec.names import check_name, job_name as generated_name
-        from sagelaunch.launcher.common.transform_request import TransformSettings, create_transform_job_request
+        from sagelaunch.launcher import TransformSettings, create_transform_job_request
 
         for option, value in (("experiment_config", experiment_config), ("model_client_config", model_client_config),
                               ("batch_data_capture_config", batch_data_capture_config)):
@@ -88,7 +88,7 @@ class Transformer:
         if local:
             self.latest_transform_job = self._transform_locally(settings, region)
         else:
-            from sagelaunch.launcher.sagemaker.transform import start_transform_job
+            from sagelaunch.launcher import start_transform_job
 
             self.latest_transform_job = start_transform_job(create_transform_job_request(settings), region,
                                                             self._boto_session())
@@ -106,12 +106,12 @@ class Transformer:
         """v2's default: s3://<default bucket>/<job name>."""
         if self.sagemaker_session is not None and hasattr(self.sagemaker_session, "default_bucket"):
             return f"s3://{self.sagemaker_session.default_bucket()}/{name}"
-        from sagelaunch.launcher.common.aws import s3
+        from sagelaunch.launcher import s3
 
         return f"s3://{s3.default_bucket(region)}/{name}"
 
     def _transform_locally(self, settings: Any, region: str) -> Any:
-        from sagelaunch.launcher.local.transform import check_local_settings, run_local_transform
+        from sagelaunch.launcher import check_local_settings, run_local_transform
 
         if self._local_model is None:
             fix = ("make it with model.transformer(...) or estimator.transformer(...) on the model object; a local "
@@ -161,7 +161,7 @@ class Transformer:
     @classmethod
     def attach(cls, transform_job_name: str, sagemaker_session: Any = None) -> "Transformer":
         """v2's: a Transformer of an existing transform job (DescribeTransformJob)."""
-        from sagelaunch.launcher.local.transform import find_transform_job
+        from sagelaunch.launcher import find_transform_job
 
         region = None
         if sagemaker_session is not None:
@@ -169,7 +169,7 @@ class Transformer:
 
             region = session_region(sagemaker_session)
         if region is None:
-            from sagelaunch.launcher.common.environment import default_region
+            from sagelaunch.launcher import default_region
 
             region = default_region()
         job = find_transform_job(transform_job_name, region)

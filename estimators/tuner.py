@@ -38,7 +38,7 @@ class HyperparameterTuningJobAnalytics:
     def dataframe(self, force_refresh: bool = False) -> Any:
         import pandas as pd
 
-        from sagelaunch.launcher.common.tuning_jobs import analytics_rows
+        from sagelaunch.launcher import analytics_rows
 
         return pd.DataFrame(analytics_rows(self.training_job_summaries()))
 
@@ -66,7 +66,7 @@ class HyperparameterTuner:
                  random_seed: int | None = None, autotune: bool = False,
                  hyperparameters_to_keep_static: list[str] | None = None) -> None:
         from sagelaunch.estimators import field_checks as check
-        from sagelaunch.launcher.common.tuning_request import EARLY_STOPPING_TYPES, OBJECTIVE_TYPES, STRATEGIES
+        from sagelaunch.launcher import EARLY_STOPPING_TYPES, OBJECTIVE_TYPES, STRATEGIES
 
         for option, value in (("estimator_name", estimator_name), ("autotune", autotune or None),
                               ("hyperparameters_to_keep_static", hyperparameters_to_keep_static),
@@ -130,7 +130,7 @@ class HyperparameterTuner:
                 "sagemaker_estimator_module": json.dumps(CLASS_METADATA[cls_name])}
 
     def _settings(self, name: str, include_cls_metadata: bool) -> Any:
-        from sagelaunch.launcher.common.tuning_request import TuningSettings
+        from sagelaunch.launcher import TuningSettings
 
         return TuningSettings(
             job_name=name, strategy=self.strategy, objective_metric_name=self.objective_metric_name,
@@ -179,10 +179,7 @@ class HyperparameterTuner:
         from contextlib import nullcontext
 
         from sagelaunch.estimators.base import _session_options
-        from sagelaunch.launcher.common.aws.console import make_console
-        from sagelaunch.launcher.sagemaker.backend import prepared_request
-        from sagelaunch.launcher.common.tuning_jobs import start_tuning_job
-        from sagelaunch.launcher.common.tuning_request import create_tuning_job_request
+        from sagelaunch.launcher import create_tuning_job_request, make_console, prepared_request, start_tuning_job
 
         est = self.estimator
         est.check_files()

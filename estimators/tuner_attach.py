@@ -64,8 +64,7 @@ def attached_tuner(tuner_cls: Any, name: str, session: Any, job_details: dict[st
                    estimator_cls: Any) -> Any:
     from sagelaunch.estimators.framework_model import region_of
     from sagelaunch.estimators.session import session_parts
-    from sagelaunch.launcher.common.environment import default_region
-    from sagelaunch.launcher.common.tuning_jobs import find_tuning_job
+    from sagelaunch.launcher import default_region, find_tuning_job
 
     region = region_of(session) or default_region()
     job = find_tuning_job(name, region, session_parts(session).boto_session if session is not None else None)

@@ -204,12 +204,12 @@ def _warm_start_trials(tuner: Any, study: Any, distributions: dict[str, Any]) ->
     that fit this tuner's ranges)."""
     import optuna
 
-    from sagelaunch.launcher.common.tuning_jobs import _LOCAL_JOBS
+    from sagelaunch.launcher import local_tuning_job
 
     if tuner.warm_start_config is None:
         return
     for parent in sorted(tuner.warm_start_config.parents):
-        job = _LOCAL_JOBS.get(parent)
+        job = local_tuning_job(parent)
         if job is None:
             raise _refuse("warm_start_config.parents", parent, "a parent must be a local tuning job of this session",
                           "warm-start from a tuning job fitted here, or run on SageMaker")
@@ -233,8 +233,7 @@ def run_local_tuning(tuner: Any, settings: Any, inputs: Any) -> LocalTuningJob:
     """Run every trial (at most max_parallel_jobs at once) and return the finished tuning job."""
     import optuna
 
-    from sagelaunch.launcher.common.tuning_jobs import register_local
-    from sagelaunch.launcher.common.tuning_request import create_tuning_job_request
+    from sagelaunch.launcher import create_tuning_job_request, register_local_tuning_job as register_local
 
     total = check_local_tuning(tuner)
     regex = _objective_regex(tuner)

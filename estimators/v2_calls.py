@@ -18,7 +18,7 @@ from sagelaunch.jobspec.errors import SagelaunchError
 
 if TYPE_CHECKING:
     from sagelaunch.estimators.base import FrameworkEstimator
-    from sagelaunch.launcher.common.jobs import TrainingJob
+    from sagelaunch.launcher import TrainingJob
 
 _TAG_VERSION = re.compile(r":(\d+\.\d+(?:\.\d+)?)-")
 _TAG_PY = re.compile(r"-(py\d+)")
@@ -115,7 +115,7 @@ def attach(cls: type["FrameworkEstimator"], name: str, sagemaker_session: Any, m
            region: str | None) -> "FrameworkEstimator":
     """v2's `attach`: find the job (local registry, then SageMaker), rebuild the estimator from its
     description, keep the job as latest_training_job and wait for it to end (no logs printed)."""
-    from sagelaunch.launcher.backends import attach as find_job
+    from sagelaunch.launcher import attach as find_job
 
     region = region or session_region(sagemaker_session)
     job = find_job(name, **({"region": region} if region else {}))
@@ -142,7 +142,7 @@ def init_params(cls: type["FrameworkEstimator"], description: dict[str, Any],
     its hyperparameters stay in what the job was sent, which hyperparameters() returns."""
     from sagelaunch.jobspec.fields import RESERVED_HYPERPARAMETERS
     from sagelaunch.jobspec.names import base_from_name
-    from sagelaunch.launcher.local.contract import SAGEMAKER_PREFIX, decode_hyperparameters
+    from sagelaunch.launcher import SAGEMAKER_PREFIX, decode_hyperparameters
 
     name = description["TrainingJobName"]
     resources = description["ResourceConfig"]
@@ -315,7 +315,7 @@ def _profiling_parameters(params: Any) -> dict[str, str]:
 
 def _rule_config(rule: Any, region: str) -> dict[str, Any]:
     """A ProfilerRule as v2's update_profiler sends it: a built-in rule on the region's evaluator image."""
-    from sagelaunch.launcher.common.request import rule_configuration
+    from sagelaunch.launcher import rule_configuration
     from sagelaunch.profiler_config.debugger import ProfilerRule
 
     if isinstance(rule, dict):

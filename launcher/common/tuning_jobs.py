@@ -71,6 +71,11 @@ def register_local(job: Any) -> None:
     _LOCAL_JOBS[job.name] = job
 
 
+def local_tuning_job(name: str) -> Any | None:
+    """This process's local tuning job called `name`, None when there is none (warm starts read their parents)."""
+    return _LOCAL_JOBS.get(name)
+
+
 def find_tuning_job(name: str, region: str, boto_session: Any = None) -> Any:
     """The tuning job called `name`: a local one of this process first, else SageMaker's."""
     return _LOCAL_JOBS.get(name) or SageMakerTuningJob(name, region, boto_session)

@@ -226,3 +226,55 @@ def test_each_backend_provides_the_interface(name):
     assert "status" in inspect.signature(module.list_jobs).parameters
     with pytest.raises(ValueError, match="allowed: local, sagemaker"):
         backends.backend("docker")
+
+
+def _launcher_imports(path: Path) -> list[tuple[int, str, list[str]]]:
+    """(line, module, names) of every import of sagelaunch.launcher… in the file, TYPE_CHECKING ones included."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name, []) for a in node.names if a.name.startswith("sagelaunch.launcher")]
+        elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").startswith("sagelaunch.launcher"):
+            found.append((node.lineno, node.module or "", [a.name for a in node.names]))
+    return found
+
+
+def test_code_outside_the_launcher_imports_only_its_face():
+    """The rule: the project's packages outside launcher/ import `sagelaunch.launcher` (its __init__, the face) and
+    the names it exports, never a submodule, so the launcher's inside can move without touching its users. Tests and
+    scripts may import submodules where they check or measure internals."""
+    from sagelaunch import launcher
+
+    wrong = []
+    for path in project_files():
+        if layer(module_name(path)) == "launcher":
+            continue
+        for line, module, names in _launcher_imports(path):
+            outside = [n for n in names if n not in launcher.__all__]
+            if module != "sagelaunch.launcher" or outside:
+                wrong.append(f"{path.relative_to(ROOT)}:{line} imports {module} {outside or ''}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_face_names_each_export_once_for_type_checkers_too():
+    """Every name the face exports resolves to its defining module's object, and its TYPE_CHECKING block (what mypy
+    reads) binds the same names to the same objects."""
+    import importlib
+
+    from sagelaunch import launcher
+
+    typed: dict[str, tuple[str, str | None]] = {}
+    face = ast.parse((ROOT / "launcher" / "__init__.py").read_text())
+    block = next(n for n in face.body if isinstance(n, ast.If) and _is_type_checking(n.test))
+    for node in block.body:
+        assert isinstance(node, ast.ImportFrom) and node.module
+        for alias in node.names:
+            as_module = _is_module(f"{node.module}.{alias.name}")
+            typed[alias.asname or alias.name] = ((f"{node.module}.{alias.name}", None) if as_module
+                                                 else (node.module, alias.name))
+    assert typed == launcher._EXPORTS
+    for name, (module, attribute) in launcher._EXPORTS.items():
+        defined = importlib.import_module(module)
+        assert getattr(launcher, name) is (defined if attribute is None else getattr(defined, attribute)), name
+    with pytest.raises(AttributeError, match="no attribute 'submodule_that_is_not_exported'"):
+        launcher.submodule_that_is_not_exported  # noqa: B018

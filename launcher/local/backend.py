@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from sagelaunch.jobspec.contract import TERMINAL_STATUSES, host_profiler_dir
 from sagelaunch.jobspec.errors import SagelaunchError
 from sagelaunch.jobspec.net import free_port
 from sagelaunch.jobspec.spec import TrainingJobSpec
+from sagelaunch.jobspec.suggest import did_you_mean
 from sagelaunch.launcher.common.jobs import JobFailedError, TrainingJob, wants_logs
 from sagelaunch.launcher.common.safe_write import PRIVATE_FOLDER, private_folder
 from sagelaunch.launcher.local import channels, plan, preflight, registry, watchdog
@@ -32,6 +33,7 @@ from sagelaunch.launcher.local.local_job import LocalJob, compile_local_job
 from sagelaunch.launcher.local.logs import LogFollower, tail_lines
 from sagelaunch.launcher.local.path_errors import job_places, path_error_text
 from sagelaunch.launcher.local.record import first_record
+from sagelaunch.launcher.local.watchdog import FAILURE_GRACE_SECONDS
 
 _OPTIONS = {"python", "master_port", "tf_ports", "stop_grace"}
 DEFAULT_STOP_GRACE = 10.0
@@ -40,8 +42,6 @@ DEFAULT_STOP_GRACE = 10.0
 def _check_options(options: dict[str, Any]) -> None:
     unknown = sorted(set(options) - _OPTIONS)
     if unknown:
-        from sagelaunch.jobspec.suggest import did_you_mean
-
         hints = [repr(u) + did_you_mean(u, _OPTIONS) for u in unknown]
         raise SagelaunchError(f"local backend options {', '.join(hints)} are unknown; allowed: {sorted(_OPTIONS)}",
                               field="options", value=unknown, allowed=", ".join(sorted(_OPTIONS)),
@@ -189,8 +189,6 @@ def _create_time(pid: int) -> float:
 def _status(message: str | None) -> Any:
     """A Rich spinner while long preparation runs (nothing when there is nothing long to do)."""
     if message is None:
-        from contextlib import nullcontext
-
         return nullcontext()
     return _console(stderr=True).status(message)
 
@@ -237,8 +235,6 @@ class _LinePrinter:
 
 
 def watchdog_grace() -> float:
-    from sagelaunch.launcher.local.watchdog import FAILURE_GRACE_SECONDS
-
     return FAILURE_GRACE_SECONDS
 
 
@@ -275,7 +271,7 @@ class LocalTrainingJob(TrainingJob):
 
     def _watched(self) -> bool:
         """Is the job's supervisor, or its watchdog, alive? (Neither recorded yet: still being laid out.)"""
-        from sagelaunch.launcher.local.processes import same_process
+        from sagelaunch.launcher.local.processes import same_process  # lazy: psutil, only for a job's own processes
 
         if self._process is not None and self._process.poll() is None:
             return True
@@ -286,7 +282,7 @@ class LocalTrainingJob(TrainingJob):
 
     def _end_unwatched(self) -> dict[str, Any]:
         """Supervisor and watchdog are gone: end the job's recorded processes still running, mark it Failed."""
-        from sagelaunch.launcher.local.processes import end_recorded
+        from sagelaunch.launcher.local.processes import end_recorded  # lazy: psutil, only for a job's own processes
 
         ended = end_recorded(registry.processes(self.name), grace=watchdog_grace())
         record = registry.get(self.name)
@@ -341,7 +337,7 @@ class LocalTrainingJob(TrainingJob):
             return
         import psutil
 
-        from sagelaunch.launcher.local.processes import same_process
+        from sagelaunch.launcher.local.processes import same_process  # lazy: psutil, only for a job's own processes
 
         for found in (registry.supervisor(self.name), registry.watchdog(self.name)):
             proc = same_process(*found) if found is not None else None
@@ -389,7 +385,7 @@ class LocalTrainingJob(TrainingJob):
         registry.update(self.name, to_stopping)
         import psutil
 
-        from sagelaunch.launcher.local.processes import same_process
+        from sagelaunch.launcher.local.processes import same_process  # lazy: psutil, only for a job's own processes
 
         found = registry.supervisor(self.name)  # none yet: the supervisor reads "Stopping" when it starts
         proc = same_process(*found) if found is not None else None

@@ -1,173 +1,48 @@
-"""FrameworkEstimator: the SageMaker SDK's estimator arguments as a validated pydantic model.
+"""FrameworkEstimator: what an estimator does with its arguments (`arguments.EstimatorArguments`, the record the
+helpers read).
 
-Every field is checked when it is set (extra="forbid", validate_assignment); cross-field rules
-run in `sagelaunch.estimators.resolve`. `to_spec` turns an estimator into the frozen TrainingJobSpec the
-backends run, `training_job_request` compiles it to a CreateTrainingJob request (pure), and
-`fit` submits it to the backend its instance type selects.
+Cross-field rules run in `sagelaunch.estimators.resolve` once the fields are checked. `to_spec` turns an estimator
+into the frozen TrainingJobSpec the backends run (`spec_parts`), `training_job_request` compiles it to a
+CreateTrainingJob request (pure), and `fit` submits it to the backend its instance type selects.
 """
 
 from __future__ import annotations
 
-import os
-from typing import TYPE_CHECKING, Any, ClassVar
+import shutil
+from contextlib import nullcontext
+from typing import TYPE_CHECKING, Any
 
-from pydantic import (BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, ValidationInfo, field_validator,
-                      model_validator)
+from pydantic import PrivateAttr, ValidationError, model_validator
 
-from sagelaunch.estimators import field_checks as check
-from sagelaunch.estimators.debugger import debugger_spec_fields, split_rules
-from sagelaunch.estimators.inputs import INPUT_MODES
-from sagelaunch.estimators.instance_group import InstanceGroup
+from sagelaunch.estimators import v2_calls
+from sagelaunch.estimators.arguments import MAX_RUN_SECS, EstimatorArguments
+from sagelaunch.estimators.code_files import check_code_files
+from sagelaunch.estimators.debugger import split_rules
+from sagelaunch.estimators.explain import RETIRED_ARGUMENTS, explain, unknown_argument_error
+from sagelaunch.estimators.field_checks import region as checked_region
 from sagelaunch.estimators.resolve import Resolved, resolve
-from sagelaunch.estimators.settings import job_settings
+from sagelaunch.estimators.session import session_parts
+from sagelaunch.estimators.settings import SessionUse, job_settings
+from sagelaunch.estimators.spec_parts import code_part, training_job_spec
+from sagelaunch.estimators.trained_model import trained_job_of
+from sagelaunch.estimators.transformer import transformer_of
 from sagelaunch.jobspec import catalog as support
 from sagelaunch.jobspec.argument_errors import ArgumentErrors, argument_errors
 from sagelaunch.jobspec.instance_types import is_local
 from sagelaunch.jobspec.errors import SagelaunchError, SagelaunchTypeError
 from sagelaunch.jobspec.names import check_name, job_name
-from sagelaunch.jobspec.spec import (CodeSpec, ComputeSpec, NetworkSpec, ObservabilitySpec, OutputSpec, StoppingSpec,
-                          TrainingJobSpec)
-from sagelaunch.profiler_config import DebuggerHookConfig, ProfilerConfig, ProfilerRule, Rule, TensorBoardOutputConfig
 from sagelaunch.jobspec.positional import bind_positional
+from sagelaunch.jobspec.spec import CodeSpec, TrainingJobSpec
+from sagelaunch.launcher import clone_git_code, compile_create_training_job_request, print_logs, submit, wants_logs
 
 if TYPE_CHECKING:
-    from sagelaunch.launcher.common.predictors import Predictor
-    from sagelaunch.launcher.common.jobs import TrainingJob
+    from sagelaunch.launcher import Predictor, TrainingJob
 
-MAX_RUN_SECS = 28 * 24 * 3600
+__all__ = ["MAX_RUN_SECS", "FrameworkEstimator"]
 
 
-class FrameworkEstimator(BaseModel):
-    """The arguments SDK v2's EstimatorBase and Framework take, each documented under its field, checked when set."""
-
-    # validate_by_alias: an argument whose name is also a v2 method (hyperparameters) is stored under another name
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, protected_namespaces=(), defer_build=True,
-                              validate_by_alias=True, validate_by_name=False)
-
-    framework: ClassVar[str]
-
-    entry_point: str
-    """Path (absolute, or relative to source_dir) of the Python script or shell script run as the job's entry point."""
-    source_dir: str | None = None
-    """Folder (local, s3:// tar.gz, or a path in git_config's repository) shipped as the job's code; entry_point is
-    relative to it."""
-    role: str | None = None
-    """IAM role ARN (or role name) SageMaker assumes for the job; required for SageMaker jobs, not for local ones."""
-    framework_version: str | None = None
-    """Framework version of the training image (e.g. '2.0.1'); with py_version it chooses the image unless image_uri
-    is given."""
-    py_version: str | None = None
-    """Python version of the training image (e.g. 'py310'); required with framework_version unless image_uri is
-    given."""
-    image_uri: str | None = None
-    """Training image to run instead of the framework image chosen from framework_version and py_version."""
-    instance_type: str | None = None  # required unless instance_groups is given
-    """EC2 instance type (e.g. 'ml.p4d.24xlarge'), or 'local' / 'local_gpu' to run on this machine."""
-    instance_count: int = Field(1, ge=1, le=1000)
-    """Number of instances (hosts) of the job."""
-    region: str | None = None
-    """sagelaunch's addition: the AWS region of the job; default: the configured region (AWS_DEFAULT_REGION, ~/.aws)."""
-    # the `hyperparameters=` argument; `hyperparameters()` is v2's method returning what the job is sent
-    user_hyperparameters: dict[str, Any] | None = Field(None, alias="hyperparameters")
-    """The `hyperparameters=` argument: values passed to the script as --key value arguments (sent JSON-encoded, as
-    v2 sends them)."""
-    distribution: dict[str, Any] | None = None
-    """How the job is distributed: {'torch_distributed': …}, {'smdistributed': {'dataparallel' or 'modelparallel':
-    …}}, {'mpi': …}, {'pytorchddp': …}, {'parameter_server': …}, {'multi_worker_mirrored_strategy': …}."""
-    profiler_config: ProfilerConfig | None = None
-    """SageMaker Debugger's profiler settings (ProfilerConfig): system monitor interval, framework profile, S3
-    output."""
-    disable_profiler: bool = False
-    """Turn the profiler (and its default system monitoring) off."""
-    rules: list[Rule | ProfilerRule] | None = None
-    """Debugger and Profiler rules (Rule / ProfilerRule) that evaluate the job while it runs."""
-    debugger_hook_config: DebuggerHookConfig | bool | None = None
-    """The Debugger hook's tensor collections and S3 output (DebuggerHookConfig), or False to turn the hook off."""
-    tensorboard_output_config: TensorBoardOutputConfig | None = None
-    """Where the job writes TensorBoard data and where SageMaker uploads it (TensorBoardOutputConfig)."""
-    output_path: str | None = None
-    """S3 URI (or file:// / local folder for local jobs) under which model.tar.gz and output.tar.gz are stored;
-    default the session's bucket."""
-    checkpoint_s3_uri: str | None = None
-    """S3 URI that the job's checkpoint folder is synced with (spot and resumed jobs)."""
-    checkpoint_local_path: str | None = None
-    """Folder inside the container that is synced with checkpoint_s3_uri (default /opt/ml/checkpoints)."""
-    max_run: int = Field(24 * 60 * 60, ge=1, le=MAX_RUN_SECS)
-    """Longest run in seconds before SageMaker stops the job (default 24 h)."""
-    use_spot_instances: bool = False
-    """Run on managed spot instances (requires max_wait)."""
-    max_wait: int | None = Field(None, ge=1, le=MAX_RUN_SECS)
-    """Longest time in seconds to wait for spot capacity plus run time; must be at least max_run."""
-    volume_size: int = Field(30, ge=1, le=16384)
-    """Size in GB of each instance's storage volume (input data, checkpoints)."""
-    volume_kms_key: str | None = None
-    """KMS key that encrypts the instances' storage volume."""
-    output_kms_key: str | None = None
-    """KMS key that encrypts the job's output in S3."""
-    subnets: list[str] | None = None
-    """VPC subnet ids the job's instances run in (with security_group_ids)."""
-    security_group_ids: list[str] | None = None
-    """VPC security group ids of the job's instances (with subnets)."""
-    enable_network_isolation: bool = False
-    """Run the container without network access (inputs and outputs are still transferred by SageMaker)."""
-    encrypt_inter_container_traffic: bool = False
-    """Encrypt the traffic between the job's instances."""
-    environment: dict[str, str] | None = None
-    """Environment variables set in the training container."""
-    tags: list[dict[str, str]] | None = None
-    """Tags of the training job, as [{'Key': …, 'Value': …}]."""
-    base_job_name: str | None = None
-    """Prefix of the generated job name (default: the image's repository name)."""
-    ignore_patterns: list[str] | None = None
-    """sagelaunch's addition: glob patterns of source_dir's files that are not shipped (credentials, VCS data and
-    caches never ship)."""
-    planned_model: str | None = None
-    """sagelaunch's addition: the Hugging Face config.json (a path, read offline) of the model an SMP job trains.
-    With it, a model-parallel layout whose model states cannot fit in the GPUs' memory is refused before anything
-    is uploaded, naming the smallest change that fits (sagelaunch.planner); above 85 % it warns. Without it,
-    nothing is refused for memory."""
-    container_log_level: int = Field(20, ge=0, le=50)
-    """Python logging level of the SageMaker training toolkit in the container (logging.INFO by default)."""
-
-    # job settings of the SDK v2's EstimatorBase/Framework, sent as v2 sends them
-    sagemaker_session: Any = None  # a sagemaker.Session (duck-typed), estimators.Session or boto3.Session
-    """The session whose region, bucket and credentials the job uses: a sagemaker.Session, sagelaunch's Session or a
-    boto3 Session."""
-    input_mode: str = "File"
-    """How input channels reach the container: 'File' (downloaded first), 'FastFile' (streamed) or 'Pipe'."""
-    metric_definitions: list[dict[str, str]] | None = None
-    """Metrics read from the job's logs: [{'Name': …, 'Regex': …}]."""
-    enable_sagemaker_metrics: bool | None = None  # unset: True from PyTorch 1.3 / TensorFlow 1.15 (as v2)
-    """Publish the metrics as SageMaker time series (default: on for PyTorch ≥ 1.3 / TensorFlow ≥ 1.15, as v2)."""
-    keep_alive_period_in_seconds: int | None = Field(None, ge=0, le=3600)
-    """Keep the instances warm this long after the job for the next job (warm pools)."""
-    dependencies: list[str] | None = None
-    """Extra local folders copied next to the code (v2: shipped into the code's tarball)."""
-    code_location: str | None = None
-    """S3 prefix where the code tarball is uploaded (default: the output path's bucket)."""
-    git_config: dict[str, Any] | None = None
-    """Git repository the code comes from: {'repo': …, 'branch' / 'commit': …}; source_dir and entry_point are paths
-    in it."""
-    model_uri: str | None = None
-    """S3 URI of a model (model.tar.gz) given to the job as its model channel."""
-    model_channel_name: str = "model"
-    """Name of the channel that model_uri arrives in (default 'model')."""
-    max_retry_attempts: int | None = Field(None, ge=1, le=30)
-    """How many times SageMaker retries the job after an internal error (1–30)."""
-    instance_groups: list[InstanceGroup] | None = None
-    """Heterogeneous cluster: InstanceGroup objects (name, instance type, count) instead of instance_type /
-    instance_count."""
-    container_entry_point: list[str] | None = None
-    """Entry point that replaces the image's (the container's ENTRYPOINT)."""
-    container_arguments: list[str] | None = None
-    """Arguments given to the container's entry point."""
-    disable_output_compression: bool = False
-    """Upload the model and output folders as they are, without compressing them to tar.gz."""
-
-    # positional order of the SageMaker SDK's PyTorch/TensorFlow estimators
-    POSITIONAL: ClassVar[tuple[str, ...]] = (
-        "entry_point", "framework_version", "py_version", "source_dir", "hyperparameters", "image_uri", "distribution",
-    )
+class FrameworkEstimator(EstimatorArguments):
+    """An SDK v2 estimator: its arguments (checked when set, then across fields) and what it does with them."""
 
     _resolved: Resolved | None = PrivateAttr(default=None)
     _cloned: Any = PrivateAttr(default=None)  # launcher.common.gitclone.ClonedCode while fit() runs from a git_config
@@ -176,92 +51,6 @@ class FrameworkEstimator(BaseModel):
     _session_made: bool = PrivateAttr(default=False)  # sagemaker_session is the one fit/attach made (as v2 does)
     _output_path_made: bool = PrivateAttr(default=False)  # output_path is where the last local job wrote (as v2 sets it)
 
-    # ------------------------------------------------------------ field checks
-    _entry = field_validator("entry_point")(classmethod(lambda cls, v: check.entry_point(v)))
-    _source = field_validator("source_dir")(classmethod(lambda cls, v: check.source_dir(v)))
-    _role = field_validator("role")(classmethod(lambda cls, v: check.role(v)))
-    _version = field_validator("framework_version")(classmethod(lambda cls, v: check.version_text(v)))
-    _py = field_validator("py_version")(classmethod(lambda cls, v: check.py_version(v)))
-    _image = field_validator("image_uri")(classmethod(lambda cls, v: check.image_uri(v)))
-    _region = field_validator("region")(classmethod(lambda cls, v: check.region(v)))
-    _hp = field_validator("user_hyperparameters")(classmethod(lambda cls, v: check.hyperparameters(v)))
-    _ckpt = field_validator("checkpoint_s3_uri")(classmethod(lambda cls, v: check.s3_uri("checkpoint_s3_uri", v)))
-    _vkms = field_validator("volume_kms_key")(classmethod(lambda cls, v: check.kms_key("volume_kms_key", v)))
-    _okms = field_validator("output_kms_key")(classmethod(lambda cls, v: check.kms_key("output_kms_key", v)))
-    _env = field_validator("environment")(classmethod(lambda cls, v: check.environment(v)))
-    _base = field_validator("base_job_name")(classmethod(lambda cls, v: check.base_job_name(v)))
-    _tags = field_validator("tags", mode="before")(classmethod(lambda cls, v: check.tags(v)))
-    _subnets = field_validator("subnets")(
-        classmethod(lambda cls, v: check.id_list("subnets", v, check.SUBNET, 16, "subnet-0123abcd"))
-    )
-    _sgs = field_validator("security_group_ids")(
-        classmethod(lambda cls, v: check.id_list("security_group_ids", v, check.SECURITY_GROUP, 5, "sg-0123abcd"))
-    )
-
-    @field_validator("rules", mode="before")
-    @classmethod
-    def _rules(cls, v: Any) -> Any:
-        if v is None:
-            return v
-        if not isinstance(v, (list, tuple)):
-            raise SagelaunchError(f"rules={v!r} must be a list of Rule/ProfilerRule, e.g. "
-                                  "[Rule.sagemaker(rule_configs.loss_not_decreasing())]", field="rules", value=v,
-                                  allowed="a list of Rule/ProfilerRule",
-                                  fix="e.g. [Rule.sagemaker(rule_configs.loss_not_decreasing())]")
-        for i, rule in enumerate(v):
-            if not isinstance(rule, (Rule, ProfilerRule)):
-                example = ("Rule.sagemaker(rule_configs.vanishing_gradient()) or "
-                           "ProfilerRule.sagemaker(rule_configs.ProfilerReport())")
-                raise SagelaunchError(f"rules[{i}]={rule!r} is not a Rule or ProfilerRule; allowed: e.g. {example}",
-                                      field=f"rules[{i}]", value=rule, allowed="a Rule or ProfilerRule",
-                                      fix=f"e.g. {example}")
-        return list(v)
-
-    _metrics = field_validator("metric_definitions")(classmethod(lambda cls, v: check.metric_definitions(v)))
-    _mode = field_validator("input_mode")(classmethod(lambda cls, v: check.choice("input_mode", v, INPUT_MODES)))
-    _deps = field_validator("dependencies")(classmethod(lambda cls, v: check.dependencies(v)))
-    _code_location = field_validator("code_location")(classmethod(lambda cls, v: check.s3_uri("code_location", v)))
-    _model_uri = field_validator("model_uri")(classmethod(lambda cls, v: check.model_uri(v)))
-    _model_channel = field_validator("model_channel_name")(classmethod(lambda cls, v: check.channel_name(
-        "model_channel_name", v)))
-    _entrypoint = field_validator("container_entry_point")(classmethod(lambda cls, v: check.string_list(
-        "container_entry_point", v)))
-    _arguments = field_validator("container_arguments")(classmethod(lambda cls, v: check.string_list(
-        "container_arguments", v)))
-    _session = field_validator("sagemaker_session")(classmethod(lambda cls, v: _check_session(v)))
-
-    @field_validator("git_config")
-    @classmethod
-    def _git(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
-        from sagelaunch.launcher.common.gitclone import check_git_config
-
-        return v if v is None else check_git_config(v)
-
-    @field_validator("instance_type")
-    @classmethod
-    def _instance_type(cls, v: str | None) -> str | None:
-        return v if v is None else support.check_instance_type(v)
-
-    @field_validator("output_path")
-    @classmethod
-    def _output_path(cls, v: str | None) -> str | None:
-        if v is None or v.lower().startswith("s3:") or v.startswith("s3/"):  # s3:/b, S3://b: meant as S3
-            return check.s3_uri("output_path", v)
-        if not v:
-            raise SagelaunchError(f"output_path={v!r} must be s3://<bucket>[/prefix] or a local folder",
-                                  field="output_path", value=v, allowed="s3://<bucket>[/prefix] or a local folder",
-                                  fix="e.g. s3://my-bucket/output")
-        return check.local_path("output_path", v)
-
-    @field_validator("checkpoint_local_path")
-    @classmethod
-    def _ckpt_local(cls, v: str | None) -> str | None:
-        if v is not None and not v.startswith("/"):
-            raise SagelaunchError(f"checkpoint_local_path={v!r} must be an absolute path such as /opt/ml/checkpoints",
-                                  field="checkpoint_local_path", value=v, allowed="an absolute path",
-                                  fix="e.g. /opt/ml/checkpoints")
-        return check.local_path("checkpoint_local_path", v)
-
     @model_validator(mode="wrap")
     @classmethod
     def _report_everything(cls, data: Any, handler: Any) -> "FrameworkEstimator":
@@ -269,17 +58,7 @@ class FrameworkEstimator(BaseModel):
         try:
             return handler(data)
         except ValidationError as err:
-            from sagelaunch.estimators.explain import explain
-
             raise explain(cls, data, err) from None
-
-    @field_validator("framework_version", "py_version", mode="before")
-    @classmethod
-    def _version_is_text(cls, v: Any, info: ValidationInfo) -> Any:
-        if isinstance(v, (int, float)) and not isinstance(v, bool):
-            raise SagelaunchError(check.number_as_version(info.field_name, v, cls.framework), field=info.field_name,
-                                  value=v, allowed="text", fix="quote it")
-        return v
 
     @model_validator(mode="after")
     def _resolve(self) -> "FrameworkEstimator":
@@ -287,8 +66,6 @@ class FrameworkEstimator(BaseModel):
         return self
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        from sagelaunch.estimators.explain import RETIRED_ARGUMENTS
-
         for name in RETIRED_ARGUMENTS:  # None means "off": nothing is lost; any other value is refused by name
             if name in kwargs and kwargs[name] is None:
                 del kwargs[name]
@@ -297,11 +74,6 @@ class FrameworkEstimator(BaseModel):
             kwargs["region"] = _session_region(session)
         with argument_errors():  # the same ValidationError, as a member of sagelaunch's family too
             super().__init__(**bind_positional(type(self).__name__, self.POSITIONAL, args, kwargs))
-
-    @classmethod
-    def argument_names(cls) -> list[str]:
-        """The constructor's argument names (a field's alias where it has one)."""
-        return [info.alias or name for name, info in cls.model_fields.items()]
 
     def __setattr__(self, name: str, value: Any) -> None:
         # pydantic stores the field before the cross-field check runs: put it back when that fails
@@ -313,8 +85,6 @@ class FrameworkEstimator(BaseModel):
                                           field="hyperparameters", value=value, allowed="set_hyperparameters(...)",
                                           fix=fix)
             if not name.startswith("_") and not hasattr(type(self), name):  # a misspelt argument
-                from sagelaunch.estimators.explain import unknown_argument_error
-
                 raise ArgumentErrors.from_exception_data(type(self).__name__, [{
                     "type": unknown_argument_error(name, type(self).argument_names(), type(self).__name__),
                     "loc": (name,), "input": value}])
@@ -354,19 +124,13 @@ class FrameworkEstimator(BaseModel):
         return None if self._rule_configs[1] is None else split_rules(self)[1]
 
     def latest_job_profiler_artifacts_path(self) -> str | None:
-        from sagelaunch.estimators.v2_calls import artifacts_path
-
-        return artifacts_path(self, "profiler")
+        return v2_calls.artifacts_path(self, "profiler")
 
     def latest_job_debugger_artifacts_path(self) -> str | None:
-        from sagelaunch.estimators.v2_calls import artifacts_path
-
-        return artifacts_path(self, "debugger")
+        return v2_calls.artifacts_path(self, "debugger")
 
     def latest_job_tensorboard_artifacts_path(self) -> str | None:
-        from sagelaunch.estimators.v2_calls import artifacts_path
-
-        return artifacts_path(self, "tensorboard")
+        return v2_calls.artifacts_path(self, "tensorboard")
 
     @property
     def latest_training_job(self) -> TrainingJob | None:
@@ -378,22 +142,13 @@ class FrameworkEstimator(BaseModel):
         r = self.resolved
         if region is None or region == r.region or self.image_uri is not None:
             return r.image_uri
-        region = support.check_region(check.region(region))
+        region = support.check_region(checked_region(region))
         return self.catalog_image(r.framework_version, r.py_version, region, self.instance_type)[1]
-
-    def catalog_image(self, version: str, py_version: str, region: str, instance_type: str) -> tuple[str, str, str]:
-        """(py_version, image URI, repository) of the catalog's training image for this estimator's framework."""
-        smdistributed = isinstance(self.distribution, dict) and "smdistributed" in self.distribution
-        uri = support.training_image_uri(self.framework, self.framework_version or version, py_version, region,
-                                         instance_type, smdistributed)
-        return py_version, uri, support.version_entry(self.framework, version, py_version=py_version)["repository"]
 
     def hyperparameters(self) -> dict[str, str]:
         """What the job is sent, JSON-encoded as v2's `hyperparameters()` returns it: the user's and the
         distribution's; once fit() or attach() has a job, also its sagemaker_* entries."""
-        from sagelaunch.estimators.v2_calls import encoded_hyperparameters
-
-        return encoded_hyperparameters(self)
+        return v2_calls.encoded_hyperparameters(self)
 
     def set_hyperparameters(self, **values: Any) -> None:
         """Add or change hyperparameters (v2's method); values are kept as given, like `hyperparameters=`."""
@@ -403,15 +158,11 @@ class FrameworkEstimator(BaseModel):
     def model_data(self) -> str | dict[str, Any] | None:
         """The trained model's URI (v2's property): S3ModelArtifacts of the latest job (a dict for an
         uncompressed output, as v2)."""
-        from sagelaunch.estimators.v2_calls import model_data
-
-        return model_data(self._require_job("model_data"))
+        return v2_calls.model_data(self._require_job("model_data"))
 
     def logs(self) -> None:
         """Print the latest job's logs, following them until it ends (v2's method); a failed job raises
         JobFailedError after its logs, as v2 raises after printing them."""
-        from sagelaunch.launcher.common.jobs import print_logs
-
         print_logs(self._require_job("logs()"))
 
     def _require_job(self, what: str) -> TrainingJob:
@@ -426,30 +177,22 @@ class FrameworkEstimator(BaseModel):
                region: str | None = None) -> "FrameworkEstimator":
         """An estimator rebuilt from an existing job (local registry first, then SageMaker), as v2's attach:
         waits for the job to end without printing its logs (`logs()` prints them)."""
-        from sagelaunch.estimators.v2_calls import attach
-
-        return attach(cls, training_job_name, sagemaker_session, model_channel_name, region)
+        return v2_calls.attach(cls, training_job_name, sagemaker_session, model_channel_name, region)
 
     # ------------------------------------------------------------ profiler updates (UpdateTrainingJob, as v2)
     def enable_default_profiling(self) -> None:
         """Turn on the default monitoring of the running job (it must have started with profiling disabled)."""
-        from sagelaunch.estimators import v2_calls
-
         v2_calls.enable_default_profiling(self, self._require_job("enable_default_profiling()"))
 
     def update_profiler(self, rules: Any = None, system_monitor_interval_millis: int | None = None,
                         s3_output_path: str | None = None, framework_profile_params: Any = None,
                         disable_framework_metrics: bool = False) -> None:
         """Change the running job's profiler settings or add profiler rules (v2's arguments and request)."""
-        from sagelaunch.estimators import v2_calls
-
         v2_calls.update_profiler(self._require_job("update_profiler()"), rules, system_monitor_interval_millis,
                                  s3_output_path, framework_profile_params, disable_framework_metrics)
 
     def disable_profiling(self) -> None:
         """Stop the running job's monitoring and profiling (UpdateTrainingJob DisableProfiler, as v2)."""
-        from sagelaunch.estimators import v2_calls
-
         v2_calls.disable_profiling(self._require_job("disable_profiling()"))
 
     def _default_base_job_name(self) -> str:
@@ -461,63 +204,15 @@ class FrameworkEstimator(BaseModel):
     # ------------------------------------------------------------ spec and request
     def to_spec(self, job_name: str | None = None, inputs: Any = None) -> TrainingJobSpec:
         """The frozen spec of a job submitted now, one builder per part (each part is one request shape)."""
-        r = self.resolved
         name = check_name(job_name) if job_name is not None else self.make_job_name()
-        local = is_local(r.instance_type)
+        local = is_local(self.resolved.instance_type)
         settings = job_settings(self, inputs, local)  # the other v2 settings, each named as its part's field
-        return TrainingJobSpec(
-            job_name=name, framework=self.framework, framework_version=r.framework_version, py_version=r.py_version,
-            image_uri=r.image_uri, region=r.region, role=self.role,
-            tags=tuple((t["Key"], t["Value"]) for t in self.tags or ()),
-            code=self._code_part(settings, local), compute=self._compute_part(settings), inputs=settings["inputs"],
-            stopping=StoppingSpec(max_run=self.max_run, max_wait=self.max_wait,
-                                  use_spot_instances=self.use_spot_instances,
-                                  max_retry_attempts=settings["max_retry_attempts"]),
-            output=OutputSpec(output_path=None if self._output_path_made else self.output_path, output_kms_key=self.output_kms_key,
-                              checkpoint_s3_uri=self.checkpoint_s3_uri,
-                              checkpoint_local_path=self.checkpoint_local_path,
-                              disable_output_compression=settings["disable_output_compression"]),
-            network=NetworkSpec(
-                subnets=tuple(self.subnets) if self.subnets is not None else None,
-                security_group_ids=tuple(self.security_group_ids) if self.security_group_ids is not None else None,
-                enable_network_isolation=self.enable_network_isolation,
-                encrypt_inter_container_traffic=self.encrypt_inter_container_traffic),
-            observability=ObservabilitySpec(profiler=r.profiler,
-                                            **debugger_spec_fields(self, r.region, local, r.plan.strategy)),
-        )
+        return training_job_spec(self, self.resolved, name, settings, self._code_part(settings, local),
+                                 None if self._output_path_made else self.output_path)
 
     def _code_part(self, settings: dict[str, Any], local: bool) -> CodeSpec:
         """What runs and what it is told (AlgorithmSpecification, HyperParameters, Environment)."""
-        r = self.resolved
-        entry_point, given_source_dir, dependencies = self._code()
-        if given_source_dir is None:
-            entry, source_dir, entry_path = os.path.basename(entry_point), None, os.path.abspath(entry_point)
-        else:
-            entry, entry_path = self._entry_in_source_dir(entry_point, given_source_dir), None
-            source_dir = given_source_dir if given_source_dir.startswith("s3://") else os.path.abspath(given_source_dir)
-        return CodeSpec(
-            entry_point=entry, source_dir=source_dir, entry_point_path=entry_path,
-            ignore_patterns=tuple(self.ignore_patterns or ()),
-            dependencies=tuple(os.path.abspath(d) for d in dependencies),
-            code_location=settings["code_location"], hyperparameters=dict(self.user_hyperparameters or {}),
-            environment=dict(self.environment or {}), container_log_level=self.container_log_level,
-            distribution=r.plan.distribution, input_mode=settings["input_mode"],
-            metric_definitions=settings["metric_definitions"],
-            enable_sagemaker_metrics=settings["enable_sagemaker_metrics"],
-            container_entry_point=settings["container_entry_point"],
-            container_arguments=settings["container_arguments"],
-            **self._framework_spec_fields(local),
-        )
-
-    def _compute_part(self, settings: dict[str, Any]) -> ComputeSpec:
-        """Where it runs (ResourceConfig) and how many processes each host starts."""
-        r = self.resolved
-        count = sum(g.instance_count for g in self.instance_groups) if self.instance_groups else self.instance_count
-        return ComputeSpec(instance_type=r.instance_type, instance_count=count, gpus_per_host=r.gpus_per_host,
-                           processes_per_host=r.plan.processes_per_host, volume_size=self.volume_size,
-                           volume_kms_key=self.volume_kms_key,
-                           keep_alive_period_in_seconds=settings["keep_alive_period_in_seconds"],
-                           instance_groups=settings["instance_groups"])
+        return code_part(self, self.resolved, settings, self._code(), self._framework_spec_fields(local))
 
     def _framework_spec_fields(self, local: bool) -> dict[str, Any]:
         """Code-part fields only one framework's estimator has (TensorFlow's model_dir)."""
@@ -529,49 +224,14 @@ class FrameworkEstimator(BaseModel):
             return self._cloned.entry_point, self._cloned.source_dir, list(self._cloned.dependencies)
         return self.entry_point, self.source_dir, list(self.dependencies or ())
 
-    def _entry_in_source_dir(self, entry_point: str | None = None, source_dir: str | None = None) -> str:
-        """entry_point relative to a local source_dir (an absolute path inside it is made relative)."""
-        entry_point, source_dir = entry_point or self.entry_point, source_dir or self.source_dir
-        assert source_dir is not None
-        if os.path.isabs(entry_point) and not source_dir.startswith("s3://"):
-            rel = os.path.relpath(entry_point, os.path.abspath(source_dir))
-            if not rel.startswith(".."):
-                return rel.replace(os.sep, "/")
-        return entry_point
-
     def training_job_request(self, job_name: str, inputs: Any = None) -> dict[str, Any]:
         """The complete CreateTrainingJob request (pure; no network, no files read)."""
-        from sagelaunch.launcher.common.request import compile_create_training_job_request
-
         return compile_create_training_job_request(self.to_spec(job_name, inputs))
 
     # ------------------------------------------------------------ running
     def check_files(self) -> None:
         """The local code must exist before a job is submitted (construction does not read files)."""
-        from sagelaunch.launcher.common.sourcedir import loop_error, symlink_loop
-
-        entry_point, source_dir, dependencies = self._code()
-        for field, path in (("source_dir", source_dir), ("entry_point", entry_point)):
-            if path and "://" not in path and symlink_loop(path):
-                raise loop_error(field, path)
-        if source_dir is None:
-            if not os.path.isfile(entry_point):
-                raise SagelaunchError(f"entry_point={entry_point!r}: no such file (from {os.getcwd()})",
-                                      field="entry_point", value=entry_point, allowed="an existing file",
-                                      fix=f"check the path (relative to {os.getcwd()})")
-        elif not source_dir.startswith("s3://"):
-            if not os.path.isdir(source_dir):
-                raise SagelaunchError(f"source_dir={source_dir!r}: no such folder", field="source_dir", value=source_dir,
-                                      allowed="an existing folder", fix="check the path")
-            if not os.path.isfile(os.path.join(source_dir, self._entry_in_source_dir(entry_point, source_dir))):
-                raise SagelaunchError(f"entry_point={entry_point!r}: no such file in source_dir={source_dir!r}",
-                                      field="entry_point", value=entry_point, allowed=f"a file in {source_dir!r}",
-                                      fix="give the path relative to source_dir")
-        for dependency in dependencies:
-            if not os.path.exists(dependency):
-                raise SagelaunchError(f"dependencies: {dependency!r}: no such file or folder (from {os.getcwd()})",
-                                      field="dependencies", value=dependency, allowed="existing files or folders",
-                                      fix=f"check the path (relative to {os.getcwd()})")
+        check_code_files(*self._code())
 
     def fit(self, inputs: Any = None, wait: bool = True, logs: bool = True, job_name: str | None = None, **options: Any
             ) -> TrainingJob:
@@ -579,18 +239,9 @@ class FrameworkEstimator(BaseModel):
 
         With git_config the repository is cloned first (as v2 does on every fit) and the code shipped from
         the clone; with sagemaker_session its credentials, region and default bucket are used."""
-        import shutil
-        from contextlib import nullcontext
-
-        from sagelaunch.launcher.backends import submit
-
-        from sagelaunch.launcher.common.jobs import wants_logs
-
         logs = wants_logs(logs)
         if self.git_config is not None:
-            from sagelaunch.launcher.common.gitclone import clone
-
-            self._cloned = clone(self.git_config, self.entry_point, self.source_dir, self.dependencies or [])
+            self._cloned = clone_git_code(self.git_config, self.entry_point, self.source_dir, self.dependencies or [])
         try:
             self.check_files()
             given = None if self._session_made else self.sagemaker_session
@@ -601,9 +252,7 @@ class FrameworkEstimator(BaseModel):
                     spec = session.apply(spec, options)
                 # kept before waiting: after a failed or interrupted wait the job can still be described
                 self._latest_training_job = job = submit(spec, wait=False, logs=logs, **options)
-            from sagelaunch.estimators.v2_calls import after_submit
-
-            after_submit(self, job)
+            v2_calls.after_submit(self, job)
         finally:
             if self._cloned is not None:
                 shutil.rmtree(self._cloned.folder, ignore_errors=True)
@@ -624,10 +273,7 @@ class FrameworkEstimator(BaseModel):
 
         Model and endpoint share one default name, <base_job_name>-<timestamp>, as in v2.
         """
-        from sagelaunch.estimators.trained_model import trained_job_of
-        from sagelaunch.jobspec.names import job_name
-
-        trained_job_of(self)
+        trained_job_of(self.latest_training_job)
         if use_compiled_model:
             raise SagelaunchError("use_compiled_model=True: SageMaker Neo compilation is not implemented by sagelaunch; "
                                   "deploy the trained model (use_compiled_model=False)", field="use_compiled_model",
@@ -653,10 +299,7 @@ class FrameworkEstimator(BaseModel):
                     model_name: str | None = None) -> Any:
         """v2's estimator.transformer: create_model of the trained job (CreateModel, named model_name or
         <base job name>-<timestamp>), then a Transformer of it; instance_type="local" transforms here."""
-        from sagelaunch.estimators.trained_model import trained_job_of
-        from sagelaunch.estimators.transformer import transformer_of
-
-        trained_job_of(self)
+        trained_job_of(self.latest_training_job)
         name = model_name or self.make_job_name()
         model_options: dict[str, Any] = dict(role=role, vpc_config_override=vpc_config_override, name=name,
                                              model_kms_key=self.output_kms_key)
@@ -676,23 +319,11 @@ class FrameworkEstimator(BaseModel):
 
 
 def _session_region(session: Any) -> Any:
-    from sagelaunch.estimators.session import session_parts
-
     try:
         return session_parts(session).region
     except ValueError:
         return None  # the field check names the problem
 
 
-def _check_session(v: Any) -> Any:
-    from sagelaunch.estimators.session import session_parts
-
-    if v is not None:
-        session_parts(v)
-    return v
-
-
-def _session_options(session: Any, instance_type: str) -> Any:
-    from sagelaunch.estimators.settings import SessionUse
-
+def _session_options(session: Any, instance_type: str) -> SessionUse | None:
     return None if session is None else SessionUse.of(session, instance_type)

@@ -17,19 +17,26 @@ from sagelaunch.jobspec import catalog as support
 from sagelaunch.jobspec.errors import SagelaunchError
 from sagelaunch.jobspec.names import job_name
 from sagelaunch.jobspec.spec import ProfilerSettings
-from sagelaunch.profiler_config.debugger import (DEFAULT_RULE_EVALUATOR_IMAGE, DETAILED_PROFILER_RULE, DebuggerHookConfig,
-                                      ProfilerRule, Rule, detailed_profiler_rule, hook_settings)
+from sagelaunch.profiler_config.debugger import (
+    DEFAULT_RULE_EVALUATOR_IMAGE,
+    DETAILED_PROFILER_RULE,
+    DebuggerHookConfig,
+    ProfilerRule,
+    Rule,
+    detailed_profiler_rule,
+    hook_settings,
+)
 
 if TYPE_CHECKING:
-    from sagelaunch.estimators.base import FrameworkEstimator
+    from sagelaunch.estimators.arguments import EstimatorArguments
 
 
-def split_rules(est: "FrameworkEstimator") -> tuple[list[Rule], list[ProfilerRule]]:
+def split_rules(est: EstimatorArguments) -> tuple[list[Rule], list[ProfilerRule]]:
     rules = list(est.rules or ())
     return [r for r in rules if isinstance(r, Rule)], [r for r in rules if isinstance(r, ProfilerRule)]
 
 
-def profiler_settings(est: "FrameworkEstimator", version: str, region: str, local: bool,
+def profiler_settings(est: EstimatorArguments, version: str, region: str, local: bool,
                       instance_type: str) -> ProfilerSettings | None:
     """The job's ProfilerSettings (None: no profiler), or a ValueError naming the field; `instance_type` is the
     training instance type (the first group's with instance_groups)."""
@@ -67,7 +74,7 @@ def profiler_settings(est: "FrameworkEstimator", version: str, region: str, loca
     return config.to_settings()
 
 
-def check_debugger(est: "FrameworkEstimator", region: str, local: bool) -> None:
+def check_debugger(est: EstimatorArguments, region: str, local: bool) -> None:
     """The debugger arguments' own cross-field rules (raised at construction, as every other check)."""
     debug_rules, _ = split_rules(est)
     if local:
@@ -92,12 +99,13 @@ def check_debugger(est: "FrameworkEstimator", region: str, local: bool) -> None:
             support.rule_evaluator_image_uri(region)
 
 
-def debugger_spec_fields(est: "FrameworkEstimator", region: str, local: bool, strategy: str) -> dict[str, Any]:
+def debugger_spec_fields(est: EstimatorArguments, profiler: ProfilerSettings | None, region: str, local: bool,
+                         strategy: str) -> dict[str, Any]:
     """The spec's profiler_rules, debug_hook, debug_rules and tensorboard_output for a job submitted now."""
     if local:
         return {}
     debug_rules, profiler_rules = split_rules(est)
-    config, profiler = est.profiler_config, est.resolved.profiler
+    config = est.profiler_config
     rules: list[ProfilerRule] = list(profiler_rules)
     profiling = profiler is not None and not profiler.disable_profiler
     # v2 adds the detailed profiler's processing rule unless the user listed profiler rules (or rules=[])

@@ -7,6 +7,7 @@ from typing import Any
 
 from sagelaunch.jobspec.instance_types import is_local
 from sagelaunch.jobspec.errors import SagelaunchError
+from sagelaunch.jobspec.names import check_name
 
 # v2's Model.deploy arguments sagelaunch does not implement (None/False = not asked for)
 UNSUPPORTED_DEPLOY = {
@@ -54,6 +55,4 @@ def check_instance_count(count: Any, instance_type: str | None) -> int:
 
 
 def check_endpoint_name(name: str) -> str:
-    from sagelaunch.jobspec.names import check_name
-
     return check_name(name, "endpoint_name")

@@ -11,15 +11,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
+from pydantic_core import PydanticCustomError
 
-from sagelaunch.jobspec.errors import SagelaunchException, masked
+from sagelaunch.estimators.resolve import cross_field_problems
+from sagelaunch.jobspec.errors import SagelaunchException, masked, shown
 from sagelaunch.jobspec.suggest import did_you_mean
 
 if TYPE_CHECKING:
     from pydantic_core import PydanticCustomError
 
-    from sagelaunch.estimators.base import FrameworkEstimator
+    from sagelaunch.estimators.arguments import EstimatorArguments
 
 
 # arguments the SDK v2 still takes that SageMaker or the SDK retired: refused by name, never dropped
@@ -38,8 +40,6 @@ RETIRED_ARGUMENTS = {
 
 def unknown_argument_error(name: str, fields: Any, owner: str) -> PydanticCustomError:
     """The extra_forbidden error for `name`, with the closest field name as a suggestion (or why it is retired)."""
-    from pydantic_core import PydanticCustomError
-
     if name in RETIRED_ARGUMENTS:
         return PydanticCustomError("extra_forbidden", "{owner} argument '{name}' is refused: {why}",
                                    {"owner": owner, "name": name, "why": RETIRED_ARGUMENTS[name]})
@@ -57,8 +57,6 @@ class ShownInput:
         self.value = value
 
     def __repr__(self) -> str:
-        from sagelaunch.jobspec.errors import shown
-
         return shown(self.value)
 
 
@@ -78,10 +76,8 @@ def _details(error: dict[str, Any], cls: type) -> dict[str, Any]:
     return details
 
 
-def _validated_values(cls: type["FrameworkEstimator"], data: dict[str, Any], invalid: set[str]) -> dict[str, Any]:
+def _validated_values(cls: type[EstimatorArguments], data: dict[str, Any], invalid: set[str]) -> dict[str, Any]:
     """Field values for a partial estimator: valid inputs coerced to their field types, else the default."""
-    from pydantic import TypeAdapter
-
     values: dict[str, Any] = {}
     for name, info in cls.model_fields.items():
         default = None if info.is_required() else info.get_default(call_default_factory=True)
@@ -96,11 +92,9 @@ def _validated_values(cls: type["FrameworkEstimator"], data: dict[str, Any], inv
     return values
 
 
-def cross_field_errors(cls: type["FrameworkEstimator"], data: dict[str, Any],
+def cross_field_errors(cls: type[EstimatorArguments], data: dict[str, Any],
                        invalid: set[str]) -> list[SagelaunchException]:
     """The cross-field problems that do not involve an invalid field."""
-    from sagelaunch.estimators.resolve import cross_field_problems
-
     try:
         given = set(data) & set(cls.model_fields)  # what the user set (v2 defaults depend on it)
         partial = cls.model_construct(_fields_set=given, **_validated_values(cls, data, invalid))
@@ -109,7 +103,7 @@ def cross_field_errors(cls: type["FrameworkEstimator"], data: dict[str, Any],
         return []
 
 
-def explain(cls: type["FrameworkEstimator"], data: Any, err: ValidationError) -> ValidationError:
+def explain(cls: type[EstimatorArguments], data: Any, err: ValidationError) -> ValidationError:
     errors = err.errors()
     line_errors = [_details(e, cls) for e in errors]
     field_errors = [e for e in errors if e["loc"]]

@@ -15,17 +15,44 @@ refused by name, never dropped.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import os
+import re
+import shutil
+import tempfile
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from sagelaunch.estimators import field_checks as check
 from sagelaunch.estimators.deploy_checks import check_endpoint_name, check_instance_count, refuse_unsupported
+from sagelaunch.estimators.serializers import JSONDeserializer, JSONSerializer, NumpyDeserializer, NumpySerializer
+from sagelaunch.estimators.transformer import transformer_of
+from sagelaunch.jobspec.catalog import (
+    LOCAL_DEFAULT_REGION,
+    huggingface_image_uri,
+    inference_image_uri,
+    inference_scope,
+    warn_if_unpatched,
+)
 from sagelaunch.jobspec.instance_types import is_local
 from sagelaunch.jobspec.errors import SagelaunchError
+from sagelaunch.jobspec.names import job_name
+from sagelaunch.jobspec.s3uri import key_destination, parse_s3_uri
+from sagelaunch.jobspec.suggest import unexpected_arguments
+from sagelaunch.launcher import (
+    LocalPredictor,
+    SageMakerPredictor,
+    client,
+    create_model,
+    repack_model,
+    resolve_region,
+    role_arn,
+    s3,
+)
+from sagelaunch.launcher import sagemaker_endpoint as sme
 
 if TYPE_CHECKING:
-    from sagelaunch.launcher.common.predictors import LocalPredictor, Predictor, SageMakerPredictor
+    from sagelaunch.launcher import LocalPredictor, Predictor, SageMakerPredictor
 
 TF_LOG_LEVELS = {logging.DEBUG: "debug", logging.INFO: "info", logging.WARNING: "warn", logging.ERROR: "error",
                  logging.CRITICAL: "crit"}
@@ -46,8 +73,6 @@ def base_name_from_image(image: str) -> str:
 
 def base_from_name(name: str) -> str:
     """A generated name without its timestamp (v2's base_from_name)."""
-    import re
-
     match = re.match(r"^(.+)-\d{4}-\d{2}-\d{2}-\d{2}-\d{2}-\d{2}-\d{3}$", name)
     return match.group(1) if match else name
 
@@ -87,9 +112,6 @@ class FrameworkModel:
     def _setup(self, model_data: str, role: str | None, entry_point: str | None, options: dict[str, Any]) -> None:
         unknown = {k: v for k, v in options.items() if k not in self.KEYWORDS}
         if unknown:
-            import inspect
-
-            from sagelaunch.jobspec.suggest import unexpected_arguments
 
             named = [p for p in inspect.signature(type(self).__init__).parameters if p not in ("self", "kwargs")]
             raise unexpected_arguments(type(self).__name__, unknown, (*named, *self.KEYWORDS))
@@ -136,8 +158,6 @@ class FrameworkModel:
 
     # ------------------------------------------------------------------ what each framework decides
     def serving_image_uri(self, region_name: str, instance_type: str) -> str:
-        from sagelaunch.jobspec.catalog import inference_image_uri, inference_scope, warn_if_unpatched
-
         if self.image_uri:
             return self.image_uri
         uri = inference_image_uri(self.framework, self.framework_version, region=region_name,
@@ -183,8 +203,6 @@ class FrameworkModel:
         if endpoint_name is not None:
             check_endpoint_name(endpoint_name)
         if is_local(instance_type):
-            from sagelaunch.jobspec.catalog import LOCAL_DEFAULT_REGION
-
             self.serving_image_uri(LOCAL_DEFAULT_REGION, instance_type)  # one catalog: local serves what SageMaker does
             return self._deploy_local(endpoint_name, serializer, deserializer, max_body_bytes)
         variant_options = {k: v for k, v in (
@@ -197,12 +215,6 @@ class FrameworkModel:
     def _deploy_sagemaker(self, count: int, instance_type: str, endpoint_name: str | None, tags: list | None,
                           kms_key: str | None, wait: bool, variant_options: dict[str, Any], serializer: Any,
                           deserializer: Any) -> SageMakerPredictor:
-        from sagelaunch.jobspec.names import job_name
-        from sagelaunch.launcher.common.aws.clients import resolve_region
-        from sagelaunch.launcher.sagemaker.training import role_arn
-        from sagelaunch.launcher.sagemaker import endpoint as sme
-        from sagelaunch.launcher.common.predictors import SageMakerPredictor
-
         sme.check_instance_type(instance_type)
         region = resolve_region(self.region)
         role = role_arn(self.role, instance_type, region)
@@ -223,11 +235,6 @@ class FrameworkModel:
                                 serverless_inference_config: Any = None, **kwargs: Any) -> str:
         """v2's: CreateModel of this model (the serving image, the repacked model, the script's variables), named
         self.name or a name made from the image; what transformer() does first."""
-        from sagelaunch.jobspec.names import job_name
-        from sagelaunch.launcher.common.aws.clients import resolve_region
-        from sagelaunch.launcher.sagemaker.training import role_arn
-        from sagelaunch.launcher.sagemaker.transform import create_model
-
         region = resolve_region(self.region)
         role = role_arn(self.role, instance_type, region)
         image = self.serving_image_uri(region, instance_type)
@@ -243,12 +250,7 @@ class FrameworkModel:
                     max_concurrent_transforms: int | None = None, max_payload: int | None = None,
                     tags: Any = None, volume_kms_key: str | None = None) -> Any:
         """v2's Model.transformer: CreateModel, then a Transformer of it (locally: the model served here)."""
-        from sagelaunch.estimators.transformer import transformer_of
-        from sagelaunch.jobspec.names import job_name
-
         if not is_local(instance_type) and self.name is None:
-            from sagelaunch.launcher.common.aws.clients import resolve_region
-
             self.name = job_name(base_name_from_image(self.serving_image_uri(resolve_region(self.region),
                                                                              instance_type)))
         options = dict(strategy=strategy, assemble_with=assemble_with, output_path=output_path,
@@ -261,22 +263,16 @@ class FrameworkModel:
     def _code_prefix(self, image: str, region: str) -> str:
         """s3://bucket/prefix where v2 puts a repacked model: code_location, else the default bucket;
         the key prefix is the model's name, else one made from the image."""
-        from sagelaunch.jobspec.names import job_name
-        from sagelaunch.jobspec.s3uri import parse_s3_uri
-
         folder = self.name or job_name(base_name_from_image(image))
         if self.code_location:
             bucket, prefix = parse_s3_uri(self.code_location)
             return f"s3://{bucket}/" + "/".join(p for p in (prefix.strip("/"), folder) if p)
-        from sagelaunch.launcher.common.aws import s3
 
         return f"s3://{s3.default_bucket(region)}/{folder}"
 
     def _model_data_for_endpoint(self, image: str, region: str) -> tuple[str, bool]:
         """(ModelDataUrl, repacked): with an entry_point the repacked archive; else model_data (a local
         archive is uploaded first — v2 would send its path and fail)."""
-        from sagelaunch.launcher.sagemaker import endpoint as sme
-
         if self.entry_point:
             target = f"{self._code_prefix(image, region)}/model.tar.gz"
             source_dir = self.source_dir
@@ -287,7 +283,6 @@ class FrameworkModel:
                                     kms_key=self.model_kms_key), True
         if self.model_data.startswith("s3://"):
             return self.model_data, False
-        from sagelaunch.launcher.common.aws import s3
 
         local = self.model_data.removeprefix("file://")
         if not os.path.isfile(local):
@@ -298,13 +293,7 @@ class FrameworkModel:
 
     def _deploy_local(self, endpoint_name: str | None, serializer: Any, deserializer: Any,
                       max_body_bytes: int | None) -> LocalPredictor:
-        import shutil
-        import tempfile
-
-        from sagelaunch.jobspec.names import job_name
-        from sagelaunch.launcher.local.serving.endpoint import LocalEndpoint
-        from sagelaunch.launcher.common.package import repack_model
-        from sagelaunch.launcher.common.predictors import LocalPredictor
+        from sagelaunch.launcher import LocalEndpoint  # lazy: local serving loads asyncio and the local registry
 
         name = endpoint_name or job_name(f"{self.framework}-local")
         model_data, scratch, program = self.model_data, None, None
@@ -327,8 +316,6 @@ class FrameworkModel:
     def _fetch_local(self, uri: str, scratch: str) -> str:
         if not uri.startswith("s3://"):
             return uri.removeprefix("file://")
-        from sagelaunch.launcher.common.aws.clients import client
-        from sagelaunch.jobspec.s3uri import key_destination, parse_s3_uri
 
         bucket, key = parse_s3_uri(uri)
         local = str(key_destination(scratch, key, os.path.basename(key) or "download.tar.gz"))
@@ -367,20 +354,16 @@ class PyTorchModel(FrameworkModel):
         self.model_server_workers = model_server_workers
 
     def _environment(self, region: str, repacked: bool) -> dict[str, str]:
-        from sagelaunch.launcher.sagemaker.endpoint import MODEL_CODE_DIR, PROGRAM_VAR, SUBMIT_DIR_VAR, script_environment
-
         if repacked:
-            program, submit = os.path.basename(self.entry_point), MODEL_CODE_DIR
+            program, submit = os.path.basename(self.entry_point), sme.MODEL_CODE_DIR
         else:  # no code of ours: what env already says (v2 sends the variables empty)
-            program, submit = self.env.get(PROGRAM_VAR, ""), self.env.get(SUBMIT_DIR_VAR, "")
-        env = {**self.env, **script_environment(program, submit, self.container_log_level, region)}
+            program, submit = self.env.get(sme.PROGRAM_VAR, ""), self.env.get(sme.SUBMIT_DIR_VAR, "")
+        env = {**self.env, **sme.script_environment(program, submit, self.container_log_level, region)}
         if self.model_server_workers:
             env[MODEL_SERVER_WORKERS_VAR] = str(self.model_server_workers)
         return env
 
     def _default_serializers(self) -> tuple[Any, Any]:
-        from sagelaunch.estimators.serializers import NumpyDeserializer, NumpySerializer
-
         return NumpySerializer(), NumpyDeserializer()  # v2's PyTorchPredictor
 
 
@@ -408,8 +391,6 @@ class TensorFlowModel(FrameworkModel):
         return env
 
     def _default_serializers(self) -> tuple[Any, Any]:
-        from sagelaunch.estimators.serializers import JSONDeserializer, JSONSerializer
-
         return JSONSerializer(), JSONDeserializer()  # v2's TensorFlowPredictor
 
     def _deploy_local(self, endpoint_name: str | None, serializer: Any, deserializer: Any,
@@ -455,8 +436,6 @@ class HuggingFaceModel(PyTorchModel):
         self.transformers_version, self.pytorch_version = transformers_version, pytorch_version
 
     def serving_image_uri(self, region_name: str, instance_type: str) -> str:
-        from sagelaunch.jobspec.catalog import huggingface_image_uri, warn_if_unpatched
-
         if self.image_uri:
             return self.image_uri
         uri, _ = huggingface_image_uri(self.transformers_version, self.pytorch_version, self.py_version, region_name,
@@ -465,6 +444,4 @@ class HuggingFaceModel(PyTorchModel):
         return uri
 
     def _default_serializers(self) -> tuple[Any, Any]:
-        from sagelaunch.estimators.serializers import JSONDeserializer, JSONSerializer
-
         return JSONSerializer(), JSONDeserializer()  # v2's HuggingFacePredictor

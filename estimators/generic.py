@@ -13,7 +13,12 @@ import json
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from sagelaunch.estimators.base import FrameworkEstimator
-from sagelaunch.jobspec.spec import TrainingJobSpec, replace
+from sagelaunch.estimators.image_model import ImageModel
+from sagelaunch.estimators.trained_model import trained_job_of, vpc_config_of
+from sagelaunch.jobspec.catalog import image_framework
+from sagelaunch.jobspec.errors import SagelaunchError
+from sagelaunch.jobspec.spec import CodeSpec, TrainingJobSpec, replace
+from sagelaunch.jobspec.suggest import unexpected_arguments
 
 if TYPE_CHECKING:
     from sagelaunch.estimators.image_model import ImageModel
@@ -43,8 +48,6 @@ class Estimator(FrameworkEstimator):
     @property
     def script_framework(self) -> str:
         """The framework whose toolkit runs the entry point: the image's (pytorch/tensorflow), else generic."""
-        from sagelaunch.jobspec.catalog import image_framework
-
         return image_framework(self.image_uri) or "generic"
 
     def to_spec(self, job_name: str | None = None, inputs: Any = None) -> TrainingJobSpec:
@@ -60,8 +63,6 @@ class Estimator(FrameworkEstimator):
 
     def _code_part(self, settings: dict[str, Any], local: bool) -> Any:
         if self.entry_point is None:
-            from sagelaunch.jobspec.spec import CodeSpec
-
             return CodeSpec(entry_point="", hyperparameters=dict(self.user_hyperparameters or {}),
                             environment=dict(self.environment or {}), container_log_level=self.container_log_level,
                             input_mode=settings["input_mode"], metric_definitions=settings["metric_definitions"],
@@ -91,28 +92,19 @@ class Estimator(FrameworkEstimator):
     def create_model(self, role: str | None = None, image_uri: str | None = None, predictor_cls: Any = None,
                      vpc_config_override: Any = "VPC_CONFIG_DEFAULT", **kwargs: Any) -> "ImageModel":
         """v2's Estimator.create_model: the trained model served by the training image (or image_uri)."""
-        from sagelaunch.estimators.image_model import ImageModel
-        from sagelaunch.estimators.trained_model import trained_job_of, vpc_config_of
-
-        job = trained_job_of(self)
+        job = trained_job_of(self.latest_training_job)
         if predictor_cls is not None:
-            from sagelaunch.jobspec.errors import SagelaunchError
-
             raise SagelaunchError("create_model(predictor_cls=…): sagelaunch's predictors are its own; drop "
                                   "predictor_cls", field="predictor_cls", value=predictor_cls, allowed="None",
                                   fix="drop predictor_cls")
         unknown = set(kwargs) - {"name", "env", "enable_network_isolation", "model_kms_key"}
         if unknown:
-            from sagelaunch.jobspec.suggest import unexpected_arguments
-
             raise unexpected_arguments("Estimator.create_model", {k: kwargs[k] for k in unknown},
                                        ("role", "image_uri", "vpc_config_override", "name", "env",
                                         "enable_network_isolation", "model_kms_key"))
         isolation = kwargs.get("enable_network_isolation")
         model_data = job.model_data
         if not isinstance(model_data, str):
-            from sagelaunch.jobspec.errors import SagelaunchError
-
             raise SagelaunchError(f"training job {job.name} has no model.tar.gz (ModelArtifacts: {model_data!r}); "
                                   "create_model() needs its model", field="model_data", value=model_data,
                                   allowed="the job's model.tar.gz", fix="train with compressed output")

@@ -11,8 +11,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import model_validator
 
+from sagelaunch.estimators.framework_model import HuggingFaceModel
 from sagelaunch.estimators.pytorch import PyTorch
+from sagelaunch.estimators.trained_model import trained_job_of, vpc_config_of
+from sagelaunch.jobspec.catalog import huggingface_image_uri
 from sagelaunch.jobspec.errors import SagelaunchError
+from sagelaunch.jobspec.names import job_name
 
 if TYPE_CHECKING:
     from sagelaunch.estimators.framework_model import HuggingFaceModel
@@ -62,8 +66,6 @@ class HuggingFace(PyTorch):
         return {**data, "framework_version": data.get("pytorch_version")}
 
     def catalog_image(self, version: str, py_version: str, region: str, instance_type: str) -> tuple[str, str, str]:
-        from sagelaunch.jobspec.catalog import huggingface_image_uri
-
         uri, py = huggingface_image_uri(self.transformers_version, self.pytorch_version, self.py_version, region,
                                         instance_type)
         return py, uri, uri.rsplit("/", 1)[1].split(":")[0]
@@ -73,11 +75,7 @@ class HuggingFace(PyTorch):
                      source_dir: str | None = None, dependencies: list[str] | None = None, **kwargs: Any) -> HuggingFaceModel:
         """v2's HuggingFace.create_model: a HuggingFaceModel of the trained model (the training code only when
         entry_point is given, as in v2)."""
-        from sagelaunch.estimators.framework_model import HuggingFaceModel
-        from sagelaunch.estimators.trained_model import trained_job_of, vpc_config_of
-        from sagelaunch.jobspec.names import job_name
-
-        job = trained_job_of(self)
+        job = trained_job_of(self.latest_training_job)
         kwargs.setdefault("image_uri", self.image_uri)
         kwargs["name"] = kwargs.get("name") or job_name(self._default_base_job_name())
         kwargs.setdefault("region", self.resolved.region)

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from sagelaunch.estimators import field_checks as check
+from sagelaunch.estimators.deploy_checks import check_endpoint_name, check_instance_count, refuse_unsupported
+from sagelaunch.estimators.framework_model import base_from_name, base_name_from_image
+from sagelaunch.jobspec.instance_types import is_local
 from sagelaunch.jobspec.errors import SagelaunchError
+from sagelaunch.jobspec.names import job_name
+from sagelaunch.launcher import SageMakerPredictor, create_model, resolve_region, role_arn
+from sagelaunch.launcher import sagemaker_endpoint as sme
 
 
 class ImageModel:
@@ -23,13 +30,6 @@ class ImageModel:
     def _create_sagemaker_model(self, instance_type: str, accelerator_type: Any = None, tags: Any = None,
                                 **kwargs: Any) -> str:
         """CreateModel: PrimaryContainer {Image, Environment, ModelDataUrl}, as v2 sends it."""
-        from sagelaunch.estimators import field_checks as check
-        from sagelaunch.estimators.framework_model import base_name_from_image
-        from sagelaunch.jobspec.names import job_name
-        from sagelaunch.launcher.common.aws.clients import resolve_region
-        from sagelaunch.launcher.sagemaker.training import role_arn
-        from sagelaunch.launcher.sagemaker.transform import create_model
-
         region = resolve_region(self.region)
         self.name = self.name or job_name(base_name_from_image(self.image_uri))
         container = {"Image": self.image_uri, "Environment": dict(self.env), "ModelDataUrl": self.model_data}
@@ -47,16 +47,6 @@ class ImageModel:
                explainer_config: Any = None, *, max_body_bytes: int | None = None) -> Any:
         """v2's Model.deploy of the image's own server: CreateModel, CreateEndpointConfig, CreateEndpoint (on
         SageMaker; the image cannot be served here without Docker)."""
-        from sagelaunch.estimators import field_checks as check
-        from sagelaunch.estimators.deploy_checks import check_endpoint_name, check_instance_count, refuse_unsupported
-        from sagelaunch.estimators.framework_model import base_from_name, base_name_from_image
-        from sagelaunch.jobspec.instance_types import is_local
-        from sagelaunch.jobspec.names import job_name
-        from sagelaunch.launcher.common.aws.clients import resolve_region
-        from sagelaunch.launcher.sagemaker.training import role_arn
-        from sagelaunch.launcher.sagemaker import endpoint as sme
-        from sagelaunch.launcher.common.predictors import SageMakerPredictor
-
         if is_local(instance_type):
             fix = ("serve the model with the framework model (PyTorchModel / TensorFlowModel with an entry point), "
                    "or deploy to an ml.* instance type")

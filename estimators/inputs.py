@@ -9,9 +9,10 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from sagelaunch.estimators import field_checks as check
 from sagelaunch.jobspec.errors import SagelaunchError, shown
+from sagelaunch.jobspec.positional import bind_positional
 from sagelaunch.jobspec.s3uri import S3_URI
 from sagelaunch.jobspec.spec import InputChannel
-from sagelaunch.jobspec.positional import bind_positional
+from sagelaunch.launcher import channel_request
 
 INPUT_MODES = ("File", "Pipe", "FastFile")
 DISTRIBUTIONS = ("FullyReplicated", "ShardedByS3Key")
@@ -89,8 +90,6 @@ class TrainingInput(BaseModel):
     @property
     def config(self) -> dict[str, Any]:
         """The channel as the SDK v2's TrainingInput.config holds it (InputDataConfig without ChannelName)."""
-        from sagelaunch.launcher.common.request import channel_request
-
         channel = channel_request(self.to_channel("training"))
         del channel["ChannelName"]
         return channel

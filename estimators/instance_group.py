@@ -8,6 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
+from sagelaunch.jobspec import catalog
+from sagelaunch.jobspec.instance_types import is_local
 from sagelaunch.jobspec.errors import SagelaunchError
 from sagelaunch.jobspec.positional import bind_positional
 
@@ -39,9 +41,6 @@ class InstanceGroup(BaseModel):
     @field_validator("instance_type")
     @classmethod
     def _type(cls, v: str) -> str:
-        from sagelaunch.jobspec import catalog
-        from sagelaunch.jobspec.instance_types import is_local
-
         if is_local(v):
             fix = "for a local run use instance_type='local' without instance_groups"
             raise SagelaunchError(f"instance_type={v!r}: a heterogeneous cluster (instance_groups) runs on SageMaker "

@@ -16,17 +16,30 @@ Nothing here imports boto3 or torch at module level.
 from __future__ import annotations
 
 import os
+import re
+import shutil
+import tempfile
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from sagelaunch.estimators import field_checks as check
-from sagelaunch.estimators.deploy_checks import UNSUPPORTED_DEPLOY, check_endpoint_name, check_instance_count, refuse_unsupported
+from sagelaunch.estimators.deploy_checks import (
+    UNSUPPORTED_DEPLOY,
+    check_endpoint_name,
+    check_instance_count,
+    refuse_unsupported,
+)
+from sagelaunch.jobspec.catalog import inference_image_uri
 from sagelaunch.jobspec.instance_types import is_local
 from sagelaunch.jobspec.errors import SagelaunchError
+from sagelaunch.jobspec.names import check_name, job_name
+from sagelaunch.jobspec.suggest import unexpected_arguments
+from sagelaunch.launcher import LocalPredictor, SageMakerPredictor, package_model, resolve_region, role_arn
+from sagelaunch.launcher import sagemaker_endpoint as sme
 
 if TYPE_CHECKING:
-    from sagelaunch.launcher.common.predictors import LocalPredictor, Predictor
+    from sagelaunch.launcher import LocalPredictor, Predictor
 
 
 class Model(BaseModel):
@@ -84,7 +97,6 @@ class Model(BaseModel):
     def _name(cls, v: str | None) -> str | None:
         if v is None:
             return v
-        from sagelaunch.jobspec.names import check_name
 
         return check_name(v, "name")
 
@@ -103,15 +115,11 @@ class Model(BaseModel):
         return entry, requirements if requirements and os.path.isfile(requirements) else None
 
     def serving_image_uri(self, instance_type: str, region: str) -> str:
-        from sagelaunch.jobspec.catalog import inference_image_uri
-
         return self.image_uri or inference_image_uri(
             self.framework, self.framework_version, region=region, instance_type=instance_type, py_version=self.py_version
         )
 
     def _make_name(self) -> str:
-        from sagelaunch.jobspec.names import job_name
-
         return self.name or job_name("sagelaunch-model")
 
     # ------------------------------------------------------------------ deploy
@@ -129,8 +137,6 @@ class Model(BaseModel):
         """
         unknown = {k: v for k, v in v2_options.items() if k not in UNSUPPORTED_DEPLOY}
         if unknown:
-            from sagelaunch.jobspec.suggest import unexpected_arguments
-
             raise unexpected_arguments("Model.deploy", unknown, (*UNSUPPORTED_DEPLOY, "endpoint_name", "wait"))
         refuse_unsupported({"accelerator_type": accelerator_type, **v2_options})
         count = check_instance_count(initial_instance_count, instance_type)
@@ -138,10 +144,6 @@ class Model(BaseModel):
         name = check_endpoint_name(endpoint_name) if endpoint_name else self._make_name()
         if is_local(instance_type):
             return self._deploy_local(name, entry, requirements, max_body_bytes, serializer, deserializer)
-        from sagelaunch.launcher.common.aws.clients import resolve_region
-        from sagelaunch.launcher.sagemaker.training import role_arn
-        from sagelaunch.launcher.sagemaker import endpoint as sme
-        from sagelaunch.launcher.common.predictors import SageMakerPredictor
 
         sme.check_instance_type(instance_type)
         region = resolve_region(self.region)
@@ -157,12 +159,7 @@ class Model(BaseModel):
 
     def _deploy_local(self, name: str, entry: str | None, requirements: str | None, max_body_bytes: int | None,
                       serializer: Any = None, deserializer: Any = None) -> LocalPredictor:
-        import shutil
-        import tempfile
-
-        from sagelaunch.launcher.local.serving.endpoint import LocalEndpoint
-        from sagelaunch.launcher.common.package import package_model
-        from sagelaunch.launcher.common.predictors import LocalPredictor
+        from sagelaunch.launcher import LocalEndpoint  # lazy: local serving loads asyncio and the local registry
 
         model_data, scratch = self.model_data, None
         if entry:  # a custom handler: pack it in as SageMaker would
@@ -179,8 +176,6 @@ class Model(BaseModel):
 
 def _check_bucket_name(uri: str) -> None:
     """Name what is wrong with the bucket of s3://<bucket>/… (the generic 'not an S3 URI' hides it)."""
-    import re
-
     bucket = uri[len("s3://"):].split("/", 1)[0]
     if not bucket:
         raise SagelaunchError(f"model_data={uri!r} has no bucket name; use s3://<bucket>/<key>/model.tar.gz",

@@ -7,6 +7,7 @@ import json
 from typing import Any, ClassVar
 
 from sagelaunch.jobspec.errors import SagelaunchError
+from sagelaunch.jobspec.suggest import did_you_mean, fix_from_hint
 
 SCALING_TYPES = ("Auto", "Linear", "Logarithmic", "ReverseLogarithmic")
 
@@ -27,8 +28,6 @@ class ParameterRange:
                                   field="min_value", value=min_value, allowed=f"at most {max_value}",
                                   fix="swap them")
         if scaling_type not in SCALING_TYPES:
-            from sagelaunch.jobspec.suggest import did_you_mean, fix_from_hint
-
             fix = fix_from_hint(did_you_mean(str(scaling_type), SCALING_TYPES), f"use one of {', '.join(SCALING_TYPES)}")
             raise SagelaunchError(f"scaling_type={scaling_type!r} is not one of {', '.join(SCALING_TYPES)}; {fix}",
                                   field="scaling_type", value=scaling_type, allowed=", ".join(SCALING_TYPES), fix=fix)

@@ -5,6 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from sagelaunch.estimators.base import FrameworkEstimator
+from sagelaunch.estimators.framework_model import PyTorchModel
+from sagelaunch.estimators.trained_model import trained_job_of, training_code_of, vpc_config_of
+from sagelaunch.jobspec.names import job_name
 
 if TYPE_CHECKING:
     from sagelaunch.estimators.framework_model import PyTorchModel
@@ -21,11 +24,7 @@ class PyTorch(FrameworkEstimator):
                      source_dir: str | None = None, dependencies: list[str] | None = None, **kwargs: Any) -> PyTorchModel:
         """v2's PyTorch.create_model: a PyTorchModel of the trained model, served with the training code
         (the job's entry_point and source_dir) unless entry_point / source_dir say otherwise."""
-        from sagelaunch.estimators.framework_model import PyTorchModel
-        from sagelaunch.estimators.trained_model import trained_job_of, training_code_of, vpc_config_of
-        from sagelaunch.jobspec.names import job_name
-
-        job = trained_job_of(self)
+        job = trained_job_of(self.latest_training_job)
         kwargs.setdefault("image_uri", self.image_uri)
         kwargs["name"] = kwargs.get("name") or job_name(self._default_base_job_name())
         kwargs.setdefault("region", self.resolved.region)

@@ -19,10 +19,11 @@ from sagelaunch.jobspec.instance_types import InstanceType, is_local, names_sage
 from sagelaunch.jobspec.instance_types import instance_type as instance_type_record
 from sagelaunch.jobspec.errors import ProblemsError, SagelaunchError, SagelaunchException, problem_of
 from sagelaunch.jobspec.spec import ProfilerSettings
-from sagelaunch.launcher.common import environment
+from sagelaunch.launcher import default_region, local_gpu_count
+from sagelaunch.planner.validate import check_smp_memory
 
 if TYPE_CHECKING:
-    from sagelaunch.estimators.base import FrameworkEstimator
+    from sagelaunch.estimators.arguments import EstimatorArguments
 
 _TAG_VERSION = re.compile(r":(\d+\.\d+(?:\.\d+)?)-")
 _TAG_PY = re.compile(r"-(py3\d*)")
@@ -63,7 +64,7 @@ class _Problems:
             raise ProblemsError(self.problems)
 
 
-def _image(est: "FrameworkEstimator", region: str, local: bool, info: InstanceType,
+def _image(est: EstimatorArguments, region: str, local: bool, info: InstanceType,
            instance_type: str) -> tuple[str, str, str, str]:
     """(framework_version, py_version, image_uri, repository)."""
     framework = est.framework
@@ -94,7 +95,7 @@ def _image(est: "FrameworkEstimator", region: str, local: bool, info: InstanceTy
     return (version, *est.catalog_image(version, py, region, instance_type))
 
 
-def generic_image(est: "FrameworkEstimator", local: bool) -> tuple[str, str, str, str]:
+def generic_image(est: EstimatorArguments, local: bool) -> tuple[str, str, str, str]:
     """v2's generic Estimator: the image as given; locally only a framework image with an entry point runs."""
     image = est.image_uri or ""
     repository = image.rsplit("/", 1)[-1].split(":")[0].split("@")[0]
@@ -111,14 +112,14 @@ def generic_image(est: "FrameworkEstimator", local: bool) -> tuple[str, str, str
     return (tag_version.group(1) if tag_version else "", tag_py.group(1) if tag_py else "", image, repository)
 
 
-def _job_settings(est: "FrameworkEstimator", local: bool) -> None:
+def _job_settings(est: EstimatorArguments, local: bool) -> None:
     if not local and est.role is None:
         allowed = "an IAM role ARN such as arn:aws:iam::<account-id>:role/SageMakerExecutionRole"
         raise SagelaunchError(f"role is required for SageMaker jobs; allowed: {allowed} (or use instance_type='local')",
                               field="role", value=None, allowed=allowed, fix="pass role=…, or use instance_type='local'")
 
 
-def _output(est: "FrameworkEstimator", local: bool) -> None:
+def _output(est: EstimatorArguments, local: bool) -> None:
     if est.output_path is not None and not est.output_path.startswith("s3://") and not local:
         raise SagelaunchError(
             f"output_path={est.output_path!r}: SageMaker jobs write to S3; allowed: s3://<bucket>[/prefix] "
@@ -126,7 +127,7 @@ def _output(est: "FrameworkEstimator", local: bool) -> None:
             allowed="s3://<bucket>[/prefix]", fix="write to S3, or use instance_type='local' for a local folder")
 
 
-def _spot(est: "FrameworkEstimator") -> None:
+def _spot(est: EstimatorArguments) -> None:
     if est.use_spot_instances:
         if est.max_wait is None:
             raise SagelaunchError(f"max_wait is required with use_spot_instances=True; set max_wait ≥ max_run={est.max_run}",
@@ -142,20 +143,20 @@ def _spot(est: "FrameworkEstimator") -> None:
                               fix="set use_spot_instances=True or drop it")
 
 
-def _vpc(est: "FrameworkEstimator") -> None:
+def _vpc(est: EstimatorArguments) -> None:
     if (est.subnets is None) != (est.security_group_ids is None):
         given, missing = ("subnets", "security_group_ids") if est.subnets is not None else ("security_group_ids", "subnets")
         raise SagelaunchError("subnets and security_group_ids go together (VpcConfig); give both or neither",
                               field=missing, value=None, allowed=f"given with {given}", fix="give both or neither")
 
 
-def _profiler(est: "FrameworkEstimator", version: str, region: str, local: bool,
+def _profiler(est: EstimatorArguments, version: str, region: str, local: bool,
               instance_type: str) -> ProfilerSettings | None:
     check_debugger(est, region, local)
     return profiler_settings(est, version, region, local, instance_type)
 
 
-def _versions(est: "FrameworkEstimator") -> None:
+def _versions(est: EstimatorArguments) -> None:
     """The version checks that need no instance type (used when the instance type itself is wrong)."""
     if est.image_uri is not None:
         return
@@ -172,14 +173,14 @@ def version_required(framework: str) -> SagelaunchError:
                            fix="set framework_version (or image_uri)")
 
 
-def resolve(est: "FrameworkEstimator") -> Resolved:
+def resolve(est: EstimatorArguments) -> Resolved:
     """Everything derived from a valid estimator, or one ValueError listing every cross-field problem."""
     problems = cross_field_problems(est)
     problems.raise_if_any()
     return problems.resolved
 
 
-def cross_field_problems(est: "FrameworkEstimator", invalid: frozenset[str] = frozenset()) -> "_Problems":
+def cross_field_problems(est: EstimatorArguments, invalid: frozenset[str] = frozenset()) -> "_Problems":
     """Run every cross-field check whose fields are valid; `invalid` names fields that failed their own check
     (their values are then not to be trusted), so the rest can still be reported together with them."""
     problems = _Problems()
@@ -196,7 +197,7 @@ def cross_field_problems(est: "FrameworkEstimator", invalid: frozenset[str] = fr
     info = instance_type_record(instance_type) if valid("instance_type", "instance_groups") and instance_type else None
     region = None
     if valid("region"):
-        region = problems.check(lambda: est.region or environment.default_region(local=local or not sagemaker_job))
+        region = problems.check(lambda: est.region or default_region(local=local or not sagemaker_job))
     region_ok = region is not None and (local or problems.check(lambda: support.check_region(region)) is not None)
     image = None
     if valid("framework_version", "py_version", "image_uri"):
@@ -238,17 +239,15 @@ def cross_field_problems(est: "FrameworkEstimator", invalid: frozenset[str] = fr
     return problems
 
 
-def _memory(est: "FrameworkEstimator", plan: DistributionPlan, instance_type: str) -> None:
+def _memory(est: EstimatorArguments, plan: DistributionPlan, instance_type: str) -> None:
     """planned_model given: the SMP layout's model states must fit the GPUs (sagelaunch.planner)."""
-    from sagelaunch.planner.validate import check_smp_memory
-
     assert plan.smp is not None and est.planned_model is not None
     check_smp_memory(est.planned_model, plan.smp, instance_type, est.instance_count)
 
 
 def _gpus_per_host(info: InstanceType) -> int:
     """The catalog's GPU count; "local_gpu" has as many as this machine shows (the launcher's probe)."""
-    return environment.local_gpu_count() if info.gpus_from_machine else info.gpus
+    return local_gpu_count() if info.gpus_from_machine else info.gpus
 
 
 def _check_image_processor(image: str, info: InstanceType) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from typing import Any
+
+from sagelaunch.estimators.explain import RETIRED_ARGUMENTS
 from sagelaunch.jobspec.errors import SagelaunchError
 
 
@@ -10,8 +12,6 @@ class TrainingCompilerConfig:
     """`from sagemaker.pytorch import TrainingCompilerConfig` keeps importing; making one says why it cannot run."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        from sagelaunch.estimators.explain import RETIRED_ARGUMENTS
-
         raise SagelaunchError(f"TrainingCompilerConfig is refused: {RETIRED_ARGUMENTS['compiler_config']}",
                               field="compiler_config", value="TrainingCompilerConfig", allowed="none (retired)",
                               fix=RETIRED_ARGUMENTS["compiler_config"])

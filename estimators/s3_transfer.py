@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from sagelaunch.estimators.session import Session
 from sagelaunch.jobspec.s3uri import parse_s3_uri
 
 
 def _session(sagemaker_session: Any) -> Any:
-    from sagelaunch.estimators.session import Session
-
     return sagemaker_session or Session()
 
 

@@ -12,7 +12,25 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from sagelaunch.estimators.field_checks import s3_uri
 from sagelaunch.jobspec.errors import SagelaunchError
+from sagelaunch.jobspec.s3uri import default_bucket_name
+from sagelaunch.launcher import (
+    account_id,
+    attach,
+    caller_arn,
+    client,
+    configured_region,
+    execution_role,
+    expand_role,
+    find_transform_job,
+    find_tuning_job,
+    no_region_error,
+    print_logs,
+    s3,
+    sagemaker_endpoint,
+    using_session,
+)
 
 # v2 Session arguments sagelaunch cannot honour: it makes its own clients from boto_session
 _CLIENT_ARGUMENTS = ("sagemaker_client", "sagemaker_runtime_client", "sagemaker_featurestore_runtime_client",
@@ -37,19 +55,14 @@ class Session:
                                   f"default_bucket_prefix — {fix}", field=refused[0], value=given[refused[0]],
                                   allowed="boto_session, default_bucket, default_bucket_prefix", fix=fix)
         if default_bucket is not None:
-            from sagelaunch.estimators.field_checks import s3_uri
-
             s3_uri("default_bucket", f"s3://{default_bucket}")
         if boto_session is None:
             import boto3
 
-            from sagelaunch.launcher.common.environment import configured_region
 
             boto_session = boto3.session.Session(region_name=configured_region())
         region = getattr(boto_session, "region_name", None)
         if not region:
-            from sagelaunch.launcher.common.environment import no_region_error
-
             raise no_region_error("Session: ")
         self.boto_session = boto_session
         self._region_name = region
@@ -63,18 +76,12 @@ class Session:
         return self._region_name
 
     def account_id(self) -> str:
-        from sagelaunch.launcher.common.aws.clients import account_id, using_session
-
         with using_session(self.boto_session):
             return account_id(self._region_name)
 
     def default_bucket(self) -> str:
         """The given default_bucket, else `sagemaker-<region>-<account>`; created when missing, as v2 does."""
         if self._default_bucket is None:
-            from sagelaunch.jobspec.s3uri import default_bucket_name
-            from sagelaunch.launcher.common.aws import s3
-            from sagelaunch.launcher.common.aws.clients import using_session
-
             name = self._default_bucket_name or default_bucket_name(self._region_name, self.account_id())
             with using_session(self.boto_session):
                 self._default_bucket = s3.ensure_bucket(name, self._region_name)
@@ -84,8 +91,6 @@ class Session:
                     extra_args: dict | None = None) -> str:
         """Upload a file or a folder's files to s3://<bucket>/<key_prefix>/…; return the URI as v2 does
         (the folder's prefix, or the one file's key)."""
-        from sagelaunch.launcher.common.aws.clients import client, using_session
-
         if not os.path.exists(path):
             raise SagelaunchError(f"upload_data: path={path!r} does not exist; pass a file or a folder", field="path",
                                   value=path, allowed="an existing file or folder", fix="pass a file or a folder")
@@ -112,8 +117,6 @@ class Session:
 
     # ------------------------------------------------------------------ clients, as v2's attributes
     def _client(self, service: str) -> Any:
-        from sagelaunch.launcher.common.aws.clients import client, using_session
-
         with using_session(self.boto_session):
             return client(service, self._region_name)
 
@@ -131,8 +134,6 @@ class Session:
 
     def _expected_owner(self, bucket: str) -> dict[str, str]:
         """v2's spot check: calls on the generated default bucket (once known) assert the account owns it."""
-        from sagelaunch.jobspec.s3uri import default_bucket_name
-
         if self._default_bucket is None or self._default_bucket_name is not None or bucket != self._default_bucket:
             return {}
         account = self.account_id()
@@ -188,8 +189,10 @@ class Session:
     def delete_endpoint(self, endpoint_name: str) -> None:
         """Delete the endpoint; a local one (instance_type="local") is stopped, a detached one from another process
         too (it is in `sagelaunch endpoints list`)."""
-        from sagelaunch.launcher.local.serving import endpoint_registry
-        from sagelaunch.launcher.local.serving.endpoint import running_endpoint
+        from sagelaunch.launcher import (  # lazy: local serving loads asyncio and the local registry
+            endpoint_registry,
+            running_endpoint,
+        )
 
         local = running_endpoint(endpoint_name)
         if local is not None:
@@ -200,7 +203,7 @@ class Session:
         self.sagemaker_client.delete_endpoint(EndpointName=endpoint_name)
 
     def delete_endpoint_config(self, endpoint_config_name: str) -> None:
-        from sagelaunch.launcher.local.serving.endpoint import running_endpoint
+        from sagelaunch.launcher import running_endpoint  # lazy: local serving loads asyncio and the local registry
 
         if running_endpoint(endpoint_config_name) is None:  # a local endpoint has no config
             self.sagemaker_client.delete_endpoint_config(EndpointConfigName=endpoint_config_name)
@@ -210,20 +213,15 @@ class Session:
 
     def wait_for_endpoint(self, endpoint: str, poll: float = 30) -> dict:
         """DescribeEndpoint until InService (v2's); a local endpoint is in service once deploy returned."""
-        from sagelaunch.launcher.common.aws.clients import using_session
-        from sagelaunch.launcher.local.serving.endpoint import running_endpoint
-        from sagelaunch.launcher.sagemaker.endpoint import wait_in_service
+        from sagelaunch.launcher import running_endpoint  # lazy: local serving loads asyncio and the local registry
 
         if running_endpoint(endpoint) is not None:
             return {"EndpointName": endpoint, "EndpointStatus": "InService"}
         with using_session(self.boto_session):
-            return wait_in_service(endpoint, self._region_name, poll=poll)
+            return sagemaker_endpoint.wait_in_service(endpoint, self._region_name, poll=poll)
 
     # ------------------------------------------------------------------ jobs (local registry first, then SageMaker)
     def _job(self, job_name: str) -> Any:
-        from sagelaunch.launcher.common.aws.clients import using_session
-        from sagelaunch.launcher.backends import attach
-
         with using_session(self.boto_session):
             return attach(job_name, region=self._region_name)
 
@@ -231,8 +229,6 @@ class Session:
                      timeout: int | None = None) -> None:
         """v2's: print the training job's logs (following them to its end with wait=True); a failed job raises
         after its logs, as v2's does."""
-        from sagelaunch.launcher.common.jobs import print_logs
-
         if log_type != "All" or timeout is not None:
             fix = "drop log_type/timeout (all of the job's logs are printed)"
             raise SagelaunchError(f"logs_for_job(log_type={log_type!r}, timeout={timeout!r}): only v2's defaults are "
@@ -251,22 +247,15 @@ class Session:
 
     def wait_for_transform_job(self, job: str, poll: int = 5) -> dict:
         """v2's: DescribeTransformJob until the transform job ends; a failed one raises naming its reason."""
-        from sagelaunch.launcher.local.transform import find_transform_job
-
         return find_transform_job(job, self._region_name, self.boto_session).wait()
 
     def wait_for_tuning_job(self, job: str, poll: int = 5) -> dict:
         """v2's: DescribeHyperParameterTuningJob until the tuning job ends."""
-        from sagelaunch.launcher.common.tuning_jobs import find_tuning_job
-
         return find_tuning_job(job, self._region_name, self.boto_session).wait()
 
     # ------------------------------------------------------------------ roles
     def get_caller_identity_arn(self) -> str:
         """The execution role of the caller (v2 outside a notebook instance: STS, then IAM for its path)."""
-        from sagelaunch.launcher.common.aws.clients import using_session
-        from sagelaunch.launcher.sagemaker.identity import caller_arn, execution_role
-
         with using_session(self.boto_session):
             try:
                 return execution_role(self._region_name)
@@ -275,9 +264,6 @@ class Session:
 
     def expand_role(self, role: str) -> str:
         """A role name → its ARN (IAM GetRole, keeping its path); an ARN as it is."""
-        from sagelaunch.launcher.common.aws.clients import using_session
-        from sagelaunch.launcher.sagemaker.training import expand_role
-
         if "/" in role or role.startswith("arn:"):
             return role
         with using_session(self.boto_session):
@@ -291,8 +277,6 @@ def get_execution_role(sagemaker_session: Session | None = None, use_default: bo
                               "roles (v2 would create AmazonSageMaker-DefaultRole); allowed: use_default=False — create "
                               "the role once and pass its ARN as role=", field="use_default", value=True,
                               allowed="False", fix="create the role once and pass its ARN as role=")
-    from sagelaunch.launcher.common.aws.clients import using_session
-    from sagelaunch.launcher.sagemaker.identity import execution_role
 
     session = sagemaker_session or Session()
     with using_session(session.boto_session):

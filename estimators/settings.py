@@ -13,10 +13,15 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from sagelaunch.estimators.inputs import TrainingInput, to_channels
+from sagelaunch.estimators.session import session_parts
+from sagelaunch.jobspec.instance_types import is_local
 from sagelaunch.jobspec.errors import SagelaunchError
+from sagelaunch.jobspec.spec import InstanceGroupSpec, replace
+from sagelaunch.launcher import using_session
 
 if TYPE_CHECKING:
-    from sagelaunch.estimators.base import FrameworkEstimator
+    from sagelaunch.estimators.arguments import EstimatorArguments
     from sagelaunch.jobspec.spec import TrainingJobSpec
 
 # a setting a local job cannot honour → why (checked when it is not at its default)
@@ -35,7 +40,7 @@ MODEL_CONTENT_TYPE = "application/x-sagemaker-model"
 _GPU_FAMILY = re.compile(r"^ml[._]([a-z\d\-]+)\.?\w*$")
 
 
-def training_instance_type(est: "FrameworkEstimator") -> str | None:
+def training_instance_type(est: EstimatorArguments) -> str | None:
     """instance_type, or with instance_groups the one v2 picks the image for: the first GPU (g*/p*) group's,
     else the first group's."""
     if est.instance_type is not None or not est.instance_groups:
@@ -47,7 +52,7 @@ def training_instance_type(est: "FrameworkEstimator") -> str | None:
     return est.instance_groups[0].instance_type
 
 
-def settings_problems(est: "FrameworkEstimator", local: bool, valid: Any) -> list[str]:
+def settings_problems(est: EstimatorArguments, local: bool, valid: Any) -> list[str]:
     """Every cross-field problem of these settings (each message names its field and a fix)."""
     problems = []
     if valid("instance_type", "instance_groups"):
@@ -86,8 +91,6 @@ def settings_problems(est: "FrameworkEstimator", local: bool, valid: Any) -> lis
         problems.append(f"model_uri={est.model_uri!r}: a SageMaker job reads its model from S3; upload it and "
                         "pass s3://…/model.tar.gz, or run with instance_type='local'")
     if est.sagemaker_session is not None and valid("sagemaker_session", "region"):
-        from sagelaunch.estimators.session import session_parts
-
         region = session_parts(est.sagemaker_session).region
         if est.region is not None and est.region != region:
             problems.append(f"region={est.region!r} differs from the sagemaker_session's region {region!r}; "
@@ -95,7 +98,7 @@ def settings_problems(est: "FrameworkEstimator", local: bool, valid: Any) -> lis
     return problems
 
 
-def _metrics_default(est: "FrameworkEstimator") -> bool | None:
+def _metrics_default(est: EstimatorArguments) -> bool | None:
     if "enable_sagemaker_metrics" in est.model_fields_set:
         return est.enable_sagemaker_metrics  # given, even as None (v2 then leaves it out)
     if not est.framework_version:
@@ -104,12 +107,9 @@ def _metrics_default(est: "FrameworkEstimator") -> bool | None:
     return True if parts >= METRICS_FROM[est.framework] else None
 
 
-def job_settings(est: "FrameworkEstimator", inputs: Any, local: bool) -> dict[str, Any]:
+def job_settings(est: EstimatorArguments, inputs: Any, local: bool) -> dict[str, Any]:
     """The spec fields these settings fill, each named as its part's field (jobspec.spec.PART_OF); inputs included:
     model_uri adds the model channel."""
-    from sagelaunch.estimators.inputs import TrainingInput, to_channels
-    from sagelaunch.jobspec.spec import InstanceGroupSpec
-
     channels = list(to_channels(inputs, local=local, input_mode=est.input_mode))
     if est.model_uri is not None:
         if any(c.name == est.model_channel_name for c in channels):
@@ -155,17 +155,11 @@ class SessionUse:
 
     @classmethod
     def of(cls, session: Any, instance_type: str) -> "SessionUse":
-        from sagelaunch.estimators.session import session_parts
-        from sagelaunch.jobspec.instance_types import is_local
-        from sagelaunch.launcher.common.aws.clients import using_session
-
         parts = session_parts(session)
         return cls(parts, using_session(parts.boto_session), is_local(instance_type))
 
     def apply(self, spec: TrainingJobSpec, options: dict[str, Any]) -> TrainingJobSpec:
         """The spec with the session's bucket as v2 uses it; sets options['bucket'] for the SageMaker backend."""
-        from sagelaunch.jobspec.spec import replace
-
         if self.local or self.parts.default_bucket is None or "bucket" in options:
             return spec
         bucket = options["bucket"] = self.parts.default_bucket()

@@ -7,7 +7,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import field_validator
 
 from sagelaunch.estimators.base import FrameworkEstimator
+from sagelaunch.estimators.framework_model import TensorFlowModel
+from sagelaunch.estimators.trained_model import trained_job_of, vpc_config_of
 from sagelaunch.jobspec.errors import SagelaunchError
+from sagelaunch.jobspec.names import job_name
 
 if TYPE_CHECKING:
     from sagelaunch.estimators.framework_model import TensorFlowModel
@@ -52,11 +55,7 @@ class TensorFlow(FrameworkEstimator):
                      dependencies: list[str] | None = None, **kwargs: Any) -> TensorFlowModel:
         """v2's TensorFlow.create_model: a TensorFlowModel (TF Serving) of the trained model; unlike PyTorch,
         no training code is attached unless entry_point is given."""
-        from sagelaunch.estimators.framework_model import TensorFlowModel
-        from sagelaunch.estimators.trained_model import trained_job_of, vpc_config_of
-        from sagelaunch.jobspec.names import job_name
-
-        job = trained_job_of(self)
+        job = trained_job_of(self.latest_training_job)
         kwargs["name"] = kwargs.get("name") or job_name(self._default_base_job_name())
         kwargs.setdefault("image_uri", self.image_uri)
         isolation = self.enable_network_isolation  # a method in v2, a field or method here

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
+
+from sagelaunch.estimators.arguments import EstimatorArguments
+from sagelaunch.estimators.code_files import entry_in_source_dir
 from sagelaunch.jobspec.errors import SagelaunchError
 
 if TYPE_CHECKING:
-    from sagelaunch.estimators.base import FrameworkEstimator
-    from sagelaunch.launcher.common.jobs import TrainingJob
+    from sagelaunch.launcher import TrainingJob
 
 VPC_CONFIG_DEFAULT = "VPC_CONFIG_DEFAULT"  # v2's sentinel: the estimator's own subnets and security groups
 
 
-def vpc_config_of(estimator: FrameworkEstimator, override: Any = VPC_CONFIG_DEFAULT) -> dict[str, list[str]] | None:
+def vpc_config_of(estimator: EstimatorArguments, override: Any = VPC_CONFIG_DEFAULT) -> dict[str, list[str]] | None:
     """v2's get_vpc_config: the estimator's subnets + security groups (both, or none), or the override."""
     if override != VPC_CONFIG_DEFAULT:
         if override is None:
@@ -23,15 +26,13 @@ def vpc_config_of(estimator: FrameworkEstimator, override: Any = VPC_CONFIG_DEFA
     return None
 
 
-def training_code_of(estimator: FrameworkEstimator, job: TrainingJob) -> tuple[str | None, str | None]:
+def training_code_of(estimator: EstimatorArguments, job: TrainingJob) -> tuple[str | None, str | None]:
     """(entry_point, source_dir) v2 gives the model of a trained estimator: a SageMaker job's uploaded
     sourcedir.tar.gz and script name (from its hyperparameters); a local job's own files."""
-    import json
-
     if getattr(job, "backend", "local") == "local":
         if estimator.source_dir is None:
             return estimator.entry_point, None
-        return estimator._entry_in_source_dir(), estimator.source_dir
+        return entry_in_source_dir(estimator.entry_point, estimator.source_dir), estimator.source_dir
     hyperparameters = job.describe().get("HyperParameters", {})
     try:
         source = json.loads(hyperparameters["sagemaker_submit_directory"])
@@ -41,8 +42,8 @@ def training_code_of(estimator: FrameworkEstimator, job: TrainingJob) -> tuple[s
     return program, source
 
 
-def trained_job_of(estimator: FrameworkEstimator) -> TrainingJob:
-    job = estimator.latest_training_job
+def trained_job_of(job: TrainingJob | None) -> TrainingJob:
+    """An estimator's latest job, refused when there is none or it ended without a trained model."""
     if job is None:
         raise SagelaunchError("deploy() / create_model() need a trained model: call fit() first (latest_training_job is "
                               "None), or build PyTorchModel(model_data='s3://…/model.tar.gz', …) yourself",

@@ -10,8 +10,23 @@ from __future__ import annotations
 
 from typing import Any
 
+from sagelaunch.estimators import field_checks as check
+from sagelaunch.estimators.session import session_parts
+from sagelaunch.estimators.v2_calls import session_region
 from sagelaunch.jobspec.instance_types import is_local
 from sagelaunch.jobspec.errors import SagelaunchError, SagelaunchRuntimeError
+from sagelaunch.jobspec.names import base_from_name, check_name
+from sagelaunch.jobspec.names import job_name as generated_name
+from sagelaunch.launcher import (
+    TransformSettings,
+    check_local_settings,
+    create_transform_job_request,
+    default_region,
+    find_transform_job,
+    run_local_transform,
+    s3,
+    start_transform_job,
+)
 
 
 class Transformer:
@@ -24,8 +39,6 @@ class Transformer:
                  env: dict[str, str] | None = None, base_transform_job_name: str | None = None,
                  sagemaker_session: Any = None, volume_kms_key: str | None = None, *, _local_model: Any = None,
                  _region: str | None = None) -> None:
-        from sagelaunch.estimators import field_checks as check
-
         self.model_name = model_name
         self.instance_count = instance_count
         self.instance_type = instance_type
@@ -43,16 +56,12 @@ class Transformer:
         self._region = _region
 
     def _region_name(self) -> str:
-        from sagelaunch.estimators.v2_calls import session_region
-        from sagelaunch.launcher.common.environment import default_region
-
         return session_region(self.sagemaker_session) or self._region or default_region(
             local=is_local(self.instance_type))
 
     def _boto_session(self) -> Any:
         if self.sagemaker_session is None:
             return None
-        from sagelaunch.estimators.session import session_parts
 
         return session_parts(self.sagemaker_session).boto_session
 
@@ -62,9 +71,6 @@ class Transformer:
                   experiment_config: Any = None, model_client_config: Any = None,
                   batch_data_capture_config: Any = None, wait: bool = True, logs: bool = True) -> None:
         """Start the transform job (v2's arguments); wait=True waits for it to end."""
-        from sagelaunch.jobspec.names import check_name, job_name as generated_name
-        from sagelaunch.launcher.common.transform_request import TransformSettings, create_transform_job_request
-
         for option, value in (("experiment_config", experiment_config), ("model_client_config", model_client_config),
                               ("batch_data_capture_config", batch_data_capture_config)):
             if value is not None:
@@ -88,8 +94,6 @@ class Transformer:
         if local:
             self.latest_transform_job = self._transform_locally(settings, region)
         else:
-            from sagelaunch.launcher.sagemaker.transform import start_transform_job
-
             self.latest_transform_job = start_transform_job(create_transform_job_request(settings), region,
                                                             self._boto_session())
         if wait:
@@ -98,7 +102,6 @@ class Transformer:
     def _base_name(self) -> str:
         if self.base_transform_job_name:
             return self.base_transform_job_name
-        from sagelaunch.jobspec.names import base_from_name
 
         return base_from_name(self.model_name)
 
@@ -106,13 +109,10 @@ class Transformer:
         """v2's default: s3://<default bucket>/<job name>."""
         if self.sagemaker_session is not None and hasattr(self.sagemaker_session, "default_bucket"):
             return f"s3://{self.sagemaker_session.default_bucket()}/{name}"
-        from sagelaunch.launcher.common.aws import s3
 
         return f"s3://{s3.default_bucket(region)}/{name}"
 
     def _transform_locally(self, settings: Any, region: str) -> Any:
-        from sagelaunch.launcher.local.transform import check_local_settings, run_local_transform
-
         if self._local_model is None:
             fix = ("make it with model.transformer(...) or estimator.transformer(...) on the model object; a local "
                    "transform cannot look a model up by name")
@@ -161,16 +161,10 @@ class Transformer:
     @classmethod
     def attach(cls, transform_job_name: str, sagemaker_session: Any = None) -> "Transformer":
         """v2's: a Transformer of an existing transform job (DescribeTransformJob)."""
-        from sagelaunch.launcher.local.transform import find_transform_job
-
         region = None
         if sagemaker_session is not None:
-            from sagelaunch.estimators.v2_calls import session_region
-
             region = session_region(sagemaker_session)
         if region is None:
-            from sagelaunch.launcher.common.environment import default_region
-
             region = default_region()
         job = find_transform_job(transform_job_name, region)
         d = job.describe()

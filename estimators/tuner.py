@@ -10,12 +10,30 @@ from __future__ import annotations
 
 import json
 import time
+from contextlib import nullcontext
 from typing import Any
 
+from sagelaunch.estimators import field_checks as check
+from sagelaunch.estimators.base import _session_options
 from sagelaunch.estimators.parameter_ranges import CategoricalParameter, ParameterRange
+from sagelaunch.estimators.tuner_attach import attached_tuner
+from sagelaunch.estimators.tuner_local import run_local_tuning
 from sagelaunch.estimators.tuning_configs import StrategyConfig, WarmStartConfig, WarmStartTypes
 from sagelaunch.jobspec.errors import SagelaunchError
 from sagelaunch.jobspec.instance_types import is_local
+from sagelaunch.jobspec.names import check_name, sanitize_base
+from sagelaunch.jobspec.suggest import did_you_mean, fix_from_hint
+from sagelaunch.launcher import (
+    EARLY_STOPPING_TYPES,
+    OBJECTIVE_TYPES,
+    STRATEGIES,
+    TuningSettings,
+    analytics_rows,
+    create_tuning_job_request,
+    make_console,
+    prepared_request,
+    start_tuning_job,
+)
 
 # v2's estimator class metadata, sent with a framework estimator's static hyperparameters
 CLASS_METADATA = {"PyTorch": "sagemaker.pytorch.estimator", "TensorFlow": "sagemaker.tensorflow.estimator",
@@ -30,7 +48,7 @@ class HyperparameterTuningJobAnalytics:
     def __init__(self, hyperparameter_tuning_job_name: Any, sagemaker_session: Any = None) -> None:
         job = hyperparameter_tuning_job_name
         if isinstance(job, str):  # v2's form: the job's name (a local tuning job of this process, else SageMaker's)
-            from sagelaunch.estimators.tuner_attach import tuning_job_named
+            from sagelaunch.estimators.tuner_attach import tuning_job_named  # lazy: it imports the package, which imports this module
 
             job = tuning_job_named(job, sagemaker_session)
         self.job = job
@@ -54,15 +72,11 @@ class HyperparameterTuningJobAnalytics:
     def dataframe(self, force_refresh: bool = False) -> Any:
         import pandas as pd
 
-        from sagelaunch.launcher.common.tuning_jobs import analytics_rows
-
         return pd.DataFrame(analytics_rows(self.training_job_summaries()))
 
 
 def _choice(name: str, value: str, allowed: tuple[str, ...]) -> str:
     if value not in allowed:
-        from sagelaunch.jobspec.suggest import did_you_mean, fix_from_hint
-
         fix = fix_from_hint(did_you_mean(str(value), allowed), f"use one of {', '.join(allowed)}")
         raise SagelaunchError(f"{name}={value!r} is not one of {', '.join(allowed)}; {fix}", field=name, value=value,
                               allowed=", ".join(allowed), fix=fix)
@@ -81,9 +95,6 @@ class HyperparameterTuner:
                  early_stopping_type: str = "Off", estimator_name: str | None = None,
                  random_seed: int | None = None, autotune: bool = False,
                  hyperparameters_to_keep_static: list[str] | None = None) -> None:
-        from sagelaunch.estimators import field_checks as check
-        from sagelaunch.launcher.common.tuning_request import EARLY_STOPPING_TYPES, OBJECTIVE_TYPES, STRATEGIES
-
         for option, value in (("estimator_name", estimator_name), ("autotune", autotune or None),
                               ("hyperparameters_to_keep_static", hyperparameters_to_keep_static),
                               ("completion_criteria_config", completion_criteria_config)):
@@ -146,8 +157,6 @@ class HyperparameterTuner:
                 "sagemaker_estimator_module": json.dumps(CLASS_METADATA[cls_name])}
 
     def _settings(self, name: str, include_cls_metadata: bool) -> Any:
-        from sagelaunch.launcher.common.tuning_request import TuningSettings
-
         return TuningSettings(
             job_name=name, strategy=self.strategy, objective_metric_name=self.objective_metric_name,
             objective_type=self.objective_type, max_parallel_jobs=self.max_parallel_jobs,
@@ -161,8 +170,6 @@ class HyperparameterTuner:
     def _tuning_job_name(self, job_name: str | None) -> str:
         """v2's default: <base>-<yymmdd-HHMM> within 32 characters (base: base_tuning_job_name, else the
         estimator's base job name)."""
-        from sagelaunch.jobspec.names import check_name, sanitize_base
-
         if job_name:
             return check_name(job_name, "job_name")
         base = sanitize_base(self.base_tuning_job_name or self.estimator._default_base_job_name())
@@ -183,8 +190,6 @@ class HyperparameterTuner:
         self._current_job_name = name
         settings = self._settings(name, include_cls_metadata)
         if is_local(self.estimator.resolved.instance_type):
-            from sagelaunch.estimators.tuner_local import run_local_tuning
-
             self.latest_tuning_job = run_local_tuning(self, settings, inputs)
             return
         self.latest_tuning_job = self._start_on_sagemaker(settings, inputs, job_name)
@@ -195,14 +200,6 @@ class HyperparameterTuner:
         """CreateHyperParameterTuningJob. Its training definition is the estimator's request for `job_name` — as
         v2's `_prepare_for_training(job_name)`: without one, the estimator's own generated name (full timestamp),
         which names the code's upload folder and `sagemaker_job_name`, not the tuning job's name."""
-        from contextlib import nullcontext
-
-        from sagelaunch.estimators.base import _session_options
-        from sagelaunch.launcher.common.aws.console import make_console
-        from sagelaunch.launcher.sagemaker.backend import prepared_request
-        from sagelaunch.launcher.common.tuning_jobs import start_tuning_job
-        from sagelaunch.launcher.common.tuning_request import create_tuning_job_request
-
         est = self.estimator
         est.check_files()
         given = None if est._session_made else est.sagemaker_session
@@ -281,6 +278,4 @@ class HyperparameterTuner:
                estimator_cls: Any = None) -> "HyperparameterTuner":
         """v2's: a tuner of an existing tuning job (DescribeHyperParameterTuningJob), its estimator rebuilt from the
         job's definition (the class from estimator_cls, else the definition's class metadata)."""
-        from sagelaunch.estimators.tuner_attach import attached_tuner
-
         return attached_tuner(cls, tuning_job_name, sagemaker_session, job_details, estimator_cls)

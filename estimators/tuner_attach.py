@@ -5,9 +5,19 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sagelaunch.estimators.parameter_ranges import (CategoricalParameter, ContinuousParameter, IntegerParameter,
-                                                    ParameterRange)
+import sagelaunch.estimators as estimators
+from sagelaunch.estimators.framework_model import region_of
+from sagelaunch.estimators.parameter_ranges import (
+    CategoricalParameter,
+    ContinuousParameter,
+    IntegerParameter,
+    ParameterRange,
+)
+from sagelaunch.estimators.session import session_parts
+from sagelaunch.estimators.tuning_configs import WarmStartConfig
+from sagelaunch.estimators.v2_calls import init_params
 from sagelaunch.jobspec.errors import SagelaunchError
+from sagelaunch.launcher import default_region, find_tuning_job
 
 
 def _ranges(config: dict[str, Any]) -> dict[str, ParameterRange]:
@@ -28,7 +38,6 @@ def _ranges(config: dict[str, Any]) -> dict[str, ParameterRange]:
 def _estimator_class(static: dict[str, str], estimator_cls: Any) -> Any:
     if estimator_cls is not None:
         return estimator_cls
-    import sagelaunch.estimators as estimators
 
     name = static.get("sagemaker_estimator_class_name")
     name = json.loads(name) if name else "Estimator"
@@ -41,8 +50,6 @@ def _estimator_class(static: dict[str, str], estimator_cls: Any) -> Any:
 
 
 def _estimator(definition: dict[str, Any], tuning_name: str, region: str, cls: Any, session: Any) -> Any:
-    from sagelaunch.estimators.v2_calls import init_params
-
     resources = definition["HyperParameterTuningResourceConfig"]
     description: dict[str, Any] = {"TrainingJobName": tuning_name, "RoleArn": definition.get("RoleArn"),
                    "ResourceConfig": {k: resources[k] for k in ("InstanceCount", "InstanceType", "VolumeSizeInGB",
@@ -62,20 +69,12 @@ def _estimator(definition: dict[str, Any], tuning_name: str, region: str, cls: A
 
 def tuning_job_named(name: str, session: Any) -> Any:
     """The tuning job called `name`: a local one of this process first, else SageMaker's (in the session's region)."""
-    from sagelaunch.estimators.framework_model import region_of
-    from sagelaunch.estimators.session import session_parts
-    from sagelaunch.launcher.common.environment import default_region
-    from sagelaunch.launcher.common.tuning_jobs import find_tuning_job
-
     boto_session = session_parts(session).boto_session if session is not None else None
     return find_tuning_job(name, region_of(session) or default_region(), boto_session)
 
 
 def attached_tuner(tuner_cls: Any, name: str, session: Any, job_details: dict[str, Any] | None,
                    estimator_cls: Any) -> Any:
-    from sagelaunch.estimators.framework_model import region_of
-    from sagelaunch.launcher.common.environment import default_region
-
     region = region_of(session) or default_region()
     job = tuning_job_named(name, session)
     local_tuner = getattr(job, "tuner", None)
@@ -105,7 +104,5 @@ def attached_tuner(tuner_cls: Any, name: str, session: Any, job_details: dict[st
 
 
 def _warm_start(warm: dict[str, Any]) -> Any:
-    from sagelaunch.estimators.tuning_configs import WarmStartConfig
-
     return WarmStartConfig(warm["WarmStartType"],
                            {p["HyperParameterTuningJobName"] for p in warm["ParentHyperParameterTuningJobs"]})

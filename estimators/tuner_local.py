@@ -9,6 +9,7 @@ rule), at most max_parallel_jobs trials at once, and a progress line per trial. 
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import secrets
@@ -18,6 +19,8 @@ from typing import Any
 
 from sagelaunch.estimators.parameter_ranges import CategoricalParameter, IntegerParameter
 from sagelaunch.jobspec.errors import SagelaunchError
+from sagelaunch.launcher import create_tuning_job_request, local_tuning_job
+from sagelaunch.launcher import register_local_tuning_job as register_local
 
 POLL_SECONDS = 0.5
 LOCAL_STRATEGIES = ("Bayesian", "Random", "Grid")
@@ -84,8 +87,6 @@ def _sampler(tuner: Any) -> Any:
 def _enqueue_grid(tuner: Any, study: Any) -> None:
     """Grid: every combination of the categorical values, in order, each trial given one (Optuna's GridSampler ends
     a study from inside optimize(), which the trials here do not run in)."""
-    import itertools
-
     names = list(tuner._hyperparameter_ranges)
     for combination in itertools.product(*(tuner._hyperparameter_ranges[n].values for n in names)):
         study.enqueue_trial(dict(zip(names, combination)))
@@ -204,12 +205,11 @@ def _warm_start_trials(tuner: Any, study: Any, distributions: dict[str, Any]) ->
     that fit this tuner's ranges)."""
     import optuna
 
-    from sagelaunch.launcher.common.tuning_jobs import _LOCAL_JOBS
 
     if tuner.warm_start_config is None:
         return
     for parent in sorted(tuner.warm_start_config.parents):
-        job = _LOCAL_JOBS.get(parent)
+        job = local_tuning_job(parent)
         if job is None:
             raise _refuse("warm_start_config.parents", parent, "a parent must be a local tuning job of this session",
                           "warm-start from a tuning job fitted here, or run on SageMaker")
@@ -233,8 +233,6 @@ def run_local_tuning(tuner: Any, settings: Any, inputs: Any) -> LocalTuningJob:
     """Run every trial (at most max_parallel_jobs at once) and return the finished tuning job."""
     import optuna
 
-    from sagelaunch.launcher.common.tuning_jobs import register_local
-    from sagelaunch.launcher.common.tuning_request import create_tuning_job_request
 
     total = check_local_tuning(tuner)
     regex = _objective_regex(tuner)

@@ -13,13 +13,20 @@ import posixpath
 import re
 from typing import TYPE_CHECKING, Any
 
+from sagelaunch.estimators.session import Session
 from sagelaunch.jobspec.catalog import FRAMEWORK_CLASS_NAMES
 from sagelaunch.jobspec.errors import SagelaunchError
+from sagelaunch.jobspec.fields import RESERVED_HYPERPARAMETERS
 from sagelaunch.jobspec.instance_types import is_local
+from sagelaunch.jobspec.names import base_from_name
+from sagelaunch.launcher import SAGEMAKER_PREFIX, decode_hyperparameters, rule_configuration
+from sagelaunch.launcher import attach as find_job
+from sagelaunch.profiler_config.config import ProfilerConfig, check_s3_uri
+from sagelaunch.profiler_config.debugger import ProfilerRule
 
 if TYPE_CHECKING:
     from sagelaunch.estimators.base import FrameworkEstimator
-    from sagelaunch.launcher.common.jobs import TrainingJob
+    from sagelaunch.launcher import TrainingJob
 
 _TAG_VERSION = re.compile(r":(\d+\.\d+(?:\.\d+)?)-")
 _TAG_PY = re.compile(r"-(py\d+)")
@@ -52,7 +59,6 @@ def keep_default_session(est: "FrameworkEstimator") -> None:
         return
     import boto3
 
-    from sagelaunch.estimators.session import Session
 
     session = Session(boto_session=boto3.session.Session(region_name=est.resolved.region))
     session.local_mode = is_local(est.resolved.instance_type)
@@ -116,8 +122,6 @@ def attach(cls: type["FrameworkEstimator"], name: str, sagemaker_session: Any, m
            region: str | None) -> "FrameworkEstimator":
     """v2's `attach`: find the job (local registry, then SageMaker), rebuild the estimator from its
     description, keep the job as latest_training_job and wait for it to end (no logs printed)."""
-    from sagelaunch.launcher.backends import attach as find_job
-
     region = region or session_region(sagemaker_session)
     job = find_job(name, **({"region": region} if region else {}))
     params = init_params(cls, job.describe(), model_channel_name, sagemaker_session)
@@ -141,10 +145,6 @@ def init_params(cls: type["FrameworkEstimator"], description: dict[str, Any],
     """v2's `_prepare_init_params_from_job_description` (EstimatorBase, Framework, PyTorch/TensorFlow): the
     constructor arguments of a job's estimator. The `distribution=` dict is not rebuilt (v2 does not either);
     its hyperparameters stay in what the job was sent, which hyperparameters() returns."""
-    from sagelaunch.jobspec.fields import RESERVED_HYPERPARAMETERS
-    from sagelaunch.jobspec.names import base_from_name
-    from sagelaunch.launcher.local.contract import SAGEMAKER_PREFIX, decode_hyperparameters
-
     name = description["TrainingJobName"]
     resources = description["ResourceConfig"]
     algorithm = description["AlgorithmSpecification"]
@@ -259,8 +259,6 @@ def update_profiler(job: "TrainingJob", rules: Any, system_monitor_interval_mill
                     s3_output_path: str | None, framework_profile_params: Any, disable_framework_metrics: bool) -> None:
     """v2's update_profiler: ProfilerConfig from the arguments given (and ProfilerRuleConfigurations for
     `rules`); ProfilingParameters {} when disable_framework_metrics=True."""
-    from sagelaunch.profiler_config.config import ProfilerConfig, check_s3_uri
-
     if not (rules or system_monitor_interval_millis or s3_output_path or framework_profile_params
             or disable_framework_metrics):
         allowed = ("rules, system_monitor_interval_millis, s3_output_path, framework_profile_params or "
@@ -316,9 +314,6 @@ def _profiling_parameters(params: Any) -> dict[str, str]:
 
 def _rule_config(rule: Any, region: str) -> dict[str, Any]:
     """A ProfilerRule as v2's update_profiler sends it: a built-in rule on the region's evaluator image."""
-    from sagelaunch.launcher.common.request import rule_configuration
-    from sagelaunch.profiler_config.debugger import ProfilerRule
-
     if isinstance(rule, dict):
         return rule
     if isinstance(rule, ProfilerRule):

@@ -16,9 +16,12 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol
+
 from sagelaunch.jobspec.errors import SagelaunchError
 from sagelaunch.jobspec.instance_types import backend_of
 from sagelaunch.jobspec.suggest import did_you_mean, fix_from_hint
+from sagelaunch.launcher.common.aws.errors import AWSError
+from sagelaunch.launcher.common.jobs import JobNotFoundError
 
 if TYPE_CHECKING:
     from sagelaunch.jobspec.spec import TrainingJobSpec
@@ -61,8 +64,6 @@ def attach(name: str, **options: Any) -> "TrainingJob":
     local = backend("local").attach(name, **options)
     if local is not None:
         return local
-    from sagelaunch.launcher.common.aws.errors import AWSError
-    from sagelaunch.launcher.common.jobs import JobNotFoundError
 
     try:
         found = backend("sagemaker").attach(name, **options)

@@ -173,7 +173,7 @@ class SMProfiler:
     def _start_device_capture(self, cpu_ops: bool) -> None:
         c = self.config
         if "torch" in sys.modules and (cpu_ops or c.device_activity):
-            from sagelaunch.profiler.torch_capture import FinishedWindow, KinetoWindow
+            from sagelaunch.profiler.torch_capture import KinetoWindow
 
             window = KinetoWindow(cpu_ops, c.device_activity, c.record_shapes)
             self._kineto = window if window.active else None

@@ -30,7 +30,7 @@ def _plain_help_types() -> None:
 
     wrap(core.TyperOption)
     wrap(core.TyperArgument)
-    setattr(core, "_sagelaunch_plain_types", True)  # once per process: wrap() must not wrap twice
+    core._sagelaunch_plain_types = True  # type: ignore[attr-defined]  # our mark on typer's module: wrap() must not wrap twice
 
 
 

@@ -17,9 +17,9 @@ endpoints_app = typer.Typer(name="endpoints", help="List and stop local endpoint
 
 @endpoints_app.command("list", help="Running local endpoints: name, URL, server pid and what ends it.")
 def list_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table.")) -> None:
-    from sagelaunch.launcher.local.serving.endpoint_registry import live_endpoints
+    from sagelaunch.launcher import endpoint_registry
 
-    records = live_endpoints()
+    records = endpoint_registry.live_endpoints()
     if as_json:
         typer.echo(json.dumps([dict(asdict(r), detached=r.detached) for r in records], indent=2))
         return
@@ -37,11 +37,11 @@ def list_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON inst
 
 @endpoints_app.command("stop", help="Stop a local endpoint and remove its temporary folder.")
 def stop_cmd(name: str = typer.Argument(..., help="Endpoint name, as `sagelaunch endpoints list` shows it.")) -> None:
-    from sagelaunch.launcher.local.serving.endpoint_registry import stop
+    from sagelaunch.launcher import endpoint_registry
     from sagelaunch.cli_jobs import _clear_errors, _console
 
     with _clear_errors():
-        record = stop(name)
+        record = endpoint_registry.stop(name)
         _console().print(f"Stopped {record.name} ({record.url}, pid {record.pid}).", markup=False)
 
 

@@ -66,7 +66,7 @@ def load_job_file(path: Path) -> tuple[Any, dict[str, Any]]:
 
 
 def _attach(name: str, region: Optional[str]):
-    from sagelaunch.launcher.backends import attach
+    from sagelaunch.launcher import attach
 
     return attach(name, **({"region": region} if region else {}))
 
@@ -114,7 +114,7 @@ def list_cmd(
                                   fix=hint.removeprefix(". "))
         rows: list[dict[str, Any]] = []
         if backend in (Backend.all, Backend.local):
-            from sagelaunch.launcher.backends import list_jobs
+            from sagelaunch.launcher import list_jobs
 
             with warnings.catch_warnings(record=True) as damage:
                 warnings.simplefilter("always")
@@ -124,8 +124,7 @@ def list_cmd(
             rows += [{"Name": r["TrainingJobName"], "Backend": "local", "Status": r["TrainingJobStatus"],
                       "Created": _when(r.get("CreationTime"))} for r in local]
         if backend in (Backend.all, Backend.sagemaker):
-            from sagelaunch.launcher.common.aws.errors import AWSError
-            from sagelaunch.launcher.backends import list_jobs
+            from sagelaunch.launcher import AWSError, list_jobs
 
             try:
                 rows += [{"Name": s["TrainingJobName"], "Backend": "sagemaker", "Status": s["TrainingJobStatus"],
@@ -185,7 +184,7 @@ def logs_cmd(
                   "be read; the damaged file is set aside, never deleted. Run it while no local job runs.")
 def doctor_cmd() -> None:
     with _clear_errors():
-        from sagelaunch.launcher.local.registry_doctor import repair
+        from sagelaunch.launcher import repair_registry as repair
 
         for line in repair().lines():
             _console().print(line, markup=False)

@@ -24,7 +24,7 @@ def package(
     from rich.console import Console
     from rich.markup import escape
 
-    from sagelaunch.launcher.common.package import archive_members, package_model
+    from sagelaunch.launcher import archive_members, package_model
 
     console, errors = Console(highlight=False), Console(stderr=True, highlight=False, soft_wrap=True)
     try:

@@ -26,7 +26,7 @@ def run(ctx: typer.Context) -> None:
     from rich.markup import escape
 
     from sagelaunch.jobspec.errors import SagelaunchError
-    from sagelaunch.launcher.local.script_run import prepare
+    from sagelaunch.launcher import prepare_script_run as prepare
 
     tokens = list(ctx.args)
     if not tokens or tokens[0] in ("-h", "--help"):

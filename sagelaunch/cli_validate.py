@@ -161,7 +161,7 @@ def _inputs_beside(base: Path, inputs: Any) -> Any:
 
 def check_local_inputs(spec: Any) -> None:
     """A local job's local input paths exist and can be read (what the local backend checks first; no network)."""
-    from sagelaunch.launcher.local.channels import resolve_local
+    from sagelaunch.launcher import resolve_local_channels as resolve_local
 
     if spec.is_local:
         for channel in spec.inputs:
@@ -235,7 +235,7 @@ def validate(
 ) -> None:
     """Check a job offline (versions, region, instance type, images, distribution, profiler)."""
     from sagelaunch.jobspec.fields import ShellExpansionWarning
-    from sagelaunch.launcher.common.request import compile_create_training_job_request
+    from sagelaunch.launcher import compile_create_training_job_request
 
     with warnings.catch_warnings(record=True) as said:
         warnings.simplefilter("always", ShellExpansionWarning)

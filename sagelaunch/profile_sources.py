@@ -25,10 +25,10 @@ def job_sources() -> JobSources:
 # ---------- local registry ----------
 
 def list_local() -> tuple[list[JobEntry], str]:
-    from sagelaunch.launcher import backends
+    from sagelaunch.launcher import list_jobs
 
     try:
-        records = backends.list_jobs("local")
+        records = list_jobs("local")
     except Exception as exc:  # noqa: BLE001 - a broken registry must not take the page down
         return [], f"cannot read the local registry: {exc}"
     jobs = []
@@ -44,7 +44,7 @@ def list_local() -> tuple[list[JobEntry], str]:
 
 
 def local_job_dirs(name: str) -> list[Path]:
-    from sagelaunch.launcher.local import registry
+    from sagelaunch.launcher import local_registry as registry
 
     return local_profile_dirs(registry.get(validate_job_name(name)))
 
@@ -65,7 +65,7 @@ def aws_available() -> str | None:
         import boto3
     except ImportError:
         return "boto3 is not installed"
-    from sagelaunch.launcher.common.environment import NO_REGION, configured_region
+    from sagelaunch.launcher import NO_REGION, configured_region
 
     if configured_region() is None:
         return NO_REGION
@@ -78,7 +78,7 @@ def _clients():
     import boto3
     from botocore.config import Config
 
-    from sagelaunch.launcher.common.environment import configured_region
+    from sagelaunch.launcher import configured_region
 
     config = Config(connect_timeout=3, read_timeout=10, retries={"max_attempts": 2})
     region = configured_region()  # the same region rule as every other command (boto3 alone ignores AWS_REGION)
@@ -87,7 +87,7 @@ def _clients():
 
 
 def list_sagemaker() -> tuple[list[JobEntry], str]:
-    from sagelaunch.launcher.sagemaker.backend import profiler_output_uri  # one rule for the profile location
+    from sagelaunch.launcher import profiler_output_uri  # one rule for the profile location
 
     why = aws_available()
     if why:
@@ -132,7 +132,7 @@ def sagemaker_profile(name: str) -> tuple[Any, str, list[dict[str, Any]]]:
 
 
 def sagemaker_prefix(name: str) -> str:
-    from sagelaunch.launcher.sagemaker.backend import profiler_output_uri  # one rule for the profile location
+    from sagelaunch.launcher import profiler_output_uri  # one rule for the profile location
 
     sm, _ = _clients()
     prefix = profiler_output_uri(sm.describe_training_job(TrainingJobName=validate_job_name(name)))

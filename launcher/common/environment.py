@@ -6,6 +6,7 @@ facts only; what depends on this machine is read here.
 
 from __future__ import annotations
 
+import configparser
 import os
 from collections.abc import Mapping
 from functools import lru_cache
@@ -13,7 +14,6 @@ from pathlib import Path
 
 from sagelaunch.jobspec.catalog import LOCAL_DEFAULT_REGION
 from sagelaunch.jobspec.errors import SagelaunchError
-
 
 REGION_VARIABLES = ("AWS_REGION", "AWS_DEFAULT_REGION")
 NO_REGION = ("no AWS region is configured (none of AWS_REGION, AWS_DEFAULT_REGION or a region in the AWS config "
@@ -34,7 +34,6 @@ def configured_region() -> str | None:
     for var in REGION_VARIABLES:
         if os.environ.get(var):
             return os.environ[var]
-    import configparser
 
     path = Path(os.environ.get("AWS_CONFIG_FILE") or "~/.aws/config").expanduser()
     parser = configparser.ConfigParser(interpolation=None)

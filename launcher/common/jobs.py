@@ -11,7 +11,7 @@ from abc import ABC, abstractmethod
 from typing import Any, Iterator
 
 from sagelaunch.jobspec.errors import SagelaunchError, SagelaunchRuntimeError
-
+from sagelaunch.jobspec.suggest import did_you_mean
 
 # `logs=` of wait() (and the estimators' fit()) as the SageMaker SDK v2 takes it: a bool or a v2 log type
 LOG_CHOICES = {True: True, False: False, "All": True, "Training": True, "Rules": True, "None": False}
@@ -104,8 +104,7 @@ class JobNotFoundError(SagelaunchError):
 
     @classmethod
     def for_name(cls, name: str, sagemaker_error: Exception) -> "JobNotFoundError":
-        from sagelaunch.jobspec.suggest import did_you_mean
-        from sagelaunch.launcher.local import registry
+        from sagelaunch.launcher.local import registry  # lazy: sqlite3 and the record model, only for a missing job
 
         local_names = [r["TrainingJobName"] for r in registry.list_jobs()]
         local = f"no local job named {name!r}" + (

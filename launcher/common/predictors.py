@@ -16,6 +16,13 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 from sagelaunch.jobspec.errors import SagelaunchError, SagelaunchRuntimeError
+from sagelaunch.launcher.sagemaker.endpoint import (
+    delete_endpoint,
+    delete_one,
+    endpoint_config_name,
+    invoke,
+    model_names,
+)
 
 JSON_TYPE = "application/json"
 # predict()'s optional InvokeEndpoint fields, as the SDK names its arguments
@@ -158,28 +165,20 @@ class SageMakerPredictor(Predictor):
 
     def _invoke(self, body: bytes | str, content_type: str, accept: str,
                 options: dict[str, Any]) -> tuple[int, bytes, str]:
-        from sagelaunch.launcher.sagemaker.endpoint import invoke
-
         return invoke(self.endpoint_name, self.resources.region, body, content_type, accept, **options)
 
     def _config_name(self) -> str:
-        from sagelaunch.launcher.sagemaker.endpoint import endpoint_config_name
-
         if self._endpoint_config is None:  # v2 asks DescribeEndpoint once, then keeps the answer
             self._endpoint_config = endpoint_config_name(self.endpoint_name, self.resources.region)
         return self._endpoint_config
 
     def _model_names(self) -> list[str]:
-        from sagelaunch.launcher.sagemaker.endpoint import model_names
-
         if self._models is None:
             self._models = model_names(self._config_name(), self.resources.region)
         return self._models
 
     def delete_endpoint(self, delete_endpoint_config: bool = True) -> None:
         """v2's requests in v2's order: DescribeEndpoint, DeleteEndpointConfig, DeleteEndpoint; the model stays."""
-        from sagelaunch.launcher.sagemaker.endpoint import delete_one
-
         if delete_endpoint_config:
             delete_one("endpoint config", self._config_name(), self.resources.region)
             self.deleted.append(f"endpoint config {self._config_name()}")
@@ -188,14 +187,10 @@ class SageMakerPredictor(Predictor):
 
     def delete_model(self) -> None:
         """v2's: the endpoint config's models (DescribeEndpointConfig), each DeleteModel."""
-        from sagelaunch.launcher.sagemaker.endpoint import delete_one
-
         for name in self._model_names():
             delete_one("model", name, self.resources.region)
             self.deleted.append(f"model {name}")
 
     def delete(self) -> None:
         """sagelaunch's: the endpoint, its config and the model deploy made."""
-        from sagelaunch.launcher.sagemaker.endpoint import delete_endpoint
-
         self.deleted = delete_endpoint(self.resources)

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sagelaunch.jobspec.errors import SagelaunchError
+from sagelaunch.jobspec.suggest import did_you_mean, fix_from_hint
 
 SPLIT_TYPES = ("None", "Line", "RecordIO", "TFRecord")
 STRATEGIES = ("MultiRecord", "SingleRecord")
@@ -19,8 +20,6 @@ MAX_PAYLOAD_LIMIT_MB = 100
 
 def _choice(name: str, value: str | None, allowed: tuple[str, ...]) -> str | None:
     if value is not None and value not in allowed:
-        from sagelaunch.jobspec.suggest import did_you_mean, fix_from_hint
-
         fix = fix_from_hint(did_you_mean(str(value), allowed), f"use one of {', '.join(allowed)}")
         raise SagelaunchError(f"{name}={value!r} is not one of {', '.join(allowed)}; {fix}", field=name, value=value,
                               allowed=", ".join(allowed), fix=fix)

@@ -7,6 +7,9 @@ from contextlib import nullcontext
 from typing import Any
 
 from sagelaunch.jobspec.errors import SagelaunchRuntimeError
+from sagelaunch.launcher.common.aws.clients import client, using_session
+from sagelaunch.launcher.common.aws.errors import translate
+from sagelaunch.launcher.sagemaker.watch import poll_until
 
 TERMINAL = ("Completed", "Failed", "Stopped")
 _LOCAL_JOBS: dict[str, Any] = {}  # this process's local tuning jobs, by name (estimators' local tuner registers them)
@@ -27,9 +30,6 @@ class SageMakerTuningJob:
         self.region, self.request, self._boto_session = region, request, boto_session
 
     def _call(self, operation: str, **params: Any) -> Any:
-        from sagelaunch.launcher.common.aws.clients import client, using_session
-        from sagelaunch.launcher.common.aws.errors import translate
-
         scope = using_session(self._boto_session) if self._boto_session is not None else nullcontext()
         with scope, translate(f"{operation} {self.name}"):
             return getattr(client("sagemaker", self.region), operation)(**params)
@@ -39,8 +39,6 @@ class SageMakerTuningJob:
 
     def wait(self, logs: bool = False) -> dict[str, Any]:
         """DescribeHyperParameterTuningJob until it ends (v2's wait); Failed raises naming the reason."""
-        from sagelaunch.launcher.sagemaker.watch import poll_until
-
         description = poll_until(self.describe, "HyperParameterTuningJobStatus", TERMINAL)
         if description["HyperParameterTuningJobStatus"] == "Failed":
             raise TuningJobFailedError(self.name, "Failed", description.get("FailureReason"))
@@ -69,6 +67,11 @@ def start_tuning_job(request: dict[str, Any], region: str, boto_session: Any = N
 
 def register_local(job: Any) -> None:
     _LOCAL_JOBS[job.name] = job
+
+
+def local_tuning_job(name: str) -> Any | None:
+    """This process's local tuning job called `name`, None when there is none (warm starts read their parents)."""
+    return _LOCAL_JOBS.get(name)
 
 
 def find_tuning_job(name: str, region: str, boto_session: Any = None) -> Any:

@@ -15,6 +15,8 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +24,16 @@ from sagelaunch.jobspec.contract import TERMINAL_STATUSES, host_profiler_dir
 from sagelaunch.jobspec.errors import SagelaunchError
 from sagelaunch.jobspec.net import free_port
 from sagelaunch.jobspec.spec import TrainingJobSpec
-from sagelaunch.launcher.local import registry
+from sagelaunch.jobspec.suggest import did_you_mean
 from sagelaunch.launcher.common.jobs import JobFailedError, TrainingJob, wants_logs
+from sagelaunch.launcher.common.safe_write import PRIVATE_FOLDER, private_folder
+from sagelaunch.launcher.local import channels, plan, preflight, registry, watchdog
+from sagelaunch.launcher.local.artifacts import check_outputs_free
+from sagelaunch.launcher.local.local_job import LocalJob, compile_local_job
 from sagelaunch.launcher.local.logs import LogFollower, tail_lines
+from sagelaunch.launcher.local.path_errors import job_places, path_error_text
+from sagelaunch.launcher.local.record import first_record
+from sagelaunch.launcher.local.watchdog import FAILURE_GRACE_SECONDS
 
 _OPTIONS = {"python", "master_port", "tf_ports", "stop_grace"}
 DEFAULT_STOP_GRACE = 10.0
@@ -33,8 +42,6 @@ DEFAULT_STOP_GRACE = 10.0
 def _check_options(options: dict[str, Any]) -> None:
     unknown = sorted(set(options) - _OPTIONS)
     if unknown:
-        from sagelaunch.jobspec.suggest import did_you_mean
-
         hints = [repr(u) + did_you_mean(u, _OPTIONS) for u in unknown]
         raise SagelaunchError(f"local backend options {', '.join(hints)} are unknown; allowed: {sorted(_OPTIONS)}",
                               field="options", value=unknown, allowed=", ".join(sorted(_OPTIONS)),
@@ -43,16 +50,42 @@ def _check_options(options: dict[str, Any]) -> None:
 
 def submit(spec: TrainingJobSpec, *, wait: bool = True, logs: bool = True, **options: Any) -> "LocalTrainingJob":
     """Run `spec` here. Options: python (the job's interpreter, default this one), master_port,
-    tf_ports (one per host), stop_grace (seconds between SIGTERM and SIGKILL, default 10)."""
-    from sagelaunch.launcher.local import channels, plan, preflight, watchdog
-    from sagelaunch.launcher.local.local_job import compile_local_job
-    from sagelaunch.launcher.local.path_errors import job_places, path_error_text
-    from sagelaunch.launcher.local.record import first_record
-    from sagelaunch.launcher.common.safe_write import PRIVATE_FOLDER, private_folder
+    tf_ports (one per host), stop_grace (seconds between SIGTERM and SIGKILL, default 10).
 
+    Five phases, in order: check (everything that can be wrong, before any process starts), compile (the request
+    SageMaker would get, and the local facts), record (the registry), lay out (the job folder), start (the watchdog).
+    A failure while laying out or starting marks the recorded job Failed."""
+    checked = _check(spec, options)
+    job = _compile(spec, checked)
+    _record(spec, job, checked)
+    with _failing_the_record(spec.job_name, checked.job_dir, job.facts.artifact_prefix):
+        base_env = dict(os.environ)
+        _lay_out(spec, job, checked, base_env, logs)
+        proc = _start(spec.job_name, checked.job_dir, base_env)
+    handle = LocalTrainingJob(spec.job_name, _process=proc, sent_hyperparameters=job.hyperparameters)
+    if wait:
+        handle.wait(logs=logs)
+    return handle
+
+
+@dataclass(frozen=True)
+class _Checked:
+    """What the check phase found and the later phases use."""
+
+    job_dir: Path
+    python: str
+    files: Any  # preflight.source_files: the code files to copy
+    warning: str | None  # the framework check's, printed once every check has passed
+    ports: list[int]  # TensorFlow's, one per host
+    master_port: int
+    resolved: list[Any]  # each input channel, resolved (its S3 keys or local folder)
+    stop_grace: float
+
+
+def _check(spec: TrainingJobSpec, options: dict[str, Any]) -> _Checked:
+    """Everything that can be wrong with the spec and the options, found before anything is written."""
     _check_options(options)
     python = str(options.get("python") or sys.executable)
-    # --- everything that can be wrong is found before any process starts --------------
     registry.check_new_name(spec.job_name)
     job_dir = registry.job_dir(spec.job_name)
     if job_dir.exists():
@@ -77,53 +110,71 @@ def submit(spec: TrainingJobSpec, *, wait: bool = True, logs: bool = True, **opt
         channels.check_s3_prefix(spec.output.checkpoint_s3_uri, spec.region, "checkpoint_s3_uri")
     if spec.output.output_path and not spec.output.output_path.startswith("s3://"):
         preflight.check_no_loop(channels.local_path(spec.output.output_path), "output_path")
-    job = compile_local_job(spec, job_dir, files)  # the request SageMaker would get, and the local facts
+    return _Checked(job_dir=job_dir, python=python, files=files, warning=warning, ports=ports,
+                    master_port=master_port, resolved=resolved,
+                    stop_grace=float(options.get("stop_grace", DEFAULT_STOP_GRACE)))
+
+
+def _compile(spec: TrainingJobSpec, checked: _Checked) -> LocalJob:
+    """The request SageMaker would get and the local facts; then the folders they write to, checked."""
+    job = compile_local_job(spec, checked.job_dir, checked.files)
     prefix = job.facts.artifact_prefix
     if not prefix.startswith("s3://"):
         preflight.check_writable_folder(Path(prefix), "output_path")
     if spec.output.output_path:  # <output_path>/<job>/output is this job's alone, as SageMaker's job names are
-        from sagelaunch.launcher.local.artifacts import check_outputs_free
-
         check_outputs_free(prefix, spec.job_name, spec.region)
     if spec.output.checkpoint_local_path:
         preflight.check_writable_folder(Path(spec.output.checkpoint_local_path).expanduser(), "checkpoint_local_path")
-    stop_grace = float(options.get("stop_grace", DEFAULT_STOP_GRACE))
-    if warning:
-        _console(stderr=True).print(warning, style="yellow", soft_wrap=True, markup=False, highlight=False)
+    return job
 
-    # --- record, lay out, start ----------------------------------------------------------
-    registry.create(first_record(job.request, spec.region, job_dir, registry.now()))
+
+def _record(spec: TrainingJobSpec, job: LocalJob, checked: _Checked) -> None:
+    """Every check passed: the warning (if any) is printed and the job enters the registry."""
+    if checked.warning:
+        _console(stderr=True).print(checked.warning, style="yellow", soft_wrap=True, markup=False, highlight=False)
+    registry.create(first_record(job.request, spec.region, checked.job_dir, registry.now()))
+
+
+@contextmanager
+def _failing_the_record(job_name: str, job_dir: Path, prefix: str) -> Iterator[None]:
+    """A failure inside marks the recorded job Failed; a file error is named by its path and setting."""
     try:
-        private_folder(job_dir.parent)
-        job_dir.mkdir(mode=PRIVATE_FOLDER)  # plan.json and the config files hold the job's secrets
-        if spec.inputs or (spec.code.source_dir or "").startswith("s3://"):
-            registry.transition(spec.job_name, "Downloading", "Downloading input data")
-        base_env = dict(os.environ)
-        downloads = sum(len(r.s3_keys) for r in resolved)
-        with _status(f"Downloading {downloads} input objects from S3…" if logs and downloads else None):
-            plan.build(job, resolved_channels=resolved, python=python, master_port=master_port, tf_ports=ports,
-                       stop_grace=stop_grace, base_env=base_env)
-        (job_dir / "logs").mkdir(exist_ok=True)
-        with open(job_dir / "logs" / "supervisor.log", "ab") as supervisor_log:
-            proc = subprocess.Popen(watchdog.command(job_dir), env=plan.supervisor_env(base_env),
-                                    stdin=subprocess.DEVNULL, stdout=supervisor_log, stderr=subprocess.STDOUT,
-                                    start_new_session=True)
-        registry.set_watchdog(spec.job_name, proc.pid, _create_time(proc.pid))
+        yield
     except BaseException as error:
         named = path_error_text(error, job_places(job_dir, prefix)) if isinstance(error, OSError) else None
         try:
-            registry.transition(spec.job_name, "Failed", "Training job failed", TrainingJobStatus="Failed",
+            registry.transition(job_name, "Failed", "Training job failed", TrainingJobStatus="Failed",
                                 FailureReason=f"ClientError: {named or error}", TrainingEndTime=registry.now())
         except ValueError:  # the registry cannot be written either (a full home): the error below says why
             pass
         if named:  # one line naming the path and its setting, not a traceback
-            raise SagelaunchError(f"job {spec.job_name}: {named}", field="job_name", value=spec.job_name,
+            raise SagelaunchError(f"job {job_name}: {named}", field="job_name", value=job_name,
                                   fix=named) from error
         raise
-    handle = LocalTrainingJob(spec.job_name, _process=proc, sent_hyperparameters=job.hyperparameters)
-    if wait:
-        handle.wait(logs=logs)
-    return handle
+
+
+def _lay_out(spec: TrainingJobSpec, job: LocalJob, checked: _Checked, base_env: dict[str, str],
+             logs: bool) -> None:
+    """The job folder (private: plan.json and the config files hold the job's secrets), its inputs and plan."""
+    private_folder(checked.job_dir.parent)
+    checked.job_dir.mkdir(mode=PRIVATE_FOLDER)
+    if spec.inputs or (spec.code.source_dir or "").startswith("s3://"):
+        registry.transition(spec.job_name, "Downloading", "Downloading input data")
+    downloads = sum(len(r.s3_keys) for r in checked.resolved)
+    with _status(f"Downloading {downloads} input objects from S3…" if logs and downloads else None):
+        plan.build(job, resolved_channels=checked.resolved, python=checked.python, master_port=checked.master_port,
+                   tf_ports=checked.ports, stop_grace=checked.stop_grace, base_env=base_env)
+    (checked.job_dir / "logs").mkdir(exist_ok=True)
+
+
+def _start(job_name: str, job_dir: Path, base_env: dict[str, str]) -> subprocess.Popen:
+    """The watchdog, detached from the caller (it starts the supervisor); its pid goes into the record."""
+    with open(job_dir / "logs" / "supervisor.log", "ab") as supervisor_log:
+        proc = subprocess.Popen(watchdog.command(job_dir), env=plan.supervisor_env(base_env),
+                                stdin=subprocess.DEVNULL, stdout=supervisor_log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+    registry.set_watchdog(job_name, proc.pid, _create_time(proc.pid))
+    return proc
 
 
 def _create_time(pid: int) -> float:
@@ -138,8 +189,6 @@ def _create_time(pid: int) -> float:
 def _status(message: str | None) -> Any:
     """A Rich spinner while long preparation runs (nothing when there is nothing long to do)."""
     if message is None:
-        from contextlib import nullcontext
-
         return nullcontext()
     return _console(stderr=True).status(message)
 
@@ -186,8 +235,6 @@ class _LinePrinter:
 
 
 def watchdog_grace() -> float:
-    from sagelaunch.launcher.local.watchdog import FAILURE_GRACE_SECONDS
-
     return FAILURE_GRACE_SECONDS
 
 
@@ -224,7 +271,7 @@ class LocalTrainingJob(TrainingJob):
 
     def _watched(self) -> bool:
         """Is the job's supervisor, or its watchdog, alive? (Neither recorded yet: still being laid out.)"""
-        from sagelaunch.launcher.local.processes import same_process
+        from sagelaunch.launcher.local.processes import same_process  # lazy: psutil, only for a job's own processes
 
         if self._process is not None and self._process.poll() is None:
             return True
@@ -235,7 +282,7 @@ class LocalTrainingJob(TrainingJob):
 
     def _end_unwatched(self) -> dict[str, Any]:
         """Supervisor and watchdog are gone: end the job's recorded processes still running, mark it Failed."""
-        from sagelaunch.launcher.local.processes import end_recorded
+        from sagelaunch.launcher.local.processes import end_recorded  # lazy: psutil, only for a job's own processes
 
         ended = end_recorded(registry.processes(self.name), grace=watchdog_grace())
         record = registry.get(self.name)
@@ -290,7 +337,7 @@ class LocalTrainingJob(TrainingJob):
             return
         import psutil
 
-        from sagelaunch.launcher.local.processes import same_process
+        from sagelaunch.launcher.local.processes import same_process  # lazy: psutil, only for a job's own processes
 
         for found in (registry.supervisor(self.name), registry.watchdog(self.name)):
             proc = same_process(*found) if found is not None else None
@@ -338,7 +385,7 @@ class LocalTrainingJob(TrainingJob):
         registry.update(self.name, to_stopping)
         import psutil
 
-        from sagelaunch.launcher.local.processes import same_process
+        from sagelaunch.launcher.local.processes import same_process  # lazy: psutil, only for a job's own processes
 
         found = registry.supervisor(self.name)  # none yet: the supervisor reads "Stopping" when it starts
         proc = same_process(*found) if found is not None else None

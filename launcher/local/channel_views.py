@@ -13,6 +13,7 @@ Hard links are never used: a write through a hard link changes the original.
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import fcntl
 import os
@@ -121,8 +122,6 @@ def enter_private_mounts() -> None:
     """Give this (single-threaded) process a mount namespace of its own: its mounts vanish when it and its children
     have all exited, however they end, and never reach the machine's. As a *slave* of the machine's mounts it still
     sees what is mounted there later (an output folder remounted read-only, a network drive), as the job would."""
-    import ctypes
-
     libc = ctypes.CDLL(None, use_errno=True)
     clone_newns, ms_rec, ms_slave = 0x00020000, 16384, 1 << 19
     if libc.unshare(clone_newns) != 0:

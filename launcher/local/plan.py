@@ -12,23 +12,21 @@ import shutil
 import time
 from pathlib import Path
 
+from sagelaunch.jobspec.errors import SagelaunchError
 from sagelaunch.jobspec.install import INSTALL_ROOT
 from sagelaunch.jobspec.instance_types import instance_type as instance_type_record
-from sagelaunch.launcher.local import contract, registry
+from sagelaunch.jobspec.s3uri import parse_s3_uri
 from sagelaunch.launcher.common.archive import unpack
 from sagelaunch.launcher.common.environment import machine_gpus
+from sagelaunch.launcher.common.safe_write import write_private_text
 from sagelaunch.launcher.local import channels as channel_io
-from sagelaunch.jobspec.s3uri import parse_s3_uri
-from sagelaunch.launcher.local import requirements, s3
+from sagelaunch.launcher.local import contract, registry, requirements, s3
 from sagelaunch.launcher.local.job_modules import job_module_paths
 from sagelaunch.launcher.local.local_job import LocalJob
-from sagelaunch.launcher.local.mpi_options import exported_environment
 from sagelaunch.launcher.local.logs import rank_prefix_template
+from sagelaunch.launcher.local.mpi_options import exported_environment
 from sagelaunch.launcher.local.path_errors import with_path
 from sagelaunch.launcher.local.plan_model import PLAN_FILE, HostPlan, JobPlan
-from sagelaunch.launcher.common.safe_write import write_private_text
-from sagelaunch.jobspec.errors import SagelaunchError
-
 
 
 def visible_gpus(instance_type: str, base_env: dict[str, str]) -> list[str]:

@@ -6,10 +6,12 @@ another sagelaunch release, loads it. A plan of another version or shape is refu
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
+
 from sagelaunch.jobspec.errors import SagelaunchError
 
 PLAN_VERSION = 1
@@ -61,8 +63,6 @@ def load_plan(job_dir: Path) -> JobPlan:
     try:
         return JobPlan.model_validate_json(text)
     except ValidationError as error:
-        import json
-
         try:
             found = json.loads(text).get("version")
         except (ValueError, AttributeError):

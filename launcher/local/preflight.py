@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.metadata as md
+import importlib.util as iu
 import json
 import os
 import subprocess
@@ -70,9 +72,6 @@ def framework_version(python: str, framework: str) -> str | None:
     module, dists = _FRAMEWORK_PACKAGES[framework]
     # compare without resolving links: a venv's python links to its base interpreter
     if os.path.abspath(python) == os.path.abspath(sys.executable):
-        import importlib.metadata as md
-        import importlib.util as iu
-
         if iu.find_spec(module) is None:
             return None
         for dist in dists:

@@ -11,8 +11,12 @@ import os
 import sys
 from dataclasses import dataclass, field
 
+from pydantic import ValidationError
+
 from sagelaunch.jobspec.contract import SAGELAUNCH_SMP_CHECKPOINT_NAMES, SM_HP_MP_PARAMETERS
-from sagelaunch.jobspec.errors import SagelaunchError
+from sagelaunch.jobspec.errors import SagelaunchError, validation_error
+from sagelaunch.jobspec.smp import SMPParameters, check_local_support, checkpoint_names
+from sagelaunch.launcher.local.job_modules import JOB_MODULES, stand_in_paths
 
 OWN_OPTIONS = ("--mp-parameters", "--framework-version")
 
@@ -71,11 +75,6 @@ def split_arguments(tokens: list[str]) -> tuple[dict[str, str], list[str], list[
 
 def prepare(tokens: list[str], base_env: dict[str, str] | None = None, python: str = sys.executable) -> ScriptRun:
     """The torchrun command and its environment for `sagelaunch run <tokens>`."""
-    from pydantic import ValidationError
-
-    from sagelaunch.jobspec.errors import validation_error
-    from sagelaunch.jobspec.smp import SMPParameters, checkpoint_names, check_local_support
-    from sagelaunch.launcher.local.job_modules import JOB_MODULES, stand_in_paths
 
     own, torchrun, script = split_arguments(tokens)
     env = dict(os.environ if base_env is None else base_env)

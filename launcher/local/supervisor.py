@@ -32,9 +32,15 @@ else:
 
 def _late_imports() -> None:
     global registry, processes, artifacts, failure, HostLayout
-    from sagelaunch.launcher.local import registry
-    from sagelaunch.launcher.local.contract import HostLayout
-    from sagelaunch.launcher.local import artifacts, failure, processes
+    from sagelaunch.launcher.local import (  # lazy: the supervisor starts the hosts before the rest loads (top of the file)
+        artifacts,
+        failure,
+        processes,
+        registry,  # lazy: the supervisor starts the hosts before the rest loads (top of the file)
+    )
+    from sagelaunch.launcher.local.contract import (
+        HostLayout,  # lazy: the supervisor starts the hosts before the rest loads (top of the file)
+    )
 
 def places(plan: JobPlan) -> list[tuple[str, Path]]:
     return job_places(plan.job_dir, plan.artifact_prefix)
@@ -210,8 +216,10 @@ class Supervisor:
             if placed["profiler"]:
                 fields["ProfilerOutput"] = placed["profiler"]
             if self.plan.checkpoint_s3_uri:  # SageMaker keeps checkpoints/ in sync with checkpoint_s3_uri
-                from sagelaunch.launcher.local import s3
-                from sagelaunch.launcher.local.plan import checkpoint_folders
+                from sagelaunch.launcher.local import s3  # lazy: only a job with checkpoint_s3_uri syncs them
+                from sagelaunch.launcher.local.plan import (
+                    checkpoint_folders,  # lazy: only a job with checkpoint_s3_uri syncs them
+                )
 
                 for folder in checkpoint_folders([HostLayout(h.root) for h in self.plan.hosts]):
                     s3.upload_tree(folder, self.plan.checkpoint_s3_uri, self.plan.region,
@@ -243,8 +251,14 @@ class Supervisor:
     def _ignored_model_parallelism(self) -> str | None:
         """mp_parameters with a model-parallel degree above 1, but no process called smp.init(): the ranks ran
         as independent processes (e.g. transformers' Trainer without "partitions"), which is never Completed."""
-        from sagelaunch.jobspec.contract import SAGELAUNCH_SMP_INIT_DIR, SM_HP_MP_PARAMETERS
-        from sagelaunch.jobspec.distribution import model_parallel_degrees, mp_parameters_of
+        from sagelaunch.jobspec.contract import (  # lazy: read once the ranks ended
+            SAGELAUNCH_SMP_INIT_DIR,
+            SM_HP_MP_PARAMETERS,
+        )
+        from sagelaunch.jobspec.distribution import (  # lazy: read once the ranks ended
+            model_parallel_degrees,
+            mp_parameters_of,
+        )
 
         host = self.plan.hosts[0].env
         if SAGELAUNCH_SMP_INIT_DIR not in host:
@@ -277,7 +291,10 @@ def _mount_channels(plan: JobPlan) -> None:
     the job's last process, however it ends, and nothing else on the machine sees them."""
     if not plan.read_only_binds:
         return
-    from sagelaunch.launcher.local.channel_views import bind_read_only, enter_private_mounts
+    from sagelaunch.launcher.local.channel_views import (  # lazy: only a job with read-only channel views
+        bind_read_only,
+        enter_private_mounts,
+    )
 
     enter_private_mounts()
     for source, target in plan.read_only_binds:

@@ -18,8 +18,15 @@ from pathlib import Path
 from typing import Any, Callable
 
 from sagelaunch.jobspec.errors import SagelaunchError
-from sagelaunch.launcher.sagemaker.transform import TransformJobFailedError
-from sagelaunch.launcher.common.transform_request import DEFAULT_MAX_PAYLOAD_MB, TransformSettings
+from sagelaunch.jobspec.s3uri import key_destination, parse_s3_uri
+from sagelaunch.launcher.common.aws.clients import client
+from sagelaunch.launcher.common.safe_write import complete_file
+from sagelaunch.launcher.common.transform_request import (
+    DEFAULT_MAX_PAYLOAD_MB,
+    TransformSettings,
+    create_transform_job_request,
+)
+from sagelaunch.launcher.sagemaker.transform import SageMakerTransformJob, TransformJobFailedError
 
 _LOCAL_JOBS: dict[str, "LocalTransformJob"] = {}  # this process's local transform jobs, by name
 
@@ -84,8 +91,6 @@ class LocalTransformJob:
         self.outputs: list[str] = []
 
     def describe(self) -> dict[str, Any]:
-        from sagelaunch.launcher.common.transform_request import create_transform_job_request
-
         description = {**create_transform_job_request(self.settings), "TransformJobStatus": self.status,
                        "CreationTime": self.created}
         if self.reason:
@@ -124,9 +129,6 @@ class LocalTransformJob:
 def _input_files(data: str, scratch: Path, region: str | None) -> list[tuple[str, Path]]:
     """(path under the input prefix, local file) of every input object, in key order."""
     if data.startswith("s3://"):
-        from sagelaunch.jobspec.s3uri import key_destination, parse_s3_uri
-        from sagelaunch.launcher.common.aws.clients import client
-
         bucket, prefix = parse_s3_uri(data)
         s3 = client("s3", region)
         found = []
@@ -154,14 +156,10 @@ def _input_files(data: str, scratch: Path, region: str | None) -> list[tuple[str
 
 def _write_output(output_path: str, relative: str, body: bytes, region: str | None) -> str:
     if output_path.startswith("s3://"):
-        from sagelaunch.jobspec.s3uri import parse_s3_uri
-        from sagelaunch.launcher.common.aws.clients import client
-
         bucket, prefix = parse_s3_uri(output_path)
         key = "/".join(p for p in (prefix.strip("/"), relative) if p)
         client("s3", region).put_object(Bucket=bucket, Key=key, Body=body)
         return f"s3://{bucket}/{key}"
-    from sagelaunch.launcher.common.safe_write import complete_file
 
     target = Path(output_path.removeprefix("file://")) / relative
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -172,8 +170,6 @@ def _write_output(output_path: str, relative: str, body: bytes, region: str | No
 
 def find_transform_job(name: str, region: str, boto_session: Any = None) -> Any:
     """The transform job called `name`: a local one run in this process first, else SageMaker's."""
-    from sagelaunch.launcher.sagemaker.transform import SageMakerTransformJob
-
     return local_transform_job(name) or SageMakerTransformJob(name, region, boto_session)
 
 

@@ -32,7 +32,9 @@ def supervisor_command(job_dir: Path) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    from sagelaunch.launcher.local import processes
+    from sagelaunch.launcher.local import (
+        processes,  # lazy: the watchdog starts the supervisor before anything else loads
+    )
 
     job_dir = Path(argv[0])
     processes.become_subreaper()  # before the supervisor starts anything
@@ -43,8 +45,12 @@ def main(argv: list[str]) -> int:
         signal.signal(sig, lambda signum, _: supervisor.send_signal(signum))
     import psutil
 
-    from sagelaunch.jobspec.contract import TERMINAL_STATUSES
-    from sagelaunch.launcher.local import registry
+    from sagelaunch.jobspec.contract import (
+        TERMINAL_STATUSES,  # lazy: the watchdog starts the supervisor before anything else loads
+    )
+    from sagelaunch.launcher.local import (
+        registry,  # lazy: the watchdog starts the supervisor before anything else loads
+    )
 
     name = job_dir.name  # the job folder is named after the job (launcher.local.registry.job_dir)
     found = processes.identity(psutil.Process(supervisor.pid))
@@ -59,7 +65,9 @@ def main(argv: list[str]) -> int:
     left.update(processes.end_recorded(registry.processes(name), FAILURE_GRACE_SECONDS))
     if registry.get(name)["TrainingJobStatus"] in TERMINAL_STATUSES:
         return 0
-    from sagelaunch.launcher.local.failure import describe_exit
+    from sagelaunch.launcher.local.failure import (
+        describe_exit,  # lazy: the watchdog starts the supervisor before anything else loads
+    )
 
     reason = (f"InternalServerError: the job's supervisor process {describe_exit(code)} before the job ended"
               + (f"; sagelaunch ended the {len(left)} process(es) it left running" if left else ""))

@@ -6,10 +6,28 @@ The AWS details live in launcher/sagemaker/* and launcher/common/aws/*; this mod
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from sagelaunch.jobspec.errors import SagelaunchTypeError
+from sagelaunch.jobspec.names import check_name
+from sagelaunch.jobspec.spec import replace
+from sagelaunch.launcher.common.aws import s3
+from sagelaunch.launcher.common.aws.clients import account_id, client, current_session, resolve_region, using_session
+from sagelaunch.launcher.common.aws.console import make_console
+from sagelaunch.launcher.common.aws.errors import AWSError, describe_exception, is_not_found, translate
 from sagelaunch.launcher.common.jobs import JobFailedError, TrainingJob, wants_logs
+from sagelaunch.launcher.common.request import code_uri, compile_create_training_job_request
+from sagelaunch.launcher.sagemaker.logs import JobLogTail
+from sagelaunch.launcher.sagemaker.training import (
+    check_inputs,
+    check_name_free,
+    create_training_job,
+    role_arn,
+    upload_code,
+)
+from sagelaunch.launcher.sagemaker.watch import TERMINAL, poll_intervals, watch
 
 if TYPE_CHECKING:
     from sagelaunch.jobspec.spec import TrainingJobSpec
@@ -25,8 +43,6 @@ def _in_own_session(method: Any) -> Any:
     """Run a job method with the boto3 Session the job was created under (a user's sagemaker_session)."""
     @functools.wraps(method)
     def run(self: "SageMakerTrainingJob", *args: Any, **kwargs: Any) -> Any:
-        from sagelaunch.launcher.common.aws.clients import using_session
-
         with using_session(self.boto_session):
             return method(self, *args, **kwargs)
 
@@ -39,9 +55,6 @@ class SageMakerTrainingJob(TrainingJob):
     def __init__(self, name: str, region: str | None = None, *, poll_interval: float | None = None,
                  max_poll_interval: float | None = None, sent_hyperparameters: dict[str, str] | None = None,
                  request: dict[str, Any] | None = None):
-        from sagelaunch.launcher.common.aws.clients import current_session, resolve_region
-        from sagelaunch.launcher.sagemaker.watch import poll_intervals
-
         super().__init__(name, sent_hyperparameters)
         self.boto_session = current_session()  # the user's sagemaker_session's, kept for every later call
         self.region = resolve_region(region)
@@ -62,14 +75,10 @@ class SageMakerTrainingJob(TrainingJob):
                 *(description.get("ProfilerRuleEvaluationStatuses") or [])]
 
     def _client(self):
-        from sagelaunch.launcher.common.aws.clients import client
-
         return client("sagemaker", self.region)
 
     @_in_own_session
     def describe(self) -> dict[str, Any]:
-        from sagelaunch.launcher.common.aws.errors import AWSError, describe_exception, is_not_found
-
         try:
             answer = self._client().describe_training_job(TrainingJobName=self.name)
         except Exception as exc:
@@ -86,15 +95,10 @@ class SageMakerTrainingJob(TrainingJob):
         return answer
 
     def _tail(self):
-        from sagelaunch.launcher.sagemaker.logs import JobLogTail
-
         return JobLogTail(self.name, self.region)
 
     @_in_own_session
     def wait(self, logs: bool | str = True, stop_on_interrupt: bool = False) -> dict[str, Any]:
-        from sagelaunch.launcher.common.aws.console import make_console
-        from sagelaunch.launcher.sagemaker.watch import watch
-
         console = make_console()
         tail = self._tail() if wants_logs(logs) else None
         try:
@@ -142,10 +146,6 @@ class SageMakerTrainingJob(TrainingJob):
 
     def logs(self, follow: bool = False) -> Iterator[str]:
         """The job's log lines, `[algo-N]`-prefixed; follow=True keeps tailing until the job ends."""
-        import time
-
-        from sagelaunch.launcher.common.aws.clients import using_session
-        from sagelaunch.launcher.sagemaker.watch import TERMINAL
 
         tail, delay = self._tail(), self.poll_interval
         while True:
@@ -160,22 +160,16 @@ class SageMakerTrainingJob(TrainingJob):
 
     @_in_own_session
     def stop(self) -> None:
-        from sagelaunch.launcher.common.aws.errors import translate
-
         with translate(f"stop training job {self.name}"):
             self._client().stop_training_job(TrainingJobName=self.name)
 
     def _tags(self) -> list[dict[str, str]]:
-        from sagelaunch.launcher.common.aws.errors import translate
-
         arn = self.describe()["TrainingJobArn"]
         with translate(f"list the tags of training job {self.name}"):
             return list(self._client().list_tags(ResourceArn=arn).get("Tags") or ())
 
     def update(self, **params: Any) -> None:
         """UpdateTrainingJob for this job (ProfilerConfig, ProfilerRuleConfigurations, ResourceConfig…)."""
-        from sagelaunch.launcher.common.aws.errors import translate
-
         with translate(f"update training job {self.name}"):
             self._client().update_training_job(TrainingJobName=self.name, **params)
 
@@ -199,9 +193,6 @@ def attach(name: str, region: str | None = None, **options: Any) -> SageMakerTra
 
 def list_jobs(region: str | None = None, status: str | None = None, max_results: int = 100) -> list[dict[str, Any]]:
     """TrainingJobSummaries, newest first (ListTrainingJobs)."""
-    from sagelaunch.launcher.common.aws.clients import client
-    from sagelaunch.launcher.common.aws.errors import translate
-
     kwargs: dict[str, Any] = {"SortBy": "CreationTime", "SortOrder": "Descending", "MaxResults": min(max_results, 100)}
     if status:
         kwargs["StatusEquals"] = status
@@ -217,12 +208,6 @@ def prepared_request(spec: "TrainingJobSpec", console: Any, bucket: str | None =
                      training_job: bool = True) -> tuple[dict[str, Any], Any]:
     """The CreateTrainingJob request of a SageMaker job with its code uploaded (and the upload, for cleaning up):
     the role checked, the inputs checked, the default output bucket made. A tuning job's definition starts here."""
-    from sagelaunch.jobspec.spec import replace
-    from sagelaunch.launcher.common.aws import s3
-    from sagelaunch.launcher.common.aws.clients import account_id
-    from sagelaunch.launcher.sagemaker.training import check_inputs, check_name_free, role_arn, upload_code
-    from sagelaunch.launcher.common.request import code_uri, compile_create_training_job_request
-
     role = role_arn(spec.role, spec.compute.instance_type, spec.region)
     check_inputs(spec)
     if training_job:  # a tuning job's name is not a training job's
@@ -239,11 +224,6 @@ def prepared_request(spec: "TrainingJobSpec", console: Any, bucket: str | None =
 def submit(spec: "TrainingJobSpec", *, wait: bool = True, logs: bool = True, stop_on_interrupt: bool = False,
            **options: Any) -> SageMakerTrainingJob:
     """Upload the code, create the job and (wait=True) follow it to the end."""
-    from sagelaunch.launcher.common.aws.console import make_console
-    from sagelaunch.jobspec.errors import SagelaunchTypeError
-    from sagelaunch.jobspec.names import check_name
-    from sagelaunch.launcher.sagemaker.training import create_training_job
-
     unknown = set(options) - KNOWN_OPTIONS
     if unknown:
         raise SagelaunchTypeError(f"unknown SageMaker option(s) {sorted(unknown)}; allowed: {sorted(KNOWN_OPTIONS)}",

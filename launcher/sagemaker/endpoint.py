@@ -13,11 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sagelaunch.jobspec.s3uri import parse_s3_uri
-from sagelaunch.launcher.common.aws.clients import client
-from sagelaunch.launcher.common.aws.errors import is_not_found, translate
-from sagelaunch.launcher.common.package import HANDLER_PATH, archive_members, is_archive, package_model
 from sagelaunch.jobspec.errors import SagelaunchError, SagelaunchRuntimeError
+from sagelaunch.jobspec.s3uri import default_bucket_name, parse_s3_uri
+from sagelaunch.jobspec.suggest import choice_error
+from sagelaunch.launcher.common.aws import s3
+from sagelaunch.launcher.common.aws.clients import account_id, client
+from sagelaunch.launcher.common.aws.errors import is_not_found, translate
+from sagelaunch.launcher.common.package import HANDLER_PATH, archive_members, is_archive, package_model, repack_model
 
 ENDPOINT_TIMEOUT_S = 30 * 60  # SageMaker endpoints usually take 5–10 minutes
 VARIANT_NAME = "AllTraffic"
@@ -32,8 +34,6 @@ def production_variant_instance_types() -> tuple[str, ...]:
 
 
 def check_instance_type(instance_type: str) -> str:
-    from sagelaunch.jobspec.suggest import choice_error
-
     allowed = production_variant_instance_types()
     if instance_type not in allowed:
         raise choice_error("instance_type", instance_type, ("local", *allowed))
@@ -60,8 +60,6 @@ def upload_model_data(model_data: str, region: str, name: str, *, entry_point: s
     A folder, or an archive without a handler, is packaged with the handler first; an s3:// archive
     that already has one (and no other entry_point asked for) is used as it is.
     """
-    from sagelaunch.launcher.common.aws import s3
-
     with tempfile.TemporaryDirectory(prefix="sagelaunch-deploy-") as tmp:
         local = model_data.removeprefix("file://")
         if model_data.startswith("s3://"):
@@ -102,9 +100,6 @@ def repack_to_s3(model_data: str, target: str, region: str, *, entry_point: str,
 
     As v2 uploads it: KMS-encrypted (kms_key, else the AWS managed key), and into the default bucket only
     when this account owns it (ExpectedBucketOwner: a squatted bucket name is refused)."""
-    from sagelaunch.launcher.common.aws import s3
-    from sagelaunch.launcher.common.package import repack_model
-
     with tempfile.TemporaryDirectory(prefix="sagelaunch-repack-") as tmp:
         local_model = _local_copy(model_data, Path(tmp) / "model-source.tar.gz", region, "model_data")
         local_source = source_dir
@@ -116,9 +111,6 @@ def repack_to_s3(model_data: str, target: str, region: str, *, entry_point: str,
 
 
 def upload_args(target: str, region: str, kms_key: str | None) -> dict[str, str]:
-    from sagelaunch.jobspec.s3uri import default_bucket_name
-    from sagelaunch.launcher.common.aws.clients import account_id
-
     args = {"ServerSideEncryption": "aws:kms", **({"SSEKMSKeyId": kms_key} if kms_key else {})}
     account = account_id(region)
     if parse_s3_uri(target)[0] == default_bucket_name(region, account):

@@ -11,6 +11,7 @@ from sagelaunch.jobspec.errors import SagelaunchError
 from sagelaunch.launcher.common.aws import s3
 from sagelaunch.launcher.common.aws.clients import client
 from sagelaunch.launcher.common.aws.errors import AWSError, describe_exception, error_code, is_not_found
+from sagelaunch.launcher.common.sourcedir import pack_sourcedir
 from sagelaunch.launcher.sagemaker.progress import UploadWatch
 
 if TYPE_CHECKING:
@@ -98,8 +99,6 @@ class UploadedCode:
 def upload_code(spec: "TrainingJobSpec", target: str, console=None) -> UploadedCode:
     """Pack source_dir (or the lone entry point) and upload it to `target` (launcher.common.request.code_uri),
     showing progress on `console`'s status line and warning when the endpoint stops answering."""
-    from sagelaunch.launcher.common.sourcedir import pack_sourcedir
-
     if not spec.code.ships_code:  # v2's generic Estimator of an image that runs its own program
         return UploadedCode("", [], 0, uploaded=False)
     if spec.code.source_dir and spec.code.source_dir.startswith("s3://"):

@@ -6,6 +6,10 @@ from contextlib import nullcontext
 from typing import Any
 
 from sagelaunch.jobspec.errors import SagelaunchRuntimeError
+from sagelaunch.launcher.common.aws.clients import client, using_session
+from sagelaunch.launcher.common.aws.errors import translate
+from sagelaunch.launcher.sagemaker.endpoint import create_model_request
+from sagelaunch.launcher.sagemaker.watch import poll_until
 
 TERMINAL = ("Completed", "Failed", "Stopped")
 
@@ -32,39 +36,26 @@ class SageMakerTransformJob:
         self._boto_session = boto_session
 
     def _scope(self) -> Any:
-        from sagelaunch.launcher.common.aws.clients import using_session
-
         return using_session(self._boto_session) if self._boto_session is not None else nullcontext()
 
     def describe(self) -> dict[str, Any]:
-        from sagelaunch.launcher.common.aws.clients import client
-        from sagelaunch.launcher.common.aws.errors import translate
-
         with self._scope(), translate(f"describe transform job {self.name}"):
             return client("sagemaker", self.region).describe_transform_job(TransformJobName=self.name)
 
     def wait(self, logs: bool = False) -> dict[str, Any]:
         """DescribeTransformJob until a terminal status (polling as the training wait does); Failed/Stopped raise."""
-        from sagelaunch.launcher.sagemaker.watch import poll_until
-
         description = poll_until(self.describe, "TransformJobStatus", TERMINAL)
         if description["TransformJobStatus"] != "Completed":
             raise TransformJobFailedError(self.name, description["TransformJobStatus"], description.get("FailureReason"))
         return description
 
     def stop(self) -> None:
-        from sagelaunch.launcher.common.aws.clients import client
-        from sagelaunch.launcher.common.aws.errors import translate
-
         with self._scope(), translate(f"stop transform job {self.name}"):
             client("sagemaker", self.region).stop_transform_job(TransformJobName=self.name)
 
 
 def start_transform_job(request: dict[str, Any], region: str, boto_session: Any = None) -> SageMakerTransformJob:
     """CreateTransformJob; the handle of the job it made."""
-    from sagelaunch.launcher.common.aws.clients import client
-    from sagelaunch.launcher.common.aws.errors import translate
-
     job = SageMakerTransformJob(request["TransformJobName"], region, boto_session, request)
     with job._scope(), translate(f"create transform job {job.name}"):
         client("sagemaker", region).create_transform_job(**request)
@@ -76,10 +67,6 @@ def create_model(model_name: str, role_arn: str, container: dict[str, Any], regi
                  enable_network_isolation: bool = False, boto_session: Any = None) -> str:
     """CreateModel as v2's Model._create_sagemaker_model sends it (before a transform job): optional keys only when
     set."""
-    from sagelaunch.launcher.common.aws.clients import client, using_session
-    from sagelaunch.launcher.common.aws.errors import translate
-    from sagelaunch.launcher.sagemaker.endpoint import create_model_request
-
     request = create_model_request(model_name, role_arn, container, tags, vpc_config, enable_network_isolation)
     with using_session(boto_session) if boto_session is not None else nullcontext(), \
             translate(f"create model {model_name}"):

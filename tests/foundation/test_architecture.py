@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.foundation.lazy_imports import unjustified as unjustified_function_imports
+
 ROOT = Path(__file__).resolve().parents[2]
 # the design's folders, each installed (and imported) as sagelaunch.<name>; sagelaunch/<name> links to the folder
 LIBRARIES = ("jobspec", "estimators", "profiler_config", "launcher", "profiler", "modelparallel", "planner")
@@ -226,3 +228,118 @@ def test_each_backend_provides_the_interface(name):
     assert "status" in inspect.signature(module.list_jobs).parameters
     with pytest.raises(ValueError, match="allowed: local, sagemaker"):
         backends.backend("docker")
+
+
+def _launcher_imports(path: Path) -> list[tuple[int, str, list[str]]]:
+    """(line, module, names) of every import of sagelaunch.launcher… in the file, TYPE_CHECKING ones included."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name, []) for a in node.names if a.name.startswith("sagelaunch.launcher")]
+        elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").startswith("sagelaunch.launcher"):
+            found.append((node.lineno, node.module or "", [a.name for a in node.names]))
+    return found
+
+
+def test_code_outside_the_launcher_imports_only_its_face():
+    """The rule: the project's packages outside launcher/ import `sagelaunch.launcher` (its __init__, the face) and
+    the names it exports, never a submodule, so the launcher's inside can move without touching its users. Tests and
+    scripts may import submodules where they check or measure internals."""
+    from sagelaunch import launcher
+
+    wrong = []
+    for path in project_files():
+        if layer(module_name(path)) == "launcher":
+            continue
+        for line, module, names in _launcher_imports(path):
+            outside = [n for n in names if n not in launcher.__all__]
+            if module != "sagelaunch.launcher" or outside:
+                wrong.append(f"{path.relative_to(ROOT)}:{line} imports {module} {outside or ''}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_face_names_each_export_once_for_type_checkers_too():
+    """Every name the face exports resolves to its defining module's object, and its TYPE_CHECKING block (what mypy
+    reads) binds the same names to the same objects."""
+    import importlib
+
+    from sagelaunch import launcher
+
+    typed: dict[str, tuple[str, str | None]] = {}
+    face = ast.parse((ROOT / "launcher" / "__init__.py").read_text())
+    block = next(n for n in face.body if isinstance(n, ast.If) and _is_type_checking(n.test))
+    for node in block.body:
+        assert isinstance(node, ast.ImportFrom) and node.module
+        for alias in node.names:
+            as_module = _is_module(f"{node.module}.{alias.name}")
+            typed[alias.asname or alias.name] = ((f"{node.module}.{alias.name}", None) if as_module
+                                                 else (node.module, alias.name))
+    assert typed == launcher._EXPORTS
+    for name, (module, attribute) in launcher._EXPORTS.items():
+        defined = importlib.import_module(module)
+        assert getattr(launcher, name) is (defined if attribute is None else getattr(defined, attribute)), name
+    with pytest.raises(AttributeError, match="no attribute 'submodule_that_is_not_exported'"):
+        launcher.submodule_that_is_not_exported  # noqa: B018
+
+
+# Arrows between the launcher's halves that remain (each lazy): local and sagemaker import common, never each other,
+# and common imports neither; these four are the exceptions, named so that a new one fails.
+LAUNCHER_CROSSINGS = {
+    ("sagelaunch.launcher.common.jobs", "sagelaunch.launcher.local.registry"),  # attach(): the local registry first
+    ("sagelaunch.launcher.common.predictors", "sagelaunch.launcher.sagemaker.endpoint"),  # SageMakerPredictor's calls
+    ("sagelaunch.launcher.common.tuning_jobs", "sagelaunch.launcher.sagemaker.watch"),  # SageMakerTuningJob.wait
+    ("sagelaunch.launcher.local.transform", "sagelaunch.launcher.sagemaker.transform"),  # its error; a job's lookup
+}
+
+
+def _launcher_half(name: str) -> str | None:
+    parts = name.split(".")
+    if parts[:2] != ["sagelaunch", "launcher"] or len(parts) < 3:
+        return None
+    return parts[2] if parts[2] in ("common", "local", "sagemaker") else "top"
+
+
+def test_the_launchers_halves_import_only_common():
+    wrong = []
+    for path in project_files():
+        this = module_name(path)
+        half = _launcher_half(this)
+        if half not in ("common", "local", "sagemaker"):
+            continue
+        for line, name in imported_names(path):
+            other = _launcher_half(name)
+            if other in (None, half, "common") or (this, name) in LAUNCHER_CROSSINGS:
+                continue
+            wrong.append(f"{path.relative_to(ROOT)}:{line} imports {name} ({half} → {other})")
+    assert not wrong, "\n".join(wrong)
+
+
+# What each package still has of imports inside functions that are neither a heavy library nor give a reason
+# (`# lazy: <why>`): the count may only fall. launcher/ and estimators/ have none.
+FUNCTION_IMPORTS_LEFT = {"jobspec": 5, "profiler_config": 3, "launcher": 0, "profiler": 104, "modelparallel": 62,
+                         "planner": 0, "estimators": 0, "sagelaunch": 50}
+
+
+def test_imports_inside_functions_are_heavy_libraries_or_say_why():
+    found: dict[str, list[str]] = defaultdict(list)
+    for path in project_files():
+        for line, module in unjustified_function_imports(path):
+            found[layer(module_name(path)) or "sagelaunch"].append(f"{path.relative_to(ROOT)}:{line} ({module})")
+    grown = {package: lines for package, lines in found.items() if len(lines) > FUNCTION_IMPORTS_LEFT[package]}
+    assert not grown, "imports inside functions: move them to the module's top, or say why on the line " \
+                      f"(# lazy: <why>); heavy libraries: tests/foundation/lazy_imports.py\n{grown}"
+
+
+@pytest.mark.parametrize("source, flagged", [
+    ("import json\ndef f():\n    import torch\n    from boto3 import session\n", []),
+    ("def f():\n    import json\n", [(2, "json")]),
+    ("def f():\n    from sagelaunch.jobspec import catalog\n", [(2, "sagelaunch")]),
+    ("def f():\n    from sagelaunch.jobspec import catalog  # lazy: a cycle through catalog\n", []),
+    ("def f():\n    from . import resolve\n", [(2, "sagelaunch")]),
+    ("from typing import TYPE_CHECKING\ndef f():\n    if TYPE_CHECKING:\n        import json\n", []),
+    ("import json\n", []),
+])
+def test_the_function_import_rule_flags_only_light_imports_without_a_reason(tmp_path, source, flagged):
+    probe = tmp_path / "probe.py"
+    probe.write_text(source)
+    assert unjustified_function_imports(probe) == flagged

@@ -15,7 +15,9 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
+from sagelaunch.launcher.common.aws.errors import translate
 from sagelaunch.launcher.common.aws.limits import CONNECT_TIMEOUT, max_attempts, read_timeout
+from sagelaunch.launcher.common.environment import configured_region, no_region_error
 
 
 def resolve_region(region: str | None = None) -> str:
@@ -25,7 +27,6 @@ def resolve_region(region: str | None = None) -> str:
     """
     if region:
         return region
-    from sagelaunch.launcher.common.environment import configured_region, no_region_error
 
     found = configured_region()
     if not found:
@@ -93,7 +94,5 @@ def account_id(region: str | None = None) -> str:
 @functools.lru_cache(maxsize=16)
 def _cached_account(region: str, endpoint: str | None, key: str | None, profile: str | None,
                     _session: Any = None) -> str:
-    from sagelaunch.launcher.common.aws.errors import translate
-
     with translate("find your AWS account (sts:GetCallerIdentity)"):
         return client("sts", region).get_caller_identity()["Account"]

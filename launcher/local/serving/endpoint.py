@@ -24,23 +24,21 @@ import urllib.request
 from typing import IO
 from pathlib import Path
 
+from sagelaunch.jobspec.errors import SagelaunchError, SagelaunchRuntimeError
 from sagelaunch.jobspec.install import INSTALL_ROOT
+from sagelaunch.jobspec.names import path_name
+from sagelaunch.jobspec.s3uri import parse_s3_uri
+from sagelaunch.launcher.common.aws.clients import client
+from sagelaunch.launcher.common.aws.errors import translate
+from sagelaunch.launcher.common.package import unpack_model
 from sagelaunch.launcher.local.serving import endpoint_registry
 from sagelaunch.launcher.local.serving.server import ServerLimits
-from sagelaunch.launcher.common.package import unpack_model
-from sagelaunch.jobspec.errors import SagelaunchError, SagelaunchRuntimeError
-from sagelaunch.jobspec.names import path_name
-
 
 
 def fetch_model(model_data: str | Path, workdir: Path, region: str | None = None) -> Path:
     """The model as a folder: a local folder as is; a .tar.gz (local, file:// or s3://) unpacked."""
     source = str(model_data)
     if source.startswith("s3://"):
-        from sagelaunch.launcher.common.aws.clients import client
-        from sagelaunch.launcher.common.aws.errors import translate
-        from sagelaunch.jobspec.s3uri import parse_s3_uri
-
         bucket, key = parse_s3_uri(source)
         local = workdir / "model.tar.gz"
         with translate(f"download {source}"):

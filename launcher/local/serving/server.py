@@ -28,16 +28,20 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, cast
 import asyncio
+import importlib
 import json
 import os
+import resource
 import shutil
 import signal
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from sagelaunch.jobspec.browser_origin import cross_site_refusal
+from sagelaunch.launcher.local.serving import endpoint_registry
 
 if TYPE_CHECKING:
     from tornado.http1connection import HTTP1Connection
@@ -174,8 +178,6 @@ class InferenceService:
     """One loaded model behind the HTTP routes; the model runs on one worker thread."""
 
     def __init__(self, handler, limits: ServerLimits, spool_dir: str | None = None):
-        from concurrent.futures import ThreadPoolExecutor
-
         self.handler, self.limits, self.spool_dir = handler, limits, spool_dir
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="model")
         self.url = ""
@@ -189,7 +191,7 @@ class InferenceService:
 
     async def invoke(self, body, content_type: str | None, accept: str | None) -> tuple[int, bytes | str, str]:
         """(status, answer or error message, content type); the body is read into memory on the worker."""
-        from sagelaunch.launcher.local.serving.handler import InvocationFailed
+        from sagelaunch.launcher.local.serving.handler import InvocationFailed  # lazy: the handler loads numpy
 
         def run():
             body.seek(0)
@@ -229,8 +231,6 @@ FILES_BESIDE_CONNECTIONS = 64  # the model's files, the log, spool files, the li
 def connections_this_process_can_hold(wanted: int) -> int:
     """Raise the open-file limit towards `wanted` connections (the soft limit is often 1,024, the hard one far
     higher) and return how many it allows, so that accept() never fails for want of a descriptor."""
-    import resource
-
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     needed = wanted + FILES_BESIDE_CONNECTIONS
     if soft != resource.RLIM_INFINITY and soft < needed:
@@ -273,8 +273,6 @@ async def _until_stopped(owner_fd: int | None, owner_pid: int | None) -> str:
 async def serve(args: argparse.Namespace, limits: ServerLimits) -> None:
     from tornado.netutil import bind_sockets
 
-    from sagelaunch.launcher.local.serving import endpoint_registry
-    import importlib
 
     module, name = HANDLERS[args.framework]
     handler_class = getattr(importlib.import_module(module), name)
@@ -332,8 +330,6 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(1) from None
     finally:
         if args.name:
-            from sagelaunch.launcher.local.serving import endpoint_registry
-
             endpoint_registry.unregister(args.name, os.getpid())
         if args.workdir:
             shutil.rmtree(args.workdir, ignore_errors=True)

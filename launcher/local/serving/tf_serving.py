@@ -24,7 +24,6 @@ import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 
 from sagelaunch.jobspec.errors import SagelaunchError
 from sagelaunch.launcher.local.serving.handler import InvocationFailed, load_handler_module

@@ -9,7 +9,7 @@ from sagelaunch.estimators.arguments import EstimatorArguments
 from sagelaunch.estimators.code_files import entry_in_source_dir
 from sagelaunch.estimators.debugger import debugger_spec_fields
 from sagelaunch.estimators.resolve import Resolved
-from sagelaunch.jobspec.contract import is_local_instance_type
+from sagelaunch.jobspec.instance_types import is_local
 from sagelaunch.jobspec.spec import (
     CodeSpec,
     ComputeSpec,
@@ -27,7 +27,7 @@ def training_job_spec(args: EstimatorArguments, r: Resolved, name: str, settings
                       output_path: str | None) -> TrainingJobSpec:
     """The spec of a job named `name`; `settings` are settings.job_settings', `code` the code part, `output_path`
     the user's (None where the last local job set it)."""
-    local = is_local_instance_type(r.instance_type)
+    local = is_local(r.instance_type)
     return TrainingJobSpec(
         job_name=name, framework=cast(Framework, args.framework),  # each estimator class names one
         framework_version=r.framework_version, py_version=r.py_version,

@@ -9,6 +9,8 @@ figure, Huang et al. 2019). The planner predicts with it; the profiler's pipelin
 
 from __future__ import annotations
 
+from sagelaunch.jobspec.errors import SagelaunchError
+
 
 def bubble_share(pipeline_degree: int, microbatches: int, virtual_stages: int = 1) -> float:
     """The share of a step each stage spends in the bubble: (p − 1)/(v·m + p − 1); 0 without a pipeline."""
@@ -16,5 +18,7 @@ def bubble_share(pipeline_degree: int, microbatches: int, virtual_stages: int = 
     if p <= 1:
         return 0.0
     if m < 1 or v < 1:
-        raise ValueError(f"microbatches and virtual_stages must be at least 1, got {m} and {v}")
+        field, value = ("microbatches", m) if m < 1 else ("virtual_stages", v)
+        raise SagelaunchError(f"{field}={value}: a pipeline runs at least 1; give the job's own setting",
+                              field=field, value=value, allowed="a whole number ≥ 1", fix="give the job's own setting")
     return (p - 1) / (v * m + p - 1)

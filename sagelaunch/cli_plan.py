@@ -74,7 +74,7 @@ def _one(console, shape, layout, instance_type, count, batch, seq_len, region, r
                            f"{layout.label()} on {count} × {instance_type}")
     nearest = []
     if result.verdict.status == "does not fit":
-        from sagelaunch.planner.nearest import changes_that_fit
+        from sagelaunch.planner.nearest import changes_that_fit  # lazy: the CLI loads a command's code when it runs
 
         nearest = changes_that_fit(shape, layout, instance_type, count, batch, seq_len=seq_len, runtime=runtime)
     if as_json:

@@ -17,15 +17,15 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sagelaunch.jobspec.errors import SagelaunchRuntimeError
 from sagelaunch.launcher.local.logs import LogRouter, drop_torchrun_copies
 from sagelaunch.launcher.local.path_errors import job_places, path_error_text
 from sagelaunch.launcher.local.plan_model import HostPlan, JobPlan, load_plan
 
 # Only what starting the hosts needs is imported up front; the rest loads while torchrun starts.
 if TYPE_CHECKING:
-    from sagelaunch.launcher.local import registry
+    from sagelaunch.launcher.local import artifacts, failure, processes, registry
     from sagelaunch.launcher.local.contract import HostLayout
-    from sagelaunch.launcher.local import artifacts, failure, processes
 else:
     registry = processes = artifacts = failure = HostLayout = None  # bound by _late_imports()
 
@@ -158,7 +158,7 @@ class Supervisor:
 
     def _tracker(self) -> processes.ProcessTracker:
         if self.tracker is None:  # run() starts it before anything watches or ends the job's processes
-            raise RuntimeError("the supervisor's process tracker is not started")
+            raise SagelaunchRuntimeError("the supervisor's process tracker is not started")
         return self.tracker
 
     def _is_torchrun(self, host: str) -> bool:

@@ -7,9 +7,9 @@ from functools import lru_cache
 
 import numpy as np
 
+from sagelaunch.jobspec.errors import SagelaunchRuntimeError
 from sagelaunch.profiler.analysis.gpu_breakdown import covered_upto, merge_intervals
 from sagelaunch.profiler.nputil import auto_bin_count, distinct, percentile
-
 from sagelaunch.profiler.schema import (
     CAT_CPU_OP,
     CAT_CUDA_RUNTIME,
@@ -29,7 +29,7 @@ def step_number(name: str) -> int:
     """The number of a step annotation's name (ProfilerStep#N, step_N); callers pass only names STEP_NAME matches."""
     match = STEP_NAME.match(name)
     if match is None:
-        raise ValueError(f"{name!r} is not a step annotation's name")
+        raise SagelaunchRuntimeError(f"{name!r} is not a step annotation's name")
     return int(match.group(1))
 TIMELINE_BINS = 100
 

@@ -14,6 +14,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from sagelaunch.jobspec.errors import SagelaunchRuntimeError
 from sagelaunch.profiler import schema as S
 from sagelaunch.profiler.analysis.gpu_breakdown import merge_intervals
 from sagelaunch.profiler.analysis.metrics import coverage_per_bin
@@ -379,5 +380,5 @@ def _cpu(analysis: AnalysisResult, rank: str | None) -> CpuActivity:
     """The CPU activity of the rank a cpu_busy_trace figure names (the figure exists only with it)."""
     cpu = analysis.ranks[rank].cpu if rank is not None else None
     if cpu is None:
-        raise ValueError(f"figure cpu_busy_trace names rank {rank!r}, which has no CPU activity")
+        raise SagelaunchRuntimeError(f"figure cpu_busy_trace names rank {rank!r}, which has no CPU activity")
     return cpu

@@ -2,8 +2,8 @@
 
 - `unit`: starts no process and reaches no server; the whole tier runs in under a minute. A unit test that starts
   a process fails (tests/fixtures/process_guard.py).
-- `integration`: starts processes that are not training (ruff, mypy, a wheel build, CLI runs, the SDK v2 oracle)
-  or talks to the session's moto server.
+- `integration`: starts processes that are not training (ruff, mypy, a wheel build, CLI runs, the SDK v2 oracle),
+  talks to the session's moto server, or computes for seconds in the test process (COSTLY_IN_PROCESS).
 - `slow`: trains, launches torchrun or local jobs, or drives Chromium (`browser` as well).
 
 A test is `slow` when it or its module says so or it uses a fixture of SLOW_FIXTURES/BROWSER_FIXTURES;

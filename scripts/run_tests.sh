@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install everything the tests need into .venv and run the whole suite.
-# Usage: bash scripts/run_tests.sh [pytest args]
+# Usage: bash scripts/run_tests.sh [pytest args]   (one tier: -m unit | -m integration | -m slow; README, Tests)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/ensure_venv.sh test
@@ -19,7 +19,8 @@ fi
 # the SageMaker Python SDK v2, in its own venv, only as the oracle of the v2 parity tests (tests/parity_v2)
 [ -x .venv-sagemaker-v2/bin/python ] || { python3 -m venv .venv-sagemaker-v2 && .venv-sagemaker-v2/bin/pip install -q -c constraints/sdk-v2.txt "sagemaker>=2.250,<3"; }
 set +e
-$PY -m pytest "$@"
+# the 25 slowest tests (setup, call and teardown each) close every run's output: where the time goes
+$PY -m pytest --durations=25 "$@"
 rc=$?
 set -e
 # pytest exits 5 when it collected no test: that is a failure here

@@ -21,6 +21,7 @@ from sagelaunch.launcher.local import registry
 from sagelaunch.launcher.backends import attach, submit
 from sagelaunch.launcher.local import requirements
 from sagelaunch.launcher.common.request import encode_hyperparameters
+from tests.conftest import RUN_ENV
 from tests.local.conftest import local_job, make_spec
 
 TOOLKIT_MAPPING = Path(__file__).parents[1] / "data" / "sagemaker_training_toolkit" / "mapping.py"
@@ -155,7 +156,7 @@ def test_requirements_install_into_a_cache_folder_reused_for_the_same_file(wheel
     # only what the job's Python lacks: six is already there, so it is not installed again
     assert [n for n in installed if not n.startswith("_")] == ["sagelaunch_tinypkg", "sagelaunch_tinypkg-1.0.dist-info"]
     probe = subprocess.run([sys.executable, "-c", "import sagelaunch_tinypkg, six; print(sagelaunch_tinypkg.VALUE)"],
-                           env={"PYTHONPATH": paths[0]}, capture_output=True, text=True, timeout=120)
+                           env={"PYTHONPATH": paths[0], **RUN_ENV}, capture_output=True, text=True, timeout=120)
     assert probe.stdout.strip() == "42", probe.stderr
     again, notes = requirements.install(code, sys.executable, tmp_path / "home")
     assert again == paths and notes[0].startswith("requirements.txt: reusing the packages installed in ")
@@ -168,7 +169,7 @@ def test_requirements_install_into_a_cache_folder_reused_for_the_same_file(wheel
 
 def _value(paths: list[str]) -> str:
     probe = subprocess.run([sys.executable, "-c", "import sagelaunch_tinypkg; print(sagelaunch_tinypkg.VALUE)"],
-                           env={"PYTHONPATH": paths[0]}, capture_output=True, text=True, timeout=120)
+                           env={"PYTHONPATH": paths[0], **RUN_ENV}, capture_output=True, text=True, timeout=120)
     return probe.stdout.strip()
 
 

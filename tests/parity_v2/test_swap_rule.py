@@ -19,6 +19,7 @@ import pytest
 
 import sagelaunch.sagemaker as mirror
 from scripts.sdk_v2_oracle import SWAP_RULE, swap_imports
+from tests.conftest import RUN_ENV
 from tests.fixtures.sdk_v2 import ROOT, SDK_V2_INSTALL, SDK_V2_PYTHON
 
 
@@ -53,7 +54,8 @@ def test_every_mirrored_name_exists_at_the_same_path_in_sdk_v2():
              "    missing += [f'{module}.{n}' for n in names if n != '__version__' and not hasattr(m, n)]\n"
              "print(json.dumps(missing))\n")
     proc = subprocess.run([str(SDK_V2_PYTHON), "-c", probe], input=json.dumps(modules), capture_output=True,
-                          text=True, timeout=300, env={"SAGEMAKER_SUPPRESS_V2_WARNING": "1", "PATH": "/usr/bin:/bin"})
+                          text=True, timeout=300,
+                          env={"SAGEMAKER_SUPPRESS_V2_WARNING": "1", "PATH": "/usr/bin:/bin", **RUN_ENV})
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
 

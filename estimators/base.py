@@ -142,8 +142,9 @@ class FrameworkEstimator(EstimatorArguments):
         r = self.resolved
         if region is None or region == r.region or self.image_uri is not None:
             return r.image_uri
-        region = support.check_region(checked_region(region))
-        return self.catalog_image(r.framework_version, r.py_version, region, self.instance_type)[1]
+        checked_region(region)
+        region = support.check_region(region)
+        return self.catalog_image(r.framework_version, r.py_version, region, r.instance_type)[1]
 
     def hyperparameters(self) -> dict[str, str]:
         """What the job is sent, JSON-encoded as v2's `hyperparameters()` returns it: the user's and the
@@ -260,6 +261,10 @@ class FrameworkEstimator(EstimatorArguments):
         if wait:  # the job handle keeps the session's credentials for its own calls
             job.wait(logs=logs, **{k: v for k, v in options.items() if k == "stop_on_interrupt"})
         return job
+
+    def create_model(self, **kwargs: Any) -> Any:
+        """v2's create_model: the trained job's Model (each framework's estimator makes its own)."""
+        raise NotImplementedError
 
     def deploy(self, initial_instance_count: int | None = None, instance_type: str | None = None,
                serializer: Any = None, deserializer: Any = None, accelerator_type: str | None = None,

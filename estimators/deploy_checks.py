@@ -37,21 +37,22 @@ def refuse_unsupported(options: dict[str, Any]) -> None:
                               value=options[asked[0]], allowed="None", fix=fix)
 
 
-def check_instance_count(count: Any, instance_type: str | None) -> int:
-    """v2 needs both for a real-time endpoint; a local endpoint is one process whatever the count."""
+def deploy_target(count: Any, instance_type: str | None) -> tuple[int, str]:
+    """(count, instance_type) of a deploy: v2 needs both for a real-time endpoint; a local endpoint is one process
+    whatever the count."""
     if instance_type is None:
         raise SagelaunchError("deploy needs instance_type: 'local' (here, no Docker) or a SageMaker hosting type such "
                               "as 'ml.m5.xlarge'; v2's order is deploy(initial_instance_count, instance_type, …)",
                               field="instance_type", value=None, allowed="'local' or a SageMaker hosting type",
                               fix="e.g. instance_type='ml.m5.xlarge'")
     if count is None and is_local(instance_type):
-        return 1
+        return 1, instance_type
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise SagelaunchError(f"initial_instance_count={count!r} must be a whole number >= 1 for instance_type="
                               f"{instance_type!r}; v2's order is deploy(initial_instance_count, instance_type, …)",
                               field="initial_instance_count", value=count, allowed="a whole number >= 1",
                               fix="v2's order is deploy(initial_instance_count, instance_type, …)")
-    return count
+    return count, instance_type
 
 
 def check_endpoint_name(name: str) -> str:

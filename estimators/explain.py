@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter, ValidationError
-from pydantic_core import PydanticCustomError
+from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
 
 from sagelaunch.estimators.resolve import cross_field_problems
 from sagelaunch.jobspec.errors import SagelaunchException, masked, shown
@@ -64,13 +64,13 @@ def _input(value: Any) -> Any:
     return ShownInput(value) if isinstance(value, (dict, list, tuple, set, frozenset)) else value
 
 
-def _details(error: dict[str, Any], cls: type) -> dict[str, Any]:
+def _details(error: ErrorDetails, cls: type[EstimatorArguments]) -> InitErrorDetails:
     """An error of err.errors() as InitErrorDetails (extra_forbidden gets its suggestion)."""
     if error["type"] == "extra_forbidden" and len(error["loc"]) == 1:
         kind = unknown_argument_error(str(error["loc"][0]), cls.argument_names(), cls.__name__)
         return {"type": kind, "loc": error["loc"], "input": _input(error["input"])}
     value = masked(tuple(error["loc"]), error["input"])  # never print a token, password or secret variable
-    details = {"type": error["type"], "loc": error["loc"], "input": _input(value)}
+    details: InitErrorDetails = {"type": error["type"], "loc": error["loc"], "input": _input(value)}
     if error.get("ctx"):
         details["ctx"] = error["ctx"]
     return details
@@ -86,7 +86,8 @@ def _validated_values(cls: type[EstimatorArguments], data: dict[str, Any], inval
             values[name] = data.get(argument, default) if name == "instance_type" else default
             continue
         try:
-            values[name] = TypeAdapter(info.annotation).validate_python(data[argument])
+            values[name] = TypeAdapter(info.annotation if info.annotation is not None else Any).validate_python(
+                data[argument])
         except Exception:  # a shape only its field validator accepts (tags as a dict): not needed here
             values[name] = default
     return values
@@ -105,7 +106,7 @@ def cross_field_errors(cls: type[EstimatorArguments], data: dict[str, Any],
 
 def explain(cls: type[EstimatorArguments], data: Any, err: ValidationError) -> ValidationError:
     errors = err.errors()
-    line_errors = [_details(e, cls) for e in errors]
+    line_errors: list[InitErrorDetails] = [_details(e, cls) for e in errors]
     field_errors = [e for e in errors if e["loc"]]
     if isinstance(data, dict) and field_errors and len(field_errors) == len(errors):
         invalid = {str(e["loc"][0]) for e in field_errors}

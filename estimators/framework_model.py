@@ -24,7 +24,7 @@ import tempfile
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from sagelaunch.estimators import field_checks as check
-from sagelaunch.estimators.deploy_checks import check_endpoint_name, check_instance_count, refuse_unsupported
+from sagelaunch.estimators.deploy_checks import check_endpoint_name, deploy_target, refuse_unsupported
 from sagelaunch.estimators.serializers import JSONDeserializer, JSONSerializer, NumpyDeserializer, NumpySerializer
 from sagelaunch.estimators.transformer import transformer_of
 from sagelaunch.jobspec.catalog import (
@@ -35,7 +35,7 @@ from sagelaunch.jobspec.catalog import (
     warn_if_unpatched,
 )
 from sagelaunch.jobspec.instance_types import is_local
-from sagelaunch.jobspec.errors import SagelaunchError
+from sagelaunch.jobspec.errors import SagelaunchError, SagelaunchRuntimeError
 from sagelaunch.jobspec.names import job_name
 from sagelaunch.jobspec.s3uri import key_destination, parse_s3_uri
 from sagelaunch.jobspec.suggest import unexpected_arguments
@@ -160,9 +160,12 @@ class FrameworkModel:
     def serving_image_uri(self, region_name: str, instance_type: str) -> str:
         if self.image_uri:
             return self.image_uri
-        uri = inference_image_uri(self.framework, self.framework_version, region=region_name,
+        version = self.framework_version
+        if version is None:  # _setup requires it without image_uri
+            raise SagelaunchRuntimeError(f"{type(self).__name__}: framework_version is not set")
+        uri = inference_image_uri(self.framework, version, region=region_name,
                                   instance_type=instance_type, py_version=self.py_version)
-        warn_if_unpatched(self.framework, self.framework_version, inference_scope(instance_type))
+        warn_if_unpatched(self.framework, version, inference_scope(instance_type))
         return uri
 
     def _environment(self, region: str, repacked: bool) -> dict[str, str]:
@@ -196,7 +199,7 @@ class FrameworkModel:
             endpoint_type=endpoint_type, managed_instance_scaling=managed_instance_scaling,
             inference_component_name=inference_component_name, routing_config=routing_config,
             model_reference_arn=model_reference_arn, update_endpoint=update_endpoint))
-        count = check_instance_count(initial_instance_count, instance_type)
+        count, instance_type = deploy_target(initial_instance_count, instance_type)
         default_serializer, default_deserializer = self._default_serializers()
         serializer = serializer if serializer is not None else default_serializer
         deserializer = deserializer if deserializer is not None else default_deserializer
@@ -342,7 +345,7 @@ class PyTorchModel(FrameworkModel):
     framework: ClassVar[str] = "pytorch"
 
     def __init__(self, model_data: str, role: str | None = None, entry_point: str | None = None,
-                 framework_version: str = "1.3", py_version: str | None = None, image_uri: str | None = None,
+                 framework_version: str | None = "1.3", py_version: str | None = None, image_uri: str | None = None,
                  predictor_cls: Any = None, model_server_workers: int | None = None, **kwargs: Any) -> None:
         self._setup(model_data, role, entry_point, dict(kwargs, framework_version=framework_version,
                                                         py_version=py_version, image_uri=image_uri,
@@ -354,7 +357,7 @@ class PyTorchModel(FrameworkModel):
         self.model_server_workers = model_server_workers
 
     def _environment(self, region: str, repacked: bool) -> dict[str, str]:
-        if repacked:
+        if repacked and self.entry_point:  # repacked: the model carries code/<entry_point>
             program, submit = os.path.basename(self.entry_point), sme.MODEL_CODE_DIR
         else:  # no code of ours: what env already says (v2 sends the variables empty)
             program, submit = self.env.get(sme.PROGRAM_VAR, ""), self.env.get(sme.SUBMIT_DIR_VAR, "")
@@ -438,9 +441,11 @@ class HuggingFaceModel(PyTorchModel):
     def serving_image_uri(self, region_name: str, instance_type: str) -> str:
         if self.image_uri:
             return self.image_uri
-        uri, _ = huggingface_image_uri(self.transformers_version, self.pytorch_version, self.py_version, region_name,
-                                       instance_type, "inference")
-        warn_if_unpatched("pytorch", self.pytorch_version, "inference")
+        transformers, pytorch = self.transformers_version, self.pytorch_version
+        if transformers is None or pytorch is None:  # __init__ requires both without image_uri
+            raise SagelaunchRuntimeError("HuggingFaceModel: transformers_version and pytorch_version are not set")
+        uri, _ = huggingface_image_uri(transformers, pytorch, self.py_version, region_name, instance_type, "inference")
+        warn_if_unpatched("pytorch", pytorch, "inference")
         return uri
 
     def _default_serializers(self) -> tuple[Any, Any]:

@@ -29,7 +29,7 @@ class Estimator(FrameworkEstimator):
 
     framework: ClassVar[str] = "generic"
 
-    image_uri: str  # type: ignore[assignment]  # required here: the image is what a generic estimator runs
+    image_uri: str  # required here: the image is what a generic estimator runs
     """The training image (an ECR image URI)."""
     entry_point: str | None = None  # type: ignore[assignment]  # optional: without it the image runs its own program
     """Script run by the image's SageMaker training toolkit (script mode); None: the image's own program runs."""

@@ -15,7 +15,7 @@ from sagelaunch.estimators.framework_model import HuggingFaceModel
 from sagelaunch.estimators.pytorch import PyTorch
 from sagelaunch.estimators.trained_model import trained_job_of, vpc_config_of
 from sagelaunch.jobspec.catalog import huggingface_image_uri
-from sagelaunch.jobspec.errors import SagelaunchError
+from sagelaunch.jobspec.errors import SagelaunchError, SagelaunchRuntimeError
 from sagelaunch.jobspec.names import job_name
 
 if TYPE_CHECKING:
@@ -66,8 +66,10 @@ class HuggingFace(PyTorch):
         return {**data, "framework_version": data.get("pytorch_version")}
 
     def catalog_image(self, version: str, py_version: str, region: str, instance_type: str) -> tuple[str, str, str]:
-        uri, py = huggingface_image_uri(self.transformers_version, self.pytorch_version, self.py_version, region,
-                                        instance_type)
+        transformers, pytorch = self.transformers_version, self.pytorch_version
+        if transformers is None or pytorch is None:  # the validator requires both without image_uri
+            raise SagelaunchRuntimeError("HuggingFace: transformers_version and pytorch_version are not set")
+        uri, py = huggingface_image_uri(transformers, pytorch, self.py_version, region, instance_type)
         return py, uri, uri.rsplit("/", 1)[1].split(":")[0]
 
     def create_model(self, model_server_workers: int | None = None, role: str | None = None,

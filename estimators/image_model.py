@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from sagelaunch.estimators import field_checks as check
-from sagelaunch.estimators.deploy_checks import check_endpoint_name, check_instance_count, refuse_unsupported
+from sagelaunch.estimators.deploy_checks import check_endpoint_name, deploy_target, refuse_unsupported
 from sagelaunch.estimators.framework_model import base_from_name, base_name_from_image
 from sagelaunch.jobspec.instance_types import is_local
 from sagelaunch.jobspec.errors import SagelaunchError
@@ -64,8 +64,8 @@ class ImageModel:
         variant_options = {k: v for k, v in (
             ("VolumeSizeInGB", volume_size), ("ModelDataDownloadTimeoutInSeconds", model_data_download_timeout),
             ("ContainerStartupHealthCheckTimeoutInSeconds", container_startup_health_check_timeout)) if v is not None}
-        count = check_instance_count(initial_instance_count, instance_type)
-        assert instance_type is not None  # check_instance_count refuses a missing one
+        count, instance_type = deploy_target(initial_instance_count, instance_type)
+        assert instance_type is not None  # deploy_target refuses a missing one
         sme.check_instance_type(instance_type)
         if endpoint_name is not None:
             check_endpoint_name(endpoint_name)

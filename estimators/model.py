@@ -27,7 +27,7 @@ from sagelaunch.estimators import field_checks as check
 from sagelaunch.estimators.deploy_checks import (
     UNSUPPORTED_DEPLOY,
     check_endpoint_name,
-    check_instance_count,
+    deploy_target,
     refuse_unsupported,
 )
 from sagelaunch.jobspec.catalog import inference_image_uri
@@ -139,7 +139,7 @@ class Model(BaseModel):
         if unknown:
             raise unexpected_arguments("Model.deploy", unknown, (*UNSUPPORTED_DEPLOY, "endpoint_name", "wait"))
         refuse_unsupported({"accelerator_type": accelerator_type, **v2_options})
-        count = check_instance_count(initial_instance_count, instance_type)
+        count, instance_type = deploy_target(initial_instance_count, instance_type)
         entry, requirements = self.handler_files()
         name = check_endpoint_name(endpoint_name) if endpoint_name else self._make_name()
         if is_local(instance_type):

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from sagelaunch.estimators.base import FrameworkEstimator
 from sagelaunch.estimators.framework_model import PyTorchModel
-from sagelaunch.estimators.trained_model import trained_job_of, training_code_of, vpc_config_of
+from sagelaunch.estimators.trained_model import trained_job_of, trained_model_data, training_code_of, vpc_config_of
 from sagelaunch.jobspec.names import job_name
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ class PyTorch(FrameworkEstimator):
         kwargs.setdefault("region", self.resolved.region)
         trained_entry, trained_source = training_code_of(self, job)
         return PyTorchModel(
-            job.model_data, role or self.role, entry_point or trained_entry,
+            trained_model_data(job), role or self.role, entry_point or trained_entry,
             framework_version=self.resolved.framework_version, py_version=self.resolved.py_version,
             source_dir=source_dir or trained_source, container_log_level=self.container_log_level,
             code_location=getattr(self, "code_location", None), model_server_workers=model_server_workers,

@@ -17,7 +17,7 @@ from sagelaunch.estimators.settings import settings_problems, training_instance_
 from sagelaunch.jobspec import catalog as support
 from sagelaunch.jobspec.instance_types import InstanceType, is_local, names_sagemaker_type
 from sagelaunch.jobspec.instance_types import instance_type as instance_type_record
-from sagelaunch.jobspec.errors import ProblemsError, SagelaunchError, SagelaunchException, problem_of
+from sagelaunch.jobspec.errors import ProblemsError, SagelaunchError, SagelaunchException, SagelaunchRuntimeError, problem_of
 from sagelaunch.jobspec.spec import ProfilerSettings
 from sagelaunch.launcher import default_region, local_gpu_count
 from sagelaunch.planner.validate import check_smp_memory
@@ -177,6 +177,8 @@ def resolve(est: EstimatorArguments) -> Resolved:
     """Everything derived from a valid estimator, or one ValueError listing every cross-field problem."""
     problems = cross_field_problems(est)
     problems.raise_if_any()
+    if problems.resolved is None:  # no problem and no invalid field: cross_field_problems resolved it
+        raise SagelaunchRuntimeError("the estimator has no problem but was not resolved")
     return problems.resolved
 
 
@@ -201,8 +203,9 @@ def cross_field_problems(est: EstimatorArguments, invalid: frozenset[str] = froz
     region_ok = region is not None and (local or problems.check(lambda: support.check_region(region)) is not None)
     image = None
     if valid("framework_version", "py_version", "image_uri"):
-        if info is not None and region_ok:
-            image = problems.check(lambda: _image(est, region, local, info, instance_type))
+        if info is not None and region_ok and region is not None and instance_type is not None:
+            image_region, image_info, image_type = region, info, instance_type
+            image = problems.check(lambda: _image(est, image_region, local, image_info, image_type))
         else:
             problems.check(lambda: _versions(est))
     if sagemaker_job and valid("role"):
@@ -214,14 +217,14 @@ def cross_field_problems(est: EstimatorArguments, invalid: frozenset[str] = froz
     if valid("subnets", "security_group_ids"):
         problems.check(lambda: _vpc(est))
     profiler, plan = None, None
-    if image is not None:
-        version = image[0]
+    if image is not None and info is not None and region is not None and instance_type is not None:
+        version, known_region, known_type = image[0], region, instance_type  # an image was found for these
         if valid("profiler_config", "disable_profiler", "rules", "debugger_hook_config", "tensorboard_output_config"):
-            profiler = problems.check(lambda: _profiler(est, version, region, local, instance_type))
+            profiler = problems.check(lambda: _profiler(est, version, known_region, local, known_type))
         gpus = _gpus_per_host(info)
         if valid("distribution", "instance_count"):
             plan = problems.check(lambda: parse_distribution(
-                est.distribution, framework=est.framework, framework_version=version, instance_type=instance_type,
+                est.distribution, framework=est.framework, framework_version=version, instance_type=known_type,
                 instance_count=est.instance_count, gpus_per_host=gpus,
             ))
     if plan is not None and plan.smp is not None and est.planned_model and valid("planned_model") and instance_type:
@@ -233,6 +236,7 @@ def cross_field_problems(est: EstimatorArguments, invalid: frozenset[str] = froz
                                      fix="drop some hyperparameters"))
     if not problems.problems and not invalid:
         assert image is not None and plan is not None and info is not None and region is not None
+        assert instance_type is not None  # an image was found for it
         version, py, uri, repository = image
         problems.resolved = Resolved(version, py, uri, region, _gpus_per_host(info), plan, profiler,
                                      repository, instance_type)

@@ -44,7 +44,9 @@ def _check_media_type(field: str, value: Any) -> None:
 class BaseSerializer:
     """What a serializer offers: CONTENT_TYPE and serialize(data) → bytes or str."""
 
-    CONTENT_TYPE: str
+    @property
+    def CONTENT_TYPE(self) -> str:  # noqa: N802 (the SDK's name)
+        raise NotImplementedError
 
     def serialize(self, data: Any) -> Any:
         raise NotImplementedError
@@ -158,7 +160,9 @@ class IdentitySerializer(SimpleBaseSerializer):
 class BaseDeserializer:
     """What a deserializer offers: ACCEPT and deserialize(stream, content_type)."""
 
-    ACCEPT: tuple[str, ...]
+    @property
+    def ACCEPT(self) -> tuple[str, ...] | list[str]:  # noqa: N802 (the SDK's name: a tuple, or the list given)
+        raise NotImplementedError
 
     def deserialize(self, stream: Any, content_type: str) -> Any:
         raise NotImplementedError
@@ -169,7 +173,7 @@ class SimpleBaseDeserializer(BaseDeserializer):
         self.accept = accept
 
     @property
-    def ACCEPT(self) -> tuple[str, ...]:  # noqa: N802 (the SDK's name)
+    def ACCEPT(self) -> tuple[str, ...] | list[str]:  # noqa: N802 (the SDK's name: a tuple, or the list given)
         return (self.accept,) if isinstance(self.accept, str) else self.accept
 
     def __repr__(self) -> str:

@@ -8,7 +8,7 @@ from pydantic import field_validator
 
 from sagelaunch.estimators.base import FrameworkEstimator
 from sagelaunch.estimators.framework_model import TensorFlowModel
-from sagelaunch.estimators.trained_model import trained_job_of, vpc_config_of
+from sagelaunch.estimators.trained_model import trained_job_of, trained_model_data, vpc_config_of
 from sagelaunch.jobspec.errors import SagelaunchError
 from sagelaunch.jobspec.names import job_name
 
@@ -62,7 +62,7 @@ class TensorFlow(FrameworkEstimator):
         kwargs.setdefault("enable_network_isolation", isolation() if callable(isolation) else isolation)
         kwargs.setdefault("region", self.resolved.region)
         return TensorFlowModel(
-            model_data=job.model_data, role=role or self.role, container_log_level=self.container_log_level,
+            model_data=trained_model_data(job), role=role or self.role, container_log_level=self.container_log_level,
             framework_version=self.resolved.framework_version,
             sagemaker_session=getattr(self, "sagemaker_session", None),
             vpc_config=vpc_config_of(self, vpc_config_override), entry_point=entry_point, source_dir=source_dir,

@@ -59,3 +59,13 @@ def trained_job_of(job: TrainingJob | None) -> TrainingJob:
                                   f" it has no trained model to deploy or transform. Fix: {fix}",
                                   field="latest_training_job", value=job.name, allowed="a Completed job", fix=fix)
     return job
+
+
+def trained_model_data(job: TrainingJob) -> str:
+    """The model.tar.gz a finished training job left, for its Model; refused while it has none."""
+    data = job.model_data
+    if not isinstance(data, str):
+        fix = "wait for the job to complete (job.wait()), then create the model"
+        raise SagelaunchError(f"training job {job.name} has no model artifact yet; {fix}", field="latest_training_job",
+                              value=job.name, allowed="a completed training job", fix=fix)
+    return data

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from sagelaunch.estimators.session import Session
 from sagelaunch.jobspec.catalog import FRAMEWORK_CLASS_NAMES
@@ -26,7 +26,7 @@ from sagelaunch.profiler_config.debugger import ProfilerRule
 
 if TYPE_CHECKING:
     from sagelaunch.estimators.base import FrameworkEstimator
-    from sagelaunch.launcher import TrainingJob
+    from sagelaunch.launcher import SageMakerTrainingJob, TrainingJob
 
 _TAG_VERSION = re.compile(r":(\d+\.\d+(?:\.\d+)?)-")
 _TAG_PY = re.compile(r"-(py\d+)")
@@ -85,7 +85,8 @@ def artifacts_path(est: "FrameworkEstimator", kind: str) -> str | None:
                               f"this machine; {fix}", field="latest_training_job", value=job.name,
                               allowed="a SageMaker job", fix=fix)
     section, folder = ARTIFACT_FOLDERS[kind]
-    config = (job.request or job.describe()).get(section) or {}
+    sent = cast("SageMakerTrainingJob", job).request  # a SageMaker job (checked above)
+    config = (sent or job.describe()).get(section) or {}
     if not config.get("S3OutputPath") or config.get("DisableProfiler"):
         return None
     return posixpath.join(config["S3OutputPath"], job.name, folder)
@@ -234,7 +235,7 @@ def _update(job: "TrainingJob", what: str, **params: Any) -> None:
             f"{what} changes a running SageMaker job's profiler (UpdateTrainingJob); the local job {job.name} "
             f"reads its profiler settings once, when it starts. Fix: {fix}", field="latest_training_job",
             value=job.name, allowed="a running SageMaker job", fix=fix)
-    job.update(**params)
+    cast("SageMakerTrainingJob", job).update(**params)  # a SageMaker job (checked above)
 
 
 def enable_default_profiling(est: "FrameworkEstimator", job: "TrainingJob") -> None:
@@ -284,7 +285,8 @@ def update_profiler(job: "TrainingJob", rules: Any, system_monitor_interval_mill
         config["ProfilingParameters"] = _profiling_parameters(framework_profile_params)
     params: dict[str, Any] = {"ProfilerConfig": config}
     if rules:
-        params["ProfilerRuleConfigurations"] = [_rule_config(rule, job.region) for rule in rules]
+        region = getattr(job, "region", None) or ""  # a local job has none: _update refuses it below
+        params["ProfilerRuleConfigurations"] = [_rule_config(rule, region) for rule in rules]
     _update(job, "update_profiler()", **params)
 
 

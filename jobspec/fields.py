@@ -14,7 +14,7 @@ import json
 import re
 import shlex
 import warnings
-from typing import Any
+from typing import Any, overload
 
 from sagelaunch.jobspec.errors import SagelaunchError, cut, secret_shown, shown
 
@@ -59,6 +59,10 @@ def channel_count(count: int) -> None:
                               fix="put related data under one channel's prefix")
 
 
+@overload
+def local_path(field: str, v: str) -> str: ...
+@overload
+def local_path(field: str, v: None) -> None: ...
 def local_path(field: str, v: str | None) -> str | None:
     """A path a process can open: no NUL character, at most MAX_PATH_CHARS (DirectoryPath)."""
     if v is None:

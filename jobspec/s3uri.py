@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import overload
 
 from sagelaunch.jobspec.errors import SagelaunchError
 
@@ -12,6 +13,10 @@ from sagelaunch.jobspec.errors import SagelaunchError
 S3_URI = re.compile(r"^s3://[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9](/.*)?$")
 
 
+@overload
+def check_s3_uri(field: str, v: str) -> str: ...
+@overload
+def check_s3_uri(field: str, v: None) -> None: ...
 def check_s3_uri(field: str, v: str | None) -> str | None:
     """`v` if it is an S3 URI (or None); otherwise an error naming the field, with the URI it probably meant."""
     if v is not None and not S3_URI.match(v):

@@ -90,6 +90,7 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "find_transform_job": (f"{_LOCAL}.transform", "find_transform_job"),
     # the SageMaker half
     "prepared_request": (f"{_SAGEMAKER}.backend", "prepared_request"),
+    "SageMakerTrainingJob": (f"{_SAGEMAKER}.backend", "SageMakerTrainingJob"),
     "profiler_output_uri": (f"{_SAGEMAKER}.backend", "profiler_output_uri"),
     "role_arn": (f"{_SAGEMAKER}.training", "role_arn"),
     "expand_role": (f"{_SAGEMAKER}.training", "expand_role"),
@@ -151,7 +152,7 @@ if TYPE_CHECKING:  # the same names for type checkers, which do not run __getatt
     from sagelaunch.launcher.local.serving.endpoint import LocalEndpoint, running_endpoint
     from sagelaunch.launcher.local.transform import check_local_settings, find_transform_job, run_local_transform
     from sagelaunch.launcher.sagemaker import endpoint as sagemaker_endpoint
-    from sagelaunch.launcher.sagemaker.backend import prepared_request, profiler_output_uri
+    from sagelaunch.launcher.sagemaker.backend import SageMakerTrainingJob, prepared_request, profiler_output_uri
     from sagelaunch.launcher.sagemaker.identity import caller_arn, execution_role
     from sagelaunch.launcher.sagemaker.training import expand_role, role_arn
     from sagelaunch.launcher.sagemaker.transform import create_model, start_transform_job

@@ -453,7 +453,7 @@ def chunk_parts(raw: bytes | bytearray, path: Path, workers: int | None = None,
     except (msgspec.MsgspecError, RecursionError):
         return None
     events_text = head.traceEvents
-    head.traceEvents = None
+    head.traceEvents = msgspec.Raw()  # the head keeps its metadata only
     if events_text is None:
         return None
     text = bytes(memoryview(events_text))

@@ -103,8 +103,8 @@ def _check(spec: TrainingJobSpec, options: dict[str, Any]) -> _Checked:
         master_port = 0
     else:
         ports = []
-        master_port = options.get("master_port")
-        master_port = preflight.check_port(int(master_port), "master_port") if master_port else free_port()
+        given_port = options.get("master_port")
+        master_port = preflight.check_port(int(given_port), "master_port") if given_port else free_port()
     resolved = [channels.resolve(channel, spec.region) for channel in spec.inputs]
     if spec.output.checkpoint_s3_uri:
         channels.check_s3_prefix(spec.output.checkpoint_s3_uri, spec.region, "checkpoint_s3_uri")

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import csv
 from dataclasses import dataclass
+import importlib.machinery
 import importlib.util
 import inspect
 import itertools
 import sys
 import threading
 from pathlib import Path
-from types import ModuleType
+from types import CodeType, ModuleType
 from typing import Callable
 
 from sagelaunch.jobspec.errors import SagelaunchError, SagelaunchException
@@ -54,6 +55,14 @@ def handler_script(model_dir: str | Path, program: str | None = None) -> Path | 
     return default_inference_script() if Path(model_dir, "config.json").is_file() else None
 
 
+class _SourceOnlyLoader(importlib.machinery.SourceFileLoader):
+    """Runs the script's source as it is now: no code/__pycache__ written into the model's folder, and no compiled
+    copy of an earlier inference.py (same size, same second) reused."""
+
+    def get_code(self, fullname: str) -> CodeType:
+        return compile(self.get_data(self.path), self.path, "exec", dont_inherit=True)
+
+
 def load_handler_module(model_dir: str | Path, program: str | None = None) -> ModuleType | None:
     script = handler_script(model_dir, program)
     if script is None:
@@ -62,7 +71,8 @@ def load_handler_module(model_dir: str | Path, program: str | None = None) -> Mo
         if folder.is_dir() and str(folder) not in sys.path:
             sys.path.insert(0, str(folder))
     # a fresh module name per model: two endpoints in one process must not share handler state
-    spec = importlib.util.spec_from_file_location(f"sagelaunch_inference_{next(_module_ids)}", script)
+    name = f"sagelaunch_inference_{next(_module_ids)}"
+    spec = importlib.util.spec_from_file_location(name, script, loader=_SourceOnlyLoader(name, str(script)))
     if spec is None or spec.loader is None:
         raise SagelaunchError(f"{script}: Python cannot load it as a module", field="entry_point", value=str(script),
                               allowed="a Python file", fix="name the model's handler script with a .py suffix")

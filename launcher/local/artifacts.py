@@ -14,7 +14,7 @@ from urllib.parse import unquote, urlparse
 
 from sagelaunch.jobspec.errors import SagelaunchError
 from sagelaunch.jobspec.s3uri import parse_s3_uri
-from sagelaunch.launcher.local.contract import HostLayout
+from sagelaunch.launcher.local.host_layout import HostLayout
 from sagelaunch.launcher.common.aws import s3 as aws_s3
 from sagelaunch.launcher.local import s3
 from sagelaunch.launcher.common.safe_write import complete_file

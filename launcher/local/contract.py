@@ -15,16 +15,15 @@ import os
 import re
 import shlex
 import warnings
-from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sagelaunch.jobspec.contract import (PROFILER_CONFIG_FILE, PROFILER_OUTPUT_SUBDIR, SAGELAUNCH_PROFILER_CONFIG,
+from sagelaunch.jobspec.contract import (PROFILER_CONFIG_FILE, SAGELAUNCH_PROFILER_CONFIG,
                               SAGELAUNCH_SMP_CHECKPOINT_NAMES, SAGELAUNCH_SMP_INIT_DIR,
                               SM_PROFILER_OUTPUT_DIR)
 from sagelaunch.jobspec.profiling import profiler_config_file
 from sagelaunch.jobspec.smp import checkpoint_names
 from sagelaunch.launcher.common.safe_write import write_private_text
+from sagelaunch.launcher.local.host_layout import HostLayout
 from sagelaunch.jobspec.errors import SagelaunchError
 
 if TYPE_CHECKING:
@@ -51,70 +50,6 @@ FRAMEWORK_MODULES = {
 INSTANCE_GROUP = "homogeneousCluster"
 # The loopback interface: every local "host" talks over 127.0.0.1.
 NETWORK_INTERFACE = "lo"
-
-
-@dataclass(frozen=True)
-class HostLayout:
-    """The /opt/ml tree of one host, rooted in the job folder."""
-
-    root: Path
-
-    @property
-    def input_dir(self) -> Path:
-        return self.root / "input"
-
-    @property
-    def config_dir(self) -> Path:
-        return self.root / "input" / "config"
-
-    @property
-    def data_dir(self) -> Path:
-        return self.root / "input" / "data"
-
-    @property
-    def code_dir(self) -> Path:
-        return self.root / "code"
-
-    @property
-    def model_dir(self) -> Path:
-        return self.root / "model"
-
-    @property
-    def output_dir(self) -> Path:
-        return self.root / "output"
-
-    @property
-    def output_data_dir(self) -> Path:
-        return self.root / "output" / "data"
-
-    @property
-    def intermediate_dir(self) -> Path:
-        return self.root / "output" / "intermediate"
-
-    @property
-    def failure_file(self) -> Path:
-        return self.root / "output" / "failure"
-
-    @property
-    def profiler_dir(self) -> Path:
-        return self.root.joinpath(*PROFILER_OUTPUT_SUBDIR)
-
-    @property
-    def checkpoints_dir(self) -> Path:
-        return self.root / "checkpoints"
-
-    @property
-    def profiler_config_file(self) -> Path:
-        return self.config_dir / PROFILER_CONFIG_FILE
-
-    def channel_dir(self, channel: str) -> Path:
-        return self.data_dir / channel
-
-    def create(self) -> None:
-        """Make the folders (checkpoints/ and channels are laid out by the backend)."""
-        for folder in (self.config_dir, self.data_dir, self.code_dir, self.model_dir,
-                       self.output_data_dir, self.intermediate_dir, self.profiler_dir):
-            folder.mkdir(parents=True, exist_ok=True)
 
 
 def host_names(instance_count: int) -> list[str]:

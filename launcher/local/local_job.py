@@ -16,7 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from sagelaunch.jobspec.spec import TrainingJobSpec, replace
-from sagelaunch.launcher.local.contract import HostLayout
+from sagelaunch.launcher.local.host_layout import HostLayout
 from sagelaunch.launcher.local.artifacts import artifact_prefix
 from sagelaunch.launcher.common.request import CreateTrainingJobRequest, compile_create_training_job_request
 from sagelaunch.launcher.common.request_model import Channel, ProfilerConfig, ResourceConfig, TrainingJobRequest

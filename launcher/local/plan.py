@@ -1,6 +1,6 @@
 """Lay out a local job's folder and write the plan its supervisor runs.
 
-Per host: the /opt/ml tree (contract.HostLayout), the code, the channels, the config files,
+Per host: the /opt/ml tree (host_layout.HostLayout), the code, the channels, the config files,
 the environment and the command — torchrun for PyTorch, the script itself with TF_CONFIG for
 TensorFlow. Everything comes from the job's compiled request and its local facts (launcher.local.local_job); the
 plan is a typed, versioned record (launcher.local.plan_model) so the supervisor (a separate process) needs neither.
@@ -19,6 +19,7 @@ from sagelaunch.jobspec.s3uri import parse_s3_uri
 from sagelaunch.launcher.common.archive import unpack
 from sagelaunch.launcher.common.environment import machine_gpus
 from sagelaunch.launcher.common.safe_write import write_private_text
+from sagelaunch.launcher.local.host_layout import HostLayout
 from sagelaunch.launcher.local import channels as channel_io
 from sagelaunch.launcher.local import contract, registry, requirements, s3
 from sagelaunch.launcher.local.job_modules import job_module_paths
@@ -80,7 +81,7 @@ def copy_code(job: LocalJob, code_dirs: list[Path]) -> None:
                 raise with_path(error, target) from error
 
 
-def _link_checkpoints(job: LocalJob, layout: contract.HostLayout) -> None:
+def _link_checkpoints(job: LocalJob, layout: HostLayout) -> None:
     if job.facts.checkpoint_local_path:
         # the same folder for every run that names it: resume can be tested
         shared = Path(job.facts.checkpoint_local_path).expanduser().resolve()
@@ -90,7 +91,7 @@ def _link_checkpoints(job: LocalJob, layout: contract.HostLayout) -> None:
         layout.checkpoints_dir.mkdir(parents=True, exist_ok=True)
 
 
-def checkpoint_folders(layouts: list[contract.HostLayout]) -> list[Path]:
+def checkpoint_folders(layouts: list[HostLayout]) -> list[Path]:
     """Each distinct checkpoint folder once (hosts sharing checkpoint_local_path share one)."""
     seen: dict[Path, None] = {}
     for layout in layouts:
@@ -98,7 +99,7 @@ def checkpoint_folders(layouts: list[contract.HostLayout]) -> list[Path]:
     return list(seen)
 
 
-def _restore_checkpoints(job: LocalJob, layouts: list[contract.HostLayout]) -> list[str]:
+def _restore_checkpoints(job: LocalJob, layouts: list[HostLayout]) -> list[str]:
     """As on SageMaker: what is under checkpoint_s3_uri is in checkpoints/ when the job starts — except where
     checkpoint_local_path already holds a newer file (a run that crashed before uploading): that one is kept, and
     named in the job's log. Returns those notes."""
@@ -147,7 +148,7 @@ def build(job: LocalJob, *, resolved_channels: list[channel_io.ResolvedChannel],
     args = contract.command_line_args(contract.split_hyperparameters(
         contract.decode_hyperparameters(job.hyperparameters))[0])
     hosts = contract.host_names(job.instance_count)
-    layouts = {host: contract.HostLayout(job_dir / host) for host in hosts}
+    layouts = {host: HostLayout(job_dir / host) for host in hosts}
     for layout in layouts.values():
         layout.create()
         _link_checkpoints(job, layout)

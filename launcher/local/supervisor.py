@@ -25,7 +25,7 @@ from sagelaunch.launcher.local.plan_model import HostPlan, JobPlan, load_plan
 # Only what starting the hosts needs is imported up front; the rest loads while torchrun starts.
 if TYPE_CHECKING:
     from sagelaunch.launcher.local import artifacts, failure, processes, registry
-    from sagelaunch.launcher.local.contract import HostLayout
+    from sagelaunch.launcher.local.host_layout import HostLayout
 else:
     registry = processes = artifacts = failure = HostLayout = None  # bound by _late_imports()
 
@@ -38,9 +38,10 @@ def _late_imports() -> None:
         processes,
         registry,  # lazy: the supervisor starts the hosts before the rest loads (top of the file)
     )
-    from sagelaunch.launcher.local.contract import (
+    from sagelaunch.launcher.local.host_layout import (
         HostLayout,  # lazy: the supervisor starts the hosts before the rest loads (top of the file)
     )
+
 
 def places(plan: JobPlan) -> list[tuple[str, Path]]:
     return job_places(plan.job_dir, plan.artifact_prefix)

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from sagelaunch.jobspec.distribution import DistributionSpec, ModelParallelSettings, MPISettings
+from sagelaunch.launcher.local.host_layout import HostLayout
 from sagelaunch.launcher.local import contract
 from sagelaunch.jobspec.spec import InputChannel, ProfilerSettings
 from tests.local.conftest import local_job, make_spec
@@ -39,7 +40,7 @@ def _smp(parameters: dict) -> DistributionSpec:
 def _host_env(tmp_path: Path, **spec_fields):
     job = local_job(make_spec(**spec_fields), tmp_path)
     hosts = contract.host_names(job.instance_count)
-    layout = contract.HostLayout(tmp_path / hosts[-1])
+    layout = HostLayout(tmp_path / hosts[-1])
     hps = job.host_hyperparameters(layout)
     return job, layout, hps, contract.environment(layout, job, hosts[-1], hosts, hps, num_gpus=0, num_cpus=4)
 

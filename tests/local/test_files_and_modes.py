@@ -17,7 +17,7 @@ import pytest
 
 from sagelaunch.launcher.local import registry
 from sagelaunch.launcher.backends import submit
-from sagelaunch.launcher.local.contract import HostLayout
+from sagelaunch.launcher.local.host_layout import HostLayout
 from sagelaunch.launcher.common.jobs import JobFailedError
 from sagelaunch.launcher.local import artifacts
 from tests.local.conftest import make_spec

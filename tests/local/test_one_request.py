@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from sagelaunch.jobspec.spec import InputChannel, ProfilerSettings
 from sagelaunch.launcher.local import registry
 from sagelaunch.launcher.backends import submit
-from sagelaunch.launcher.local.contract import HostLayout
+from sagelaunch.launcher.local.host_layout import HostLayout
 from sagelaunch.launcher.local.plan_model import PLAN_FILE, load_plan
 from sagelaunch.launcher.common.request import compile_create_training_job_request
 from tests.local.conftest import local_job, make_spec, unique

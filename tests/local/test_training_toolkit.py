@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from sagelaunch.launcher.local.host_layout import HostLayout
 from sagelaunch.launcher.local import contract
 from sagelaunch.launcher.local import registry
 from sagelaunch.launcher.backends import attach, submit
@@ -71,7 +72,7 @@ def test_user_args_are_the_toolkits_to_cmd_args_for_every_type(to_cmd_args):
 def test_sm_hp_variables_are_the_toolkits_to_env_vars_for_every_type(toolkit, tmp_path):
     job = local_job(make_spec(hyperparameters=HYPERPARAMETERS), tmp_path)
     hosts = contract.host_names(1)
-    layout = contract.HostLayout(tmp_path / hosts[0])
+    layout = HostLayout(tmp_path / hosts[0])
     env = contract.environment(layout, job, hosts[0], hosts, job.host_hyperparameters(layout), num_gpus=0, num_cpus=2)
     expected = toolkit.to_env_vars({f"hp_{k}": v for k, v in _decoded(HYPERPARAMETERS).items()})
     assert {k: env[k] for k in expected} == expected

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from sagelaunch.jobspec.distribution import DistributionSpec
 from sagelaunch.launcher.backends import submit
 from tests.local.conftest import make_spec
 
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.slow  # a local TensorFlow job on two hosts
 
 def test_multi_worker_mirrored_job_on_two_hosts():
     spec = make_spec("tf_mwms.py", framework="tensorflow", framework_version="2.21", instance_count=2,
-                     distribution={"multi_worker_mirrored_strategy": {"enabled": True}})
+                     distribution=DistributionSpec(strategy="multi_worker_mirrored_strategy", given=True))
     job = submit(spec, wait=True, logs=False)
     record = job.describe()
     assert record["TrainingJobStatus"] == "Completed", record.get("FailureReason")

@@ -87,6 +87,7 @@ class DistributedModel(nn.Module):
         self.partitioned = False
         self._post_partition_hooks: list = []
         self._post_step_hooks: list = []
+        self._post_step_hooks_ran = False
         # 3. data parallel over the replica group. pp == 1: DDP (tp-sharded DTensor parameters are ignored by
         #    DDP's reducer, which does not take DTensors, and averaged after the step). pp > 1: the schedules call
         #    backward once per microbatch and stage outside DDP's forward/backward pairing (DDP's bucket rebuild
@@ -215,7 +216,9 @@ class DistributedModel(nn.Module):
     def backward(self, tensors, grad_tensors=None):
         """Replaces loss.backward(): gradients are averaged over microbatches (average_grads_across_microbatches)
         and, with fp16, multiplied by the optimizer's loss scale (SMP scales the loss here)."""
-        loss_scale = state.optimizer.loss_scale if state.optimizer is not None else 1.0
+        # (a script's own fp16 optimizer scaled the loss already: keeps_master_weights is False)
+        opt = state.optimizer
+        loss_scale = opt.loss_scale if opt is not None and opt.keeps_master_weights else 1.0
         if self.pipelined:
             if grad_tensors is not None:
                 raise SMPValidationError("model.backward(tensors, grad_tensors) is not supported with pipelining; "
@@ -323,6 +326,8 @@ class DistributedModel(nn.Module):
         return (m for n, m in self.get_module().named_modules() if n in prefixes)
 
     def is_distributed_parameter(self, param) -> bool:
+        if (name := _script_fp16_shard_name(param)) is not None:  # a shard the script's fp16 optimizer holds
+            return self.tp_shard_dims.get(name) is not None
         return _is_dtensor(param) and any(p is param for n, p in self.get_module().named_parameters()
                                           if self.tp_shard_dims.get(n) is not None)
 
@@ -335,10 +340,18 @@ class DistributedModel(nn.Module):
             self._post_partition_hooks.append(hook)
 
     def register_post_step_hook(self, hook):
-        """hook(model, optimizer) runs after every @smp.step call (SMP v1's post-step hook)."""
-        self._post_step_hooks.append(hook)
+        """hook(model, optimizer) runs once, at the end of the first @smp.step call, or now when a step already
+        ran (SMP v1: DistributedModel calls its post-step hooks once; the fp16 examples build their fp32 master
+        weights in one, which must not run again)."""
+        if self._post_step_hooks_ran:
+            hook(self, state.optimizer)
+        else:
+            self._post_step_hooks.append(hook)
 
     def run_post_step_hooks(self) -> None:
+        if self._post_step_hooks_ran:
+            return
+        self._post_step_hooks_ran = True
         for hook in self._post_step_hooks:
             hook(self, state.optimizer)
 
@@ -430,3 +443,9 @@ def _is_dtensor(t) -> bool:
     from torch.distributed.tensor import DTensor
 
     return isinstance(t, DTensor)
+
+
+def _script_fp16_shard_name(tensor) -> str | None:
+    """The model parameter whose local shard `tensor` is, when a script's own fp16 optimizer holds it
+    (script_fp16_optimizer.py)."""
+    return getattr(state.optimizer, "distributed_name", lambda _: None)(tensor)

@@ -25,6 +25,18 @@ class DistributedOptimizer(torch.optim.Optimizer):
     optimizer's, or, with shard_optimizer_state, the ZeroRedundancyOptimizer's that holds this rank's shard.
     Optimizer.__init__ is not called: it would build parameter groups of its own beside the wrapped ones."""
 
+    keeps_master_weights = True  # fp16/bf16: fp32 masters here (False: the script's optimizer keeps them)
+
+    def __new__(cls, optimizer: Any = None, *args: Any, **kwargs: Any):
+        """A script's own fp16 optimizer (SMP v1 examples' FP16_Optimizer) gets the wrapper that defers to it."""
+        from sagelaunch.modelparallel.script_fp16_optimizer import (
+            ScriptFP16DistributedOptimizer, is_script_fp16_optimizer,
+        )
+
+        if cls is DistributedOptimizer and is_script_fp16_optimizer(optimizer):
+            return super().__new__(ScriptFP16DistributedOptimizer)
+        return super().__new__(cls)
+
     def __init__(self, optimizer: torch.optim.Optimizer, static_loss_scale: float | None = 1.0,
                  dynamic_loss_scale: bool = False, **dynamic_loss_args: Any):
         """The loss-scaling arguments matter with fp16 (amp_optimizer); SMP's scripts pass them as
@@ -48,7 +60,7 @@ class DistributedOptimizer(torch.optim.Optimizer):
         agree_on_error(error, CommGroup.WORLD)  # every rank raises the same message
         self.model = model
         self.mixed = None  # fp16/bf16: fp32 master weights in the optimizer's parameter groups
-        if st.cfg.fp16 or st.cfg.bf16:
+        if (st.cfg.fp16 or st.cfg.bf16) and self.keeps_master_weights:
             from sagelaunch.modelparallel.amp_optimizer import MasterWeights, make_scaler
 
             scaler = make_scaler(st.cfg.fp16, static_loss_scale, dynamic_loss_scale,

@@ -28,14 +28,17 @@ class DistributedOptimizer(torch.optim.Optimizer):
     keeps_master_weights = True  # fp16/bf16: fp32 masters here (False: the script's optimizer keeps them)
 
     def __new__(cls, optimizer: Any = None, *args: Any, **kwargs: Any):
-        """A script's own fp16 optimizer (SMP v1 examples' FP16_Optimizer) gets the wrapper that defers to it."""
-        from sagelaunch.modelparallel.script_fp16_optimizer import (
-            ScriptFP16DistributedOptimizer, is_script_fp16_optimizer,
-        )
-
-        if cls is DistributedOptimizer and is_script_fp16_optimizer(optimizer):
-            return super().__new__(ScriptFP16DistributedOptimizer)
+        """The subclass that accepts this optimizer serves it (script_fp16_optimizer.py: a script's own fp16
+        optimizer); smp.DistributedOptimizer is imported through that module, so its variant is known."""
+        if cls is DistributedOptimizer:
+            for variant in cls.__subclasses__():
+                if variant.accepts(optimizer):
+                    return super().__new__(variant)
         return super().__new__(cls)
+
+    @classmethod
+    def accepts(cls, optimizer: object) -> bool:
+        return False
 
     def __init__(self, optimizer: torch.optim.Optimizer, static_loss_scale: float | None = 1.0,
                  dynamic_loss_scale: bool = False, **dynamic_loss_args: Any):

@@ -27,9 +27,7 @@ from sagelaunch.modelparallel.optimizer import DistributedOptimizer
 SCRIPT_FP16_SURFACE = ("init_master_params", "update_master_grads", "clip_master_grads", "loss_scaler")
 
 
-def is_script_fp16_optimizer(optimizer: object) -> bool:
-    return not isinstance(optimizer, torch.optim.Optimizer) and all(
-        hasattr(type(optimizer), name) or hasattr(optimizer, name) for name in SCRIPT_FP16_SURFACE)
+__all__ = ["DistributedOptimizer", "ScriptFP16DistributedOptimizer"]  # smp.DistributedOptimizer comes from here
 
 
 class ScriptFP16DistributedOptimizer(DistributedOptimizer):
@@ -37,6 +35,11 @@ class ScriptFP16DistributedOptimizer(DistributedOptimizer):
     its `.optimizer` is the torch optimizer that holds the fp32 masters once init_master_params ran)."""
 
     keeps_master_weights = False
+
+    @classmethod
+    def accepts(cls, optimizer: object) -> bool:
+        return not isinstance(optimizer, torch.optim.Optimizer) and all(
+            hasattr(optimizer, name) for name in SCRIPT_FP16_SURFACE)
 
     def __init__(self, optimizer: Any, *args: Any, **kwargs: Any):
         from sagelaunch.modelparallel.core import _require_init

@@ -3,7 +3,8 @@ fp16/fp16.py, a Megatron-style FP16_Optimizer made with use_smp=True) keep the f
 scaler themselves and pass that object to smp.DistributedOptimizer. The masters are then the script's: this wrapper
 forwards the fp16 surface (backward, zero_grad, update_master_grads, clip_master_grads, step, overflow, ...) to it
 instead of keeping masters of its own, which would round every update twice. What it cannot honour it refuses by
-name: sharded optimizer state (the script's masters are not ZeRO's shards).
+name: sharded optimizer state (the script's masters are not ZeRO's shards) and pipeline parallelism (not equal to
+one process yet).
 
 Tensor parallelism: in SMP a distributed parameter is a plain tensor holding this rank's shard, and the script's
 optimizer relies on that (numel() sizes its fp32 buffer, copy_ fills it, type() tells fp16 from fp32). Here tp
@@ -51,6 +52,12 @@ class ScriptFP16DistributedOptimizer(DistributedOptimizer):
                 f"({type(optimizer).__name__}) is not supported: its fp32 master weights are not sharded here. "
                 "Set shard_optimizer_state to false, or pass the torch optimizer itself with \"fp16\": true "
                 "(smp.DistributedOptimizer then keeps the fp32 masters)")
+        if cfg.pipeline_parallel_degree > 1:
+            raise SMPValidationError(
+                f"smp.DistributedOptimizer: pipeline_parallel_degree={cfg.pipeline_parallel_degree} with the script's "
+                f"own fp16 optimizer ({type(optimizer).__name__}) is not supported yet (its losses do not match one "
+                "process's). Supported: pipeline_parallel_degree 1 with any tensor_parallel_degree; or pass the torch "
+                "optimizer itself with \"fp16\": true, which pipelines")
         if args or kwargs:
             raise SMPValidationError(
                 f"smp.DistributedOptimizer({type(optimizer).__name__}, ...): loss-scaling arguments "

@@ -46,7 +46,7 @@ HYPERPARAMETERS = {
     "lr_decay_style": "linear", "warmup": 0.01, "checkpoint_freq": STEPS, "logging_freq": 1, "manual_partition": 1,
     "activation_checkpointing": 1, "zipped_data": 0, "validation_freq": 8, "validation_batches": 2,
     "max_context_width": CONTEXT, "hidden_width": 64, "num_layers": 2, "num_heads": 2, "vocab_size": VOCAB,
-    "pipeline_parallel_degree": 1, "prescaled_batch": 0, "match_weights": 1,
+    "prescaled_batch": 0, "match_weights": 1,
     "resid_pdrop": 0.0, "embd_pdrop": 0.0, "attn_pdrop": 0.0, "summary_first_pdrop": 0.0,
 }
 
@@ -70,18 +70,24 @@ def _env(run: Path, **extra: str) -> dict[str, str]:
             "SM_CHANNEL_TEST": str(run / "test"), **extra}
 
 
-def _launch(root: Path, tp: int) -> dict:
+def _run_script(root: Path, tp: int, pp: int = 1) -> tuple[Path, Path, subprocess.CompletedProcess]:
     code = prepared_copy("gpt2_2022", root / "code", extra=(STANDIN,))
     run = root / "run"
     _write_data(run)
     # SMP's dp group holds the tp ranks (the script reads smp.dp_size() shards): each rank reads BATCH // tp rows
-    hp = {**HYPERPARAMETERS, "tensor_parallel_degree": tp, "train_batch_size": BATCH // tp,
-          "val_batch_size": BATCH // tp, "training-dir": run / "train", "test-dir": run / "test",
-          "checkpoint-dir": run / "checkpoints", "model-dir": run / "model", "output-data-dir": run / "output"}
+    hp = {**HYPERPARAMETERS, "tensor_parallel_degree": tp, "pipeline_parallel_degree": pp, "microbatches": pp,
+          "train_batch_size": BATCH // tp, "val_batch_size": BATCH // tp, "training-dir": run / "train",
+          "test-dir": run / "test", "checkpoint-dir": run / "checkpoints", "model-dir": run / "model",
+          "output-data-dir": run / "output"}
     args = [item for key, value in hp.items() for item in (f"--{key}", str(value))]
-    done = subprocess.run([sys.executable, "-m", "sagelaunch", "run", "--nproc-per-node", str(tp),
+    done = subprocess.run([sys.executable, "-m", "sagelaunch", "run", "--nproc-per-node", str(tp * pp),
                            str(code / "train_gpt_simple.py"), *args],
                           cwd=run, env=_env(run), capture_output=True, text=True, timeout=500)
+    return code, run, done
+
+
+def _launch(root: Path, tp: int) -> dict:
+    code, run, done = _run_script(root, tp)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-4000:]
     return {"lines": done.stdout.splitlines(), "saved": _saved_shapes(code, run, tp)}
 
@@ -169,6 +175,16 @@ def test_each_tp_rank_saves_its_fp16_shard_and_the_scripts_fp32_masters_of_it(ru
     assert ranks[0]["c_attn"] != ranks[1]["c_attn"]  # two halves, not replicas
     total = [sum(_numel(s) for s, _ in saved["masters"]) for saved in (degree1, *ranks)]
     assert total[1] == total[2] < total[0]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_pipelining_with_the_scripts_fp16_optimizer_is_refused_by_name(tmp_path):
+    # tried: at pp=2 the script trains but its losses leave degree 1's once updates start; refused until they match
+    _, _, done = _run_script(tmp_path, tp=1, pp=2)
+    assert done.returncode != 0
+    assert "pipeline_parallel_degree=2 with the script's own fp16 optimizer (FP16_Optimizer) is not supported" in \
+        done.stderr
 
 
 def _numel(shape: list[int]) -> int:

@@ -55,8 +55,9 @@ class ScriptFP16DistributedOptimizer(DistributedOptimizer):
         if cfg.pipeline_parallel_degree > 1:
             raise SMPValidationError(
                 f"smp.DistributedOptimizer: pipeline_parallel_degree={cfg.pipeline_parallel_degree} with the script's "
-                f"own fp16 optimizer ({type(optimizer).__name__}) is not supported yet (its losses do not match one "
-                "process's). Supported: pipeline_parallel_degree 1 with any tensor_parallel_degree; or pass the torch "
+                f"own fp16 optimizer ({type(optimizer).__name__}) is not supported yet: the pipeline sums the microbatches' "
+                "fp16 gradients before dividing by their number, so they overflow at loss scales one process keeps "
+                "and training departs from it. Supported: pipeline_parallel_degree 1 with any tensor_parallel_degree; or pass the torch "
                 "optimizer itself with \"fp16\": true, which pipelines")
         if args or kwargs:
             raise SMPValidationError(

@@ -28,7 +28,7 @@ __version__ = "1.15.0"
 _LAZY = {
     "step": "sagelaunch.modelparallel.pipeline.step_runner",
     "DistributedModel": "sagelaunch.modelparallel.model",
-    "DistributedOptimizer": "sagelaunch.modelparallel.optimizer",
+    "DistributedOptimizer": "sagelaunch.modelparallel.script_fp16_optimizer",  # the class and its fp16 variant
     "tensor_parallelism": "sagelaunch.modelparallel.tensor.tensor_parallel",
     "set_tensor_parallelism": "sagelaunch.modelparallel.tensor.tensor_parallel",
     "partition": "sagelaunch.modelparallel.pipeline.partitioning",

@@ -56,6 +56,7 @@ class DistributedModel(nn.Module):
         self.stage_plan: StagePlan | None = None
         self._post_partition_hooks: list[ModelHook] = []
         self._post_step_hooks: list[ModelHook] = []
+        self._post_step_hooks_ran = False
         self._capturing = False
         self._pipeline_output: Any = None  # the last stage's output while the step function runs as the loss
         self._pipeline_loss: list[torch.Tensor] = []
@@ -170,7 +171,9 @@ class DistributedModel(nn.Module):
     def backward(self, tensors: torch.Tensor, grad_tensors: Any = None) -> None:
         """Replaces loss.backward(): gradients are averaged over microbatches (average_grads_across_microbatches)
         and, with fp16, multiplied by the optimizer's loss scale (SMP scales the loss here)."""
-        loss_scale = state.optimizer.loss_scale if state.optimizer is not None else 1.0
+        # (a script's own fp16 optimizer scaled the loss already: keeps_master_weights is False)
+        opt = state.optimizer
+        loss_scale = opt.loss_scale if opt is not None and opt.keeps_master_weights else 1.0
         if self.pipelined:
             if grad_tensors is not None:
                 raise SMPValidationError("model.backward(tensors, grad_tensors) is not supported with pipelining; "
@@ -262,6 +265,8 @@ class DistributedModel(nn.Module):
         return (m for n, m in self.get_module().named_modules() if n in prefixes)
 
     def is_distributed_parameter(self, param: Any) -> bool:
+        if (name := _script_fp16_shard_name(param)) is not None:  # a shard the script's fp16 optimizer holds
+            return self.tp_shard_dims.get(name) is not None
         return is_dtensor(param) and any(p is param for n, p in self.get_module().named_parameters()
                                           if self.tp_shard_dims.get(n) is not None)
 
@@ -274,10 +279,18 @@ class DistributedModel(nn.Module):
             self._post_partition_hooks.append(hook)
 
     def register_post_step_hook(self, hook: ModelHook) -> None:
-        """hook(model, optimizer) runs after every @smp.step call (SMP v1's post-step hook)."""
-        self._post_step_hooks.append(hook)
+        """hook(model, optimizer) runs once, at the end of the first @smp.step call, or now when a step already
+        ran (SMP v1: DistributedModel calls its post-step hooks once; the fp16 examples build their fp32 master
+        weights in one, which must not run again)."""
+        if self._post_step_hooks_ran:
+            hook(self, state.optimizer)
+        else:
+            self._post_step_hooks.append(hook)
 
     def run_post_step_hooks(self) -> None:
+        if self._post_step_hooks_ran:
+            return
+        self._post_step_hooks_ran = True
         for hook in self._post_step_hooks:
             hook(self, state.optimizer)
 
@@ -354,3 +367,10 @@ class _DataParallelView:
 
     def __reduce_ex__(self, protocol: Any) -> tuple[type[_DataParallelView], tuple[nn.Module]]:  # copy/pickle: a view of the (copied) user's model, not of its class
         return (_DataParallelView, (object.__getattribute__(self, "module"),))
+
+
+def _script_fp16_shard_name(tensor: Any) -> str | None:
+    """The model parameter whose local shard `tensor` is, when a script's own fp16 optimizer holds it
+    (script_fp16_optimizer.py)."""
+    name: str | None = getattr(state.optimizer, "distributed_name", lambda _: None)(tensor)
+    return name

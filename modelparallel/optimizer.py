@@ -23,6 +23,21 @@ class DistributedOptimizer(torch.optim.Optimizer):
     optimizer's, or, with shard_optimizer_state, the ZeroRedundancyOptimizer's that holds this rank's shard.
     Optimizer.__init__ is not called: it would build parameter groups of its own beside the wrapped ones."""
 
+    keeps_master_weights = True  # fp16/bf16: fp32 masters here (False: the script's optimizer keeps them)
+
+    def __new__(cls, optimizer: Any = None, *args: Any, **kwargs: Any):
+        """The subclass that accepts this optimizer serves it (script_fp16_optimizer.py: a script's own fp16
+        optimizer); smp.DistributedOptimizer is imported through that module, so its variant is known."""
+        if cls is DistributedOptimizer:
+            for variant in cls.__subclasses__():
+                if variant.accepts(optimizer):
+                    return super().__new__(variant)
+        return super().__new__(cls)
+
+    @classmethod
+    def accepts(cls, optimizer: object) -> bool:
+        return False
+
     def __init__(self, optimizer: torch.optim.Optimizer, static_loss_scale: float | None = 1.0,
                  dynamic_loss_scale: bool = False, **dynamic_loss_args: Any):
         """The loss-scaling arguments matter with fp16 (amp_optimizer); SMP's scripts pass them as
@@ -47,7 +62,7 @@ class DistributedOptimizer(torch.optim.Optimizer):
         assert model is not None, "no model is an error, raised above"
         self.model: DistributedModel = model
         self.mixed = None  # fp16/bf16: fp32 master weights in the optimizer's parameter groups
-        if st.cfg.fp16 or st.cfg.bf16:
+        if (st.cfg.fp16 or st.cfg.bf16) and self.keeps_master_weights:
             from sagelaunch.modelparallel.precision.amp_optimizer import MasterWeights, make_scaler
 
             scaler = make_scaler(st.cfg.fp16, static_loss_scale, dynamic_loss_scale,

@@ -24,6 +24,10 @@ def get_distribution_axis(obj: Any) -> int | None:
     model = state.model
     if model is None or not model.tp_shard_dims:
         return None
+    from sagelaunch.modelparallel.model import _script_fp16_shard_name
+
+    if (shard_of := _script_fp16_shard_name(obj)) is not None:  # a shard the script's fp16 optimizer holds
+        return model.tp_shard_dims.get(shard_of)
     for name, param in model.get_module().named_parameters():
         if param is obj:
             return model.tp_shard_dims.get(name)

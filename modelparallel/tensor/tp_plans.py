@@ -212,11 +212,15 @@ def vocab_parallel_plan(root, tp: int) -> Plan:
     from torch.distributed.tensor import Replicate
     from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel
 
-    get_in, get_out = getattr(root, "get_input_embeddings", None), getattr(root, "get_output_embeddings", None)
+    lm = root
+    while not callable(getattr(lm, "get_input_embeddings", None)) and isinstance(getattr(lm, "module", None),
+                                                                             nn.Module):
+        lm = lm.module  # a wrapper holding the LM as .module (the SMP examples' FP16_Module)
+    get_in, get_out = getattr(lm, "get_input_embeddings", None), getattr(lm, "get_output_embeddings", None)
     if not (callable(get_in) and callable(get_out)):
         return Plan()
     embedding, head = get_in(), get_out()
-    smp_lm = type(root).__module__ == SMP_NN_MODULE  # smp.nn layers: distributed unmarked
+    smp_lm = type(lm).__module__ == SMP_NN_MODULE  # smp.nn layers: distributed unmarked
     if (not isinstance(embedding, nn.Embedding) or not isinstance(head, nn.Linear)
             or not (smp_lm or is_marked(embedding) and is_marked(head))
             or embedding.num_embeddings % tp or head.out_features % tp):

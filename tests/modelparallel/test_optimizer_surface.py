@@ -40,4 +40,4 @@ def test_step_returns_python_numbers_per_microbatch_and_runs_post_step_hooks(ran
         got = rank["unsharded"]
         assert [len(v) for v in got["per_microbatch"]] == [2, 2, 2]  # microbatches=2: one float each
         assert all(isinstance(x, float) for v in got["per_microbatch"] for x in v)
-        assert got["hook_calls"] == 3 and got["hook_args_ok"]
+        assert got["hook_calls"] == 1 and got["hook_args_ok"]  # once, after the first step, as SMP v1

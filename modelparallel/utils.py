@@ -24,7 +24,7 @@ def get_distribution_axis(obj: Any) -> int | None:
     model = state.model
     if model is None or not model.tp_shard_dims:
         return None
-    from sagelaunch.modelparallel.model import _script_fp16_shard_name
+    from sagelaunch.modelparallel.model import _script_fp16_shard_name  # lazy: smp.utils loads before torch
 
     if (shard_of := _script_fp16_shard_name(obj)) is not None:  # a shard the script's fp16 optimizer holds
         return model.tp_shard_dims.get(shard_of)

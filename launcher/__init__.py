@@ -60,6 +60,7 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "repack_model": (f"{_COMMON}.package", "repack_model"),
     "archive_members": (f"{_COMMON}.package", "archive_members"),
     "Predictor": (f"{_COMMON}.predictors", "Predictor"),
+    "PredictionError": (f"{_COMMON}.predictors", "PredictionError"),
     "LocalPredictor": (f"{_COMMON}.predictors", "LocalPredictor"),
     "SageMakerPredictor": (f"{_COMMON}.predictors", "SageMakerPredictor"),
     # this machine, AWS access
@@ -121,7 +122,7 @@ if TYPE_CHECKING:  # the same names for type checkers, which do not run __getatt
     from sagelaunch.launcher.common.gitclone import clone as clone_git_code
     from sagelaunch.launcher.common.jobs import TrainingJob, print_logs, wants_logs
     from sagelaunch.launcher.common.package import archive_members, package_model, repack_model
-    from sagelaunch.launcher.common.predictors import LocalPredictor, Predictor, SageMakerPredictor
+    from sagelaunch.launcher.common.predictors import LocalPredictor, PredictionError, Predictor, SageMakerPredictor
     from sagelaunch.launcher.common.request import (
         channel_request,
         compile_create_training_job_request,

@@ -11,6 +11,7 @@ import logging
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sagelaunch.profiler.schema import (
     METRIC_CPU_UTIL,
@@ -19,6 +20,9 @@ from sagelaunch.profiler.schema import (
     METRIC_GPU_UTIL,
     METRIC_HOST_MEM_UTIL,
 )
+
+if TYPE_CHECKING:
+    from sagelaunch.profiler.monitor import SignalFlag
 
 log = logging.getLogger("sagelaunch.profiler")
 FLUSH_SECONDS = 10.0
@@ -52,7 +56,7 @@ class _Nvml:
 
 class SystemMonitor:
     def __init__(self, out_dir: Path, host: str, interval_ms: int, rotation_s: int, output=None,
-                 stop: threading.Event | None = None) -> None:
+                 stop: threading.Event | SignalFlag | None = None) -> None:
         from sagelaunch.profiler.output_process import ProfileOutput
 
         self._output = output or ProfileOutput(use_process=False)  # the profiler's helper, or this process

@@ -22,6 +22,7 @@ pytest_plugins = [
     "tests.fixtures.browser",  # headless Chromium through Playwright
     "tests.fixtures.sdk_v2",  # the real SageMaker SDK v2, in its own venv, as the oracle of what v2 sends
     "tests.fixtures.process_guard",  # the unit tier starts no process
+    "tests.fixtures.cost_report",  # --cost-report: wall and CPU seconds per test
 ]
 
 # The suite never touches the running user's home: the test process and every process it starts get a HOME, XDG

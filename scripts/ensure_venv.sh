@@ -2,8 +2,15 @@
 # (pinned: a bare torch requirement would pull a multi-GB CUDA build), then the project with the
 # extra named in $1 ("local" or "test"), at the versions the suite last passed with (constraints/project.txt: the
 # package's own ranges stay open for users; a new upstream release reaches CI when that file is bumped on purpose).
-# Sets PY to the venv's python.
+# Sets PY to the venv's python and UV to the installer the other venvs use.
+TORCH_PIN="torch==2.13.0"
+UV_PIN="uv==0.13.10"
 [ -x .venv/bin/python ] || python3 -m venv .venv
 PY=.venv/bin/python
-$PY -c "import torch" 2>/dev/null || $PY -m pip install -q torch==2.13.0
-$PY -m pip install -q -c constraints/project.txt -e ".[$1]"
+# torch through pip: pip finds the CPU build this machine keeps on disk (its find-links), uv does not look there
+$PY -c "import torch" 2>/dev/null || $PY -m pip install -q "$TORCH_PIN"
+# everything else through uv: the same pins in a fraction of pip's time (README, Tests); torch named again so
+# that no package's range can move it off the CPU build installed above
+[ -x .venv/bin/uv ] || $PY -m pip install -q "$UV_PIN"
+UV=.venv/bin/uv
+$UV pip install -q --python "$PY" -c constraints/project.txt -e ".[$1]" "$TORCH_PIN"

@@ -28,8 +28,10 @@ def refuse_script_mode_refit(estimator: "Estimator") -> None:
     """An Estimator attached to a script-mode job (a framework estimator's) holds no entry point, as v2's: v2 would
     send the job's sagemaker_program and code folder again as plain hyperparameters, names sagelaunch sets itself."""
     job = estimator.latest_training_job
-    program = (job.hyperparameters if job is not None else {}).get("sagemaker_program")
-    if estimator.entry_point is None and program is not None:
+    if job is None or estimator.entry_point is not None:
+        return
+    program = job.hyperparameters.get("sagemaker_program")
+    if program is not None:
         framework = image_framework(estimator.image_uri) or "the job's framework"
         fix = (f"attach it with the estimator of {framework} (e.g. HuggingFace.attach / PyTorch.attach({job.name!r})), "
                f"or give this Estimator entry_point={program} and its source_dir")

@@ -105,8 +105,8 @@ def test_every_cell_completes_on_both_sides_but_the_named_failure(side):
         if limit is None:
             assert v2_outcome == our_outcome == "ok", (index, v2_outcome, our_outcome)
         else:
-            assert limit.error in v2_outcome and limit.error in our_outcome, (index, limit.reason, v2_outcome,
-                                                                            our_outcome)
+            assert limit.v2_error in v2_outcome and limit.our_error in our_outcome, (index, limit.reason, v2_outcome,
+                                                                                    our_outcome)
 
 
 def test_every_sagemaker_request_is_v2s(side):

@@ -24,6 +24,22 @@ if TYPE_CHECKING:
     from sagelaunch.estimators.image_model import ImageModel
 
 
+def refuse_script_mode_refit(estimator: "Estimator") -> None:
+    """An Estimator attached to a script-mode job (a framework estimator's) holds no entry point, as v2's: v2 would
+    send the job's sagemaker_program and code folder again as plain hyperparameters, names sagelaunch sets itself."""
+    job = estimator.latest_training_job
+    if job is None or estimator.entry_point is not None:
+        return
+    program = job.hyperparameters.get("sagemaker_program")
+    if program is not None:
+        framework = image_framework(estimator.image_uri) or "the job's framework"
+        fix = (f"attach it with the estimator of {framework} (e.g. HuggingFace.attach / PyTorch.attach({job.name!r})), "
+               f"or give this Estimator entry_point={program} and its source_dir")
+        raise SagelaunchError(f"this Estimator was attached to the script-mode job {job.name} (sagemaker_program="
+                              f"{program}); fitting it again would drop the script: {fix}", field="entry_point",
+                              value=None, allowed="an entry point, or the job's framework estimator", fix=fix)
+
+
 class Estimator(FrameworkEstimator):
     """SDK v2's sagemaker.estimator.Estimator: a training job of any image, v2's arguments in v2's order."""
 
@@ -51,6 +67,7 @@ class Estimator(FrameworkEstimator):
         return image_framework(self.image_uri) or "generic"
 
     def to_spec(self, job_name: str | None = None, inputs: Any = None) -> TrainingJobSpec:
+        refuse_script_mode_refit(self)
         spec = super().to_spec(job_name, inputs)
         script = self.entry_point is not None
         return replace(spec, framework=self.script_framework if script else "generic", ships_code=script,
@@ -82,7 +99,8 @@ class Estimator(FrameworkEstimator):
         if self.source_dir is not None:
             values = {k: json.dumps(v) for k, v in values.items()}
         job = self.latest_training_job
-        sent = {k: v for k, v in (job.hyperparameters if job is not None else {}).items() if k.startswith("sagemaker_")}
+        sent = {k: v for k, v in (job.hyperparameters if job is not None else {}).items()
+                if k.startswith("sagemaker_") or k == "mp_parameters"}
         return {**sent, **values}
 
     def training_image_uri(self, region: str | None = None) -> str:

@@ -172,10 +172,11 @@ def init_params(cls: type["FrameworkEstimator"], description: dict[str, Any],
         "subnets": vpc.get("Subnets"),
         "security_group_ids": vpc.get("SecurityGroupIds"),
         "region": _region_of(description),
-        "entry_point": hyperparameters.get("sagemaker_program"),
-        "source_dir": hyperparameters.get("sagemaker_submit_directory"),
-        "container_log_level": hyperparameters.get("sagemaker_container_log_level"),
     }
+    if cls.framework != "generic":  # v2's Framework reads its script back; its generic EstimatorBase does not
+        params.update(entry_point=hyperparameters.get("sagemaker_program"),
+                      source_dir=hyperparameters.get("sagemaker_submit_directory"),
+                      container_log_level=hyperparameters.get("sagemaker_container_log_level"))
     if description.get("EnableManagedSpotTraining"):
         params["use_spot_instances"] = True
         params["max_wait"] = stopping.get("MaxWaitTimeInSeconds")
@@ -188,8 +189,10 @@ def init_params(cls: type["FrameworkEstimator"], description: dict[str, Any],
             params["model_uri"] = channel["DataSource"].get("S3DataSource", {}).get("S3Uri")
     user = {k: v for k, v in hyperparameters.items()
             if k not in RESERVED_HYPERPARAMETERS and not k.startswith(SAGEMAKER_PREFIX) and k != "mp_parameters"}
-    if cls.framework == "generic":  # v2's EstimatorBase: the hyperparameters as the job holds them, undecoded
-        user = dict(description.get("HyperParameters") or {})
+    if cls.framework == "generic":  # v2's EstimatorBase: the hyperparameters as the job holds them, undecoded;
+        # the names only sagelaunch sets (a script-mode job's sagemaker_program…) come back through hyperparameters()
+        user = {k: v for k, v in (description.get("HyperParameters") or {}).items()
+                if k not in RESERVED_HYPERPARAMETERS and k != "mp_parameters"}
     if cls.framework == "tensorflow" and "model_dir" in user:  # v2 gives it back as the model_dir argument
         params["model_dir"] = user.pop("model_dir")
     params["hyperparameters"] = user

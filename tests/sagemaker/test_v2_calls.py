@@ -72,3 +72,19 @@ def test_ctrl_c_during_fit_with_stop_on_interrupt_stops_the_kept_job(sagemaker_e
         est.fit(stop_on_interrupt=True)
     assert len(sagemaker_env.proxy.calls("StopTrainingJob")) == 1
     assert est.latest_training_job.status in ("Stopping", "Stopped")
+
+
+def test_generic_attach_of_a_script_mode_job_keeps_its_hyperparameters_and_refuses_a_refit(sagemaker_env, tmp_path):
+    """v2's generic Estimator.attach of a framework job: the job's hyperparameters as it holds them (its
+    sagemaker_program… included, no entry point); fitting it again would drop the script, so it is refused by name."""
+    from sagelaunch.estimators import Estimator
+    from sagelaunch.jobspec.errors import SagelaunchError
+
+    est = _estimator(tmp_path, "v2-generic-attach")
+    est.fit(wait=False)
+    attached = Estimator.attach(est.latest_training_job.name, region="us-west-2")
+    assert attached.hyperparameters() == est.latest_training_job.hyperparameters
+    assert attached.hyperparameters()["sagemaker_program"] == '"train.py"' and attached.entry_point is None
+    with pytest.raises(SagelaunchError, match="attached to the script-mode job .* PyTorch.attach") as refused:
+        attached.fit(wait=False)
+    assert refused.value.field == "entry_point"

@@ -18,6 +18,11 @@ from typing import Any
 
 from sagelaunch.jobspec.errors import SagelaunchRuntimeError
 from sagelaunch.jobspec.s3uri import key_destination
+from sagelaunch.profiler import artifact
+from sagelaunch.profiler.loader import find_profile_files, load_profile
+from sagelaunch.profiler.report.data import dashboard_data
+from sagelaunch.profiler.schema import Profile
+from sagelaunch.profiler.timeline.payload import payload_of
 from sagelaunch.profiler.ui import sources
 
 log = logging.getLogger(__name__)
@@ -114,8 +119,6 @@ class ProfileSession:
         """A trace file or any folder given on the command line: the loader reads it as `profile analyze` would."""
         if path.is_dir():
             return self._read([(path, None)], gen, (0.0, 0.8))
-        from sagelaunch.profiler.loader import load_profile
-
         self._set(gen, progress=0.1, message=f"reading {path.name}")
         return load_profile(path)
 
@@ -141,9 +144,6 @@ class ProfileSession:
     def _read(self, roots: list[tuple[Path, str | None]], gen: int, span: tuple[float, float]):
         import pyarrow as pa
 
-        from sagelaunch.profiler import artifact
-        from sagelaunch.profiler.loader import find_profile_files, load_profile
-        from sagelaunch.profiler.schema import Profile
 
         units: list[tuple[str, list[Path], str | None]] = []
         for root, host in roots:
@@ -191,8 +191,6 @@ class ProfileSession:
     def _build(self, job: sources.JobEntry, profile, gen: int) -> None:
         import orjson
 
-        from sagelaunch.profiler.report.data import dashboard_data
-        from sagelaunch.profiler.timeline.payload import payload_of
 
         t = time.perf_counter()
         self._set(gen, progress=0.82, message="analysing")

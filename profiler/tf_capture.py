@@ -57,7 +57,6 @@ def read_tf_session(logdir: Path, start_ns: int, meta: TraceMeta) -> RankTrace |
     """The events of the tf.profiler session saved under `logdir` (None when it saved nothing)."""
     import orjson
 
-
     raw = _chrome_json(logdir)
     if raw is None:
         return None

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import zipfile
 import zlib  # a small C module: hashlib's OpenSSL would add ~3 ms to every analyze
 from pathlib import Path
 
@@ -63,8 +62,9 @@ def cached(path: Path) -> Path | None:
 
 def load(path: Path, cache_file: Path):
     """The RankTrace stored in `cache_file` (None when it cannot be read: the caller parses the trace)."""
-    import numpy as np
+    import zipfile  # lazy: with bz2, lzma and shutil (~10 ms), only when a cache file is read; np.load needs it then
 
+    import numpy as np
 
     try:
         with np.load(cache_file, allow_pickle=False) as z:

@@ -42,7 +42,6 @@ def write_counter_rows(path: Path, host: str, interval_ms: int, rows: list[tuple
     import numpy as np
     import pyarrow as pa
 
-
     ts, metric, index, value = zip(*rows)
     names = list(dict.fromkeys(metric))
     codes = {m: i for i, m in enumerate(names)}

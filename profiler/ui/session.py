@@ -144,7 +144,6 @@ class ProfileSession:
     def _read(self, roots: list[tuple[Path, str | None]], gen: int, span: tuple[float, float]):
         import pyarrow as pa
 
-
         units: list[tuple[str, list[Path], str | None]] = []
         for root, host in roots:
             kineto, ours, system = find_profile_files(root)
@@ -190,7 +189,6 @@ class ProfileSession:
 
     def _build(self, job: sources.JobEntry, profile, gen: int) -> None:
         import orjson
-
 
         t = time.perf_counter()
         self._set(gen, progress=0.82, message="analysing")

@@ -67,7 +67,7 @@ def load_profile(path) -> Profile:
 
 
 def read_rank_folder(files: list[Path]) -> RankTrace:
-    """One rank of our artifact; profiler.artifact (and pyarrow) is imported only when a profile holds one."""
+    """One rank of our artifact (pyarrow is imported only when a profile holds one)."""
     return artifact.read_events(files)
 
 

@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from sagelaunch.jobspec.errors import ProblemsError, SagelaunchException, validation_problems
 
@@ -22,8 +23,6 @@ class ArgumentErrors(ValidationError, ProblemsError):
     @classmethod
     def of(cls, err: ValidationError) -> "ArgumentErrors":
         """The same errors (types, messages, inputs, the validators' own exceptions) in this class."""
-        from pydantic_core import InitErrorDetails, PydanticCustomError
-
         details: list[InitErrorDetails] = []
         for e in err.errors():
             same: InitErrorDetails = {"type": e["type"], "loc": e["loc"], "input": e["input"]}

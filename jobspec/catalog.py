@@ -9,6 +9,7 @@ the field, the value, what is supported and a likely fix.
 from __future__ import annotations
 
 import json
+import warnings
 from datetime import date
 from functools import lru_cache
 from pathlib import Path
@@ -113,8 +114,6 @@ class UnpatchedVersionWarning(UserWarning):
 
 
 def warn_if_unpatched(framework: str, version: str, scope: str = "training") -> None:
-    import warnings
-
     status = support_status(framework, version, scope)
     if status:
         warnings.warn(status, UnpatchedVersionWarning, stacklevel=3)

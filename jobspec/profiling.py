@@ -6,15 +6,13 @@ request as SageMaker's container gets it; the profiler inside the job reads it. 
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from sagelaunch.jobspec.contract import DEFAULT_CPU_PROFILING_DURATION_S, DEFAULT_FILE_ROTATION_S
 
 
-
 def _warn(*args: Any) -> None:
-    import logging  # only when a bad value is met: the client's imports stay light
-
     logging.getLogger("sagelaunch.profiler").warning(*args)
 
 CPU_PROFILING_DURATION = "CPUProfilingDuration"

@@ -21,6 +21,7 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 
+from sagelaunch.jobspec.catalog import _version_key, matrix
 from sagelaunch.jobspec.errors import SagelaunchError
 from sagelaunch.jobspec.suggest import did_you_mean, fix_from_hint
 
@@ -392,8 +393,6 @@ CHECKPOINT_NAMES = ("pp_tp", "mp_rank")
 def checkpoint_names(framework_version: str | None) -> str:
     """The partial-checkpoint naming of the SMP release in the PyTorch DLC of `framework_version` (None: the newest
     release's)."""
-    from sagelaunch.jobspec.catalog import _version_key, matrix
-
     if not framework_version:
         return "pp_tp"
     below = matrix()["distribution"]["modelparallel"]["partial_checkpoint_names"]["mp_rank_below_pytorch"]

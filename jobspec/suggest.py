@@ -3,6 +3,7 @@ sagelaunch comes from `did_you_mean` (the only user of difflib)."""
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -13,8 +14,6 @@ DID_YOU_MEAN = " (did you mean {}?)"
 
 def closest(value: object, choices: Iterable[str], n: int = 1, cutoff: float = 0.6) -> list[str]:
     """The (at most n) choices closest to `value`, best first; [] when nothing is close."""
-    import difflib  # only when an error is being written
-
     choices = list(choices)
     text = str(value)
     matches = difflib.get_close_matches(text, choices, n=n, cutoff=cutoff)

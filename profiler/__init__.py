@@ -14,26 +14,27 @@ Importing this package imports neither torch nor tensorflow; a collector imports
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 from sagelaunch.profiler.public_names import API as _API
 
-__all__ = sorted(_API | {"smprof", "load_profile", "analyze"})
+# public name → (defining module, its attribute there; None: the module itself). Each is imported on first use:
+# every submodule's import runs this package first, and the system monitor's sidecar and the output process must not
+# load the API's numpy or the analysis.
+_EXPORTS: dict[str, tuple[str, str | None]] = {
+    **{name: ("sagelaunch.profiler.api", name) for name in _API},
+    "smprof": ("sagelaunch.profiler.smprof", None),
+    "load_profile": ("sagelaunch.profiler.loader", "load_profile"),
+    "analyze": ("sagelaunch.profiler.analysis", "analyze"),
+}
+
+__all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str):
-    if name in _API:
-        from sagelaunch.profiler import api
-
-        return getattr(api, name)
-    if name == "smprof":
-        import importlib
-
-        return importlib.import_module("sagelaunch.profiler.smprof")
-    if name == "load_profile":
-        from sagelaunch.profiler.loader import load_profile
-
-        return load_profile
-    if name == "analyze":
-        from sagelaunch.profiler.analysis import analyze
-
-        return analyze
-    raise AttributeError(f"module 'profiler' has no attribute {name!r}")
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'profiler' has no attribute {name!r}")
+    module_name, attribute = _EXPORTS[name]
+    module = importlib.import_module(module_name)
+    return module if attribute is None else getattr(module, attribute)

@@ -14,17 +14,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from sagelaunch.jobspec import library_marks
+from sagelaunch.profiler.job_settings import from_environment
 from sagelaunch.profiler.output_process import ProfileOutput
 from sagelaunch.profiler.recorder import AnnotationRecorder, now_ns
 from sagelaunch.profiler.schema import TraceMeta
 from sagelaunch.profiler.public_names import API
 from sagelaunch.profiler.settings import Config, ResolvedConfig
+from sagelaunch.profiler.system_monitor import SystemMonitor
+from sagelaunch.profiler.torch_capture import KinetoWindow
+from sagelaunch.profiler.torch_hooks import TorchHooks
 from sagelaunch.profiler.window_writer import WindowWriter
 
-if TYPE_CHECKING:  # the capture and monitor modules import torch/psutil: only when a session starts
-    from sagelaunch.profiler.system_monitor import SystemMonitor
-    from sagelaunch.profiler.torch_capture import FinishedWindow, KinetoWindow
-    from sagelaunch.profiler.torch_hooks import TorchHooks
+if TYPE_CHECKING:
+    from sagelaunch.profiler.torch_capture import FinishedWindow
 
 log = logging.getLogger("sagelaunch.profiler")
 
@@ -138,8 +140,6 @@ class SMProfiler:
         if "torch" not in sys.modules or self._hooks is not None:
             return
         try:  # best effort: without them steps need annotations and input wait needs DataLoader operators
-            from sagelaunch.profiler.torch_hooks import TorchHooks
-
             self._hooks = TorchHooks(self._recorder, lambda: self.active)
         except Exception as exc:  # noqa: BLE001
             log.info("profiler: torch hooks not installed (%s)", exc)
@@ -173,8 +173,6 @@ class SMProfiler:
     def _start_device_capture(self, cpu_ops: bool) -> None:
         c = self.config
         if "torch" in sys.modules and (cpu_ops or c.device_activity):
-            from sagelaunch.profiler.torch_capture import KinetoWindow
-
             window = KinetoWindow(cpu_ops, c.device_activity, c.record_shapes)
             self._kineto = window if window.active else None
         if "tensorflow" in sys.modules and c.device_activity and self._tf_logdir is None:
@@ -197,7 +195,7 @@ class SMProfiler:
             import tensorflow as tf
 
             tf.profiler.experimental.stop()
-            from sagelaunch.profiler.tf_capture import read_tf_session
+            from sagelaunch.profiler.tf_capture import read_tf_session  # lazy: a TensorFlow job's stop only: it loads the trace reader (msgspec), which a PyTorch job's training process never does
 
             rank = read_tf_session(logdir, self._tf_start_ns, self._meta())
             if rank is not None and len(rank) and self._writer is not None and not self.failed:
@@ -210,8 +208,6 @@ class SMProfiler:
         local_rank = int(os.environ.get("LOCAL_RANK", self.config.rank) or 0)
         if os.environ.get("SAGELAUNCH_PROFILER_CONFIG") or local_rank != 0:
             return
-        from sagelaunch.profiler.system_monitor import SystemMonitor
-
         monitor = SystemMonitor(
             Path(self.config.output_dir), self.config.host, self.config.system_monitor_interval_millis,
             self.config.file_rotation_secs, self._output,
@@ -223,8 +219,6 @@ class SMProfiler:
     def _meta(self) -> TraceMeta:
         c = self.config
         ws = os.environ.get("WORLD_SIZE")
-        from sagelaunch.profiler.job_settings import from_environment
-
         return TraceMeta(rank=c.rank, host=c.host, kind="sagelaunch", world_size=int(ws) if ws else None,
                          job_settings=from_environment())
 

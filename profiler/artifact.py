@@ -17,6 +17,7 @@ from sagelaunch.profiler.schema import (
     SCHEMA_VERSION,
     RankTrace,
     TraceMeta,
+    drop_negative_durations,
 )
 
 # zstd + dictionary strings; delta encoding for the (nearly) increasing integer columns. Measured on the V100
@@ -119,8 +120,6 @@ def read_events(paths: list[Path]) -> RankTrace:
         arr = col.chunk(0) if col.num_chunks else pa.array([], pa.dictionary(pa.int32(), pa.string()))
         cols[name + "_id"] = arr.indices.to_numpy(zero_copy_only=False).astype(np.int32)
         dicts[name] = arr.dictionary.to_pylist() or [""]
-    from sagelaunch.profiler.kineto_reader import drop_negative_durations  # the writer (output process) does not need it
-
     cols = drop_negative_durations(cols, dicts["name"], meta)
     order = np.argsort(cols["ts_ns"], kind="stable")
     cols = {k: v[order] for k, v in cols.items()}

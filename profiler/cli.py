@@ -1,12 +1,16 @@
-"""`sagelaunch profile …` commands of part 1 (analyze); part 2 adds its views through profiler/cli_views.py.
+"""`sagelaunch profile …` commands of part 1 (analyze, diff); part 2 adds its views through profiler/cli_views.py.
 
-Typer (~0.1 s to import) is imported only when `profile_app` is first used: `profile analyze PATH --json` runs
-through fast_analyze without it.
+Every `sagelaunch` command imports this module (main() tests its command line with fast_analyze), so it stays
+light: Typer (~0.1 s to import) is imported only when `profile_app` is first used (`profile analyze PATH --json`
+runs through fast_analyze without it), and what the commands do (profiler/analysis_commands.py: the analysis,
+numpy and msgspec) only when one of them runs.
 """
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
+from types import ModuleType
 
 
 def _plain_help_types() -> None:
@@ -67,7 +71,7 @@ def _build_app():
         given = {"pipeline_parallel_degree": pipeline_parallel_degree, "microbatches": microbatches,
                  "virtual_stages": virtual_stages}
         context = {k: v for k, v in given.items() if v is not None}  # the rest: what the profile recorded
-        code = run_analyze(path, as_json, top, context)
+        code = analysis_commands().run_analyze(path, as_json, top, context)
         if code:
             raise typer.Exit(code)
 
@@ -80,24 +84,12 @@ def _build_app():
     ) -> None:
         """What got slower or faster from A to B: the step and its phases (per step), annotations and GPU kernels
         (counts and total time, as HTA's trace diff)."""
-        from sagelaunch.profiler.analysis.diff import diff
-        from sagelaunch.profiler.kineto_reader import ProfileLoadError
+        code = analysis_commands().run_diff(a, b, as_json, top)
+        if code:
+            raise typer.Exit(code)
 
-        try:
-            result = diff(a, b, top=top)
-        except (ProfileLoadError, ValueError) as exc:
-            typer.echo(f"error: {exc}", err=True)
-            raise typer.Exit(2) from None
-        if as_json:
-            from sagelaunch.profiler.records import to_json
-
-            typer.echo(to_json(result).decode())
-            return
-        from sagelaunch.profiler.summary import print_diff
-
-        print_diff(result)
-
-    from sagelaunch.profiler.cli_views import register  # the dashboard, timeline and browser commands
+    # the dashboard, timeline and export commands
+    from sagelaunch.profiler.cli_views import register  # lazy: cli_views imports Typer at its top; this module must not (fast_analyze runs without it)
 
     register(app)
     return app
@@ -109,32 +101,14 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
-def run_analyze(path: str, as_json: bool, top: int, context: dict | None = None) -> int:
-    """The command's body; returns the exit status (2: the path cannot be read as a profile)."""
-    import os
-    import sys
-
+def analysis_commands() -> ModuleType:
+    """profiler/analysis_commands.py, what `profile analyze` and `profile diff` do; imported when one of them runs."""
     # The analysis does no linear algebra; OpenBLAS would start a thread per core as numpy loads (~0.06 s of a
     # 0.2 s command, measured on 2 cores). A caller's own setting wins.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    from sagelaunch.profiler.analysis import analyze
-    from sagelaunch.profiler.kineto_reader import ProfileLoadError
+    from sagelaunch.profiler import analysis_commands as commands  # lazy: every sagelaunch command imports this module; only analyze and diff load the analysis (numpy, msgspec)
 
-    try:
-        result = analyze(path, top_n=top, context=context)
-    except ProfileLoadError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    if as_json:
-        from sagelaunch.profiler.records import to_json
-
-        sys.stdout.buffer.write(to_json(result) + b"\n")
-        sys.stdout.flush()
-        return 0
-    from sagelaunch.profiler.summary import print_summary
-
-    print_summary(result)
-    return 0
+    return commands
 
 
 def fast_analyze(argv: list[str]) -> bool:
@@ -162,7 +136,7 @@ def fast_analyze(argv: list[str]) -> bool:
             path = arg
     if path is None:
         return False
-    raise SystemExit(run_analyze(path, as_json, top))
+    raise SystemExit(analysis_commands().run_analyze(path, as_json, top))
 
 
 if __name__ == "__main__":

@@ -1,13 +1,15 @@
 """`sagelaunch profile report|export|timeline`: the dashboard report, the Perfetto export and the offline
 timeline.
 
-Registered on part 1's `profile` Typer app by profiler/cli.py; heavy imports stay inside the commands.
+Registered on part 1's `profile` Typer app by profiler/cli.py. The app is built for every `sagelaunch` command
+and its --help, so what the commands do (profiler/view_commands.py) is imported when one of them runs.
 (`profile ui`, the profile browser, needs job sources only the application has: sagelaunch/cli_profile.py.)
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from types import ModuleType
 
 import typer
 
@@ -23,6 +25,13 @@ def register(app: typer.Typer) -> None:
 def fail(exc: Exception) -> None:
     typer.echo(f"error: {exc}", err=True)
     raise typer.Exit(2) from None
+
+
+def _views() -> ModuleType:
+    """profiler/view_commands.py: the report, timeline and export writers."""
+    from sagelaunch.profiler import view_commands  # lazy: the app is built for every sagelaunch command; the report and timeline (numpy, the analysis) load when their command runs
+
+    return view_commands
 
 
 def _build(what: str, build):
@@ -44,9 +53,7 @@ def report_cmd(
 ) -> None:
     """Write the dashboard, with the findings, and the timeline (two tabs) as one self-contained HTML file that opens
     offline."""
-    from sagelaunch.profiler.report.html import write_report
-
-    console, written = _build(f"building the report of {path}", lambda: write_report(path, out, title=title))
+    console, written = _build(f"building the report of {path}", lambda: _views().write_report(path, out, title=title))
     console.print(f"wrote {written} ({written.stat().st_size / 1e6:.1f} MB)")
 
 
@@ -55,15 +62,7 @@ def export_cmd(
     perfetto: Path = typer.Option(..., "--perfetto", help="Write a Chrome/Perfetto trace (JSON) here, for ui.perfetto.dev."),
 ) -> None:
     """Export the timeline (host -> device tracks, launch arrows, counters) as a Perfetto/Chrome trace."""
-    from sagelaunch.profiler.loader import load_profile
-    from sagelaunch.profiler.timeline.model import build_timeline
-    from sagelaunch.profiler.timeline.perfetto import write_perfetto
-
-    def export():
-        model = build_timeline(load_profile(path))
-        return model, write_perfetto(model, perfetto)
-
-    console, (model, written) = _build(f"exporting {path}", export)
+    console, (model, written) = _build(f"exporting {path}", lambda: _views().export_perfetto(path, perfetto))
     console.print(f"wrote {written}: {len(model)} events on {len(model.tracks)} tracks; open it in ui.perfetto.dev")
 
 
@@ -73,8 +72,7 @@ def timeline_cmd(
     title: str = typer.Option(None, "--title", help="Title shown on the page (default: the path)."),
 ) -> None:
     """Write the timeline (every rank; steps, search, launch arrows) as one self-contained HTML file that opens offline."""
-    from sagelaunch.profiler.timeline.html import write_timeline
-
-    console, (written, events) = _build(f"building the timeline of {path}", lambda: write_timeline(path, out, title=title))
+    console, (written, events) = _build(f"building the timeline of {path}",
+                                        lambda: _views().write_timeline(path, out, title=title))
     console.print(f"wrote {written} ({written.stat().st_size / 1e6:.1f} MB, {events:,} events)")
 

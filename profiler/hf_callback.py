@@ -16,6 +16,7 @@ from transformers import TrainerCallback
 
 from sagelaunch.jobspec import library_marks
 from sagelaunch.profiler.api import SMProfiler, _Handle
+from sagelaunch.profiler.settings import profiler_configured
 
 
 class ProfilerCallback(TrainerCallback):
@@ -86,6 +87,4 @@ class ProfilerCallback(TrainerCallback):
 def callbacks_if_configured() -> list:
     """[ProfilerCallback()] when the job has an enabled profiler configuration, else []:
     ``Trainer(..., callbacks=callbacks_if_configured())``."""
-    from sagelaunch.profiler.settings import profiler_configured
-
     return [ProfilerCallback()] if profiler_configured() else []

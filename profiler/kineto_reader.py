@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any, Union, cast
 
 import msgspec
 
-from sagelaunch.profiler.schema import CAT_CPU_OP, RankTrace, TraceMeta
+from sagelaunch.profiler import trace_cache, trace_chunks
+from sagelaunch.profiler.schema import CAT_CPU_OP, RankTrace, TraceMeta, drop_negative_durations
 from sagelaunch.profiler.trace_file import NotATrace, ProfileLoadError, read_trace_bytes
 
 if TYPE_CHECKING:
@@ -230,23 +231,6 @@ def _check_range(ts: "np.ndarray", dur: "np.ndarray", names: list, name_id: "np.
             )
 
 
-def drop_negative_durations(cols: dict, names: list, meta: TraceMeta) -> dict:
-    """Events with a negative duration would count as negative busy time (compute −50 %, idle 150 %): they are
-    dropped, and a warning says how many."""
-    import numpy as np
-
-    bad = cols["dur_ns"] < 0
-    if not bad.any():
-        return cols
-    i = int(np.flatnonzero(bad)[0])
-    meta.warnings.append(
-        f"{meta.source}: skipped {int(bad.sum())} event(s) with a negative duration "
-        f"(first: {names[cols['name_id'][i]]!r}, dur {cols['dur_ns'][i] / 1000:g} µs); a duration is ≥ 0"
-    )
-    keep = ~bad
-    return {k: v[keep] for k, v in cols.items()}
-
-
 def event_columns(events: list, source: str) -> dict:
     """The columns of one run of events (a whole trace, or one chunk of its traceEvents): typed arrays (the
     standard library's, made numpy arrays by rank_from_columns) of the complete events (those with a duration, as
@@ -379,8 +363,6 @@ def rank_from_columns(parts: list[dict], meta: TraceMeta) -> RankTrace:
 
 def read_kineto(path: Path, cache: bool = True, workers: int | None = None) -> RankTrace:
     """One rank from a trace file; with `cache`, from (and into) its parsed copy (profiler/trace_cache.py)."""
-    from sagelaunch.profiler import trace_cache
-
     hit = trace_cache.cached(path) if cache else None
     if hit is not None:
         rank = trace_cache.load(path, hit)
@@ -440,8 +422,6 @@ def chunk_parts(raw: bytes | bytearray, path: Path, workers: int | None = None,
     """The event_columns of a trace decoded in chunks and its TraceMeta; None when the trace is too small to split
     (under two chunks of trace_chunks.MIN_CHUNK_BYTES) or is not split cleanly: the caller decodes it whole (which
     also words any error). `chunk_bytes` sets the chunks' size instead (tests)."""
-    from sagelaunch.profiler import trace_chunks
-
     workers = workers or trace_chunks.free_cores()
     if len(raw) < 2 * (chunk_bytes or trace_chunks.MIN_CHUNK_BYTES):
         return None

@@ -17,6 +17,7 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
+from sagelaunch.profiler import artifact
 from sagelaunch.profiler.cycles import join_cycles, same_process
 from sagelaunch.profiler.kineto_reader import ProfileLoadError, read_kineto
 from sagelaunch.profiler.schema import Profile, RankTrace
@@ -66,9 +67,7 @@ def load_profile(path) -> Profile:
 
 
 def read_rank_folder(files: list[Path]) -> RankTrace:
-    """One rank of our artifact; profiler.artifact (and pyarrow) is imported only when a profile holds one."""
-    from sagelaunch.profiler import artifact
-
+    """One rank of our artifact (pyarrow is imported only when a profile holds one)."""
     return artifact.read_events(files)
 
 
@@ -85,8 +84,6 @@ def load_with(path, read_trace, read_rank_folder) -> Profile:
     if root.is_file():
         if root.name.endswith(".parquet"):
             if root.name.startswith("system-"):
-                from sagelaunch.profiler import artifact  # pyarrow: only for our artifact's files
-
                 counters = artifact.read_counters([root])
             else:
                 _add_rank(ranks, read_rank_folder([root]), warnings)
@@ -115,8 +112,6 @@ def load_with(path, read_trace, read_rank_folder) -> Profile:
             else:
                 errors.append(str(exc))
     if system:
-        from sagelaunch.profiler import artifact
-
         try:
             counters = artifact.read_counters(system)
         except ProfileLoadError as exc:

@@ -47,28 +47,15 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
-    from sagelaunch.jobspec.contract import DEFAULT_FILE_ROTATION_S
-    from sagelaunch.jobspec.profiling import FILE_ROTATION, seconds_param
-    from sagelaunch.profiler.settings import DEFAULT_INTERVAL_MS, current_host, read_profiler_config
-    from sagelaunch.profiler.system_monitor import SystemMonitor
-
     ap = argparse.ArgumentParser(prog="python -m sagelaunch.profiler.monitor", description=__doc__.splitlines()[0])
     ap.add_argument("--config", type=Path, help="profilerconfig.json (default: the job's)")
     ap.add_argument("--out", type=Path, required=True, help="profiler output folder (files go to <out>/<host>/)")
     ap.add_argument("--host", default=None, help="host name, e.g. algo-1")
     ap.add_argument("--interval-ms", type=int, default=None, help="override ProfilingIntervalInMilliseconds")
     args = ap.parse_args(argv)
-    cfg = read_profiler_config(args.config) if args.config else read_profiler_config()
-    if cfg.get("DisableProfiler"):
-        print("profiler monitor: DisableProfiler is set; not sampling", flush=True)
-        return 0
-    interval = args.interval_ms or int(cfg.get("ProfilingIntervalInMilliseconds") or DEFAULT_INTERVAL_MS)
-    rotation = seconds_param(cfg.get("ProfilingParameters") or {}, FILE_ROTATION, DEFAULT_FILE_ROTATION_S, "config")
-    monitor = SystemMonitor(args.out, args.host or current_host(), interval, rotation, stop=stop)
-    print(f"profiler monitor: sampling every {interval} ms into {monitor.dir}", flush=True)
-    monitor.run()
-    print(f"profiler monitor: wrote {', '.join(str(f) for f in monitor.files) or 'nothing'}", flush=True)
-    return 0
+    from sagelaunch.profiler.system_monitor import run_sidecar  # lazy: after the signal handlers, so a SIGTERM during the imports is not lost
+
+    return run_sidecar(args.config, args.out, args.host, args.interval_ms, stop)
 
 
 if __name__ == "__main__":

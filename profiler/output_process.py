@@ -29,8 +29,10 @@ from sagelaunch.jobspec.install import INSTALL_ROOT
 log = logging.getLogger("sagelaunch.profiler")
 _ROOT = str(INSTALL_ROOT)
 PROCESS_ENV = "SAGELAUNCH_PROFILER_OUTPUT_PROCESS"  # 0: write in the training process (no helper)
-_EXIT = "exit"
-_SERVE = f"import sys; sys.path.insert(0, {_ROOT!r}); from sagelaunch.profiler.output_process import serve; serve()"
+EXIT_CALL = "exit"  # the call that ends the helper (profiler/output_serve.py)
+# the helper ignores Ctrl-C from its first statement (the training process decides when to stop)
+_SERVE = (f"import signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); sys.path.insert(0, {_ROOT!r}); "
+          "from sagelaunch.profiler.output_serve import serve; serve()")
 
 
 class OutputError(SagelaunchRuntimeError):
@@ -83,7 +85,7 @@ class ProfileOutput:
                     if not ok:
                         raise OutputError(value)
                     return value
-            from sagelaunch.profiler.window_output import CALLS
+            from sagelaunch.profiler.window_output import CALLS  # lazy: the writers (pyarrow) load in the training process only when no helper process writes
 
             return CALLS[name](*args)
 
@@ -98,7 +100,7 @@ class ProfileOutput:
             return
         stdin, stdout = _pipes(proc)
         try:  # asked, not just stdin closed: a process forked from this one (a DataLoader worker) holds stdin too
-            pickle.dump((_EXIT, ()), stdin)
+            pickle.dump((EXIT_CALL, ()), stdin)
             stdin.close()
         except OSError:
             pass
@@ -116,30 +118,3 @@ def _pipes(proc: subprocess.Popen[bytes]) -> tuple[IO[bytes], IO[bytes]]:
     if proc.stdin is None or proc.stdout is None:
         raise OutputError("the output process was started without its pipes")
     return proc.stdin, proc.stdout
-
-
-def serve() -> None:
-    """The helper's loop: answer (name, args) calls from stdin until it closes."""
-    import signal
-    import traceback
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    requests = sys.stdin.buffer
-    replies = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
-    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # a stray print must not corrupt the replies
-    from sagelaunch.profiler.window_output import CALLS, warm_up
-
-    warm_up()
-    while True:
-        try:
-            name, args = pickle.load(requests)
-        except EOFError:  # the training process ended without asking
-            name = _EXIT
-        if name == _EXIT:  # every call has been answered and its file renamed into place: skip the teardown
-            os._exit(0)
-        try:
-            reply = (True, CALLS[name](*args))
-        except Exception:  # noqa: BLE001 — the training process logs it and stops profiling
-            reply = (False, traceback.format_exc())
-        pickle.dump(reply, replies, protocol=pickle.HIGHEST_PROTOCOL)
-        replies.flush()

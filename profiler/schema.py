@@ -275,6 +275,23 @@ def arrow_strings(values: list[str]):
     return pa.Array.from_buffers(pa.string(), len(encoded), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))])
 
 
+def drop_negative_durations(cols: dict, names: list, meta: TraceMeta) -> dict:
+    """Events with a negative duration would count as negative busy time (compute −50 %, idle 150 %): they are
+    dropped, and a warning says how many."""
+    import numpy as np
+
+    bad = cols["dur_ns"] < 0
+    if not bad.any():
+        return cols
+    i = int(np.flatnonzero(bad)[0])
+    meta.warnings.append(
+        f"{meta.source}: skipped {int(bad.sum())} event(s) with a negative duration "
+        f"(first: {names[cols['name_id'][i]]!r}, dur {cols['dur_ns'][i] / 1000:g} µs); a duration is ≥ 0"
+    )
+    keep = ~bad
+    return {k: v[keep] for k, v in cols.items()}
+
+
 @dataclass
 class Profile:
     """Everything loaded from one path: per-rank event tables and per-host counters."""

@@ -13,6 +13,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sagelaunch.jobspec.contract import DEFAULT_FILE_ROTATION_S
+from sagelaunch.jobspec.profiling import FILE_ROTATION, seconds_param
+from sagelaunch.profiler.output_process import ProfileOutput
 from sagelaunch.profiler.schema import (
     METRIC_CPU_UTIL,
     METRIC_GPU_MEM_USED,
@@ -20,6 +23,7 @@ from sagelaunch.profiler.schema import (
     METRIC_GPU_UTIL,
     METRIC_HOST_MEM_UTIL,
 )
+from sagelaunch.profiler.settings import DEFAULT_INTERVAL_MS, current_host, read_profiler_config
 
 if TYPE_CHECKING:
     from sagelaunch.profiler.monitor import SignalFlag
@@ -57,8 +61,6 @@ class _Nvml:
 class SystemMonitor:
     def __init__(self, out_dir: Path, host: str, interval_ms: int, rotation_s: int, output=None,
                  stop: threading.Event | SignalFlag | None = None) -> None:
-        from sagelaunch.profiler.output_process import ProfileOutput
-
         self._output = output or ProfileOutput(use_process=False)  # the profiler's helper, or this process
         self.dir = Path(out_dir) / host
         self.host = host
@@ -123,3 +125,19 @@ class SystemMonitor:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=10)
+
+
+def run_sidecar(config: Path | None, out: Path, host: str | None, interval_ms: int | None, stop: SignalFlag) -> int:
+    """The monitor sidecar's run (profiler/monitor.py, once its signal handlers are in place): the job's profiler
+    configuration read, then samples until `stop`, written under <out>/<host>/. Returns the exit status."""
+    cfg = read_profiler_config(config) if config else read_profiler_config()
+    if cfg.get("DisableProfiler"):
+        print("profiler monitor: DisableProfiler is set; not sampling", flush=True)
+        return 0
+    interval = interval_ms or int(cfg.get("ProfilingIntervalInMilliseconds") or DEFAULT_INTERVAL_MS)
+    rotation = seconds_param(cfg.get("ProfilingParameters") or {}, FILE_ROTATION, DEFAULT_FILE_ROTATION_S, "config")
+    monitor = SystemMonitor(out, host or current_host(), interval, rotation, stop=stop)
+    print(f"profiler monitor: sampling every {interval} ms into {monitor.dir}", flush=True)
+    monitor.run()
+    print(f"profiler monitor: wrote {', '.join(str(f) for f in monitor.files) or 'nothing'}", flush=True)
+    return 0

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from sagelaunch.profiler.kineto_reader import decode_trace, events_to_rank
 from sagelaunch.profiler.schema import CAT_CPU_OP, CAT_KERNEL, RankTrace, TraceMeta
 
 _GPU = re.compile(r"/device:GPU:(\d+)")
@@ -55,8 +56,6 @@ def with_categories(doc: dict) -> dict:
 def read_tf_session(logdir: Path, start_ns: int, meta: TraceMeta) -> RankTrace | None:
     """The events of the tf.profiler session saved under `logdir` (None when it saved nothing)."""
     import orjson
-
-    from sagelaunch.profiler.kineto_reader import decode_trace, events_to_rank
 
     raw = _chrome_json(logdir)
     if raw is None:

@@ -1,9 +1,10 @@
-"""Kineto (torch.profiler) capture for one window; imported only when the script already imported torch.
+"""Kineto (torch.profiler) capture for one window; torch is imported when a window starts (api.py starts one only
+when the script already imported torch).
 
 A window ends at stop_profiling(), file rotation (by seconds or by steps) or the end of the steps whose CPU
 operators are recorded (Config.cpu_ops_steps of every cpu_ops_every_steps): the training thread stops the profiler;
 the writer thread (profiler/window_writer.py) lets torch export its Chrome trace to a temporary file, which the
-output process (profiler/output_process.py) reads with our own fast reader and writes as Parquet.
+output process (profiler/output_serve.py) reads with our own fast reader and writes as Parquet.
 """
 
 from __future__ import annotations

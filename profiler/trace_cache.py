@@ -13,8 +13,12 @@ cached: below that, parsing is as quick as reading the cache. This module import
 
 from __future__ import annotations
 
+import json
 import os
+import zlib  # a small C module: hashlib's OpenSSL would add ~3 ms to every analyze
 from pathlib import Path
+
+from sagelaunch.profiler.schema import RankTrace, TraceMeta
 
 FORMAT = 1  # bump when the cached columns or their meaning change
 MIN_JSON_BYTES = 1 << 20
@@ -32,8 +36,6 @@ def _key(path: Path) -> str:
 
 def cache_file(path: Path) -> Path:
     """Where `path`'s parse is cached."""
-    import zlib  # a small C module; hashlib's OpenSSL would add ~3 ms to every analyze
-
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "sagelaunch" / "traces"
     where = str(path.resolve()).encode()
     digest = f"{zlib.crc32(where):08x}{zlib.adler32(where):08x}"  # a name per folder; the key inside decides
@@ -60,12 +62,9 @@ def cached(path: Path) -> Path | None:
 
 def load(path: Path, cache_file: Path):
     """The RankTrace stored in `cache_file` (None when it cannot be read: the caller parses the trace)."""
-    import json
-    import zipfile
+    import zipfile  # lazy: with bz2, lzma and shutil (~10 ms), only when a cache file is read; np.load needs it then
 
     import numpy as np
-
-    from sagelaunch.profiler.schema import RankTrace, TraceMeta
 
     try:
         with np.load(cache_file, allow_pickle=False) as z:
@@ -82,8 +81,6 @@ def load(path: Path, cache_file: Path):
 
 def save(path: Path, rank) -> Path | None:
     """Store `rank` (parsed from `path`) in the user's cache folder; None when it cannot be written."""
-    import json
-
     import numpy as np
 
     key = _key(path)

@@ -15,6 +15,8 @@ therefore a run of whole events, and the chunks in order are exactly the array's
 from __future__ import annotations
 
 import os
+import pickle
+import sys
 import threading
 
 from sagelaunch.jobspec.errors import SagelaunchRuntimeError
@@ -78,16 +80,12 @@ def chunk(text: bytes, span: tuple[int, int]) -> bytes:
 def can_fork() -> bool:
     """Forking is safe here: POSIX fork exists (not macOS, whose system libraries may not survive a fork) and
     this process runs one thread (a lock held by another thread would never be released in the child)."""
-    import sys
-
     return hasattr(os, "fork") and sys.platform.startswith("linux") and threading.active_count() == 1
 
 
 def fork_map(fn, items: list, workers: int) -> list:
     """[fn(x) for x in items], the items shared out over `workers` processes (this one and forked children,
     each running every workers-th item in order). An exception raised by fn in any process is raised here."""
-    import pickle  # here: a trace too small to split never needs it
-
     workers = max(1, min(workers, len(items)))
     if workers == 1:
         return [fn(x) for x in items]

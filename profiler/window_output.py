@@ -1,9 +1,9 @@
 """What turns a captured window into artifact files: Kineto's exported Chrome trace read back, merged with our
 annotation spans and written as Parquet; the system monitor's rows written as a counters file.
 
-These functions run in the output process (profiler/output_process.py), so the training process never imports
+These functions run in the output process (profiler/output_serve.py), so the training process never imports
 pyarrow or our trace reader, and never holds a parsed window; the same functions run in process when that
-process cannot be started.
+process cannot be started, and in the system monitor's sidecar, which writes counters only.
 """
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ from collections.abc import Callable
 from typing import Any
 from pathlib import Path
 
-from sagelaunch.profiler.schema import RankTrace, TraceMeta
+from sagelaunch.profiler.artifact import write_counters, write_events
+from sagelaunch.profiler.recorder import concat_ranks
+from sagelaunch.profiler.schema import RankTrace, TraceMeta, arrow_array, arrow_strings
 
 
 def write_window(path: Path, meta: TraceMeta, spans: RankTrace, kineto_json: str | None,
@@ -21,12 +23,9 @@ def write_window(path: Path, meta: TraceMeta, spans: RankTrace, kineto_json: str
     """Write one window, our ``spans`` plus Kineto's events, to ``path`` (None when it held nothing and
     ``write_empty`` is false). ``kineto_json`` is torch's own Chrome export of the window (a temporary file, removed
     here once read)."""
-    from sagelaunch.profiler.artifact import write_events
-    from sagelaunch.profiler.recorder import concat_ranks
-
     parts = [spans]
     if kineto_json is not None:
-        from sagelaunch.profiler.kineto_reader import read_kineto
+        from sagelaunch.profiler.kineto_reader import read_kineto  # lazy: the monitor sidecar writes counters here and never reads a trace (msgspec)
 
         try:
             parts.append(read_kineto(Path(kineto_json), cache=False))
@@ -42,9 +41,6 @@ def write_counter_rows(path: Path, host: str, interval_ms: int, rows: list[tuple
     """The COUNTERS table of (ts_ns, metric, index, value) rows, written (atomically) to ``path``."""
     import numpy as np
     import pyarrow as pa
-
-    from sagelaunch.profiler.artifact import write_counters
-    from sagelaunch.profiler.schema import arrow_array, arrow_strings
 
     ts, metric, index, value = zip(*rows)
     names = list(dict.fromkeys(metric))
@@ -63,13 +59,10 @@ def write_counter_rows(path: Path, host: str, interval_ms: int, rows: list[tuple
 
 
 def warm_up() -> None:
-    """Import what every write needs, ahead of the first window (the output process does it while training runs);
-    the trace reader (msgspec) waits for the first window with Kineto's events, so a run without them never
-    waits for it."""
+    """Import what every write needs (this module's imports, and pyarrow's Parquet writer), ahead of the first window
+    (the output process does it while training runs); the trace reader (msgspec) waits for the first window with
+    Kineto's events, so a run without them never waits for it."""
     import pyarrow.parquet  # noqa: F401
-
-    import sagelaunch.profiler.artifact  # noqa: F401
-    import sagelaunch.profiler.recorder  # noqa: F401
 
 
 # the calls the output process serves, by name

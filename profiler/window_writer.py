@@ -16,6 +16,8 @@ import queue
 import threading
 from pathlib import Path
 
+from sagelaunch.profiler.recorder import now_ns
+
 log = logging.getLogger("sagelaunch.profiler")
 _DONE = object()
 
@@ -53,8 +55,6 @@ class WindowWriter:
                 return
             if self._failed:
                 continue
-            from sagelaunch.profiler.recorder import now_ns
-
             start = now_ns()
             try:
                 self._write(*item)

@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field, field_validator
 
+from sagelaunch.jobspec.catalog import detailed_profiler_image_uri, profiler_facts, rule_evaluator_image_uri
 from sagelaunch.jobspec.errors import SagelaunchError
 from sagelaunch.jobspec.spec import DebugCollection, DebugHookSettings, DebugRuleSettings, TensorBoardSettings
 from sagelaunch.jobspec.s3uri import check_s3_uri
@@ -95,8 +96,6 @@ class _RuleBase(V2Args):
     def to_settings(self, region: str) -> DebugRuleSettings:
         """The rule as the job sends it: a built-in rule runs on the region's evaluator image (SDK v2's
         _set_default_rule_config: then only the detailed profiler's processing rule keeps an instance type)."""
-        from sagelaunch.jobspec.catalog import detailed_profiler_image_uri, rule_evaluator_image_uri
-
         image, instance_type, volume = self.image_uri, self.instance_type, self.volume_size_in_gb
         if image == DEFAULT_RULE_EVALUATOR_IMAGE:
             detailed = self.name.startswith(DETAILED_PROFILER_RULE)
@@ -181,8 +180,6 @@ class ProfilerRule(_RuleBase):
                                   allowed="a profiler rule", fix="e.g. rule_configs.ProfilerReport()")
         used = name or base_config.rule_name
         if used.startswith(DETAILED_PROFILER_RULE):
-            from sagelaunch.jobspec.catalog import profiler_facts
-
             facts = profiler_facts()["detailed_profiler_processing"]
             instance_type = instance_type or facts["instance_type"]
             volume_size_in_gb = volume_size_in_gb or facts["volume_size_gb"]
@@ -205,8 +202,6 @@ class ProfilerRule(_RuleBase):
 
 def detailed_profiler_rule(name: str) -> ProfilerRule:
     """The processing rule that turns SageMaker Profiler's detailed capture into its report (v2 adds it itself)."""
-    from sagelaunch.jobspec.catalog import profiler_facts
-
     facts = profiler_facts()["detailed_profiler_processing"]
     return ProfilerRule(name=name, instance_type=facts["instance_type"], volume_size_in_gb=facts["volume_size_gb"],
                         rule_parameters={"rule_to_invoke": "DetailedProfilerProcessing"})

@@ -15,13 +15,18 @@ from __future__ import annotations
 from pathlib import Path
 
 from sagelaunch.profiler.records import AnalysisResult, JobContext, RankAnalysis, convert
+from sagelaunch.profiler.analysis import gpu_breakdown as gb
+from sagelaunch.profiler.analysis import hta_view, loop, metrics, parallel
+from sagelaunch.profiler.analysis.counters import summarize_counters
+from sagelaunch.profiler.analysis.ranks_compared import ranks_compared
+from sagelaunch.profiler.figures import figures
+from sagelaunch.profiler.findings import findings
+from sagelaunch.profiler.job_settings import of_profile
+from sagelaunch.profiler.loader import load_profile
 from sagelaunch.profiler.schema import Profile, RankTrace
 
 
 def analyze_rank(rt: RankTrace, n_step_names: int, top_n: int = 10) -> RankAnalysis:
-    from sagelaunch.profiler.analysis import gpu_breakdown as gb
-    from sagelaunch.profiler.analysis import hta_view, loop, metrics
-
     notes: list[str] = []
     view = hta_view.build(rt, n_step_names)
     types = gb.kernel_types_of(rt.names)
@@ -84,14 +89,10 @@ def analyze(path_or_profile, top_n: int = 10, context: dict | None = None) -> An
     if isinstance(path_or_profile, Profile):
         profile = path_or_profile
     else:
-        from sagelaunch.profiler.analysis import parallel
-
         root = Path(path_or_profile).expanduser()
         if parallel.worth_it(root):  # many ranks: read and analyse them in worker processes
             results, profile = parallel.analyze_folder(root, top_n, analyze_rank)
             return _finish({str(r): v for r, v in results.items()}, profile, context)
-        from sagelaunch.profiler.loader import load_profile
-
         profile = load_profile(root)
     step_names: set[str] = set()
     for rt in profile.ranks.values():
@@ -104,14 +105,7 @@ def _finish(ranks: dict[str, RankAnalysis], profile: Profile, context: dict | No
     """The whole result from the per-rank analyses: hosts' counters, figures and findings."""
     hosts = {}
     if profile.counters is not None:
-        from sagelaunch.profiler.analysis.counters import summarize_counters
-
         hosts = summarize_counters(profile.counters)
-    from sagelaunch.profiler.analysis.ranks_compared import ranks_compared
-    from sagelaunch.profiler.figures import figures
-    from sagelaunch.profiler.findings import findings
-    from sagelaunch.profiler.job_settings import of_profile
-
     result = AnalysisResult(ranks=ranks, hosts=hosts, warnings=list(profile.warnings), source=profile.source,
                             context=convert({**of_profile(profile), **(context or {})}, JobContext),
                             ranks_compared=ranks_compared(ranks), figures=[], findings=[])

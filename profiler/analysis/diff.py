@@ -11,6 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from sagelaunch.profiler.analysis import hta_view
+from sagelaunch.profiler.analysis.loop import loop
+from sagelaunch.profiler.analysis.metrics import annotation_groups
+from sagelaunch.profiler.loader import load_profile
 
 from sagelaunch.profiler.records import Loop, NameChange, PhaseChange, ProfileDiff, convert
 from sagelaunch.profiler.schema import Profile
@@ -32,8 +36,6 @@ def _merge(into: dict, part: dict) -> None:
 
 def kernel_totals(profile: Profile) -> dict[str, tuple[int, float]]:
     """(count, total µs) per GPU event name over every rank, as HTA's compare_traces sums them."""
-    from sagelaunch.profiler.analysis import hta_view
-
     step_names = {n for rt in profile.ranks.values() for n in rt.names if "ProfilerStep" in n}
     out: dict[str, tuple[int, float]] = {}
     for rt in profile.ranks.values():
@@ -44,8 +46,6 @@ def kernel_totals(profile: Profile) -> dict[str, tuple[int, float]]:
 
 def annotation_totals(profile: Profile) -> dict[str, tuple[int, float]]:
     """(count, total µs) per host-side annotation, steps pooled as step_N / ProfilerStep#N."""
-    from sagelaunch.profiler.analysis.metrics import annotation_groups
-
     out: dict[str, tuple[int, float]] = {}
     for rt in profile.ranks.values():
         groups = annotation_groups(rt)
@@ -66,8 +66,6 @@ def _rows(a: dict, b: dict, top: int) -> list[NameChange]:
 def _phases(profile: Profile) -> dict[str, float]:
     """Mean µs per step of each phase (and the cycle), averaged over the ranks that have steps (the loop section of
     the analysis, profiler/analysis/loop.py: only it, not the whole analysis)."""
-    from sagelaunch.profiler.analysis.loop import loop
-
     loops = [convert(found, Loop) for rt in profile.ranks.values() if (found := loop(rt)) is not None]
     means = [lp.mean_us.measured() for lp in loops if lp.judged]
     keys = {k for m in means for k in m}
@@ -76,8 +74,6 @@ def _phases(profile: Profile) -> dict[str, float]:
 
 def diff(path_a, path_b, top: int = 20) -> ProfileDiff:
     """What changed from profile A to profile B (paths load_profile accepts, or Profiles)."""
-    from sagelaunch.profiler.loader import load_profile
-
     pa = path_a if isinstance(path_a, Profile) else load_profile(Path(path_a).expanduser())
     pb = path_b if isinstance(path_b, Profile) else load_profile(Path(path_b).expanduser())
     fa, fb = _phases(pa), _phases(pb)

@@ -8,7 +8,7 @@ from functools import lru_cache
 import numpy as np
 
 from sagelaunch.jobspec.errors import SagelaunchRuntimeError
-from sagelaunch.profiler.analysis.gpu_breakdown import covered_upto, merge_intervals
+from sagelaunch.profiler.analysis.gpu_breakdown import COMMUNICATION, covered_upto, kernel_type, merge_intervals
 from sagelaunch.profiler.nputil import auto_bin_count, distinct, percentile
 from sagelaunch.profiler.schema import (
     CAT_CPU_OP,
@@ -166,8 +166,6 @@ def precision(rt: RankTrace) -> dict[str, float]:
     if not sel.any():
         return {}
     by_name: dict[int, str] = {}
-    from sagelaunch.profiler.analysis.gpu_breakdown import COMMUNICATION, kernel_type
-
     for nid in distinct(rt["name_id"][sel]):
         name = rt.names[nid]
         if kernel_type(name) == COMMUNICATION:

@@ -16,6 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
+from sagelaunch.profiler import artifact
+from sagelaunch.profiler.cycles import has_cycles
+from sagelaunch.profiler.kineto_reader import read_kineto
+from sagelaunch.profiler.loader import find_profile_files, load_with
 from sagelaunch.profiler.records import RankAnalysis
 from sagelaunch.profiler.schema import TraceMeta
 
@@ -39,9 +43,6 @@ def _step_names(rt) -> set:
 
 
 def _work(analyze_rank, kind: str, files: list[str], top_n: int, n_step_names: int | None) -> RankResult:
-    from sagelaunch.profiler import artifact
-    from sagelaunch.profiler.kineto_reader import read_kineto
-
     # workers=1: this process is one of the pool already, its chunks are decoded here
     rt = read_kineto(Path(files[0]), workers=1) if kind == "trace" else artifact.read_events([Path(f) for f in files])
     names = _step_names(rt)
@@ -52,10 +53,6 @@ def _work(analyze_rank, kind: str, files: list[str], top_n: int, n_step_names: i
 def worth_it(root: Path) -> bool:
     if not root.is_dir() or (os.cpu_count() or 1) < 2:
         return False
-    from sagelaunch.profiler.loader import find_profile_files
-
-    from sagelaunch.profiler.cycles import has_cycles
-
     kineto, ours, _ = find_profile_files(root)
     # files of one rank's profiling cycles are joined before the analysis (the loader): read them in one process
     return len(kineto) + len(ours) >= MIN_RANKS and not has_cycles(kineto)
@@ -64,16 +61,12 @@ def worth_it(root: Path) -> bool:
 def analyze_folder(root: Path, top_n: int, analyze_rank) -> tuple[dict, Profile]:
     """({rank: analysis}, Profile whose ranks are RankResults) for a folder, each rank analysed by
     analyze_rank(rank_trace, n_step_names, top_n) in a worker process."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor  # imported here: ~0.03 s that one trace does not need
-
-    from sagelaunch.profiler.loader import find_profile_files, load_with
+    from sagelaunch.profiler.analysis.rank_pool import fork_pool  # lazy: the process pool's modules (~0.03 s) that the analysis of one trace never needs
 
     kineto, ours, _ = find_profile_files(root)
     units = [("trace", [str(f)]) for f in kineto] + [("folder", [str(f) for f in files]) for files in ours.values()]
     workers = min(os.cpu_count() or 1, len(units))
-    ctx = multiprocessing.get_context("fork")  # workers inherit the imported modules: no second start-up
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+    with fork_pool(workers) as pool:
         futures = {
             (kind, tuple(files)): pool.submit(_work, analyze_rank, kind, files, top_n, None) for kind, files in units
         }

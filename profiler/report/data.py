@@ -8,6 +8,7 @@ the analysis engine (profiler.analysis, HTA's temporal-breakdown definition) so 
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
@@ -16,8 +17,9 @@ import numpy as np
 
 from sagelaunch.jobspec.errors import SagelaunchRuntimeError
 from sagelaunch.profiler import schema as S
+from sagelaunch.profiler.analysis import analyze
 from sagelaunch.profiler.analysis.gpu_breakdown import merge_intervals
-from sagelaunch.profiler.analysis.metrics import coverage_per_bin
+from sagelaunch.profiler.analysis.metrics import annotation_groups, coverage_per_bin, histogram
 from sagelaunch.profiler.records import AnalysisResult, Busy, CpuActivity, RankAnalysis
 
 NO_GPU = "no GPU activity in this profile (a CPU-only run, or the trace did not record CUDA/HIP activity)"
@@ -35,8 +37,6 @@ CPU_ONLY_BANNER = ("CPU-only profile: no GPU kernels or memory copies were recor
 
 def dashboard_data(profile: S.Profile, analysis: AnalysisResult | None = None, title: str = "") -> dict[str, Any]:
     if analysis is None:
-        from sagelaunch.profiler.analysis import analyze
-
         analysis = analyze(profile)
     ranks = [r for r in profile.ranks.values() if len(r)]
     gpu = [(r, r.mask_cat(S.CAT_KERNEL, S.CAT_GPU_MEMCPY, S.CAT_GPU_MEMSET, S.CAT_CUDA_SYNC)) for r in ranks]
@@ -246,8 +246,6 @@ def _cut(s: str, width: int) -> str:
 
 def _nearest_common(strings: list[str]) -> list[int]:
     """For each string, the longest prefix it shares with any other (its neighbours in sorted order)."""
-    import os
-
     order = sorted(range(len(strings)), key=strings.__getitem__)
     out = [0] * len(strings)
     for a, b in zip(order, order[1:]):
@@ -303,8 +301,6 @@ def _kernels(ranks) -> dict[str, Any]:
 
 def _step_times(analysis: AnalysisResult) -> dict[str, Any]:
     """Step durations of every rank (the analysis' host-side steps) and their histogram (metrics.histogram)."""
-    from sagelaunch.profiler.analysis.metrics import histogram
-
     durs = [x.dur_us for r in analysis.ranks.values() if r.steps for x in r.steps.steps]
     if not durs:
         return {"missing": "no step annotations (step_N from our callback/annotate, or ProfilerStep#N from torch.profiler)"}
@@ -350,8 +346,6 @@ DEFAULT_ANNOTATIONS = ("forward", "backward", "optimizer", "step")
 
 def _annotations(ranks) -> dict[str, Any]:
     """Every annotation label (metrics.annotation_groups: the grouping the analysis uses) with its histogram."""
-    from sagelaunch.profiler.analysis.metrics import annotation_groups, histogram
-
     acc: dict[str, list[np.ndarray]] = {}
     for r in ranks:
         for name, durs in annotation_groups(r).items():

@@ -12,6 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from sagelaunch.profiler.inline import json_for_script
+from sagelaunch.profiler.loader import load_profile
+from sagelaunch.profiler.report.data import dashboard_data
+from sagelaunch.profiler.timeline.html import timeline_css, timeline_scripts
+from sagelaunch.profiler.timeline.payload import payload_of
 from sagelaunch.profiler.view_scripts import view_util_script
 
 STATIC = Path(__file__).with_name("static")
@@ -26,8 +30,6 @@ def plotly_js() -> str:
 def render_report(data: dict[str, Any], timeline: dict[str, Any] | None = None) -> str:
     """The page: a Dashboard tab and, given the timeline's payload (profiler/timeline/payload.py), a Timeline tab
     drawn by the same renderer as `profile timeline` and the browser."""
-    from sagelaunch.profiler.timeline.html import timeline_css, timeline_scripts
-
     title = html.escape(f"sagelaunch profile report: {data.get('title', '')}")
     meta = html.escape(
         f"source {data.get('title', '')} · ranks {', '.join(map(str, data.get('ranks', [])))} · "
@@ -60,11 +62,6 @@ def render_report(data: dict[str, Any], timeline: dict[str, Any] | None = None) 
 
 def write_report(path, out: Path, title: str | None = None) -> Path:
     """Load `path` (trace, folder or artifact), build the dashboard and write it to `out`."""
-    from sagelaunch.profiler.loader import load_profile
-    from sagelaunch.profiler.report.data import dashboard_data
-
-    from sagelaunch.profiler.timeline.payload import payload_of
-
     profile = load_profile(path)
     data = dashboard_data(profile, title=title or str(path))
     timeline, _ = payload_of(profile, title=title or str(path))

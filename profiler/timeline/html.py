@@ -10,6 +10,11 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
+from sagelaunch.profiler.inline import json_for_script
+from sagelaunch.profiler.loader import load_profile
+from sagelaunch.profiler.timeline.payload import payload_of
+from sagelaunch.profiler.view_scripts import view_util_script
+
 STATIC = Path(__file__).with_name("static")
 SCRIPTS = ("timeline.js", "timeline_lod.js", "timeline_interact.js", "timeline_nav.js")  # this order
 
@@ -25,9 +30,6 @@ def timeline_scripts() -> str:
 
 
 def render_timeline(payload: dict) -> str:
-    from sagelaunch.profiler.inline import json_for_script
-    from sagelaunch.profiler.view_scripts import view_util_script
-
     title = html.escape(f"sagelaunch timeline: {payload.get('title', '')}")
     return (
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -50,9 +52,6 @@ def render_timeline(payload: dict) -> str:
 
 def write_timeline(path, out: Path, title: str | None = None) -> tuple[Path, int]:
     """Load `path` (trace, folder of ranks or our artifact) and write its timeline page; (file, events)."""
-    from sagelaunch.profiler.loader import load_profile
-    from sagelaunch.profiler.timeline.payload import payload_of
-
     payload, events = payload_of(load_profile(path), title or str(path))
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)

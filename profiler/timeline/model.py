@@ -23,6 +23,7 @@ from typing import Any, cast
 import numpy as np
 
 from sagelaunch.profiler import schema as S
+from sagelaunch.profiler.analysis.loop import step_boundaries
 
 HOST_SIDE_GPU_CATS = (S.CAT_CUDA_RUNTIME, S.CAT_CUDA_DRIVER, S.CAT_USER_ANNOTATION)
 STEP_PATTERNS = (re.compile(r"^ProfilerStep#(\d+)$"), re.compile(r"^step_(\d+)$", re.I))
@@ -338,8 +339,6 @@ def _steps(rank: S.RankTrace, t0: int) -> list[dict[str, Any]]:
 
 def _loop_steps(rank: S.RankTrace, t0: int) -> list[dict[str, Any]]:
     """A step per optimizer step, from the previous one's end to its own (the loop's cycles)."""
-    from sagelaunch.profiler.analysis.loop import step_boundaries
-
     found = step_boundaries(rank)
     if found is None:
         return []

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from sagelaunch.profiler.timeline.model import TimelineModel
+from sagelaunch.profiler.timeline.model import TimelineModel, build_timeline
 
 PAYLOAD_VERSION = 1
 _DTYPES = {"f8": np.float64, "f4": np.float32, "i4": np.int32, "u1": np.uint8, "u2": np.uint16}
@@ -59,7 +59,5 @@ def to_payload(model: TimelineModel, title: str = "") -> dict[str, Any]:
 def payload_of(profile, title: str = "") -> tuple[dict[str, Any], int]:
     """(the payload, number of events) of a loaded profile: what the browser, the timeline page and the report's
     Timeline tab draw."""
-    from sagelaunch.profiler.timeline.model import build_timeline
-
     model = build_timeline(profile)
     return to_payload(model, title=title), len(model)

@@ -22,18 +22,22 @@ API: GET /api/jobs?q=&status=&created_after=&created_before=&refresh=1 · POST /
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import logging
 import socket
+import sys
 import threading
 import time
+import webbrowser
 from functools import lru_cache
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
+from sagelaunch.jobspec.browser_origin import cross_site_refusal
 from sagelaunch.jobspec.errors import SagelaunchError
 from sagelaunch.profiler.ui import sources
 from sagelaunch.profiler.ui.session import LoadConflict, ProfileSession
@@ -118,8 +122,6 @@ class ProfileBrowser(ThreadingHTTPServer):
 
     def handle_error(self, request, client_address) -> None:
         """A client that went away or stalled past the idle timeout is routine: a debug line, not a traceback."""
-        import sys
-
         if isinstance(sys.exc_info()[1], (TimeoutError, ConnectionError)):
             log.debug("%s: connection dropped (%s)", client_address, sys.exc_info()[1])
             return
@@ -207,8 +209,6 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _same_origin(self) -> bool:
         """A state-changing request must come from this app's own page (or from a non-browser client)."""
-        from sagelaunch.jobspec.browser_origin import cross_site_refusal
-
         refusal = cross_site_refusal(self.headers.get("Origin"), self.headers.get("Sec-Fetch-Site"),
                                      self.server.allowed_origins())
         if refusal is None:
@@ -332,8 +332,6 @@ class PortInUse(SagelaunchError, OSError):
 def serve(port: int = 8008, include_sagemaker: bool = True, open_browser: bool = False,
           job_sources: sources.JobSources = sources.NO_SOURCES, open_path: str | None = None) -> None:
     """Run the profile browser until Ctrl-C; with open_path, that profile/trace is loaded at start."""
-    import errno
-
     try:
         server = ProfileBrowser(port, include_sagemaker=include_sagemaker, job_sources=job_sources)
     except OSError as exc:
@@ -345,8 +343,6 @@ def serve(port: int = 8008, include_sagemaker: bool = True, open_browser: bool =
         server.open_path(open_path)
     print(f"sagelaunch profile browser on {server.url} (127.0.0.1 only; Ctrl-C to stop)", flush=True)
     if open_browser:
-        import webbrowser
-
         webbrowser.open(server.url)
     try:
         server.serve_forever()

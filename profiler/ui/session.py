@@ -12,8 +12,9 @@ import logging
 import shutil
 import tempfile
 import threading
-import time
+from functools import partial
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from sagelaunch.jobspec.errors import SagelaunchRuntimeError
@@ -90,34 +91,28 @@ class ProfileSession:
 
     # ---- the background load ----
     def _load(self, job: sources.JobEntry, gen: int) -> None:
+        progress = partial(self._set, gen)
         try:
+            build = _profile_build()
             if job.source == "path":
-                profile = self._read_path(Path(job.location), gen)
-                self._build(job, profile, gen)
-                return
-            if job.source == "local":
-                roots: list[tuple[Path, str | None]] = [(d, d.parents[1].name)
-                                                        for d in self.sources.local_dirs(job.name)]
-                if not roots:
-                    raise LookupError(f"local job {job.name!r} has no profiler output under its job folder")
-                span = (0.0, 0.8)
+                profile = build.read_path(Path(job.location), progress)
             else:
-                roots = [(self._download(job, gen), None)]
-                span = (0.4, 0.8)
-            profile = self._read(roots, gen, span)
-            self._build(job, profile, gen)
+                if job.source == "local":
+                    roots: list[tuple[Path, str | None]] = [(d, d.parents[1].name)
+                                                            for d in self.sources.local_dirs(job.name)]
+                    if not roots:
+                        raise LookupError(f"local job {job.name!r} has no profiler output under its job folder")
+                    span = (0.0, 0.8)
+                else:
+                    roots = [(self._download(job, gen), None)]
+                    span = (0.4, 0.8)
+                profile = build.read_roots(roots, progress, span)
+            dash_json, tl_json, summary = build.build(profile, job.name, progress)
+            self._set(gen, dashboard_json=dash_json, timeline_json=tl_json, summary=summary, state="loaded",
+                      progress=1.0, message="loaded")
         except Exception as exc:  # noqa: BLE001 - shown in the page; the server keeps running
             log.warning("loading %s failed: %s", job.name, exc)
             self._set(gen, state="error", error=f"{type(exc).__name__}: {exc}", message="failed")
-
-    def _read_path(self, path: Path, gen: int):
-        """A trace file or any folder given on the command line: the loader reads it as `profile analyze` would."""
-        if path.is_dir():
-            return self._read([(path, None)], gen, (0.0, 0.8))
-        from sagelaunch.profiler.loader import load_profile
-
-        self._set(gen, progress=0.1, message=f"reading {path.name}")
-        return load_profile(path)
 
     def _download(self, job: sources.JobEntry, gen: int) -> Path:
         s3, prefix, objects = self.sources.s3_profile(job.name)
@@ -138,70 +133,9 @@ class ProfileSession:
                 return root
         return root
 
-    def _read(self, roots: list[tuple[Path, str | None]], gen: int, span: tuple[float, float]):
-        import pyarrow as pa
 
-        from sagelaunch.profiler import artifact
-        from sagelaunch.profiler.loader import find_profile_files, load_profile
-        from sagelaunch.profiler.schema import Profile
+def _profile_build() -> ModuleType:
+    """profiler/ui/profile_build.py: reading a profile's files and building its views."""
+    from sagelaunch.profiler.ui import profile_build  # lazy: the server starts and lists jobs without the analysis (numpy, msgspec: its import took 3x as long with them)
 
-        units: list[tuple[str, list[Path], str | None]] = []
-        for root, host in roots:
-            kineto, ours, system = find_profile_files(root)
-            keep = lambda ps, root=root: [p for p in ps if sources._inside(p, root)]  # noqa: E731 - no symlink escapes
-            units += [("events", keep(files), host) for _, files in sorted(ours.items()) if keep(files)]
-            units += [("kineto", [p], host) for p in keep(kineto)]
-            if keep(system):
-                units.append(("system", keep(system), host))
-        if not units:
-            raise LookupError("no profile files (trace-*.parquet, system-*.parquet, *.json, *.json.gz) found")
-        total = sum(p.stat().st_size for _, files, _ in units for p in files) or 1
-        done = 0
-        ranks: dict[int, Any] = {}
-        counters, warnings = [], []
-        for kind, files, host in units:
-            self._set(gen, message=f"reading {files[0].name}" + (f" (+{len(files) - 1} files)" if len(files) > 1 else ""))
-            try:
-                if kind == "system":
-                    counters.append(artifact.read_counters(files))
-                else:
-                    read = ([artifact.read_events(files)] if kind == "events"
-                            else list(load_profile(files[0]).ranks.values()))
-                    for rt in read:
-                        if host and not rt.meta.host:
-                            rt.meta.host = host
-                        r = rt.meta.rank
-                        if r in ranks:
-                            new = max(ranks) + 1
-                            warnings.append(f"two traces say rank {r} ({rt.meta.source}); showing the second as rank {new}")
-                            rt.meta.rank = r = new
-                        ranks[r] = rt
-                        warnings.extend(rt.meta.warnings)
-            except ValueError as exc:
-                warnings.append(f"skipped {files[0].name}: {exc}")
-            done += sum(p.stat().st_size for p in files)
-            if not self._set(gen, progress=span[0] + (span[1] - span[0]) * done / total):
-                break
-        if not ranks and not counters:
-            raise LookupError("nothing readable: " + "; ".join(warnings))
-        table = pa.concat_tables(counters, promote_options="permissive") if counters else None
-        return Profile(ranks=dict(sorted(ranks.items())), counters=table, source=", ".join(str(r) for r, _ in roots),
-                       warnings=warnings)
-
-    def _build(self, job: sources.JobEntry, profile, gen: int) -> None:
-        import orjson
-
-        from sagelaunch.profiler.report.data import dashboard_data
-        from sagelaunch.profiler.timeline.payload import payload_of
-
-        t = time.perf_counter()
-        self._set(gen, progress=0.82, message="analysing")
-        dash = dashboard_data(profile, title=job.name)
-        self._set(gen, progress=0.9, message="building the timeline")
-        payload, events = payload_of(profile, title=job.name)
-        dash_json = orjson.dumps(dash, option=orjson.OPT_SERIALIZE_NUMPY)
-        tl_json = orjson.dumps(payload)
-        summary = {"ranks": sorted(profile.ranks), "events": events, "warnings": profile.warnings[:20],
-                   "build_s": round(time.perf_counter() - t, 3)}
-        self._set(gen, dashboard_json=dash_json, timeline_json=tl_json, summary=summary, state="loaded",
-                  progress=1.0, message="loaded")
+    return profile_build

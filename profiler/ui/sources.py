@@ -19,6 +19,7 @@ from typing import Any
 
 from sagelaunch.jobspec.contract import STATUSES, host_profiler_dir
 from sagelaunch.jobspec.names import path_name
+from sagelaunch.jobspec.s3uri import parse_s3_uri, unsafe_key_reason
 from sagelaunch.jobspec.errors import SagelaunchError
 from sagelaunch.jobspec.suggest import did_you_mean, fix_from_hint
 
@@ -102,8 +103,6 @@ def profile_files(folder: Path) -> list[Path]:
 
 def s3_profile_objects(s3, prefix_uri: str) -> list[dict[str, Any]]:
     """Profile files under an s3:// prefix (with a boto3 S3 client), keys that could escape a folder left out."""
-    from sagelaunch.jobspec.s3uri import parse_s3_uri, unsafe_key_reason
-
     bucket, prefix = parse_s3_uri(prefix_uri)
     out = []
     for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):

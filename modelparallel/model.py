@@ -150,7 +150,6 @@ class DistributedModel(nn.Module):
         # activations saved for backward live on the CPU and come back at most activation_loading_horizon
         # modules ahead of backward (offload.py). The layer stack is found now: set_activation_checkpointing
         # may have been called after wrapping.
-
         offloader.attach(layer_stack(self.get_module()))
         return offloader.context()
 
@@ -288,7 +287,6 @@ class DistributedModel(nn.Module):
         return local_model_state(self)
 
     def state_dict(self, *args: Any, **kwargs: Any) -> dict[str, Any]:  # SMP's: the gathered full state dict
-
         return full_model_state(self)
 
     def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True,

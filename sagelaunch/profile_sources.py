@@ -108,7 +108,6 @@ def list_sagemaker() -> tuple[list[JobEntry], str]:
                             iso_utc(desc.get("CreationTime", s.get("CreationTime"))), has, prefix)
 
         # one DescribeTrainingJob (+ one S3 listing) per job: a few at a time (boto3 clients are thread-safe)
-
         with ThreadPoolExecutor(max_workers=8) as pool:
             jobs = [j for j in pool.map(entry, summaries) if j is not None]
         return jobs, "ok"

@@ -21,7 +21,7 @@ from sagelaunch.estimators.debugger import split_rules
 from sagelaunch.estimators.explain import RETIRED_ARGUMENTS, explain, unknown_argument_error
 from sagelaunch.estimators.field_checks import region as checked_region
 from sagelaunch.estimators.resolve import Resolved, resolve
-from sagelaunch.estimators.session import session_parts
+from sagelaunch.estimators.session import Session, session_parts
 from sagelaunch.estimators.settings import SessionUse, job_settings
 from sagelaunch.estimators.spec_parts import code_part, training_job_spec
 from sagelaunch.estimators.trained_model import trained_job_of
@@ -33,6 +33,7 @@ from sagelaunch.jobspec.errors import SagelaunchError, SagelaunchTypeError
 from sagelaunch.jobspec.names import check_name, job_name
 from sagelaunch.jobspec.positional import bind_positional
 from sagelaunch.jobspec.spec import CodeSpec, TrainingJobSpec
+from sagelaunch.launcher import attach as find_job
 from sagelaunch.launcher import clone_git_code, compile_create_training_job_request, print_logs, submit, wants_logs
 
 if TYPE_CHECKING:
@@ -124,13 +125,13 @@ class FrameworkEstimator(EstimatorArguments):
         return None if self._rule_configs[1] is None else split_rules(self)[1]
 
     def latest_job_profiler_artifacts_path(self) -> str | None:
-        return v2_calls.artifacts_path(self, "profiler")
+        return v2_calls.artifacts_path(self.latest_training_job, "profiler")
 
     def latest_job_debugger_artifacts_path(self) -> str | None:
-        return v2_calls.artifacts_path(self, "debugger")
+        return v2_calls.artifacts_path(self.latest_training_job, "debugger")
 
     def latest_job_tensorboard_artifacts_path(self) -> str | None:
-        return v2_calls.artifacts_path(self, "tensorboard")
+        return v2_calls.artifacts_path(self.latest_training_job, "tensorboard")
 
     @property
     def latest_training_job(self) -> TrainingJob | None:
@@ -149,7 +150,8 @@ class FrameworkEstimator(EstimatorArguments):
     def hyperparameters(self) -> dict[str, str]:
         """What the job is sent, JSON-encoded as v2's `hyperparameters()` returns it: the user's and the
         distribution's; once fit() or attach() has a job, also its sagemaker_* entries."""
-        return v2_calls.encoded_hyperparameters(self)
+        values = {**(self.user_hyperparameters or {}), **self.resolved.plan.hyperparameters}
+        return v2_calls.encoded_hyperparameters(values, self.latest_training_job)
 
     def set_hyperparameters(self, **values: Any) -> None:
         """Add or change hyperparameters (v2's method); values are kept as given, like `hyperparameters=`."""
@@ -178,12 +180,20 @@ class FrameworkEstimator(EstimatorArguments):
                region: str | None = None) -> "FrameworkEstimator":
         """An estimator rebuilt from an existing job (local registry first, then SageMaker), as v2's attach:
         waits for the job to end without printing its logs (`logs()` prints them)."""
-        return v2_calls.attach(cls, training_job_name, sagemaker_session, model_channel_name, region)
+        region = region or v2_calls.session_region(sagemaker_session)
+        job = find_job(training_job_name, **({"region": region} if region else {}))
+        params = v2_calls.init_params(cls, job.describe(), model_channel_name, sagemaker_session)
+        params["tags"] = job.tags() or None  # v2 reads them with ListTags
+        estimator = cls(**params)
+        estimator._latest_training_job = job
+        estimator._keep_default_session()
+        job.wait(logs=False)
+        return estimator
 
     # ------------------------------------------------------------ profiler updates (UpdateTrainingJob, as v2)
     def enable_default_profiling(self) -> None:
         """Turn on the default monitoring of the running job (it must have started with profiling disabled)."""
-        v2_calls.enable_default_profiling(self, self._require_job("enable_default_profiling()"))
+        v2_calls.enable_default_profiling(self.output_path, self._require_job("enable_default_profiling()"))
 
     def update_profiler(self, rules: Any = None, system_monitor_interval_millis: int | None = None,
                         s3_output_path: str | None = None, framework_profile_params: Any = None,
@@ -253,7 +263,7 @@ class FrameworkEstimator(EstimatorArguments):
                     spec = session.apply(spec, options)
                 # kept before waiting: after a failed or interrupted wait the job can still be described
                 self._latest_training_job = job = submit(spec, wait=False, logs=logs, **options)
-            v2_calls.after_submit(self, job)
+            self._after_submit(job)
         finally:
             if self._cloned is not None:
                 shutil.rmtree(self._cloned.folder, ignore_errors=True)
@@ -261,6 +271,34 @@ class FrameworkEstimator(EstimatorArguments):
         if wait:  # the job handle keeps the session's credentials for its own calls
             job.wait(logs=logs, **{k: v for k, v in options.items() if k == "stop_on_interrupt"})
         return job
+
+    def _after_submit(self, job: TrainingJob) -> None:
+        """What v2's fit leaves on the estimator: the session it made, `output_path` (a SageMaker job: s3://<default
+        bucket>/ when none was given, as v2 sets it; a local job: the folder its outputs went to, where v2's local
+        mode names its bucket) and the rule configurations the job was sent (none run locally)."""
+        self._keep_default_session()
+        request = getattr(job, "request", None)
+        if request is None:  # a local job: where its outputs go (v2's local mode: its bucket), no rule evaluated
+            if self.output_path is None or self._output_path_made:
+                self.__dict__["output_path"] = job.describe()["OutputDataConfig"]["S3OutputPath"]
+                self._output_path_made = True
+            self._rule_configs = ([], [])
+            return
+        if self.output_path is None:
+            self.output_path = request["OutputDataConfig"]["S3OutputPath"]
+        self._rule_configs = (request.get("DebugRuleConfigurations", []), request.get("ProfilerRuleConfigurations", []))
+
+    def _keep_default_session(self) -> None:
+        """v2 sets `sagemaker_session` to the Session it made when none was given: ours, in the job's region (set
+        past validation; fit goes on using its own defaults, as before)."""
+        if self.sagemaker_session is not None:
+            return
+        import boto3
+
+        session = Session(boto_session=boto3.session.Session(region_name=self.resolved.region))
+        session.local_mode = is_local(self.resolved.instance_type)
+        self.__dict__["sagemaker_session"] = session
+        self._session_made = True
 
     def create_model(self, **kwargs: Any) -> Any:
         """v2's create_model: the trained job's Model (each framework's estimator makes its own)."""

@@ -1,5 +1,7 @@
-"""The SageMaker SDK v2 calls on an estimator beyond fit: hyperparameters(), model_data, logs(), attach(),
-and the profiler updates of a running job (enable_default_profiling, update_profiler, disable_profiling).
+"""The SageMaker SDK v2 calls on an estimator beyond fit: hyperparameters(), model_data, logs(), attach()'s
+constructor arguments, and the profiler updates of a running job (enable_default_profiling, update_profiler,
+disable_profiling). Each takes what it reads (the job, a value, the estimator's class as its arguments record);
+what the estimator keeps of a job (fit's and attach's state) is the estimator's own (base.py).
 
 Each does what v2's `sagemaker.estimator` does, on our job handles (`sagelaunch.launcher.common.jobs.TrainingJob`), so it works
 for local and SageMaker jobs alike; where a local job cannot do what SageMaker does (UpdateTrainingJob), the
@@ -13,19 +15,16 @@ import posixpath
 import re
 from typing import TYPE_CHECKING, Any, cast
 
-from sagelaunch.estimators.session import Session
 from sagelaunch.jobspec.catalog import FRAMEWORK_CLASS_NAMES
 from sagelaunch.jobspec.errors import SagelaunchError
 from sagelaunch.jobspec.fields import RESERVED_HYPERPARAMETERS
-from sagelaunch.jobspec.instance_types import is_local
 from sagelaunch.jobspec.names import base_from_name
 from sagelaunch.launcher import SAGEMAKER_PREFIX, decode_hyperparameters, rule_configuration
-from sagelaunch.launcher import attach as find_job
 from sagelaunch.profiler_config.config import ProfilerConfig, check_s3_uri
 from sagelaunch.profiler_config.debugger import ProfilerRule
 
 if TYPE_CHECKING:
-    from sagelaunch.estimators.base import FrameworkEstimator
+    from sagelaunch.estimators.arguments import EstimatorArguments
     from sagelaunch.launcher import SageMakerTrainingJob, TrainingJob
 
 _TAG_VERSION = re.compile(r":(\d+\.\d+(?:\.\d+)?)-")
@@ -35,46 +34,14 @@ _ARN_REGION = re.compile(r"^arn:[\w-]+:sagemaker:([a-z0-9-]+):")
 
 
 # ------------------------------------------------------------------ hyperparameters(), model_data, logs()
-def after_submit(est: "FrameworkEstimator", job: Any) -> None:
-    """What v2's fit leaves on the estimator: the session it made, `output_path` (a SageMaker job: s3://<default
-    bucket>/ when none was given, as v2 sets it; a local job: the folder its outputs went to, where v2's local mode
-    names its bucket) and the rule configurations the job was sent (none run locally)."""
-    keep_default_session(est)
-    request = getattr(job, "request", None)
-    if request is None:  # a local job: where its outputs go (v2's local mode: its bucket), no rule evaluated
-        if est.output_path is None or est._output_path_made:
-            est.__dict__["output_path"] = job.describe()["OutputDataConfig"]["S3OutputPath"]
-            est._output_path_made = True
-        est._rule_configs = ([], [])
-        return
-    if est.output_path is None:
-        est.output_path = request["OutputDataConfig"]["S3OutputPath"]
-    est._rule_configs = (request.get("DebugRuleConfigurations", []), request.get("ProfilerRuleConfigurations", []))
-
-
-def keep_default_session(est: "FrameworkEstimator") -> None:
-    """v2 sets `sagemaker_session` to the Session it made when none was given: ours, in the job's region (set
-    past validation; fit goes on using its own defaults, as before)."""
-    if est.sagemaker_session is not None:
-        return
-    import boto3
-
-
-    session = Session(boto_session=boto3.session.Session(region_name=est.resolved.region))
-    session.local_mode = is_local(est.resolved.instance_type)
-    est.__dict__["sagemaker_session"] = session
-    est._session_made = True
-
-
 # latest_job_*_artifacts_path: the request section whose S3OutputPath holds the artifacts, and their folder
 ARTIFACT_FOLDERS = {"profiler": ("ProfilerConfig", "profiler-output"), "debugger": ("DebugHookConfig", "debug-output"),
                     "tensorboard": ("TensorBoardOutputConfig", "tensorboard-output")}
 
 
-def artifacts_path(est: "FrameworkEstimator", kind: str) -> str | None:
+def artifacts_path(job: TrainingJob | None, kind: str) -> str | None:
     """v2's latest_job_<kind>_artifacts_path(): <S3OutputPath>/<job>/<folder> of the last SageMaker job (None when
     it has no such output), from the request it was sent (an attached job: its description)."""
-    job = est.latest_training_job
     if job is None:
         raise SagelaunchError(f"latest_job_{kind}_artifacts_path() needs a training job: call fit() or attach() first",
                               field="latest_training_job", value=None, allowed="a training job",
@@ -92,17 +59,14 @@ def artifacts_path(est: "FrameworkEstimator", kind: str) -> str | None:
     return posixpath.join(config["S3OutputPath"], job.name, folder)
 
 
-def encoded_hyperparameters(est: "FrameworkEstimator") -> dict[str, str]:
-    """v2's `hyperparameters()`: each value JSON-encoded; the user's and the distribution's entries, over
-    what the latest job was sent (its sagemaker_* entries) once there is one."""
-    values: dict[str, Any] = dict(est.user_hyperparameters or {})
-    values.update(est.resolved.plan.hyperparameters)
+def encoded_hyperparameters(values: dict[str, Any], job: TrainingJob | None) -> dict[str, str]:
+    """v2's `hyperparameters()`: each value (the user's and the distribution's entries) JSON-encoded, over what
+    the latest job was sent (its sagemaker_* entries) once there is one."""
     current = {str(key): json.dumps(value) for key, value in values.items()}
-    job = est.latest_training_job
     return {**(job.hyperparameters if job is not None else {}), **current}
 
 
-def model_data(job: "TrainingJob") -> str | dict[str, Any] | None:
+def model_data(job: TrainingJob) -> str | dict[str, Any] | None:
     """v2's `model_data`: the job's S3ModelArtifacts; for an uncompressed output (CompressionType NONE) the
     S3DataSource dict v2 gives, whose prefix ends in "/"."""
     description = job.describe()
@@ -119,21 +83,6 @@ def model_data(job: "TrainingJob") -> str | dict[str, Any] | None:
 
 
 # ------------------------------------------------------------------ attach()
-def attach(cls: type["FrameworkEstimator"], name: str, sagemaker_session: Any, model_channel_name: str,
-           region: str | None) -> "FrameworkEstimator":
-    """v2's `attach`: find the job (local registry, then SageMaker), rebuild the estimator from its
-    description, keep the job as latest_training_job and wait for it to end (no logs printed)."""
-    region = region or session_region(sagemaker_session)
-    job = find_job(name, **({"region": region} if region else {}))
-    params = init_params(cls, job.describe(), model_channel_name, sagemaker_session)
-    params["tags"] = job.tags() or None  # v2 reads them with ListTags
-    estimator = cls(**params)
-    estimator._latest_training_job = job
-    keep_default_session(estimator)
-    job.wait(logs=False)
-    return estimator
-
-
 def session_region(session: Any) -> str | None:
     """The region of a sagemaker.Session (boto_region_name) or a boto3.Session (region_name)."""
     if session is None:
@@ -141,7 +90,7 @@ def session_region(session: Any) -> str | None:
     return getattr(session, "boto_region_name", None) or getattr(session, "region_name", None)
 
 
-def init_params(cls: type["FrameworkEstimator"], description: dict[str, Any],
+def init_params(cls: type[EstimatorArguments], description: dict[str, Any],
                 model_channel_name: str | None = "model", sagemaker_session: Any = None) -> dict[str, Any]:
     """v2's `_prepare_init_params_from_job_description` (EstimatorBase, Framework, PyTorch/TensorFlow): the
     constructor arguments of a job's estimator. The `distribution=` dict is not rebuilt (v2 does not either);
@@ -208,7 +157,7 @@ def _region_of(description: dict[str, Any]) -> str | None:
     return match.group(1) if match else None
 
 
-def _image_params(cls: type["FrameworkEstimator"], job_name: str, image: str) -> dict[str, Any]:
+def _image_params(cls: type[EstimatorArguments], job_name: str, image: str) -> dict[str, Any]:
     """framework_version and py_version from a DLC image's tag (as v2); the image itself when its tag says
     neither. A job of the other framework is refused, as v2 refuses it."""
     if cls.framework == "generic":  # any image: the generic estimator runs it as given
@@ -231,7 +180,7 @@ def _image_params(cls: type["FrameworkEstimator"], job_name: str, image: str) ->
 
 
 # ------------------------------------------------------------------ profiler updates (UpdateTrainingJob)
-def _update(job: "TrainingJob", what: str, **params: Any) -> None:
+def _update(job: TrainingJob, what: str, **params: Any) -> None:
     if job.backend != "sagemaker":
         fix = "set profiler_config=ProfilerConfig(...) (or disable_profiler=True) on the estimator before fit()"
         raise SagelaunchError(
@@ -241,7 +190,7 @@ def _update(job: "TrainingJob", what: str, **params: Any) -> None:
     cast("SageMakerTrainingJob", job).update(**params)  # a SageMaker job (checked above)
 
 
-def enable_default_profiling(est: "FrameworkEstimator", job: "TrainingJob") -> None:
+def enable_default_profiling(output_path: str | None, job: TrainingJob) -> None:
     """v2: the default monitoring ProfilerConfig (S3OutputPath: the job's profiler output, else its output
     path), for a job started with profiling disabled."""
     if job.backend != "sagemaker":
@@ -252,14 +201,14 @@ def enable_default_profiling(est: "FrameworkEstimator", job: "TrainingJob") -> N
                               f"{job.name}; change its settings with update_profiler(...)", field="ProfilerConfig",
                               value=job.name, allowed="a job without monitoring",
                               fix="change its settings with update_profiler(...)")
-    s3_output_path = ((description.get("ProfilerConfig") or {}).get("S3OutputPath") or est.output_path
+    s3_output_path = ((description.get("ProfilerConfig") or {}).get("S3OutputPath") or output_path
                       or (description.get("OutputDataConfig") or {}).get("S3OutputPath"))
     config: dict[str, Any] = {"S3OutputPath": s3_output_path} if s3_output_path else {}
     config["DisableProfiler"] = False
     _update(job, "enable_default_profiling()", ProfilerConfig=config)
 
 
-def update_profiler(job: "TrainingJob", rules: Any, system_monitor_interval_millis: int | None,
+def update_profiler(job: TrainingJob, rules: Any, system_monitor_interval_millis: int | None,
                     s3_output_path: str | None, framework_profile_params: Any, disable_framework_metrics: bool) -> None:
     """v2's update_profiler: ProfilerConfig from the arguments given (and ProfilerRuleConfigurations for
     `rules`); ProfilingParameters {} when disable_framework_metrics=True."""
@@ -293,7 +242,7 @@ def update_profiler(job: "TrainingJob", rules: Any, system_monitor_interval_mill
     _update(job, "update_profiler()", **params)
 
 
-def disable_profiling(job: "TrainingJob") -> None:
+def disable_profiling(job: TrainingJob) -> None:
     """v2: ProfilerConfig {DisableProfiler: true}; refused when the job's profiling is already disabled."""
     if job.backend != "sagemaker":
         _update(job, "disable_profiling()")

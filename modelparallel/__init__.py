@@ -11,7 +11,7 @@ from typing import Any
 from sagelaunch.modelparallel.core.runtime import (  # noqa: F401  (no torch at import time)
     dp_rank, dp_size, get_dp_group, get_dp_process_group, get_mp_group, get_mp_process_group, get_pp_group,
     get_pp_process_group, get_rdp_group, get_rdp_process_group, get_tp_group, get_tp_process_group, get_world_group,
-    get_world_process_group, init, is_initialized, is_tracing, local_rank, local_size, mp_rank, mp_size,
+    get_world_process_group, is_initialized, is_tracing, local_rank, local_size, mp_rank, mp_size,
     num_microbatches, pp_rank, pp_size, rank, rdp_rank, rdp_size, shutdown, size, state, tp_rank, tp_size,
 )
 from sagelaunch.modelparallel.core.comm import (  # noqa: F401
@@ -26,6 +26,7 @@ from sagelaunch.modelparallel.pipeline.step_output import StepOutput  # noqa: F4
 __version__ = "1.15.0"
 
 _LAZY = {
+    "init": "sagelaunch.modelparallel.core.init",  # torch and the parameter model: loaded by smp.init
     "step": "sagelaunch.modelparallel.pipeline.step_runner",
     "DistributedModel": "sagelaunch.modelparallel.model",
     "DistributedOptimizer": "sagelaunch.modelparallel.script_fp16_optimizer",  # the class and its fp16 variant

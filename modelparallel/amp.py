@@ -7,12 +7,12 @@ from __future__ import annotations
 import torch
 import torch.distributed as dist
 
+from sagelaunch.modelparallel.core import state
+
 
 class GradScaler(torch.amp.GradScaler):
     def __init__(self, init_scale: float = 2.0**16, growth_factor: float = 2.0, backoff_factor: float = 0.5,
                  growth_interval: int = 2000, enabled: bool = True):
-        from sagelaunch.modelparallel.core import state
-
         device = state.device.type if state.initialized else ("cuda" if torch.cuda.is_available() else "cpu")
         super().__init__(device, init_scale=init_scale, growth_factor=growth_factor, backoff_factor=backoff_factor,
                          growth_interval=growth_interval, enabled=enabled)

@@ -16,16 +16,19 @@ from __future__ import annotations
 
 import glob
 import os
+import shutil
 from typing import Any
 
 import torch
 import torch.distributed as dist
 
+from sagelaunch.jobspec.contract import SAGELAUNCH_SMP_CHECKPOINT_NAMES
 from sagelaunch.jobspec.smp import CHECKPOINT_NAMES
 from sagelaunch.modelparallel.core import _require_init, state
+from sagelaunch.modelparallel.core.comm import CommGroup, allgather, barrier
 from sagelaunch.modelparallel.core.state import PendingCheckpoint
 from sagelaunch.modelparallel.errors import SMPValidationError
-from sagelaunch.modelparallel.tensor.tensor_parallel import full_value, own_part
+from sagelaunch.modelparallel.tensor.dtensor_values import full_value, own_part
 
 PARTIAL_KEY = "_smp_is_partial"
 
@@ -177,9 +180,6 @@ def _holds_own_shards() -> bool:
 
 
 def _naming() -> str:
-    from sagelaunch.jobspec.contract import SAGELAUNCH_SMP_CHECKPOINT_NAMES
-    from sagelaunch.jobspec.smp import CHECKPOINT_NAMES
-
     naming = os.environ.get(SAGELAUNCH_SMP_CHECKPOINT_NAMES, CHECKPOINT_NAMES[0])
     if naming not in CHECKPOINT_NAMES:
         raise SMPValidationError(f"{SAGELAUNCH_SMP_CHECKPOINT_NAMES}={naming!r} is not a partial-checkpoint naming",
@@ -244,10 +244,6 @@ def _load_partial_file(folder: str, stem: str) -> Any:
 
 def save_checkpoint(path: str, tag: str, partial: bool = True, model=None, optimizer=None, user_content=None,
                     translate_if_full: bool = True, num_kept_partial_checkpoints: int | None = None) -> None:
-    import shutil
-
-    from sagelaunch.modelparallel.core.comm import CommGroup, allgather, barrier
-
     st = _require_init()
     if model is None and optimizer is None:
         return

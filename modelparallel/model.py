@@ -9,11 +9,16 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 import torch
 import torch.nn as nn
 
+from sagelaunch.modelparallel.activations.offload import layer_stack
+from sagelaunch.modelparallel.checkpointing import (_load_pending_model, _load_pending_optimizer, full_model_state,
+                                                    load_model_state, local_model_state)
 from sagelaunch.modelparallel.core import _require_init, state
 from sagelaunch.modelparallel.data.ddp import average_gradients, is_dtensor
+from sagelaunch.modelparallel.data.sharded import gradient_sync, reshard
 from sagelaunch.modelparallel.errors import SMPValidationError
 from sagelaunch.modelparallel.parallelize import ParallelOptions, parallelize
 from sagelaunch.modelparallel.pipeline.apply import apply_pipeline
+from sagelaunch.modelparallel.pipeline.capture import _ModelCallCaptured
 from sagelaunch.modelparallel.precision.half import to_float_outputs, to_half_inputs
 from sagelaunch.modelparallel.tensor import scaled_batch
 
@@ -24,14 +29,6 @@ if TYPE_CHECKING:
 
 # a post-partition or post-step hook: hook(model, optimizer)
 ModelHook = Callable[["DistributedModel", "DistributedOptimizer | None"], Any]
-
-
-class _ModelCallCaptured(Exception):
-    """Raised by model(...) while smp.step records a pipeline's model inputs."""
-
-    def __init__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        super().__init__("model call captured")
-        self.args, self.kwargs = args, kwargs
 
 
 class DistributedModel(nn.Module):
@@ -62,8 +59,6 @@ class DistributedModel(nn.Module):
         self._pipeline_loss: list[torch.Tensor] = []
         run.model = self
         if run.pending_checkpoint is not None and self.partitioned:
-            from sagelaunch.modelparallel.checkpointing import _load_pending_model
-
             _load_pending_model(self)
 
     # ----- what parallelize did, under the names SMP's and this package's readers use
@@ -118,8 +113,6 @@ class DistributedModel(nn.Module):
         if st.optimizer is not None:
             st.optimizer.keep_local_parameters(self)
         if st.pending_checkpoint is not None:
-            from sagelaunch.modelparallel.checkpointing import _load_pending_model, _load_pending_optimizer
-
             _load_pending_model(self)
             if st.optimizer is not None:
                 _load_pending_optimizer(st.optimizer)
@@ -157,8 +150,6 @@ class DistributedModel(nn.Module):
         # activations saved for backward live on the CPU and come back at most activation_loading_horizon
         # modules ahead of backward (offload.py). The layer stack is found now: set_activation_checkpointing
         # may have been called after wrapping.
-        from sagelaunch.modelparallel.activations.offload import layer_stack
-
         offloader.attach(layer_stack(self.get_module()))
         return offloader.context()
 
@@ -191,8 +182,6 @@ class DistributedModel(nn.Module):
     def sync_context(self, last_microbatch: bool) -> contextlib.AbstractContextManager[Any]:
         """DDP (or FSDP) reduces only after the last microbatch's backward."""
         if self.sharded_data_parallel:
-            from sagelaunch.modelparallel.data.sharded import gradient_sync
-
             gradient_sync(self.get_module(), last_microbatch)
             return contextlib.nullcontext()
         if last_microbatch or not self.ddp_modules or self.pipelined:
@@ -209,8 +198,6 @@ class DistributedModel(nn.Module):
             self.stage_plan.builder.sync_tied_gradients(state.groups["pp"])
         data_options = self.parallel.options.data
         if data_options.sharded:
-            from sagelaunch.modelparallel.data.sharded import reshard
-
             reshard(self.get_module())
         if data_options.sharded and data_options.sdp_gradient_clipping > 0 and self.half_dtype is None:
             # (fp16/bf16: the optimizer clips, once the gradients are unscaled: amp_optimizer)
@@ -296,14 +283,10 @@ class DistributedModel(nn.Module):
 
     # ----- state dicts (see checkpointing.py for the gathering)
     def local_state_dict(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        from sagelaunch.modelparallel.checkpointing import local_model_state
-
         self.partition()  # this rank's part: partition now if no step did yet
         return local_model_state(self)
 
     def state_dict(self, *args: Any, **kwargs: Any) -> dict[str, Any]:  # SMP's: the gathered full state dict
-        from sagelaunch.modelparallel.checkpointing import full_model_state
-
         return full_model_state(self)
 
     def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True,
@@ -311,8 +294,6 @@ class DistributedModel(nn.Module):
         """A full state dict (any layout) or this rank's partial one. same_partition_load (SMP: skip re-partitioning
         a partial dict saved with this partition) needs no handling: partial dicts always load into their own
         partition here, and a layout mismatch is refused by name."""
-        from sagelaunch.modelparallel.checkpointing import load_model_state
-
         self.partition()  # SMP loads into the partitioned model: partition now (a no-op once partitioned)
         return load_model_state(self, state_dict, strict)
 

@@ -5,7 +5,11 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
+from sagelaunch.modelparallel.core import state
 from sagelaunch.modelparallel.errors import SMPValidationError
+from sagelaunch.modelparallel.pipeline.partitioning import MARK
+from sagelaunch.modelparallel.tensor.delayed_init import delay_param_initialization as delayed
+from sagelaunch.modelparallel.tensor.tensor_parallel import tensor_parallelism as mark_tensor_parallel
 
 
 @contextlib.contextmanager
@@ -17,9 +21,6 @@ def model_creation(tensor_parallelism: bool = False, dtype=None, **tensor_parall
     smp.delay_param_initialization(): with mp_parameters delayed_parameter_initialization=True the model is
     created without memory and smp.DistributedModel materialises each rank's part."""
     import torch
-
-    from sagelaunch.modelparallel.core import state
-    from sagelaunch.modelparallel.tensor.tensor_parallel import tensor_parallelism as mark_tensor_parallel
 
     if dtype is not None and not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
         raise SMPValidationError(f"smp.model_creation(dtype={dtype!r}): a floating torch.dtype is required, "
@@ -41,7 +42,6 @@ def delay_param_initialization(enabled: bool = True):
     materialisation: modelparallel.delayed_init)."""
     if not enabled:
         return contextlib.nullcontext()
-    from sagelaunch.modelparallel.tensor.delayed_init import delay_param_initialization as delayed
 
     return delayed(enabled)
 
@@ -49,9 +49,6 @@ def delay_param_initialization(enabled: bool = True):
 def set_partition(module, partition: int) -> None:
     """Assign `module` (and its submodules not assigned otherwise) to pipeline partition `partition`; honoured when
     auto_partition is False, as smp.partition(index) is for modules created inside it."""
-    from sagelaunch.modelparallel.core import state
-    from sagelaunch.modelparallel.pipeline.partitioning import MARK
-
     pp = state.cfg.pipeline_parallel_degree if state.initialized else None
     if not isinstance(partition, int) or partition < 0 or (pp is not None and partition >= pp):
         allowed = f"0..{pp - 1} (pipeline_parallel_degree={pp})" if pp else "an int ≥ 0"

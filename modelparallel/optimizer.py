@@ -8,9 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from sagelaunch.modelparallel.core.comm import CommGroup, agree_on_error
+from sagelaunch.modelparallel.checkpointing import _load_pending_optimizer, full_optimizer_state, load_full_optimizer_state
 from sagelaunch.modelparallel.core import _require_init, state
+from sagelaunch.modelparallel.core.comm import CommGroup, agree_on_error
+from sagelaunch.modelparallel.data.optimizer_sharding import shard_optimizer_state
 from sagelaunch.modelparallel.errors import SMPValidationError
+from sagelaunch.modelparallel.precision.amp_optimizer import MasterWeights, make_scaler
 
 if TYPE_CHECKING:
     from sagelaunch.modelparallel.model import DistributedModel
@@ -63,8 +66,6 @@ class DistributedOptimizer(torch.optim.Optimizer):
         self.model: DistributedModel = model
         self.mixed = None  # fp16/bf16: fp32 master weights in the optimizer's parameter groups
         if (st.cfg.fp16 or st.cfg.bf16) and self.keeps_master_weights:
-            from sagelaunch.modelparallel.precision.amp_optimizer import MasterWeights, make_scaler
-
             scaler = make_scaler(st.cfg.fp16, static_loss_scale, dynamic_loss_scale,
                                  {**(dynamic_loss_args.pop("dynamic_loss_args", None) or {}), **dynamic_loss_args})
             self.mixed = MasterWeights(optimizer, model, scaler, scale_loss=st.cfg.fp16)
@@ -74,8 +75,6 @@ class DistributedOptimizer(torch.optim.Optimizer):
         if model.partitioned:
             self.keep_local_parameters(model)
         if st.pending_checkpoint is not None:
-            from sagelaunch.modelparallel.checkpointing import _load_pending_optimizer
-
             _load_pending_optimizer(self)
 
     def keep_local_parameters(self, model) -> None:
@@ -89,8 +88,6 @@ class DistributedOptimizer(torch.optim.Optimizer):
         for group in self.optimizer.param_groups:
             group["params"] = [p for p in group["params"] if id(p) in local]
         if self.sharded:
-            from sagelaunch.modelparallel.data.optimizer_sharding import shard_optimizer_state
-
             self.optimizer = shard_optimizer_state(self.optimizer, state.groups[model.replica_group_name])
 
     # the torch.optim.Optimizer surface
@@ -199,8 +196,6 @@ class DistributedOptimizer(torch.optim.Optimizer):
         return sd
 
     def state_dict(self) -> dict[str, Any]:
-        from sagelaunch.modelparallel.checkpointing import full_optimizer_state
-
         return full_optimizer_state(self)
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
@@ -211,7 +206,6 @@ class DistributedOptimizer(torch.optim.Optimizer):
         if mixed is not None and self.mixed is not None:
             self.mixed.load_state_dict(mixed)
         if not partial:  # the gathered state_dict(): any rank takes its own part
-            from sagelaunch.modelparallel.checkpointing import load_full_optimizer_state
 
             load_full_optimizer_state(self, sd)
             return

@@ -25,6 +25,7 @@ from sagelaunch.modelparallel.pipeline.apply import PipelineOptions
 from sagelaunch.modelparallel.precision.apply import PrecisionOptions, apply_precision
 from sagelaunch.modelparallel.tensor.apply import (TensorParallelOptions, TensorParallelResult,
                                                    apply_tensor_parallel, place_on_device)
+from sagelaunch.modelparallel.tensor.delayed_init import check_delayed
 
 if TYPE_CHECKING:
     import torch
@@ -69,8 +70,6 @@ class Parallelized:
 
 def parallelize(module: nn.Module, options: ParallelOptions, run: SMPState) -> Parallelized:
     """Apply every technique to `module` in place, in order (the pipeline split comes at the first step)."""
-    from sagelaunch.modelparallel.tensor.delayed_init import check_delayed
-
     check_delayed(module, options.tensor.delayed_parameter_initialization)
     half_dtype = apply_precision(module, options.precision)
     place_on_device(module, options.tensor, run)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from sagelaunch.modelparallel.core import state
+
 
 def rmsg(message: str) -> str:
     """`message` prefixed with this process's ranks, as SMP's log lines are."""
-    from sagelaunch.modelparallel.core import state
-
     if not state.initialized:
         return message
     lay = state.layout
@@ -19,8 +19,6 @@ def get_distribution_axis(obj: Any) -> int | None:
     """The axis along which tensor parallelism splits `obj` (a parameter of the DistributedModel) over the tp ranks;
     None when it is not split: replicated, not a parameter of the model, or no DistributedModel yet (SMP's answer
     for "not a distributed tensor")."""
-    from sagelaunch.modelparallel.core import state
-
     model = state.model
     if model is None or not model.tp_shard_dims:
         return None

@@ -12,6 +12,8 @@ import torch
 import torch.nn as nn
 from torch.utils._pytree import tree_map
 
+from sagelaunch.modelparallel.tensor.dtensor_values import full_value
+
 # the absolute tolerance SMP's own checks compare fp32 results with
 ATOL = 1e-5
 
@@ -67,8 +69,6 @@ def verify(actual: Any, expected: Any, atol: float = ATOL, rtol: float = 0.0, wh
 def dump_model(model: nn.Module, path: str | Path | None = None) -> dict[str, torch.Tensor]:
     """Every parameter and buffer of `model` (a DistributedModel or a module) as whole CPU tensors by name
     (tensor-parallel shards gathered: a collective over the tp group); saved with torch.save when `path` is given."""
-    from sagelaunch.modelparallel.tensor.tensor_parallel import full_value
-
     dumped = {name: full_value(value).detach().cpu() for name, value in model.state_dict().items()
               if isinstance(value, torch.Tensor)}
     if path is not None:

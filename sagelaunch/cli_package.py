@@ -1,7 +1,4 @@
-"""`sagelaunch package MODEL_DIR -o model.tar.gz`: the SageMaker PyTorch inference layout.
-
-Imports stay inside the command so `sagelaunch --help` stays fast.
-"""
+"""`sagelaunch package MODEL_DIR -o model.tar.gz`: the SageMaker PyTorch inference layout."""
 
 from __future__ import annotations
 
@@ -9,6 +6,8 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+
+from sagelaunch.launcher import archive_members, package_model
 
 
 def package(
@@ -23,8 +22,6 @@ def package(
     code/requirements.txt beside them. Deploy it with Model(model_data=...).deploy(...)."""
     from rich.console import Console
     from rich.markup import escape
-
-    from sagelaunch.launcher import archive_members, package_model
 
     console, errors = Console(highlight=False), Console(stderr=True, highlight=False, soft_wrap=True)
     try:

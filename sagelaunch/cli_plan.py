@@ -8,6 +8,12 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from sagelaunch.planner.chart import write_memory_chart
+from sagelaunch.planner.layout import Layout
+from sagelaunch.planner.models import model_from_config
+from sagelaunch.planner.nearest import changes_that_fit
+from sagelaunch.planner.plan import TERM_NAMES, plan
+from sagelaunch.planner.search import search
 
 GIB = 2**30
 
@@ -39,9 +45,6 @@ def plan_command(
     from rich.console import Console
     from rich.markup import escape
 
-    from sagelaunch.planner.layout import Layout
-    from sagelaunch.planner.models import model_from_config
-
     console, errors = Console(highlight=False), Console(stderr=True, highlight=False, soft_wrap=True)
     try:
         shape = model_from_config(model, seq_len=seq_len)
@@ -64,9 +67,6 @@ def _one(console, shape, layout, instance_type, count, batch, seq_len, region, r
          price_per_hour=None) -> None:
     from rich.table import Table
 
-    from sagelaunch.planner.chart import write_memory_chart
-    from sagelaunch.planner.plan import TERM_NAMES, plan
-
     result = plan(shape, layout, instance_type, count, batch, seq_len=seq_len, region=region, runtime=runtime,
                   price_per_hour=price_per_hour)
     if chart:
@@ -74,8 +74,6 @@ def _one(console, shape, layout, instance_type, count, batch, seq_len, region, r
                            f"{layout.label()} on {count} × {instance_type}")
     nearest = []
     if result.verdict.status == "does not fit":
-        from sagelaunch.planner.nearest import changes_that_fit  # lazy: the CLI loads a command's code when it runs
-
         nearest = changes_that_fit(shape, layout, instance_type, count, batch, seq_len=seq_len, runtime=runtime)
     if as_json:
         print(json.dumps({**result.model_dump(mode="json"), "changes_that_fit": [
@@ -111,9 +109,6 @@ def _one(console, shape, layout, instance_type, count, batch, seq_len, region, r
 
 def _search(console, shape, instance_type, count, batch, seq_len, precision, runtime, chart, as_json) -> None:
     from rich.table import Table
-
-    from sagelaunch.planner.chart import write_memory_chart
-    from sagelaunch.planner.search import search
 
     result = search(shape, instance_type, count, batch, seq_len=seq_len, precision=precision, runtime=runtime)
     if chart and result.rows:

@@ -1,9 +1,15 @@
 """`sagelaunch run [torchrun options] train.py [script arguments]`: an SMP v1 script outside a job, with the
-`smdistributed` name local jobs give it (launcher/local/script_run.py). Imports stay inside the command."""
+`smdistributed` name local jobs give it (launcher/local/script_run.py)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import typer
+
+from sagelaunch.jobspec.errors import SagelaunchError
+from sagelaunch.launcher import prepare_script_run
 
 HELP = """Run a training script under torchrun with SageMaker's module names, as a local job would give them.
 
@@ -19,14 +25,8 @@ unless the real library is installed, which is never shadowed. The exit status i
 
 def run(ctx: typer.Context) -> None:
     """Run an SMP script under torchrun, outside a job (sagelaunch run --help)."""
-    import subprocess
-    import sys
-
     from rich.console import Console
     from rich.markup import escape
-
-    from sagelaunch.jobspec.errors import SagelaunchError
-    from sagelaunch.launcher import prepare_script_run as prepare
 
     tokens = list(ctx.args)
     if not tokens or tokens[0] in ("-h", "--help"):
@@ -34,7 +34,7 @@ def run(ctx: typer.Context) -> None:
         raise typer.Exit(0 if tokens else 2)
     errors = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
-        launch = prepare(tokens)
+        launch = prepare_script_run(tokens)
     except SagelaunchError as exc:
         errors.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(2) from None

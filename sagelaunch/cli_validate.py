@@ -13,10 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from pydantic import ValidationError
 
+from sagelaunch import estimators
+from sagelaunch.cli_output import error_lines
 from sagelaunch.jobspec.catalog import FRAMEWORKS
-from sagelaunch.jobspec.errors import SagelaunchError, parts_of
+from sagelaunch.jobspec.errors import SagelaunchError, parts_of, shown
+from sagelaunch.jobspec.fields import ShellExpansionWarning
 from sagelaunch.jobspec.suggest import closest, did_you_mean, fix_from_hint
+from sagelaunch.launcher import compile_create_training_job_request, resolve_local_channels
 
 FIT_KEYS = ("inputs", "job_name")
 JOB_FILE = "JOB.yaml"  # the field an error about the job file itself names
@@ -38,8 +43,6 @@ def _job_file_loader():
     while composing, before any Python object exists.
     """
     import yaml
-
-    from sagelaunch.jobspec.errors import shown
 
     class JobFileLoader(yaml.SafeLoader):
         depth = 0
@@ -161,16 +164,10 @@ def _inputs_beside(base: Path, inputs: Any) -> Any:
 
 def check_local_inputs(spec: Any) -> None:
     """A local job's local input paths exist and can be read (what the local backend checks first; no network)."""
-    from sagelaunch.launcher import resolve_local_channels as resolve_local
-
     if spec.is_local:
         for channel in spec.inputs:
             if not channel.uri.startswith("s3://"):
-                resolve_local(channel)
-
-
-# pydantic errors whose message already names the value (ours), or that have no single value
-VALUE_IN_MESSAGE = {"value_error", "missing", "assertion_error"}
+                resolve_local_channels(channel)
 
 
 class FrameworkError(SagelaunchError):
@@ -198,24 +195,6 @@ def check_framework(value: Any) -> str:
     return framework
 
 
-def error_lines(err: Exception) -> list[str]:
-    """One line per problem: `field: message (value=…)` (pydantic errors carry their field in loc)."""
-    from pydantic import ValidationError
-
-    from sagelaunch.jobspec.errors import masked, shown
-
-    if not isinstance(err, ValidationError):
-        return [str(err)]
-    lines = []
-    for e in err.errors():
-        loc = ".".join(str(p) for p in e["loc"])
-        value = f" (value={shown(masked(tuple(e['loc']), e['input']))})" if e["type"] not in VALUE_IN_MESSAGE and loc else ""
-        for msg in e["msg"].removeprefix("Value error, ").splitlines():  # cross-field checks: one per line
-            line = f"{loc}: {msg}" if loc and not msg.startswith(loc.split(".")[0]) else msg
-            lines.append(line + value)
-    return lines
-
-
 def summary(est: Any, spec: Any) -> str:
     r, compute, profiler = est.resolved, spec.compute, spec.observability.profiler
     parts = [
@@ -234,9 +213,6 @@ def validate(
     request: bool = typer.Option(False, "--request", help="Print the compiled CreateTrainingJob request (dry run)."),
 ) -> None:
     """Check a job offline (versions, region, instance type, images, distribution, profiler)."""
-    from sagelaunch.jobspec.fields import ShellExpansionWarning
-    from sagelaunch.launcher import compile_create_training_job_request
-
     with warnings.catch_warnings(record=True) as said:
         warnings.simplefilter("always", ShellExpansionWarning)
         lines, est, spec = _check(job_file)
@@ -256,10 +232,6 @@ def validate(
 
 def _check(job_file: Path) -> tuple[list[str], Any, Any]:
     """(problems, estimator, spec) of the job file; every problem found, none raised."""
-    from pydantic import ValidationError
-
-    from sagelaunch import estimators
-
     lines: list[str] = []
     est = spec = None
     try:

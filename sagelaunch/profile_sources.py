@@ -7,9 +7,11 @@ where jobs are. `job_sources()` is what `sagelaunch profile ui` hands the browse
 from __future__ import annotations
 
 import logging
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from sagelaunch.launcher import NO_REGION, configured_region, list_jobs, local_registry, profiler_output_uri
 from sagelaunch.profiler.ui.sources import (JobEntry, JobSources, iso_utc, local_profile_dirs, profile_files, s3_profile_objects,
                                  validate_job_name)
 
@@ -25,8 +27,6 @@ def job_sources() -> JobSources:
 # ---------- local registry ----------
 
 def list_local() -> tuple[list[JobEntry], str]:
-    from sagelaunch.launcher import list_jobs
-
     try:
         records = list_jobs("local")
     except Exception as exc:  # noqa: BLE001 - a broken registry must not take the page down
@@ -44,9 +44,7 @@ def list_local() -> tuple[list[JobEntry], str]:
 
 
 def local_job_dirs(name: str) -> list[Path]:
-    from sagelaunch.launcher import local_registry as registry
-
-    return local_profile_dirs(registry.get(validate_job_name(name)))
+    return local_profile_dirs(local_registry.get(validate_job_name(name)))
 
 
 def _valid_name(name: Any) -> bool:
@@ -65,7 +63,6 @@ def aws_available() -> str | None:
         import boto3
     except ImportError:
         return "boto3 is not installed"
-    from sagelaunch.launcher import NO_REGION, configured_region
 
     if configured_region() is None:
         return NO_REGION
@@ -78,8 +75,6 @@ def _clients():
     import boto3
     from botocore.config import Config
 
-    from sagelaunch.launcher import configured_region
-
     config = Config(connect_timeout=3, read_timeout=10, retries={"max_attempts": 2})
     region = configured_region()  # the same region rule as every other command (boto3 alone ignores AWS_REGION)
     session = boto3.session.Session(region_name=region)  # not boto3's default session: it keeps the first profile
@@ -87,8 +82,6 @@ def _clients():
 
 
 def list_sagemaker() -> tuple[list[JobEntry], str]:
-    from sagelaunch.launcher import profiler_output_uri  # one rule for the profile location
-
     why = aws_available()
     if why:
         return [], why
@@ -115,8 +108,6 @@ def list_sagemaker() -> tuple[list[JobEntry], str]:
                             iso_utc(desc.get("CreationTime", s.get("CreationTime"))), has, prefix)
 
         # one DescribeTrainingJob (+ one S3 listing) per job: a few at a time (boto3 clients are thread-safe)
-        from concurrent.futures import ThreadPoolExecutor
-
         with ThreadPoolExecutor(max_workers=8) as pool:
             jobs = [j for j in pool.map(entry, summaries) if j is not None]
         return jobs, "ok"
@@ -132,8 +123,6 @@ def sagemaker_profile(name: str) -> tuple[Any, str, list[dict[str, Any]]]:
 
 
 def sagemaker_prefix(name: str) -> str:
-    from sagelaunch.launcher import profiler_output_uri  # one rule for the profile location
-
     sm, _ = _clients()
     prefix = profiler_output_uri(sm.describe_training_job(TrainingJobName=validate_job_name(name)))
     if prefix is None:

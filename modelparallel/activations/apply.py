@@ -8,9 +8,10 @@ import atexit
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from sagelaunch.modelparallel.activations.offload import ActivationOffloader
+
 if TYPE_CHECKING:
     from sagelaunch.jobspec.smp import SMPParameters
-    from sagelaunch.modelparallel.activations.offload import ActivationOffloader
     from sagelaunch.modelparallel.core.state import SMPState
 
 
@@ -28,7 +29,6 @@ def apply_activation_offload(options: ActivationOptions, run: SMPState) -> Activ
     """The offloader (the model's forward runs in its context), reporting what it moved when the process exits."""
     if not options.offload:
         return None
-    from sagelaunch.modelparallel.activations.offload import ActivationOffloader
 
     offloader = ActivationOffloader(run.device, options.loading_horizon)
     atexit.register(report_offload, offloader, run.layout.rank)

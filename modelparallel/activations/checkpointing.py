@@ -14,6 +14,7 @@ import re
 import types
 from typing import TYPE_CHECKING, Any, Callable
 
+from sagelaunch.modelparallel.activations.offload import checkpoint_region
 from sagelaunch.modelparallel.errors import SMPValidationError
 
 if TYPE_CHECKING:
@@ -33,8 +34,6 @@ def _composable_checkpoint(module: nn.Module) -> None:
 def _grouped_forward(seq: nn.Sequential, group: int | None) -> Callable[[Any], Any]:
     """A Sequential forward that checkpoints runs of `group` children (all children when None)."""
     from torch.utils.checkpoint import checkpoint
-
-    from sagelaunch.modelparallel.activations.offload import checkpoint_region
 
     def forward(self: nn.Sequential, x: Any) -> Any:
         children = list(self._modules.values())

@@ -10,6 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from sagelaunch.modelparallel.data.ddp import broadcast_parameters, wrap_ddp
+from sagelaunch.modelparallel.data.sharded import shard_model, sharding_mesh
+
 if TYPE_CHECKING:
     import torch
     import torch.nn as nn
@@ -56,16 +59,12 @@ def apply_sharding(module: nn.Module, options: DataParallelOptions, compute_dtyp
         return
     import torch.distributed as dist
 
-    from sagelaunch.modelparallel.data.sharded import shard_model, sharding_mesh
-
     mesh = sharding_mesh(run.device.type, dist.get_world_size(), options.sharded_degree)
     shard_model(module, mesh, run.groups["dp"], compute_dtype=compute_dtype)
 
 
 def apply_data_parallel(module: nn.Module, options: DataParallelOptions, tensor: TensorParallelResult,
                         pipelined: bool, run: SMPState) -> DataParallelResult:
-    from sagelaunch.modelparallel.data.ddp import broadcast_parameters, wrap_ddp
-
     name = "rdp" if tensor.shard_dims else "dp"
     group, size = run.groups[name], len(run.layout.groups[name])
     if tensor.shard_dims and size > 1:

@@ -7,14 +7,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from sagelaunch.modelparallel.data.ddp import broadcast_parameters
+from sagelaunch.modelparallel.pipeline.partitioning import StagePlan, plan_stages
+from sagelaunch.modelparallel.pipeline.runner import PipelineRunner
+
 if TYPE_CHECKING:
     import torch.nn as nn
 
     from sagelaunch.jobspec.smp import SMPParameters
     from sagelaunch.modelparallel.core.state import SMPState
     from sagelaunch.modelparallel.data.apply import DataParallelResult
-    from sagelaunch.modelparallel.pipeline.partitioning import StagePlan
-    from sagelaunch.modelparallel.pipeline.runner import PipelineRunner
 
 
 @dataclass(frozen=True)
@@ -44,10 +46,6 @@ def apply_pipeline(module: nn.Module, options: PipelineOptions, data: DataParall
                    sample: tuple[tuple[Any, ...], dict[str, Any]] | None) -> Pipeline:
     """Keep this rank's stages of `module` (pruned in place); replicas then start from their group's first rank's
     weights. `sample` (the model's arguments at the first step) lets a module tree find where it can be split."""
-    from sagelaunch.modelparallel.data.ddp import broadcast_parameters
-    from sagelaunch.modelparallel.pipeline.partitioning import plan_stages
-    from sagelaunch.modelparallel.pipeline.runner import PipelineRunner
-
     plan = plan_stages(module, run.cfg, run.layout.pp_rank, sample)
     if hasattr(plan.builder, "share_tied_values"):  # a module tree's parameters tied across stages: one value
         plan.builder.share_tied_values(run.groups["pp"])

@@ -10,7 +10,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from sagelaunch.jobspec.smp import even_chunks
+from sagelaunch.modelparallel.core import state
 from sagelaunch.modelparallel.errors import SMPValidationError
+from sagelaunch.modelparallel.pipeline.stack import LayerStackStages, find_layer_stack
+from sagelaunch.modelparallel.pipeline.tree import TreeStages
 
 MARK = "_smp_partition"
 _stack: list[int] = []
@@ -20,8 +23,6 @@ _stack: list[int] = []
 def partition(index: int):
     """Modules assigned inside this context go to partition `index` (honoured when auto_partition is False)."""
     from torch.nn.modules.module import register_module_module_registration_hook
-
-    from sagelaunch.modelparallel.core import state
 
     if state.initialized and not 0 <= index < state.cfg.pipeline_parallel_degree:
         raise SMPValidationError(
@@ -45,8 +46,6 @@ def partition(index: int):
 def set_partition(module, index: int) -> None:
     """SMP's smp.set_partition: place `module` (a layer of the model's layer stack, or an nn.Sequential child)
     on pipeline partition `index` (honoured when auto_partition is False)."""
-    from sagelaunch.modelparallel.core import state
-
     if state.initialized and not 0 <= index < state.cfg.pipeline_parallel_degree:
         raise SMPValidationError(
             f"smp.set_partition(..., {index}): index must be in 0..{state.cfg.pipeline_parallel_degree - 1} "
@@ -112,23 +111,17 @@ def splits_by_module_tree(module) -> bool:
     """Whether `module` is pipelined as a module tree (pipeline_tree.py), which looks at a sample of its inputs."""
     import torch.nn as nn
 
-    from sagelaunch.modelparallel.pipeline.stack import find_layer_stack
-
     return not isinstance(module, nn.Sequential) and find_layer_stack(module) is None
 
 
 def stage_builder(module, sample: tuple[tuple, dict] | None = None):
     import torch.nn as nn
 
-    from sagelaunch.modelparallel.pipeline.stack import LayerStackStages, find_layer_stack
-
     if isinstance(module, nn.Sequential):
         return _SequentialStage(module)
     stack = find_layer_stack(module)
     if stack is not None:
         return LayerStackStages(module, *stack)
-    from sagelaunch.modelparallel.core import state
-    from sagelaunch.modelparallel.pipeline.tree import TreeStages
 
     return TreeStages(module, state.cfg.pipeline_parallel_degree if state.initialized else 2, sample)
 

@@ -18,6 +18,7 @@ stage runs the model's own forward, so nothing model-specific is rewritten:
 from __future__ import annotations
 
 import contextlib
+import inspect
 from typing import Any, Callable
 
 import torch
@@ -125,8 +126,6 @@ class RootCallStages:
 
     def model_inputs(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
         """Every tensor input by name, in one order, as positional stage inputs; the rest stays fixed."""
-        import inspect
-
         bound = inspect.signature(self.root.forward).bind_partial(*args, **kwargs)
         named = dict(bound.arguments)
         extra = named.pop("kwargs", None) or {}

@@ -6,11 +6,15 @@ import functools
 from typing import Any, Callable
 
 from sagelaunch.jobspec.library_marks import PIPELINE_WAIT, span
-from sagelaunch.modelparallel.core.comm import CommGroup, agree_on_error
 from sagelaunch.modelparallel.core import _require_init, state
+from sagelaunch.modelparallel.core.comm import CommGroup, agree_on_error
 from sagelaunch.modelparallel.errors import SMPValidationError
+from sagelaunch.modelparallel.pipeline.capture import _ModelCallCaptured
 from sagelaunch.modelparallel.pipeline.microbatch import split_arguments
+from sagelaunch.modelparallel.pipeline.partitioning import splits_by_module_tree
 from sagelaunch.modelparallel.pipeline.step_output import merge_microbatch_results
+from sagelaunch.modelparallel.precision.half import to_float_outputs, to_half_inputs
+from sagelaunch.modelparallel.tensor import scaled_batch
 
 
 def step(func: Callable | None = None, *, non_split_inputs=None, input_split_axes=None, detach_outputs: bool = True):
@@ -32,8 +36,6 @@ def step(func: Callable | None = None, *, non_split_inputs=None, input_split_axe
             agree_on_error(error, CommGroup.WORLD)  # every rank fails together instead of hanging in a collective
             if model.pipelined:
                 if not model.partitioned:
-                    from sagelaunch.modelparallel.pipeline.partitioning import splits_by_module_tree
-
                     tree = splits_by_module_tree(model.get_module())
                     model.partition(_first_model_call(fn, model, mbs) if tree else None)
                 results = _run_pipelined(fn, model, mbs)
@@ -63,8 +65,6 @@ def _run_microbatches(fn, model, mbs) -> list[Any]:
 def _first_model_call(fn, model, mbs) -> tuple[tuple, dict] | None:
     """The arguments of the step function's model(...) call for the first microbatch (SMP traces the model on them
     before partitioning it); None when the step function does not reach the model."""
-    from sagelaunch.modelparallel.model import _ModelCallCaptured
-
     a, k = mbs[0]
     model._capturing = True
     try:
@@ -78,8 +78,6 @@ def _first_model_call(fn, model, mbs) -> tuple[tuple, dict] | None:
 
 def _capture_model_inputs(fn, model, mbs) -> tuple[list[tuple], list[dict]]:
     """Run the step function up to its model(...) call for each microbatch and record the model's inputs."""
-    from sagelaunch.modelparallel.model import _ModelCallCaptured
-
     arg_mbs, kwarg_mbs = [], []
     model._capturing = True
     try:
@@ -101,8 +99,6 @@ def _run_pipelined(fn, model, mbs) -> list[Any]:
     import torch
     import torch.distributed as dist
 
-    from sagelaunch.modelparallel.tensor import scaled_batch
-
     st = state
     arg_mbs, kwarg_mbs = _capture_model_inputs(fn, model, mbs)
     tp_pg, tp_size, tp_rank = st.groups["tp"], len(st.layout.groups["tp"]), st.layout.tp_rank
@@ -112,7 +108,6 @@ def _run_pipelined(fn, model, mbs) -> list[Any]:
     results: list[Any] = [None] * len(mbs)
     finalize = model.stage_plan.builder.finalize
     if model.half_dtype is not None:  # fp16/bf16: half inputs in, fp32 outputs out, as without pipelining
-        from sagelaunch.modelparallel.precision.half import to_float_outputs, to_half_inputs
 
         cast = [to_half_inputs(a, k, model.half_dtype) for a, k in zip(arg_mbs, kwarg_mbs)]
         arg_mbs, kwarg_mbs = [a for a, _ in cast], [k for _, k in cast]

@@ -8,6 +8,10 @@ import contextlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from sagelaunch.modelparallel.tensor.delayed_init import is_delayed, materialize, same_random_numbers
+from sagelaunch.modelparallel.tensor.smp_names import expose_smp_names
+from sagelaunch.modelparallel.tensor.tensor_parallel import distribute_module
+
 if TYPE_CHECKING:
     import torch.nn as nn
 
@@ -35,8 +39,6 @@ class TensorParallelResult:
 def place_on_device(module: nn.Module, options: TensorParallelOptions, run: SMPState) -> None:
     """Move the model to this rank's device; a model built on the meta device is materialised here, unless tensor
     parallelism materialises it layer by layer (apply_tensor_parallel)."""
-    from sagelaunch.modelparallel.tensor.delayed_init import is_delayed, materialize
-
     if is_delayed(module) and options.degree == 1:
         materialize(module, run.device)
     if not is_delayed(module):
@@ -44,10 +46,6 @@ def place_on_device(module: nn.Module, options: TensorParallelOptions, run: SMPS
 
 
 def apply_tensor_parallel(module: nn.Module, options: TensorParallelOptions, run: SMPState) -> TensorParallelResult:
-    from sagelaunch.modelparallel.tensor.delayed_init import is_delayed, same_random_numbers
-    from sagelaunch.modelparallel.tensor.smp_names import expose_smp_names
-    from sagelaunch.modelparallel.tensor.tensor_parallel import distribute_module
-
     expose_smp_names(module)  # at every degree: scripts walk SMP's tree (transformer.seq_layers) whatever tp is
     if options.degree == 1:
         return TensorParallelResult({}, scaled_batch=False)

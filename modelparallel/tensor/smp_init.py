@@ -7,6 +7,8 @@ train from the layers' construction defaults (an N(0, 1) embedding) instead."""
 
 from __future__ import annotations
 
+from sagelaunch.modelparallel.core import state
+
 # Hugging Face classes SMP v1 replaces with its distributed transformer when created for tensor parallelism
 DISTRIBUTED_TRANSFORMER_FAMILIES = ("GPT2Model",)
 
@@ -44,8 +46,6 @@ def initialize_distributed_transformer(parent, name: str, module) -> None:
     registered beside it is tied to its word embeddings as SMP's DistributedTransformerLMHead's is (Hugging Face ties
     it in init_weights, which scripts written for SMP skip). mp_parameters' _match_weights keeps the weights the
     modules were built with."""
-    from sagelaunch.modelparallel.core import state
-
     if state.initialized and state.cfg.match_weights:
         return
     config = getattr(module, "config", None)

@@ -9,7 +9,10 @@ from collections import Counter
 from typing import Any
 
 from sagelaunch.modelparallel.errors import SMPValidationError
+from sagelaunch.modelparallel.tensor.delayed_init import is_delayed, materialize, shard_points
+from sagelaunch.modelparallel.tensor.smp_init import initialize_distributed_transformer
 from sagelaunch.modelparallel.tensor.tp_marks import MARK, is_marked  # noqa: F401  (is_marked: part of this module's API)
+from sagelaunch.modelparallel.tensor.tp_plans import build_plan  # the plan distribute_module applies
 
 
 @contextlib.contextmanager
@@ -18,8 +21,6 @@ def tensor_parallelism(enabled: bool = True, **tensor_parallel_config: Any):
     Hugging Face transformer SMP would build its distributed transformer for gets SMP's weight initialisation when
     it is built (smp_init.py), so weights loaded afterwards (from_pretrained) are kept."""
     from torch.nn.modules.module import register_module_module_registration_hook
-
-    from sagelaunch.modelparallel.tensor.smp_init import initialize_distributed_transformer
 
     def mark(module, name, submodule):
         if submodule is not None:
@@ -38,12 +39,6 @@ def set_tensor_parallelism(module, enabled: bool = True, **tensor_parallel_confi
     """Mark (or unmark) `module` and its submodules for tensor parallelism."""
     for m in module.modules():
         setattr(m, MARK, enabled)
-
-
-def build_plan(module, tp: int):
-    from sagelaunch.modelparallel.tensor.tp_plans import build_plan as plan_of
-
-    return plan_of(module, tp)
 
 
 def _nothing_to_distribute(module, tp: int) -> SMPValidationError:
@@ -69,8 +64,6 @@ def distribute_module(module, tp_mesh, tp: int, device) -> dict[str, int | None]
     from torch.distributed.tensor import DTensor, Shard
     from torch.distributed.tensor.parallel import parallelize_module
     from torch.distributed.tensor.placement_types import _StridedShard
-
-    from sagelaunch.modelparallel.tensor.delayed_init import is_delayed, materialize, shard_points
 
     plan = build_plan(module, tp)
     if not plan.styles:
@@ -129,20 +122,3 @@ def _shard_gradient(param) -> None:
     rank's rows, as the parameter (a local slice, no communication)."""
     if param.grad.placements != param.placements:
         param.grad = param.grad.redistribute(param.device_mesh, param.placements)
-
-
-def full_value(value):
-    """The whole tensor of a tensor-parallel DTensor (collective over the tp group; strided shards such as
-    GPT-2's fused q|k|v come back in the original order); anything else as it is."""
-    from torch.distributed.tensor import DTensor
-
-    return value.full_tensor() if isinstance(value, DTensor) else value
-
-
-def own_part(full, like):
-    """This rank's local shard of the whole tensor `full`, sharded like the DTensor `like` (no communication)."""
-    from torch.distributed.tensor import DTensor, distribute_tensor
-
-    if not isinstance(like, DTensor):
-        return full
-    return distribute_tensor(full.to(like.device), like.device_mesh, like.placements, src_data_rank=None).to_local()

@@ -27,6 +27,7 @@ import torch.nn as nn
 
 from sagelaunch.modelparallel.errors import SMPValidationError
 from sagelaunch.modelparallel.tensor.tp_marks import is_marked
+from sagelaunch.modelparallel.tensor.tp_styles import Conv1DColwiseParallel, Conv1DRowwiseParallel, is_conv1d
 
 # attention attributes that count heads (or their columns): each rank keeps 1/tp of them
 HEAD_ATTRIBUTES = ("num_heads", "num_attention_heads", "num_key_value_heads", "split_size", "all_head_size",
@@ -88,16 +89,12 @@ def bert_layer_plan(name: str, layer, tp: int) -> Plan:
 
 # ----- GPT-2 (Conv1D)
 def is_gpt2_block(m) -> bool:
-    from sagelaunch.modelparallel.tensor.tp_styles import is_conv1d
-
     attn, mlp = getattr(m, "attn", None), getattr(m, "mlp", None)
     return (is_conv1d(getattr(attn, "c_attn", None)) and is_conv1d(getattr(attn, "c_proj", None))
             and is_conv1d(getattr(mlp, "c_fc", None)) and is_conv1d(getattr(mlp, "c_proj", None)))
 
 
 def gpt2_block_plan(name: str, block, tp: int) -> Plan:
-    from sagelaunch.modelparallel.tensor.tp_styles import Conv1DColwiseParallel, Conv1DRowwiseParallel
-
     attn = block.attn
     if getattr(attn, "is_cross_attention", False) or hasattr(block, "crossattention"):
         raise SMPValidationError(

@@ -23,7 +23,7 @@ FAMILY_ROOTS = {"SagelaunchException", "SagelaunchError", "SagelaunchTypeError",
 # the classes outside the family, and why: control flow caught inside their own module, never seen by a user
 OUTSIDE_THE_FAMILY = {
     "_NotWholeEvents": "profiler/kineto_reader.py: a chunk boundary mid-event, caught by its reader",
-    "_ModelCallCaptured": "modelparallel/model.py: stops a traced forward, caught by the tracer",
+    "_ModelCallCaptured": "modelparallel/pipeline/capture.py: stops a traced forward, caught by the tracer",
     "_StageEnd": "modelparallel/pipeline/stack.py: ends a pipeline stage's run, caught by the stack",
 }
 BUILTIN_EXCEPTIONS = {name for name, obj in vars(builtins).items()  # warnings are not errors: they stay warnings

@@ -10,7 +10,7 @@ import typer
 from typer.testing import CliRunner
 
 from sagelaunch.launcher.local import registry
-from sagelaunch import cli_jobs
+from sagelaunch import cli_fit, cli_jobs
 from sagelaunch.launcher.sagemaker.backend import submit
 from tests.fixtures.sagemaker_fakes import Step
 from tests.sagemaker.jobspecs import make_source, make_spec
@@ -21,6 +21,7 @@ pytestmark = pytest.mark.timeout(90)  # a wait that never ends must fail, not ha
 @pytest.fixture
 def cli():
     app = typer.Typer()
+    cli_fit.register(app)
     cli_jobs.register(app)
     runner = CliRunner()
     return lambda *args: runner.invoke(app, list(args), catch_exceptions=False)

@@ -13,7 +13,7 @@ from functools import lru_cache
 from types import ModuleType
 
 
-def _plain_help_types() -> None:
+def plain_help_types() -> None:
     """--help without Typer's "<bool>" on flags (they take no value) and "<str>" on free text: a flag is named by
     itself, a path by its help; numbers, ranges and choices keep their type."""
     from typer import core
@@ -42,7 +42,7 @@ def _plain_help_types() -> None:
 def _build_app():
     import typer
 
-    _plain_help_types()
+    plain_help_types()
     app = typer.Typer(
         name="profile",
         help="Analyse, report and browse profiles (our artifacts or torch.profiler/Kineto traces).",

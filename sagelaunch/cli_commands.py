@@ -100,7 +100,7 @@ class ProfileCommands(LazyGroup):
     lazy = PROFILE_COMMANDS
 
 
-profiler_cli._plain_help_types()  # the profiler's --help style for every command: no <bool>/<str> on flags and text
+profiler_cli.plain_help_types()  # the profiler's --help style for every command: no <bool>/<str> on flags and text
 app = typer.Typer(cls=Commands, name="sagelaunch", no_args_is_help=True, add_completion=False)
 
 

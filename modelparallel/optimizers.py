@@ -7,6 +7,7 @@ from __future__ import annotations
 import torch
 
 from sagelaunch.modelparallel.errors import SMPValidationError
+from sagelaunch.modelparallel.pipeline.grad_norm import global_grad_norm
 
 
 class FusedLAMB(torch.optim.Optimizer):
@@ -28,8 +29,6 @@ class FusedLAMB(torch.optim.Optimizer):
         if closure is not None:
             with torch.enable_grad():
                 loss = closure()
-        from sagelaunch.modelparallel.pipeline.grad_norm import global_grad_norm
-
         # the whole model's norm (a pipeline's stages summed), computed on every rank even one without gradients
         global_norm = global_grad_norm(p for g in self.param_groups for p in g["params"])
         if not any(p.grad is not None for g in self.param_groups for p in g["params"]):

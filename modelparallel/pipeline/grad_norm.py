@@ -11,6 +11,8 @@ from typing import Any, Iterable
 import torch
 import torch.distributed as dist
 
+from sagelaunch.modelparallel.core import state
+
 _holder_weights: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
@@ -19,8 +21,6 @@ def _tied_weights(model: Any) -> dict[int, float]:
     per model)."""
     if model in _holder_weights:
         return _holder_weights[model]
-    from sagelaunch.modelparallel.core import state
-
     weights: dict[int, float] = {}
     builder = getattr(model.stage_plan, "builder", None)
     if builder is not None and getattr(builder, "tied", None):
@@ -38,8 +38,6 @@ def _tied_weights(model: Any) -> dict[int, float]:
 def global_grad_norm(params: Iterable[torch.Tensor]) -> torch.Tensor:
     """The L2 norm of the gradients of `params` (those with one) over the whole model: this rank's alone unless
     the model is pipelined, then summed over its stages."""
-    from sagelaunch.modelparallel.core import state
-
     with_grads = [p for p in params if p.grad is not None]
     model = state.model if state.cfg is not None else None
     pipelined = model is not None and model.pipelined and model.stage_plan is not None

@@ -48,21 +48,19 @@ def leader_arguments(args: tuple, kwargs: dict, group, leader: int, pp_rank: int
     Every rank of `group` calls this at each step."""
     global _warned
     leaves, spec = tree_flatten((args, kwargs))
-    mine = [_describe(leaf) for leaf in leaves]
-    box: list[Any] = [(str(spec), mine)]
-    dist.broadcast_object_list(box, src=leader, group=group)
-    their_spec, theirs = box[0]
-    structure_differs = their_spec != str(spec) or [_shape_of(d) for d in theirs] != [_shape_of(d) for d in mine]
-    # every rank learns whether any rank differs, so none is left waiting in a broadcast below
-    flags = [False] * dist.get_world_size(group)
-    dist.all_gather_object(flags, structure_differs, group=group)
-    if any(flags):
+    mine = (str(spec), [_describe(leaf) for leaf in leaves])
+    everyone: list[Any] = [None] * dist.get_world_size(group)
+    dist.all_gather_object(everyone, mine, group=group)  # one collective: each rank sees every rank's structure
+    their_spec, theirs = everyone[0]  # the group's first rank is pp_rank 0
+    lined_up = [_shape_of(d) for d in theirs]
+    other = [r for r, (s, d) in enumerate(everyone) if s != their_spec or [_shape_of(x) for x in d] != lined_up]
+    if other:  # on every rank at once, so none is left waiting in a broadcast below
         raise SMPValidationError(
             "smp.step: the ranks of a pipeline passed arguments of different structure; as in SMP v1 the step runs on "
             "pp_rank 0's arguments, which every rank must be able to line up with its own (the same arguments in "
             f"the same order, tensors where pp_rank 0 has tensors); pp_rank 0: {their_spec} {theirs}; "
-            + ("this rank: " + f"{spec} {mine}" if structure_differs else "another rank differs"),
-            field="smp.step arguments", value=f"pp_rank {pp_rank}", allowed="the structure of pp_rank 0's arguments",
+            f"pp_rank {other[0]}: {everyone[other[0]][0]} {everyone[other[0]][1]}",
+            field="smp.step arguments", value=f"pp_rank {other[0]}", allowed="the structure of pp_rank 0's arguments",
             fix="pass every rank of a pipeline the same kinds of arguments (its data may differ: pp_rank 0's is used)")
     if pp_rank == 0:
         for leaf in leaves:

@@ -24,14 +24,11 @@ class LeaderSide:
         self.described = (str(spec), [leader_inputs._describe(leaf) for leaf in leaves])
         self.tensors = [leaf for leaf in leaves if isinstance(leaf, torch.Tensor)]
 
-    def broadcast_object_list(self, box, src, group):
-        box[0] = self.described
-
     def get_world_size(self, group):
         return 2
 
-    def all_gather_object(self, out, flag, group):
-        out[:] = [False, flag]
+    def all_gather_object(self, out, mine, group):
+        out[:] = [self.described, mine]
 
     def broadcast(self, tensor, src, group):
         tensor.copy_(self.tensors.pop(0))

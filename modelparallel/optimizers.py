@@ -7,6 +7,7 @@ from __future__ import annotations
 import torch
 
 from sagelaunch.modelparallel.errors import SMPValidationError
+from sagelaunch.modelparallel.pipeline.grad_norm import global_grad_norm
 
 
 class FusedLAMB(torch.optim.Optimizer):
@@ -28,10 +29,10 @@ class FusedLAMB(torch.optim.Optimizer):
         if closure is not None:
             with torch.enable_grad():
                 loss = closure()
-        grads = [p.grad for g in self.param_groups for p in g["params"] if p.grad is not None]
-        if not grads:
+        # the whole model's norm (a pipeline's stages summed), computed on every rank even one without gradients
+        global_norm = global_grad_norm(p for g in self.param_groups for p in g["params"])
+        if not any(p.grad is not None for g in self.param_groups for p in g["params"]):
             return loss
-        global_norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g.float()) for g in grads]))
         for group in self.param_groups:
             beta1, beta2 = group["betas"]
             max_norm = group["max_grad_norm"]

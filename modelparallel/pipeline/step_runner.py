@@ -28,6 +28,11 @@ def step(func: Callable | None = None, *, non_split_inputs=None, input_split_axe
             if model is None:
                 raise SMPValidationError("wrap the model with smp.DistributedModel before calling an @smp.step function")
             n = st.num_microbatches
+            if model.pipelined and len(st.layout.groups["pp"]) > 1:  # SMP v1 runs the step on pp_rank 0's inputs
+                from sagelaunch.modelparallel.pipeline.leader_inputs import leader_arguments  # lazy: imports torch
+
+                args, kwargs = leader_arguments(args, kwargs, st.groups["pp"], st.layout.groups["pp"][0],
+                                                st.layout.pp_rank)
             error, mbs = None, None
             try:
                 mbs = split_arguments(fn, args, kwargs, n, non_split_inputs, input_split_axes)

@@ -1,10 +1,19 @@
-"""One process of plain PyTorch doing what the BERT example's script does (tests/modelparallel/test_bert_example.py):
-its model (modeling.py), optimizer (FusedLAMB, the class its smdistributed import gives), scheduler
-(schedulers.PolyWarmUpScheduler), seed, files in its order and its criterion; with dp replicas, each step's batch is
-the replicas' files together (their gradients averaged, as DDP does). Prints JSON: each step's loss per replica and
-the final parameters.
+"""One process of plain PyTorch doing what the BERT example's script does under SMP v1
+(tests/modelparallel/test_bert_example.py): its model (modeling.py), optimizer (FusedLAMB, the class its
+smdistributed import gives), scheduler (schedulers.PolyWarmUpScheduler), seed, files in its order and its criterion.
+Prints JSON: each step's loss per replica and the final parameters.
 
-usage: python bert_reference.py <run folder> <dp> <steps> <seed> <lr> <warmup> <max_steps>
+What SMP v1 makes of the script's layout:
+- each replica's batch is the one its pipeline's first rank (pp_rank 0) loads: SMP v1 runs the step on pp_rank 0's
+  arguments (smdistributed-modelparallel's torch/step.py); with data parallelism the step's batch is the replicas'
+  batches together (their gradients averaged, as DDP does). The script reads its first file by dp rank and the later
+  ones by world rank; replica r's pp_rank 0 is world rank r * pp (SMP's default "cluster" placement).
+- every stage keeps the weights its own rank drew (SMP v1 broadcasts parameters only within a data-parallel group,
+  torch/model.py post_partition): the script seeds each rank by its local rank, so the parameters of stage s come
+  from seed + s (replica 0's ranks); a parameter tied across stages takes the first holder's (stage 0's) value.
+  `stages` (the settings' map from parameter name to stage) says where each parameter lives.
+
+usage: python bert_reference.py <run folder> <settings JSON: dp, pp, steps, seed, lr, warmup, max_steps, stages>
 (PYTHONPATH: the example's folder and sagelaunch's smdistributed stand-in)"""
 
 from __future__ import annotations
@@ -36,14 +45,25 @@ def load(path: str) -> tuple[torch.Tensor, ...]:
     return d["input_ids"], d["segment_ids"], d["input_mask"], labels, d["next_sentence_labels"]
 
 
-def main(run: str, dp: int, steps: int, seed: int, lr: float, warmup: float, max_steps: int) -> dict:
+def build(config, seed: int) -> torch.nn.Module:
+    torch.manual_seed(seed)  # the script's seed + local_rank, drawn before it builds the model
+    return modeling.BertForPreTraining(config)
+
+
+def main(run: str, dp: int, pp: int, steps: int, seed: int, lr: float, warmup: float, max_steps: int,
+         stages: dict[str, int] | None) -> dict:
     files = sorted(glob.glob(f"{run}/data/*training*"))
     random.Random(seed).shuffle(files)  # the script's epoch-0 order
-    torch.manual_seed(seed)  # rank 0's seed (seed + local_rank); DDP gives every replica rank 0's weights
     config = modeling.BertConfig.from_json_file(f"{run}/bert_config.json")
     config.use_sequential = True
     modeling.ACT2FN["bias_gelu"] = modeling.bias_gelu_training
-    model = modeling.BertForPreTraining(config)
+    model = build(config, seed)  # DDP gives every replica dp rank 0's weights: replica 0's, stage 0 at local rank 0
+    with torch.no_grad():
+        for stage in range(1, pp):
+            drawn = dict(build(config, seed + stage).named_parameters())
+            for name, p in model.named_parameters():  # a tied parameter once, by its first name (stage 0's)
+                if stages[name] == stage:
+                    p.copy_(drawn[name])
     no_decay = ["bias", "gamma", "beta", "LayerNorm"]
     params = list(model.named_parameters())
     optimizer = FusedLAMB([
@@ -53,8 +73,9 @@ def main(run: str, dp: int, steps: int, seed: int, lr: float, warmup: float, max
     criterion = torch.nn.CrossEntropyLoss(ignore_index=-1)
     losses = []
     for step in range(steps):
-        # step 0 reads file dp_rank; step k reads file k * world + rank (one file is one batch)
-        rows = [load(files[(step * dp + r) % len(files)]) for r in range(dp)]
+        # the first file by dp rank, file k by the world rank of the replica's pp_rank 0 (one file is one batch)
+        rows = [load(files[r % len(files)] if step == 0 else files[(step * dp * pp + r * pp) % len(files)])
+                for r in range(dp)]
         per_replica = []
         for ids, segments, mask, labels, nsp in rows:
             scores, relationship = model(ids, segments, mask)
@@ -69,5 +90,5 @@ def main(run: str, dp: int, steps: int, seed: int, lr: float, warmup: float, max
 
 
 if __name__ == "__main__":
-    run, dp, steps, seed, lr, warmup, max_steps = sys.argv[1:8]
-    print(json.dumps(main(run, int(dp), int(steps), int(seed), float(lr), float(warmup), int(max_steps))))
+    settings = json.loads(sys.argv[2])
+    print(json.dumps(main(sys.argv[1], **settings)))

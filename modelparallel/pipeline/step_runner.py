@@ -10,6 +10,7 @@ from sagelaunch.modelparallel.core import _require_init, state
 from sagelaunch.modelparallel.core.comm import CommGroup, agree_on_error
 from sagelaunch.modelparallel.errors import SMPValidationError
 from sagelaunch.modelparallel.pipeline.capture import _ModelCallCaptured
+from sagelaunch.modelparallel.pipeline.leader_inputs import leader_arguments
 from sagelaunch.modelparallel.pipeline.microbatch import split_arguments
 from sagelaunch.modelparallel.pipeline.partitioning import splits_by_module_tree
 from sagelaunch.modelparallel.pipeline.step_output import merge_microbatch_results
@@ -29,8 +30,6 @@ def step(func: Callable | None = None, *, non_split_inputs=None, input_split_axe
                 raise SMPValidationError("wrap the model with smp.DistributedModel before calling an @smp.step function")
             n = st.num_microbatches
             if model.pipelined and len(st.layout.groups["pp"]) > 1:  # SMP v1 runs the step on pp_rank 0's inputs
-                from sagelaunch.modelparallel.pipeline.leader_inputs import leader_arguments  # lazy: imports torch
-
                 args, kwargs = leader_arguments(args, kwargs, st.groups["pp"], st.layout.groups["pp"][0],
                                                 st.layout.pp_rank)
             error, mbs = None, None

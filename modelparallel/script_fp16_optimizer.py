@@ -58,9 +58,10 @@ class ScriptFP16DistributedOptimizer(DistributedOptimizer):
                 f"smp.DistributedOptimizer({type(optimizer).__name__}, ...): loss-scaling arguments "
                 f"{sorted(kwargs) or list(args)} do not apply: the script's fp16 optimizer scales the loss itself; "
                 "pass them to it instead")
-        super().__init__(optimizer)
-        # id(local shard) -> (the shard, its DTensor, the DTensor's name in the model)
+        # id(local shard) -> (the shard, its DTensor, the DTensor's name in the model); before the base class's
+        # __init__, which reads it when the model is partitioned already (keep_local_parameters)
         self.local_shards: dict[int, tuple[torch.nn.Parameter, Any, str]] = {}
+        super().__init__(optimizer)
         names = {id(param): name for name, param in self.model.get_module().named_parameters()}
         for group in optimizer.optimizer.param_groups:
             group["params"] = [self._local_shard(param, names[id(param)]) if _is_dtensor(param) else param
@@ -70,6 +71,17 @@ class ScriptFP16DistributedOptimizer(DistributedOptimizer):
         shard = torch.nn.Parameter(param._local_tensor, requires_grad=param.requires_grad)
         self.local_shards[id(shard)] = (shard, param, name)
         return shard
+
+    def _local_ids(self, model: Any) -> set[int]:
+        """Pipelined and tensor-parallel: the groups hold the local shards standing in for this stage's DTensors
+        (their ids are not the model's); the other stages' shards go with their DTensors."""
+        local = super()._local_ids(model)
+        for key, (_, param, _) in list(self.local_shards.items()):
+            if id(param) in local:
+                local.add(key)
+            else:
+                del self.local_shards[key]
+        return local
 
     def distributed_name(self, tensor: object) -> str | None:
         """The model parameter name whose local shard `tensor` is (one this wrapper made), else None."""

@@ -82,13 +82,18 @@ class DistributedOptimizer(torch.optim.Optimizer):
         model is partitioned at the first @smp.step, after the script built its optimizer from all of them), and
         with shard_optimizer_state the state is sharded over the replica group, each group with its own options
         (weight decay, lr, ...)."""
-        local = {id(p) for p in model.local_parameters()}
-        if self.mixed is not None:  # fp16/bf16: the groups hold fp32 masters, each local when its half twin is
-            local |= self.mixed.keep_local(local)
+        local = self._local_ids(model)
         for group in self.optimizer.param_groups:
             group["params"] = [p for p in group["params"] if id(p) in local]
         if self.sharded:
             self.optimizer = shard_optimizer_state(self.optimizer, state.groups[model.replica_group_name])
+
+    def _local_ids(self, model) -> set[int]:
+        """The ids of what the parameter groups may hold of this rank's parameters."""
+        local = {id(p) for p in model.local_parameters()}
+        if self.mixed is not None:  # fp16/bf16: the groups hold fp32 masters, each local when its half twin is
+            local |= self.mixed.keep_local(local)
+        return local
 
     # the torch.optim.Optimizer surface
     @property

@@ -3,8 +3,9 @@ fp16/fp16.py, a Megatron-style FP16_Optimizer made with use_smp=True) keep the f
 scaler themselves and pass that object to smp.DistributedOptimizer. The masters are then the script's: this wrapper
 forwards the fp16 surface (backward, zero_grad, update_master_grads, clip_master_grads, step, overflow, ...) to it
 instead of keeping masters of its own, which would round every update twice. What it cannot honour it refuses by
-name: sharded optimizer state (the script's masters are not ZeRO's shards) and pipeline parallelism (not equal to
-one process yet).
+name: sharded optimizer state (the script's masters are not ZeRO's shards). Pipelined, each stage's script optimizer
+holds that stage's masters; a parameter tied across stages is marked `shared` on its later holders, as the script's
+gradient norm expects (_mark_shared_masters).
 
 Tensor parallelism: in SMP a distributed parameter is a plain tensor holding this rank's shard, and the script's
 optimizer relies on that (numel() sizes its fp32 buffer, copy_ fills it, type() tells fp16 from fp32). Here tp
@@ -52,21 +53,15 @@ class ScriptFP16DistributedOptimizer(DistributedOptimizer):
                 f"({type(optimizer).__name__}) is not supported: its fp32 master weights are not sharded here. "
                 "Set shard_optimizer_state to false, or pass the torch optimizer itself with \"fp16\": true "
                 "(smp.DistributedOptimizer then keeps the fp32 masters)")
-        if cfg.pipeline_parallel_degree > 1:
-            raise SMPValidationError(
-                f"smp.DistributedOptimizer: pipeline_parallel_degree={cfg.pipeline_parallel_degree} with the script's "
-                f"own fp16 optimizer ({type(optimizer).__name__}) is not supported yet: the pipeline sums the microbatches' "
-                "fp16 gradients before dividing by their number, so they overflow at loss scales one process keeps "
-                "and training departs from it. Supported: pipeline_parallel_degree 1 with any tensor_parallel_degree; or pass the torch "
-                "optimizer itself with \"fp16\": true, which pipelines")
         if args or kwargs:
             raise SMPValidationError(
                 f"smp.DistributedOptimizer({type(optimizer).__name__}, ...): loss-scaling arguments "
                 f"{sorted(kwargs) or list(args)} do not apply: the script's fp16 optimizer scales the loss itself; "
                 "pass them to it instead")
-        super().__init__(optimizer)
-        # id(local shard) -> (the shard, its DTensor, the DTensor's name in the model)
+        # id(local shard) -> (the shard, its DTensor, the DTensor's name in the model); before the base class's
+        # __init__, which reads it when the model is partitioned already (keep_local_parameters)
         self.local_shards: dict[int, tuple[torch.nn.Parameter, Any, str]] = {}
+        super().__init__(optimizer)
         names = {id(param): name for name, param in self.model.get_module().named_parameters()}
         for group in optimizer.optimizer.param_groups:
             group["params"] = [self._local_shard(param, names[id(param)]) if _is_dtensor(param) else param
@@ -76,6 +71,17 @@ class ScriptFP16DistributedOptimizer(DistributedOptimizer):
         shard = torch.nn.Parameter(param._local_tensor, requires_grad=param.requires_grad)
         self.local_shards[id(shard)] = (shard, param, name)
         return shard
+
+    def _local_ids(self, model: Any) -> set[int]:
+        """Pipelined and tensor-parallel: the groups hold the local shards standing in for this stage's DTensors
+        (their ids are not the model's); the other stages' shards go with their DTensors."""
+        local = super()._local_ids(model)
+        for key, (_, param, _) in list(self.local_shards.items()):
+            if id(param) in local:
+                local.add(key)
+            else:
+                del self.local_shards[key]
+        return local
 
     def distributed_name(self, tensor: object) -> str | None:
         """The model parameter name whose local shard `tensor` is (one this wrapper made), else None."""
@@ -119,7 +125,18 @@ class ScriptFP16DistributedOptimizer(DistributedOptimizer):
         self.optimizer.update_master_grads()
 
     def clip_master_grads(self, max_norm: float, norm_type: float = 2) -> Any:
+        self._mark_shared_masters()
         return self.optimizer.clip_master_grads(max_norm, norm_type)
+
+    def _mark_shared_masters(self) -> None:
+        """The script's gradient norm skips masters marked `shared` (Megatron's mark): a master whose model
+        parameter is a tied replica on a later pipeline stage (pipeline/stack.py) gets the mark, so the norm summed
+        over the stages counts that gradient once, as one process does."""
+        for params, masters in zip(self.optimizer.fp16_groups, self.optimizer.fp32_from_fp16_groups):
+            for param, master in zip(params, masters):
+                found = self.local_shards.get(id(param))
+                if getattr(found[1] if found is not None else param, "shared", False):
+                    master.shared = True
 
     def reload_model_params(self) -> None:
         self.optimizer.reload_model_params()

@@ -5,9 +5,17 @@ The user's step function is the schedule's loss function on the last stage: it r
 `model(...)` returning that microbatch's pipeline output, and `model.backward(loss)` handing the loss to the
 schedule, which runs the backward through all stages.
 
+Averaging over microbatches (smp.DistributedModel's average_grads_across_microbatches, `scale_grads` here) divides
+each microbatch's loss by the step's microbatch count before its backward, as one process's batch-mean loss weighs
+each row. SMP v1 sums the microbatches' gradients and divides the sum at the step's end instead
+(smdistributed/modelparallel/torch/allreduce/scaler.py and ddp.py, GradReducer._synchronize_internal): the same
+average in exact arithmetic (bit for bit when the count is a power of two), but in fp16 each microbatch's gradients
+of its own mean loss are n times one process's and their sum overflows at loss scales one process keeps (the GPT-2
+2022 example at pp=2: inf at 2**17, where one process's largest gradient is 32256).
+
 SMP's active_microbatches (at most that many microbatches in process at once) is honoured by running the
 microbatches in consecutive waves of at most that many, each a whole schedule run; gradients accumulate over the
-waves and are divided by the step's microbatch count once, at the end, as one run would.
+waves.
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ class PipelineRunner:
         self._loss_fn: Callable | None = None
         self._targets: list = []
         self._indices: list[int] = []  # the step's microbatch index of each target of the running wave
+        self._loss_weight = 1.0  # what each microbatch's loss is multiplied by before its backward
 
     @property
     def is_first(self) -> bool:
@@ -46,26 +55,27 @@ class PipelineRunner:
         for i, t in enumerate(self._targets):
             if target is t:
                 assert self._loss_fn is not None, "a target is set only while run() holds the step's loss function"
-                return self._loss_fn(output, self._indices[i])
+                loss = self._loss_fn(output, self._indices[i])
+                return loss * self._loss_weight if self._loss_weight != 1.0 else loss
         # stage set-up runs the loss once on a detached copy of the target to infer gradient shapes:
         # answer with a zero loss instead of running the user's step function an extra time
         outputs = output if isinstance(output, (tuple, list)) else (output,)
         return sum(o.float().sum() for o in outputs) * 0.0
 
-    def _schedule(self, n_microbatches: int, key: Any, scale_grads: bool):
+    def _schedule(self, n_microbatches: int, key: Any):
+        """The schedule for a wave; it never scales gradients itself (the losses are weighted: see the module)."""
         from torch.distributed.pipelining import ScheduleGPipe, ScheduleInterleaved1F1B
 
-        cache_key = (n_microbatches, key, scale_grads)
+        cache_key = (n_microbatches, key)
         if cache_key not in self._cache:
             stages = [_stage_class()(m, i, self.num_stages, self.device, group=self.group)
                       for m, i in zip(self.stage_modules, self.stage_indices)]
             if self.schedule_name == "simple":
                 if len(stages) != 1:
                     raise SMPValidationError("the simple (GPipe) schedule runs one stage per rank")
-                sched = ScheduleGPipe(stages[0], n_microbatches, loss_fn=self._trampoline, scale_grads=scale_grads)
+                sched = ScheduleGPipe(stages[0], n_microbatches, loss_fn=self._trampoline, scale_grads=False)
             else:
-                sched = ScheduleInterleaved1F1B(stages, n_microbatches, loss_fn=self._trampoline,
-                                                scale_grads=scale_grads)
+                sched = ScheduleInterleaved1F1B(stages, n_microbatches, loss_fn=self._trampoline, scale_grads=False)
             self._cache[cache_key] = sched
         return self._cache[cache_key]
 
@@ -83,18 +93,14 @@ class PipelineRunner:
         waves = self.waves(len(kwarg_mbs))
         note_schedule(self.num_stages, len(self.stage_indices), len(kwarg_mbs), max(len(w) for w in waves))
         self._loss_fn = loss_fn
+        self._loss_weight = 1.0 / len(kwarg_mbs) if self.scale_grads else 1.0
         try:
             for wave in waves:
-                self._run_wave(wave, arg_mbs, kwarg_mbs, train, scale_grads=self.scale_grads and len(waves) == 1)
+                self._run_wave(wave, arg_mbs, kwarg_mbs, train)
         finally:
             self._loss_fn = None
-        if train and self.scale_grads and len(waves) > 1:  # what one run's scale_grads does, once for the step
-            for m in self.stage_modules:
-                for p in m.parameters():
-                    if p.grad is not None:
-                        p.grad.div_(len(kwarg_mbs))
 
-    def _run_wave(self, wave: range, arg_mbs, kwarg_mbs, train: bool, scale_grads: bool) -> None:
+    def _run_wave(self, wave: range, arg_mbs, kwarg_mbs, train: bool) -> None:
         import torch
 
         arg_mbs, kwarg_mbs = [arg_mbs[i] for i in wave] if arg_mbs else arg_mbs, [kwarg_mbs[i] for i in wave]
@@ -102,7 +108,7 @@ class PipelineRunner:
         shapes = tuple(tuple(t.shape) if isinstance(t, torch.Tensor) else None for t in arg_mbs[0]) \
             if arg_mbs else ()
         kshapes = tuple(sorted((k, tuple(v.shape)) for k, v in kwarg_mbs[0].items() if isinstance(v, torch.Tensor)))
-        sched = self._schedule(n, (shapes, kshapes, train), scale_grads)
+        sched = self._schedule(n, (shapes, kshapes, train))
         self._indices = list(wave)
         self._targets = [torch.tensor(i, device=self.device) for i in wave]  # identity marks microbatch i
         had_backward = sched._has_backward

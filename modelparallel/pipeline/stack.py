@@ -187,6 +187,10 @@ class RootCallStages:
             buf = held.detach() if held is not None else torch.zeros(like.shape, dtype=like.dtype, device=self._device)
             dist.broadcast(getattr(buf, "_local_tensor", buf), src=dist.get_global_rank(group, holders.index(True)),
                            group=group)
+            if held is not None and holders.index(True) != dist.get_rank(group):
+                # a replica: Megatron's mark (its last stage's word_embeddings.weight.shared), which its
+                # clip_grad_norm_fp32, copied by SMP's fp16 examples, reads to count a tied gradient once
+                held.shared = True
 
     def sync_tied_gradients(self, group) -> None:
         """Sum the gradients of tied parameters over the stages that hold a copy (the others add zeros)."""

@@ -1,6 +1,7 @@
 """SMP v1's backward_passes_per_step=N: data-parallel gradients are all-reduced on every N-th backward pass (an
-@smp.step call run with gradients enabled or that called model.backward; not one under torch.no_grad); the passes in between accumulate them locally (DDP's no_sync, FSDP's
-requires_gradient_sync(False), or no average after the step), as SMP's DDP does for gradient accumulation.
+@smp.step call run with gradients enabled, or that called model.backward; not one under torch.no_grad); the passes
+in between accumulate them locally (DDP's no_sync, FSDP's requires_gradient_sync(False), or no average after the
+step), as SMP's DDP does for gradient accumulation.
 
 The count restarts at optimizer.zero_grad() (an accumulation window starts there), and optimizer.step() after
 passes that were not all-reduced is refused: the replicas would step with different gradients and drift apart.

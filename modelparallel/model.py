@@ -13,9 +13,11 @@ from sagelaunch.modelparallel.activations.offload import layer_stack
 from sagelaunch.modelparallel.checkpointing import (_load_pending_model, _load_pending_optimizer, full_model_state,
                                                     load_model_state, local_model_state)
 from sagelaunch.modelparallel.core import _require_init, state
+from sagelaunch.modelparallel.data.accumulation import GradientAccumulation
 from sagelaunch.modelparallel.data.ddp import average_gradients, is_dtensor
 from sagelaunch.modelparallel.data.sharded import gradient_sync, reshard
 from sagelaunch.modelparallel.errors import SMPValidationError
+from sagelaunch.modelparallel.model_arguments import TracingArguments
 from sagelaunch.modelparallel.parallelize import ParallelOptions, parallelize
 from sagelaunch.modelparallel.pipeline.apply import apply_pipeline
 from sagelaunch.modelparallel.pipeline.capture import _ModelCallCaptured
@@ -32,7 +34,12 @@ ModelHook = Callable[["DistributedModel", "DistributedOptimizer | None"], Any]
 
 
 class DistributedModel(nn.Module):
-    """SMP v1's model wrapper: the user's model (the child `module`) with every technique applied by parallelize."""
+    """SMP v1's model wrapper: the user's model (the child `module`) with every technique applied by parallelize.
+
+    trace_device, trace_execution_times, trace_memory_usage and overlapping_allreduce are checked and accepted
+    where no value changes the result (model_arguments.py says why for each; a value whose effect is not reproduced
+    is refused by name); backward_passes_per_step=N all-reduces data-parallel gradients on every N-th backward pass
+    only, as SMP v1 does (data/accumulation.py)."""
 
     def __init__(self, module: nn.Module, trace_device: str = "gpu", trace_execution_times: bool = False,
                  overlapping_allreduce: bool = True, backward_passes_per_step: int = 1,
@@ -41,6 +48,10 @@ class DistributedModel(nn.Module):
                  gradient_as_bucket_view: bool = False) -> None:
         super().__init__()
         run = _require_init()
+        self.tracing = TracingArguments.checked(
+            run.cfg, trace_device=trace_device, trace_execution_times=trace_execution_times,
+            overlapping_allreduce=overlapping_allreduce, backward_passes_per_step=backward_passes_per_step,
+            trace_memory_usage=trace_memory_usage)
         if isinstance(module, DistributedModel):
             raise SMPValidationError("the module is already an smp.DistributedModel; wrap the plain nn.Module once")
         options = ParallelOptions.from_config(run.cfg, average_grads_across_microbatches, bucket_cap_mb,
@@ -57,6 +68,8 @@ class DistributedModel(nn.Module):
         self._capturing = False
         self._pipeline_output: Any = None  # the last stage's output while the step function runs as the loss
         self._pipeline_loss: list[torch.Tensor] = []
+        self.accumulation = GradientAccumulation(backward_passes_per_step)
+        self._backward_ran = False
         run.model = self
         if run.pending_checkpoint is not None and self.partitioned:
             _load_pending_model(self)
@@ -163,6 +176,7 @@ class DistributedModel(nn.Module):
         """Replaces loss.backward(): gradients are averaged over microbatches (average_grads_across_microbatches)
         and, with fp16, multiplied by the optimizer's loss scale (SMP scales the loss here)."""
         # (a script's own fp16 optimizer scaled the loss already: keeps_master_weights is False)
+        self._backward_ran = True
         opt = state.optimizer
         loss_scale = opt.loss_scale if opt is not None and opt.keeps_master_weights else 1.0
         if self.pipelined:
@@ -179,8 +193,17 @@ class DistributedModel(nn.Module):
             grads = grad_tensors if isinstance(grad_tensors, (list, tuple)) else [grad_tensors]
             torch.autograd.backward(tensors, [g * scale for g in grads] if scale != 1.0 else grad_tensors)
 
+    def begin_step(self) -> None:
+        """An @smp.step call starts: decide whether its backward all-reduces (backward_passes_per_step)."""
+        # a step run with gradients enabled is a backward pass: every rank sees that (a pipelined step calls
+        # model.backward on its last stage only); evaluation under torch.no_grad is not
+        self._backward_ran = torch.is_grad_enabled()
+        self.accumulation.begin_step()
+
     def sync_context(self, last_microbatch: bool) -> contextlib.AbstractContextManager[Any]:
-        """DDP (or FSDP) reduces only after the last microbatch's backward."""
+        """DDP (or FSDP) reduces only after the last microbatch's backward, of every backward_passes_per_step-th
+        step."""
+        last_microbatch = last_microbatch and self.accumulation.reduce_now
         if self.sharded_data_parallel:
             gradient_sync(self.get_module(), last_microbatch)
             return contextlib.nullcontext()
@@ -193,12 +216,17 @@ class DistributedModel(nn.Module):
 
     def finish_step(self) -> None:
         """Average over the replica group the gradients DDP did not reduce (DTensor ones; all when pipelined).
-        With sharded data parallelism, clip the gradients' global norm to sdp_gradient_clipping as SMP does."""
-        if self.stage_plan is not None and hasattr(self.stage_plan.builder, "sync_tied_gradients"):
-            self.stage_plan.builder.sync_tied_gradients(state.groups["pp"])
+        With sharded data parallelism, clip the gradients' global norm to sdp_gradient_clipping as SMP does.
+        Between backward_passes_per_step-th steps the gradients stay local (and unclipped) and accumulate."""
         data_options = self.parallel.options.data
         if data_options.sharded:
             reshard(self.get_module())
+        reduce_now = self.accumulation.reduce_now and self._backward_ran
+        self.accumulation.end_step(self._backward_ran)
+        if not reduce_now:  # an evaluation step, or a backward pass that only accumulates
+            return
+        if self.stage_plan is not None and hasattr(self.stage_plan.builder, "sync_tied_gradients"):
+            self.stage_plan.builder.sync_tied_gradients(state.groups["pp"])
         if data_options.sharded and data_options.sdp_gradient_clipping > 0 and self.half_dtype is None:
             # (fp16/bf16: the optimizer clips, once the gradients are unscaled: amp_optimizer)
             torch.nn.utils.clip_grad_norm_(self.get_module().parameters(), data_options.sdp_gradient_clipping)

@@ -113,6 +113,7 @@ class DistributedOptimizer(torch.optim.Optimizer):
         self.optimizer.add_param_group(param_group)
 
     def step(self, closure=None):
+        self._check_reduced()
         if self.mixed is not None:
             if closure is not None:
                 raise SMPValidationError("smp.DistributedOptimizer.step(closure) is not supported with fp16/bf16 "
@@ -122,9 +123,22 @@ class DistributedOptimizer(torch.optim.Optimizer):
         return self.optimizer.step(closure) if closure is not None else self.optimizer.step()
 
     def zero_grad(self, set_to_none: bool = True):
+        self._restart_accumulation()
         self.optimizer.zero_grad(set_to_none=set_to_none)
         if self.mixed is not None:
             self.mixed.zero_grad(set_to_none)
+
+    @staticmethod
+    def _check_reduced() -> None:
+        """backward_passes_per_step: only all-reduced gradients may be applied (data/accumulation.py)."""
+        if state.model is not None:
+            state.model.accumulation.check_reduced()
+
+    @staticmethod
+    def _restart_accumulation() -> None:
+        """zero_grad starts a new accumulation window (backward_passes_per_step)."""
+        if state.model is not None:
+            state.model.accumulation.restart()
 
     # SMP's fp16/bf16 optimizer surface (fp32 master weights and loss scaling: amp_optimizer.py)
     def _mixed_precision(self, name: str):

@@ -99,6 +99,7 @@ class ScriptFP16DistributedOptimizer(DistributedOptimizer):
     def zero_grad(self, set_to_none: bool = True, set_grads_to_None: bool | None = None) -> None:
         """SMP's fp16 keyword is set_grads_to_None; torch's set_to_none means the same."""
         to_none = set_to_none if set_grads_to_None is None else set_grads_to_None
+        self._restart_accumulation()
         self.optimizer.zero_grad(set_grads_to_None=to_none)
         for _, param, _ in self.local_shards.values():  # the DTensors' own gradients, as the shards'
             if to_none:
@@ -108,6 +109,7 @@ class ScriptFP16DistributedOptimizer(DistributedOptimizer):
                 param.grad.zero_()
 
     def step(self, closure: Any = None) -> Any:
+        self._check_reduced()
         return self.optimizer.step(closure)
 
     def backward(self, loss: torch.Tensor, update_master_grads: bool = True, retain_graph: bool = False) -> None:

@@ -38,6 +38,7 @@ def step(func: Callable | None = None, *, non_split_inputs=None, input_split_axe
             except SMPValidationError as err:
                 error = str(err)
             agree_on_error(error, CommGroup.WORLD)  # every rank fails together instead of hanging in a collective
+            model.begin_step()
             if model.pipelined:
                 if not model.partitioned:
                     tree = splits_by_module_tree(model.get_module())

@@ -198,6 +198,9 @@ class DistributedModel(nn.Module):
         # a step run with gradients enabled is a backward pass: every rank sees that (a pipelined step calls
         # model.backward on its last stage only); evaluation under torch.no_grad is not
         self._backward_ran = torch.is_grad_enabled()
+        if self.accumulation.unreduced == 0 and self.stage_plan is not None \
+                and hasattr(self.stage_plan.builder, "keep_summed_tied_gradients"):
+            self.stage_plan.builder.keep_summed_tied_gradients()  # the tied sum at the end adds only this window's
         self.accumulation.begin_step()
 
     def sync_context(self, last_microbatch: bool) -> contextlib.AbstractContextManager[Any]:

@@ -174,6 +174,7 @@ class RootCallStages:
         local = {n: getattr(p, "_local_tensor", p) for n, p in params.items()}  # a tp shard: its own rows
         self._tied_like = {tuple(n): torch.empty_like(local[n[0]], device="meta") for n in self.tied}
         self._device = next(self.root.parameters()).device
+        self._tied_summed: dict[tuple[str, ...], torch.Tensor] = {}  # what each copy held when last summed
 
     def share_tied_values(self, group) -> None:
         """A tied parameter is one value: every stage holding a copy takes the first holder's (ranks may build the
@@ -192,17 +193,37 @@ class RootCallStages:
                 # clip_grad_norm_fp32, copied by SMP's fp16 examples, reads to count a tied gradient once
                 held.shared = True
 
+    def keep_summed_tied_gradients(self) -> None:
+        """A step starts from gradients that are all summed (or zero): keep what each tied copy holds, so that
+        the next sum adds only what came after. Summing the whole gradient again would count the earlier steps'
+        part once per copy — a loop that accumulates several @smp.step calls per optimizer.step() would train the
+        tied weight with doubled gradients."""
+        own = dict(self.root.named_parameters(remove_duplicate=False))
+        self._tied_summed = {}
+        for names in self.tied:
+            held = next((own[n] for n in names if n in own), None)
+            if held is not None and held.grad is not None:
+                self._tied_summed[tuple(names)] = getattr(held.grad, "_local_tensor", held.grad).detach().clone()
+
     def sync_tied_gradients(self, group) -> None:
-        """Sum the gradients of tied parameters over the stages that hold a copy (the others add zeros)."""
+        """Sum the gradients of tied parameters over the stages that hold a copy (the others add zeros): the part
+        added since the last sum (keep_summed_tied_gradients), which every copy already holds in full."""
         own = dict(self.root.named_parameters(remove_duplicate=False))
         for names in self.tied:
             held = next((own[n] for n in names if n in own), None)
             grad = held.grad if held is not None and held.grad is not None else None
             like = self._tied_like[tuple(names)]
             buf = grad if grad is not None else torch.zeros(like.shape, dtype=like.dtype, device=self._device)
-            dist.all_reduce(getattr(buf, "_local_tensor", buf), group=group)  # a vocab-parallel shard: its rows
+            local = getattr(buf, "_local_tensor", buf)  # a vocab-parallel shard: its rows
+            summed = self._tied_summed.get(tuple(names)) if grad is not None else None
+            if summed is not None:
+                local.sub_(summed)
+            dist.all_reduce(local, group=group)
+            if summed is not None:
+                local.add_(summed)
             if held is not None and grad is None:
                 held.grad = buf
+        self._tied_summed = {}
 
 
 class LayerStackStages(RootCallStages):

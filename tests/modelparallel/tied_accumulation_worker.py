@@ -1,0 +1,70 @@
+"""Runs under torchrun (2 ranks, pp=2): the BERT example's model, whose MLM decoder on the last stage is tied to the
+word embeddings on the first, trained by a loop that accumulates two @smp.step calls per optimizer.step() with the
+default backward_passes_per_step=1 (so the tied gradient is summed over the stages after each call). Writes each
+rank's gradients before each optimizer step and its parameters after, with one process's, as JSON.
+
+usage: python -m torch.distributed.run --nproc-per-node 2 tied_accumulation_worker.py cases.json out_dir
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
+
+import torch  # noqa: E402
+
+import sagelaunch.modelparallel as smp  # noqa: E402
+from tree_models import batch, build, loss_of  # noqa: E402
+
+MODEL, WINDOWS, PASSES, BATCH = "example_bert", 2, 2, 4  # optimizer steps, @smp.step calls per step, rows per call
+
+
+@smp.step
+def train_step(model, b):
+    loss = loss_of(MODEL, model, b)
+    model.backward(loss)
+    return loss
+
+
+def _local(tensor: torch.Tensor) -> torch.Tensor:
+    return tensor.to_local() if hasattr(tensor, "to_local") else tensor
+
+
+def pipelined() -> dict:
+    smp.init({"pipeline_parallel_degree": 2, "microbatches": 2, "pipeline": "simple", "ddp": True})
+    model = smp.DistributedModel(build(MODEL))
+    optimizer = smp.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1))
+    grads = []
+    for i in range(WINDOWS * PASSES):
+        if i % PASSES == 0:
+            optimizer.zero_grad(set_to_none=True)
+        train_step(model, batch(MODEL, i, BATCH))
+        if i % PASSES == PASSES - 1:
+            grads.append({n: _local(p.grad).tolist() for n, p in model.local_named_parameters() if p.grad is not None})
+            optimizer.step()
+    return {"grads": grads, "params": {n: _local(p).detach().tolist() for n, p in model.local_named_parameters()}}
+
+
+def one_process() -> dict:
+    model = build(MODEL)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    named = dict(model.named_parameters(remove_duplicate=False))  # the decoder's name of the embeddings too
+    grads = []
+    for i in range(WINDOWS * PASSES):
+        if i % PASSES == 0:
+            optimizer.zero_grad(set_to_none=True)
+        loss_of(MODEL, model, batch(MODEL, i, BATCH)).backward()
+        if i % PASSES == PASSES - 1:
+            grads.append({n: p.grad.tolist() for n, p in named.items() if p.grad is not None})
+            optimizer.step()
+    return {"grads": grads, "params": {n: p.detach().tolist() for n, p in named.items()}}
+
+
+if __name__ == "__main__":
+    result = {"pipelined": pipelined(), "one_process": one_process()}
+    with open(os.path.join(sys.argv[2], f"rank{smp.rank()}.json"), "w") as f:
+        json.dump(result, f)

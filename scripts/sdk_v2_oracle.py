@@ -3,6 +3,7 @@ AWS calls it made: the oracle of the v2 parity tests (tests/parity_v2).
 
     .venv-sagemaker-v2/bin/python scripts/sdk_v2_oracle.py          < cases.json   # the real SDK v2
     .venv/bin/python              scripts/sdk_v2_oracle.py --ours   < cases.json   # sagelaunch
+    ... scripts/sdk_v2_oracle.py [--ours] --serve   # many batches, each in a fork of one warm interpreter (serve())
 
 Each case is {"id": str, "code": str} (or "cells": a notebook's code cells, run in order in one namespace, each
 cell's outcome reported — a failing cell does not stop the next, as in a notebook run cell by cell): Python source
@@ -159,13 +160,27 @@ def run_cases(cases: list[dict], ours: bool) -> list[dict]:
     return out
 
 
-def main() -> None:
+# the modules the cases import (v2's names; ours by the swap rule), imported once by a serving oracle before it forks
+PRELOAD = ("sagemaker", "sagemaker.pytorch", "sagemaker.tensorflow", "sagemaker.huggingface", "sagemaker.estimator",
+           "sagemaker.debugger", "sagemaker.inputs", "sagemaker.tuner", "sagemaker.analytics", "sagemaker.model",
+           "sagemaker.transformer", "sagemaker.serializers", "sagemaker.deserializers", "sagemaker.session",
+           "sagemaker.instance_group", "sagemaker.s3")
+
+
+def _quiet() -> None:
     import logging
     import warnings
 
     warnings.simplefilter("ignore")
     logging.disable(logging.WARNING)
+
+
+def main() -> None:
+    _quiet()
     ours = "--ours" in sys.argv[1:]
+    if "--serve" in sys.argv[1:]:
+        serve(ours)
+        return
     cases = json.load(sys.stdin)
     if not ours:
         prepare_sdk_v2()
@@ -179,6 +194,53 @@ def main() -> None:
     sys.stdout.flush()
     json.dump(results, json_out)
     json_out.flush()
+
+
+def serve(ours: bool) -> None:
+    """Answer batches of cases, one request per stdin line, each batch in a fork of this process: every batch starts
+    from the state a fresh interpreter has after its imports, without paying for them again (v2's take seconds).
+
+    A request is {"cases", "env", "cwd", "out", "log"}: the batch runs with that environment and working folder, its
+    results go to the file "out" (what the cases print to "log"), and the reply line is the fork's exit status."""
+    import importlib
+    import os
+
+    if not ours:
+        prepare_sdk_v2()
+    for name in PRELOAD:
+        importlib.import_module(swap_imports(f"import {name} as module").split()[1] if ours else name)
+    for line in sys.stdin:
+        request = json.loads(line)
+        pid = os.fork()
+        if pid == 0:  # the batch: never returns to this loop
+            status = 1
+            try:
+                _run_request(request, ours)
+                status = 0
+            except BaseException:
+                traceback.print_exc()
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(status)
+        _, wait_status = os.waitpid(pid, 0)
+        print(os.waitstatus_to_exitcode(wait_status), flush=True)
+
+
+def _run_request(request: dict, ours: bool) -> None:
+    import os
+
+    log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(log, 1)  # stdout and stderr: what the cases and their subprocesses print
+    os.dup2(log, 2)
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)  # the requests' pipe stays the server's
+    sys.stdin = open(os.devnull)
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    results = run_cases(request["cases"], ours)
+    with open(request["out"], "w") as out:
+        json.dump(results, out)
 
 
 if __name__ == "__main__":

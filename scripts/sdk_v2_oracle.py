@@ -205,6 +205,8 @@ def serve(ours: bool) -> None:
     import importlib
     import os
 
+    replies = os.fdopen(os.dup(1), "w")  # stdout carries the replies: what the imports print goes to stderr
+    os.dup2(2, 1)
     if not ours:
         prepare_sdk_v2()
     for name in PRELOAD:
@@ -215,6 +217,7 @@ def serve(ours: bool) -> None:
         if pid == 0:  # the batch: never returns to this loop
             status = 1
             try:
+                replies.close()
                 _run_request(request, ours)
                 status = 0
             except BaseException:
@@ -224,7 +227,7 @@ def serve(ours: bool) -> None:
                 sys.stderr.flush()
                 os._exit(status)
         _, wait_status = os.waitpid(pid, 0)
-        print(os.waitstatus_to_exitcode(wait_status), flush=True)
+        print(os.waitstatus_to_exitcode(wait_status), file=replies, flush=True)
 
 
 def _run_request(request: dict, ours: bool) -> None:

@@ -107,6 +107,24 @@ def prepare_sdk_v2() -> None:
     run_on_a_virtual_clock()
 
 
+def read_botocore_files_once() -> None:
+    """Every botocore session of this process parses each of botocore's JSON files (service models, endpoints) once.
+    Each case makes sessions of its own, and parsing the same megabytes again was a fifth of the oracle's time; the
+    files do not change within a run, and later sessions get what the first parsed, as a session's later clients do
+    (botocore's own per-session cache), so the calls made are the same."""
+    import botocore.loaders
+
+    parse = botocore.loaders.JSONFileLoader.load_file
+    parsed: dict[str, Any] = {}
+
+    def load_file(loader: Any, file_path: str) -> Any:
+        if file_path not in parsed:
+            parsed[file_path] = parse(loader, file_path)
+        return parsed[file_path]
+
+    botocore.loaders.JSONFileLoader.load_file = load_file
+
+
 # how far v2's clock runs ahead of the wall (its sleeps, plus a case's "v2_clock_ahead_s")
 _AHEAD = [0.0]
 
@@ -165,6 +183,8 @@ PRELOAD = ("sagemaker", "sagemaker.pytorch", "sagemaker.tensorflow", "sagemaker.
            "sagemaker.debugger", "sagemaker.inputs", "sagemaker.tuner", "sagemaker.analytics", "sagemaker.model",
            "sagemaker.transformer", "sagemaker.serializers", "sagemaker.deserializers", "sagemaker.session",
            "sagemaker.instance_group", "sagemaker.s3")
+# the AWS services the cases reach: their models are parsed by a serving oracle before it forks
+PRELOAD_SERVICES = ("sagemaker", "s3", "sts", "logs", "iam", "sagemaker-runtime")
 
 
 def _quiet() -> None:
@@ -182,6 +202,7 @@ def main() -> None:
         serve(ours)
         return
     cases = json.load(sys.stdin)
+    read_botocore_files_once()
     if not ours:
         prepare_sdk_v2()
     import os
@@ -207,10 +228,15 @@ def serve(ours: bool) -> None:
 
     replies = os.fdopen(os.dup(1), "w")  # stdout carries the replies: what the imports print goes to stderr
     os.dup2(2, 1)
+    read_botocore_files_once()
     if not ours:
         prepare_sdk_v2()
     for name in PRELOAD:
         importlib.import_module(swap_imports(f"import {name} as module").split()[1] if ours else name)
+    import botocore.session
+
+    for service in PRELOAD_SERVICES:  # their files parsed here, once for every batch
+        botocore.session.get_session().create_client(service, region_name="us-west-2")
     for line in sys.stdin:
         request = json.loads(line)
         pid = os.fork()

@@ -43,7 +43,7 @@ _STARTED: dict[str, Background] = {}
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    if any(item.nodeid.endswith(MYPY_TEST) for item in session.items):
+    if not session.config.option.collectonly and any(item.nodeid.endswith(MYPY_TEST) for item in session.items):
         _STARTED["mypy"] = Background("mypy")
 
 

@@ -3,6 +3,7 @@ AWS calls it made: the oracle of the v2 parity tests (tests/parity_v2).
 
     .venv-sagemaker-v2/bin/python scripts/sdk_v2_oracle.py          < cases.json   # the real SDK v2
     .venv/bin/python              scripts/sdk_v2_oracle.py --ours   < cases.json   # sagelaunch
+    ... scripts/sdk_v2_oracle.py [--ours] --serve   # many batches, each in a fork of one warm interpreter (serve())
 
 Each case is {"id": str, "code": str} (or "cells": a notebook's code cells, run in order in one namespace, each
 cell's outcome reported — a failing cell does not stop the next, as in a notebook run cell by cell): Python source
@@ -106,6 +107,24 @@ def prepare_sdk_v2() -> None:
     run_on_a_virtual_clock()
 
 
+def read_botocore_files_once() -> None:
+    """Every botocore session of this process parses each of botocore's JSON files (service models, endpoints) once.
+    Each case makes sessions of its own, and parsing the same megabytes again was a fifth of the oracle's time; the
+    files do not change within a run, and later sessions get what the first parsed, as a session's later clients do
+    (botocore's own per-session cache), so the calls made are the same."""
+    import botocore.loaders
+
+    parse = botocore.loaders.JSONFileLoader.load_file
+    parsed: dict[str, Any] = {}
+
+    def load_file(loader: Any, file_path: str) -> Any:
+        if file_path not in parsed:
+            parsed[file_path] = parse(loader, file_path)
+        return parsed[file_path]
+
+    botocore.loaders.JSONFileLoader.load_file = load_file
+
+
 # how far v2's clock runs ahead of the wall (its sleeps, plus a case's "v2_clock_ahead_s")
 _AHEAD = [0.0]
 
@@ -159,14 +178,31 @@ def run_cases(cases: list[dict], ours: bool) -> list[dict]:
     return out
 
 
-def main() -> None:
+# the modules the cases import (v2's names; ours by the swap rule), imported once by a serving oracle before it forks
+PRELOAD = ("sagemaker", "sagemaker.pytorch", "sagemaker.tensorflow", "sagemaker.huggingface", "sagemaker.estimator",
+           "sagemaker.debugger", "sagemaker.inputs", "sagemaker.tuner", "sagemaker.analytics", "sagemaker.model",
+           "sagemaker.transformer", "sagemaker.serializers", "sagemaker.deserializers", "sagemaker.session",
+           "sagemaker.instance_group", "sagemaker.s3")
+# the AWS services the cases reach: their models are parsed by a serving oracle before it forks
+PRELOAD_SERVICES = ("sagemaker", "s3", "sts", "logs", "iam", "sagemaker-runtime")
+
+
+def _quiet() -> None:
     import logging
     import warnings
 
     warnings.simplefilter("ignore")
     logging.disable(logging.WARNING)
+
+
+def main() -> None:
+    _quiet()
     ours = "--ours" in sys.argv[1:]
+    if "--serve" in sys.argv[1:]:
+        serve(ours)
+        return
     cases = json.load(sys.stdin)
+    read_botocore_files_once()
     if not ours:
         prepare_sdk_v2()
     import os
@@ -179,6 +215,61 @@ def main() -> None:
     sys.stdout.flush()
     json.dump(results, json_out)
     json_out.flush()
+
+
+def serve(ours: bool) -> None:
+    """Answer batches of cases, one request per stdin line, each batch in a fork of this process: every batch starts
+    from the state a fresh interpreter has after its imports, without paying for them again (v2's take seconds).
+
+    A request is {"cases", "env", "cwd", "out", "log"}: the batch runs with that environment and working folder, its
+    results go to the file "out" (what the cases print to "log"), and the reply line is the fork's exit status."""
+    import importlib
+    import os
+
+    replies = os.fdopen(os.dup(1), "w")  # stdout carries the replies: what the imports print goes to stderr
+    os.dup2(2, 1)
+    read_botocore_files_once()
+    if not ours:
+        prepare_sdk_v2()
+    for name in PRELOAD:
+        importlib.import_module(swap_imports(f"import {name} as module").split()[1] if ours else name)
+    import botocore.session
+
+    for service in PRELOAD_SERVICES:  # their files parsed here, once for every batch
+        botocore.session.get_session().create_client(service, region_name="us-west-2")
+    for line in sys.stdin:
+        request = json.loads(line)
+        pid = os.fork()
+        if pid == 0:  # the batch: never returns to this loop
+            status = 1
+            try:
+                replies.close()
+                _run_request(request, ours)
+                status = 0
+            except BaseException:
+                traceback.print_exc()
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(status)
+        _, wait_status = os.waitpid(pid, 0)
+        print(os.waitstatus_to_exitcode(wait_status), file=replies, flush=True)
+
+
+def _run_request(request: dict, ours: bool) -> None:
+    import os
+
+    log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(log, 1)  # stdout and stderr: what the cases and their subprocesses print
+    os.dup2(log, 2)
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)  # the requests' pipe stays the server's
+    sys.stdin = open(os.devnull)
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    results = run_cases(request["cases"], ours)
+    with open(request["out"], "w") as out:
+        json.dump(results, out)
 
 
 if __name__ == "__main__":

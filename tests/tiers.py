@@ -25,7 +25,8 @@ SLOW_FIXTURES = {
 BROWSER_FIXTURES = {"page", "browser_context_factory"}
 
 # fixtures that reach a server (the session's moto server, the fault proxy in front of it) or start the v2 oracle
-INTEGRATION_FIXTURES = {"moto_server", "sagemaker_fakes", "endpoint_fakes", "sdk_v2", "fault_proxy", "bucket"}
+INTEGRATION_FIXTURES = {"moto_server", "sagemaker_fakes", "endpoint_fakes", "sdk_v2", "sdk_v2_alone", "fault_proxy",
+                        "bucket"}
 
 # tests that start a process that is not training (CLI runs, ruff/mypy, a wheel build, the oracles, forked decoders,
 # servers in processes), found with `--process-log`: a module, or one test of it (all its parameters)

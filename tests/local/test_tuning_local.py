@@ -85,12 +85,14 @@ def test_an_objective_without_a_metric_definition_is_refused(tmp_path):
         _tuner(est).fit(job_name=unique("tune-no")[:20])
 
 
-# each epoch logs its loss and takes a while: a trial worse than the median so far at the same epoch is stopped
+# each epoch logs its loss and takes a second, so the tuner sees every trial running: a trial worse than the median
+# so far at the same epoch is stopped. The good trial (lr=0.1) ends after 3 epochs; the bad one would run 12 if not
+# stopped, long enough that only the stop ends it on a loaded machine too.
 SLOW_SCRIPT = """import argparse, time
 p = argparse.ArgumentParser()
 p.add_argument("--lr", type=float)
 a, _ = p.parse_known_args()
-for epoch in range(12):
+for epoch in range(3 if a.lr == 0.1 else 12):
     print(f"epoch {epoch} loss={abs(a.lr - 0.1) * 10 + 1:.4f}", flush=True)
     time.sleep(1)
 """

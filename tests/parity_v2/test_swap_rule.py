@@ -19,8 +19,7 @@ import pytest
 
 import sagelaunch.sagemaker as mirror
 from scripts.sdk_v2_oracle import SWAP_RULE, swap_imports
-from tests.conftest import RUN_ENV
-from tests.fixtures.sdk_v2 import ROOT, SDK_V2_INSTALL, SDK_V2_PYTHON
+from tests.fixtures.sdk_v2 import ROOT
 
 
 def mirrored_modules() -> dict[str, list[str]]:
@@ -43,21 +42,14 @@ def test_readme_states_the_rule_of_the_oracle():
     assert rows == list(SWAP_RULE)
 
 
-def test_every_mirrored_name_exists_at_the_same_path_in_sdk_v2():
-    if not SDK_V2_PYTHON.exists():
-        pytest.fail(f"the mirror check needs the SageMaker SDK v2 in its own venv; run: {SDK_V2_INSTALL}")
+def test_every_mirrored_name_exists_at_the_same_path_in_sdk_v2(sdk_v2_alone):
     modules = mirrored_modules()
     assert len(modules) >= 14 and all(modules.values()), modules
-    probe = ("import importlib, json, sys\nmissing = []\n"
-             "for module, names in json.loads(sys.stdin.read()).items():\n"
+    probe = ("import importlib\nRESULT = []\n"
+             "for module, names in MODULES.items():\n"
              "    m = importlib.import_module(module)\n"
-             "    missing += [f'{module}.{n}' for n in names if n != '__version__' and not hasattr(m, n)]\n"
-             "print(json.dumps(missing))\n")
-    proc = subprocess.run([str(SDK_V2_PYTHON), "-c", probe], input=json.dumps(modules), capture_output=True,
-                          text=True, timeout=300,
-                          env={"SAGEMAKER_SUPPRESS_V2_WARNING": "1", "PATH": "/usr/bin:/bin", **RUN_ENV})
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
+             "    RESULT += [f'{module}.{n}' for n in names if n != '__version__' and not hasattr(m, n)]\n")
+    assert sdk_v2_alone(probe, MODULES=modules) == []
 
 
 def test_the_mirror_is_as_light_as_estimators():

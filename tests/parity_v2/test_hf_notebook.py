@@ -32,7 +32,7 @@ from tests.fixtures.hf_examples import (
     upstream_record,
     write_hub_stand_ins,
 )
-from tests.fixtures.sdk_v2 import TIMESTAMP, named_result, paired_requests, requests, run_oracle, without_documented_differences
+from tests.fixtures.sdk_v2 import TIMESTAMP, named_result, paired_requests, requests, without_documented_differences
 
 pytestmark = pytest.mark.slow  # three interpreters run the notebook
 
@@ -54,7 +54,7 @@ RESULT = {"type": type(att).__name__, "image_uri": att.image_uri, "model_data": 
 
 
 @pytest.fixture(scope="module")
-def prepared(sagemaker_fakes, sagemaker_endpoints, tmp_path_factory):
+def prepared(sdk_v2_oracles, sagemaker_endpoints, tmp_path_factory):
     """The notebook's folder, and its data-preparation cells' run (project interpreter) on the Hub stand-ins."""
     hf_home = tmp_path_factory.mktemp("hf_home")
     write_hub_stand_ins(hf_home)
@@ -62,7 +62,7 @@ def prepared(sagemaker_fakes, sagemaker_endpoints, tmp_path_factory):
     shutil.copytree(HF_EXAMPLES / FOLDER, workdir)
     case = {"id": "hf_data_prep", "cells": [HARNESS, *prep_cells()],
             "names": {"WORKDIR": str(workdir), "STAND_INS": str(STAND_INS), "HF_HOME": str(hf_home)}}
-    [prep] = run_oracle([case], ours=True, endpoint=sagemaker_fakes.proxy.url).values()
+    [prep] = sdk_v2_oracles.run([case], ours=True).values()
     return workdir, prep
 
 

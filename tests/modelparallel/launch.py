@@ -57,6 +57,8 @@ class Launch:
                 raise AssertionError(f"group {key} failed on a rank of the {self.world}-rank launch: "
                                      f"{failed[0][GROUP_ERROR]}\n{failed[0]['traceback']}")
             if len(done) == self.world:
+                if key == self.keys[-1]:  # the last group: reap the launch now, not at the session's end
+                    self.stop()
                 return done
             if self.proc.poll() is not None:
                 output = self.log.read_text()

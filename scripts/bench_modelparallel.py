@@ -9,8 +9,9 @@
    Adam state, local shards only) and step time at degree 1 vs tp=2, pp=2 and sharded data parallelism 2
    (target: ≤ 0.55× the degree-1 memory at tp=2 and sharded DP 2).
 
-usage: python scripts/bench_modelparallel.py [--steps 8] [--hidden 128] [--layers 4] [--seq 32] [--batch 16] [--quick]
-(--quick: a tiny model and one timed step, to check the benchmark still runs; its figures mean nothing)
+usage: python scripts/bench_modelparallel.py [--steps 8] [--warmup 2] [--hidden 128] [--layers 4] [--seq 32] [--batch 16]
+       [--quick]
+(--quick: a tiny model, no warm-up and one timed step, to check the benchmark still runs; its figures mean nothing)
 """
 
 from __future__ import annotations
@@ -98,7 +99,7 @@ def gpt2_run(args, name: str) -> dict:
     train_step(model, ids)
     opt.step()
     memory = model_state_bytes(model, opt)
-    step = time_steps(model, opt, lambda m, i, *_: train_step(m, i), ids, None, None, args.steps)
+    step = time_steps(model, opt, lambda m, i, *_: train_step(m, i), ids, None, None, args.steps, args.warmup)
     return {"memory": memory, "step_time": step}
 
 
@@ -124,8 +125,8 @@ def make_step():
     return train_step
 
 
-def time_steps(model, opt, step_fn, ids, mask, y, steps: int) -> float:
-    """Median step time after two warm-up steps (median: this CPU is shared with other work)."""
+def time_steps(model, opt, step_fn, ids, mask, y, steps: int, warmup: int = 2) -> float:
+    """Median step time after `warmup` untimed steps (median: this CPU is shared with other work)."""
     import statistics
 
     import torch
@@ -137,14 +138,14 @@ def time_steps(model, opt, step_fn, ids, mask, y, steps: int) -> float:
         dist.barrier()
 
     times = []
-    for i in range(steps + 2):
+    for i in range(steps + warmup):
         settle()
         start = time.perf_counter()
         opt.zero_grad()
         step_fn(model, ids, mask, y)
         opt.step()
         settle()
-        if i >= 2:
+        if i >= warmup:
             times.append(time.perf_counter() - start)
     return statistics.median(times)
 
@@ -222,7 +223,7 @@ def single_process(args) -> dict:
     recompute = per_layer_bytes(args)
     model = smp.DistributedModel(build_roberta(args.hidden, args.layers, args.seq))
     opt = smp.DistributedOptimizer(torch.optim.Adam(model.parameters(), lr=1e-3))
-    step_time = time_steps(model, opt, make_step(), *batch(args.batch, args.seq), args.steps)
+    step_time = time_steps(model, opt, make_step(), *batch(args.batch, args.seq), args.steps, args.warmup)
     gpt2 = gpt2_run(args, "degree 1")
     return {"saved_no_ckpt": no_ckpt, "saved_ckpt": ckpt, "recompute_layer": recompute, "step_time": step_time,
             "threads": torch.get_num_threads(), "gpt2": gpt2}
@@ -257,7 +258,7 @@ def worker(args) -> None:
         ids, mask, y = batch(args.batch, args.seq)
         if name == "tp2":  # each tp rank brings half of the batch; the scaled batch is the whole one
             ids, mask, y = (t.chunk(2)[smp.tp_rank()] for t in (ids, mask, y))
-        out[name] = time_steps(model, opt, make_step(), ids, mask, y, args.steps)
+        out[name] = time_steps(model, opt, make_step(), ids, mask, y, args.steps, args.warmup)
     out["gpt2"] = {name: smp.allgather(gpt2_run(args, name)) for name in GPT2_LAYOUTS if name != "degree 1"}
     if dist.get_rank() == 0:
         with open(args.out, "w") as fd:
@@ -271,9 +272,9 @@ def launch_workers(args) -> dict:
     port = free_port()
     out = os.path.join(tempfile.mkdtemp(prefix="bench_mp_"), "ranks.json")
     cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--master-port", str(port),
-           os.path.abspath(__file__), "--worker", "--out", out, "--steps", str(args.steps), "--hidden",
-           str(args.hidden), "--layers", str(args.layers), "--seq", str(args.seq), "--batch", str(args.batch),
-           "--vocab", str(args.vocab)]
+           os.path.abspath(__file__), "--worker", "--out", out, "--steps", str(args.steps), "--warmup",
+           str(args.warmup), "--hidden", str(args.hidden), "--layers", str(args.layers), "--seq", str(args.seq),
+           "--batch", str(args.batch), "--vocab", str(args.vocab)]
     env = {**os.environ, "PYTHONPATH": REPO, "SMP_TIMEOUT_SECONDS": "120"}
     subprocess.run(cmd, check=True, env=env, timeout=900, stdout=subprocess.DEVNULL)
     return json.load(open(out))
@@ -282,24 +283,25 @@ def launch_workers(args) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=8)
+    parser.add_argument("--warmup", type=int, default=2, help="untimed steps before the timed ones")
     parser.add_argument("--hidden", type=int, default=128)
     parser.add_argument("--layers", type=int, default=4)
     parser.add_argument("--seq", type=int, default=32)
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--vocab", type=int, default=512, help="GPT-2 vocabulary (section 4)")
-    parser.add_argument("--quick", action="store_true", help="tiny sizes and 1 step: checks the script runs")
+    parser.add_argument("--quick", action="store_true", help="tiny sizes, 1 step, no warm-up: checks the script runs")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.quick:
-        args.steps, args.hidden, args.layers, args.seq, args.batch, args.vocab = 1, 16, 2, 8, 4, 64
+        args.steps, args.warmup, args.hidden, args.layers, args.seq, args.batch, args.vocab = 1, 0, 16, 2, 8, 4, 64
     if args.worker:
         return worker(args)
     multi = launch_workers(args)
     single = single_process(args)
     full, sharded = multi["dp2"], multi["dp2_sharded"]
     print(f"model: RoBERTa hidden={args.hidden} layers={args.layers} seq={args.seq} batch={args.batch}; "
-          f"{args.steps} timed steps")
+          f"{args.steps} timed steps after {args.warmup} warm-up steps")
     print("1. optimizer state per rank (Adam), dp=2")
     for r in range(2):
         print(f"   rank {r}: unsharded {full[r]:>10,} B   sharded {sharded[r]:>10,} B   "

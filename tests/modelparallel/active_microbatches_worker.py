@@ -1,12 +1,11 @@
 """Runs under torchrun (2 ranks, pp=2): the same GPT-2 steps with and without SMP's active_microbatches, counting
 the microbatches each stage holds between their forward and their backward; writes each rank's findings as JSON.
 
-usage: python -m torch.distributed.run --nproc-per-node 2 active_microbatches_worker.py cases.json out_dir
+Run by area_worker.py, which calls rank_results(cases, out_dir) in a launch shared with the other workers.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -14,7 +13,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
 
 import torch  # noqa: E402
-import torch.distributed as dist  # noqa: E402
 
 import sagelaunch.modelparallel as smp  # noqa: E402
 from amp_worker import build_model, train_step  # noqa: E402  (a tiny GPT-2 and its causal-LM step)
@@ -58,13 +56,6 @@ def run(schedule: str, active: int | None) -> dict:
     return {"losses": losses, "most_in_flight": counter.most, "waves": len(dmodel.pipeline.waves(MICROBATCHES))}
 
 
-def main() -> None:
-    results = {f"{schedule}_{active}": run(schedule, active)
-               for schedule in ("simple", "interleaved") for active in (None, 2)}
-    with open(os.path.join(sys.argv[2], f"rank{dist.get_rank()}.json"), "w") as fd:
-        json.dump(results, fd)
-    dist.barrier()
-
-
-if __name__ == "__main__":
-    main()
+def rank_results(cases: list[dict], out_dir: str) -> dict:
+    return {f"{schedule}_{active}": run(schedule, active)
+            for schedule in ("simple", "interleaved") for active in (None, 2)}

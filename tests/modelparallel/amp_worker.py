@@ -2,12 +2,11 @@
 plain PyTorch AMP reference in the same process (torch.autocast + GradScaler, fp32 weights, the whole global
 batch); writes each rank's losses, norms, loss scales, dtypes and shard shapes as JSON.
 
-usage: python -m torch.distributed.run --nproc-per-node N amp_worker.py cases.json out_dir
+Run by area_worker.py, which calls rank_results(cases, out_dir) in a launch shared with the other workers.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import traceback
@@ -176,18 +175,11 @@ def _full(t):
     return t.to_local() if hasattr(t, "to_local") else t
 
 
-def main() -> None:
-    cases = json.load(open(sys.argv[1]))
+def rank_results(cases: list[dict], out_dir: str) -> dict:
     results = {}
     for case in cases:
         try:
-            results[case["name"]] = run(case, sys.argv[2])
+            results[case["name"]] = run(case, out_dir)
         except Exception as err:  # the test names the failing case with its traceback
             results[case["name"]] = {"error": f"{type(err).__name__}: {err}", "traceback": traceback.format_exc()}
-    with open(os.path.join(sys.argv[2], f"rank{dist.get_rank()}.json"), "w") as fd:
-        json.dump(results, fd)
-    dist.barrier()
-
-
-if __name__ == "__main__":
-    main()
+    return results

@@ -2,26 +2,23 @@
 f"{name}_{mp_rank}" (the BERT example removes its old checkpoints by that name) and f"{name}_{pp_rank}_{tp_rank}" —
 written, listed, read back under either naming and removed as the scripts do; writes each rank's findings as JSON.
 
-usage: python -m torch.distributed.run --nproc-per-node 2 checkpoint_names_worker.py cases.json out_dir
+Run by area_worker.py, which calls rank_results(cases, out_dir) in a launch shared with the other workers.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
 sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
 
 import torch  # noqa: E402
-import torch.distributed as dist  # noqa: E402
 
 import sagelaunch.modelparallel as smp  # noqa: E402
 from sagelaunch.jobspec.contract import SAGELAUNCH_SMP_CHECKPOINT_NAMES as NAMES  # noqa: E402
 
 
-def main() -> None:
-    out_dir = sys.argv[2]
+def rank_results(cases: list[dict], out_dir: str) -> dict:
     folder = os.path.join(out_dir, "checkpoints")
     os.makedirs(folder, exist_ok=True)
     smp.init({"pipeline_parallel_degree": 2, "microbatches": 2, "ddp": True})
@@ -55,10 +52,4 @@ def main() -> None:
     result["new_names"] = listing()
     os.environ[NAMES] = "mp_rank"
     result["new_read_by_old"] = read(new)
-    with open(os.path.join(out_dir, f"rank{dist.get_rank()}.json"), "w") as fd:
-        json.dump(result, fd)
-    dist.barrier()
-
-
-if __name__ == "__main__":
-    main()
+    return result

@@ -1,25 +1,29 @@
-"""One torchrun launch per world size, shared by every test of the area (module fixtures would relaunch).
-Both launches start together: their ranks spend much of the time waiting on each other's collectives."""
+"""One torchrun launch per world size, shared by every test of the area (tests/modelparallel/area.py): the launches
+start together when the first test needs one; their ranks spend much of the time waiting on each other's
+collectives."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.modelparallel import cases
-from tests.modelparallel.launch import launched_worlds
+from tests.modelparallel import area, cases
+
+MP = area.register("mp", "mp_worker", {2: cases.WORLD2, 4: cases.WORLD4},
+                   used_by=lambda item: bool({"world2", "world4"} & set(item.fixturenames)))
 
 
 @pytest.fixture(scope="session")
-def _launches(tmp_path_factory):
-    with launched_worlds(tmp_path_factory, "mp_world", {2: cases.WORLD2, 4: cases.WORLD4}) as launches:
+def _launches(request, tmp_path_factory):
+    items = [item for item in request.session.items if "_launches" in item.fixturenames]
+    with area.launched(items, tmp_path_factory.mktemp("mp_area")) as launches:
         yield launches
 
 
 @pytest.fixture(scope="session")
 def world2(_launches):
-    return _launches[2]()
+    return _launches.ranks(MP, 2)
 
 
 @pytest.fixture(scope="session")
 def world4(_launches):
-    return _launches[4]()
+    return _launches.ranks(MP, 4)

@@ -4,11 +4,13 @@ hyperparameters scaled down to a 2-layer, 64-wide GPT-2."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
-import shutil
 import random
 import re
+import shutil
 from pathlib import Path
+from typing import Callable
 
 from sagelaunch.estimators import PyTorch
 
@@ -61,12 +63,35 @@ def run_example(tmp_path: Path, processes: int, parameters: dict, hyperparameter
     hp.setdefault("checkpoint-dir", str(tmp_path / "checkpoints"))
     estimator = PyTorch(
         entry_point="train_gpt_simple.py", source_dir=str(example_code(tmp_path)), framework_version="2.0.0", py_version="py310",
+        base_job_name="gpt2-" + name.replace("_", "-"),  # jobs started in the same millisecond get different names
         instance_type="local", output_path=str(tmp_path / name), hyperparameters=hp,
         distribution={"smdistributed": {"modelparallel": {"enabled": True, "parameters": parameters}},
                       "mpi": {"enabled": True, "processes_per_host": processes, "custom_mpi_options": mpi_options}},
     )
     job = estimator.fit(data or write_data(tmp_path / "data"), wait=True, logs=False)
     return job.describe(), list(job.logs())
+
+
+class JobPool:
+    """A test module's local jobs of the example, two at a time in threads, started when the module's fixture is set up
+    and read by name (each job is mostly its processes starting: two jobs share the 2 cores well, and the tests check
+    one job while the next ones run). `prepare(name)` runs in the job's thread just before it starts (a resumed job
+    copies another job's checkpoint there, waiting for that job with `result`)."""
+
+    def __init__(self, launch: Callable[[str], tuple[dict, list[str]]], names: list[str],
+                 prepare: Callable[[str], None] = lambda name: None):
+        self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=2)
+        self.futures: dict[str, concurrent.futures.Future] = {}
+        for name in names:  # in this order (a job waited for by a later one's `prepare` is started before it)
+            self.futures[name] = self.pool.submit(lambda n=name: (prepare(n), launch(n))[1])
+
+    def result(self, name: str) -> tuple[dict, list[str]]:
+        return self.futures[name].result()
+
+    def close(self) -> None:
+        for future in self.futures.values():
+            future.cancel()  # the jobs not started yet (only some tests selected, a failure)
+        self.pool.shutdown(wait=True)
 
 
 VALIDATION = re.compile(r"Batch (\d+) Validation loss: ([-+0-9.eE]+)")

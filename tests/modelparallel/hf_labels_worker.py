@@ -2,7 +2,7 @@
 `model(input_ids=..., attention_mask=..., labels=...)` with the loss from the model's own output; rank 0 also runs
 one process on the same batches. Writes each rank's findings as JSON.
 
-usage: python -m torch.distributed.run --nproc-per-node 2 hf_labels_worker.py cases.json out_dir
+Run by area_worker.py, which calls rank_results(cases, out_dir) in a launch shared with the other workers.
 """
 
 from __future__ import annotations
@@ -13,10 +13,9 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
 
-import torch  # noqa: E402
 
 import sagelaunch.modelparallel as smp  # noqa: E402
-from worker_main import main_against_one_process  # noqa: E402
+from worker_main import against_one_process  # noqa: E402
 from models import BUILDERS, CAUSAL_LMS, global_batch, make_optimizer  # noqa: E402
 
 STEPS, BATCH = 2, 4
@@ -62,5 +61,5 @@ def one_process(model_name: str) -> dict:
     return {"losses": losses, "params": {n: p.detach().tolist() for n, p in model.named_parameters()}}
 
 
-if __name__ == "__main__":
-    main_against_one_process(lambda case: pipelined(case["model"], case["schedule"], case["microbatches"]), one_process)
+rank_results = against_one_process(lambda case: pipelined(case["model"], case["schedule"], case["microbatches"]),
+                                   one_process)

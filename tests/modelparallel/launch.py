@@ -1,4 +1,5 @@
-"""Start one torchrun launch of mp_worker.py for a list of cases and read every rank's JSON results."""
+"""Start one torchrun launch of area_worker.py for a list of groups of cases and read each group's per-rank JSON
+results as soon as that group ends."""
 
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ import sys
 import time
 from pathlib import Path
 
-from sagelaunch.jobspec.net import free_port  
+from sagelaunch.jobspec.net import free_port
 
-WORKER = Path(__file__).with_name("mp_worker.py")
+WORKER = Path(__file__).with_name("area_worker.py")
 REPO = Path(__file__).resolve().parents[2]
+GROUP_ERROR = "group_error"  # area_worker.GROUP_ERROR: a group whose worker raised on a rank
 
 
 def first_failure(output: str, lines: int = 60) -> str:
@@ -26,54 +28,55 @@ def first_failure(output: str, lines: int = 60) -> str:
     return "\n".join(output[line_start:].splitlines()[:lines])
 
 
-def start_cases(cases: list[dict], world: int, out_dir: Path, timeout: float = 240, worker: Path = WORKER):
-    """Start the launch now; the returned function waits for it and reads the ranks' results."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    cases_file = out_dir / "cases.json"
-    cases_file.write_text(json.dumps(cases))
-    env = {**os.environ, "SMP_TIMEOUT_SECONDS": "60", "OMP_NUM_THREADS": "1",
-           "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(world),
-           "--master-addr", "127.0.0.1", "--master-port", str(free_port()), str(worker), str(cases_file), str(out_dir)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-                            start_new_session=True)
-    deadline = time.monotonic() + timeout
+class Launch:
+    """One torchrun launch of area_worker.py running `groups` ({"key", "worker", "cases"}) one after another."""
 
-    def wait() -> list[dict]:
-        try:
-            output, _ = proc.communicate(timeout=max(1.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, 9)  # torchrun and its workers: the session this launch started
-            output, _ = proc.communicate()
-            raise AssertionError(f"torchrun with {world} ranks did not finish in {timeout}s:\n"
-                                 f"{first_failure(output)}\n…\n{output[-3000:]}")
-        if proc.returncode != 0:
-            raise AssertionError(f"torchrun with {world} ranks failed ({proc.returncode}):\n"
-                                 f"{first_failure(output)}\n…\n{output[-3000:]}")
-        return [json.loads((out_dir / f"rank{r}.json").read_text()) for r in range(world)]
+    def __init__(self, groups: list[dict], world: int, out_dir: Path, timeout: float):
+        out_dir.mkdir(parents=True, exist_ok=True)
+        groups_file = out_dir / "groups.json"
+        groups_file.write_text(json.dumps(groups))
+        # collectives wait up to SMP_TIMEOUT_SECONDS for a peer: generous, as 4 ranks share 2 busy cores
+        env = {**os.environ, "SMP_TIMEOUT_SECONDS": "300", "OMP_NUM_THREADS": "1",
+               "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+        cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(world), "--master-addr",
+               "127.0.0.1", "--master-port", str(free_port()), str(WORKER), str(groups_file), str(out_dir)]
+        self.world, self.out_dir, self.log = world, out_dir, out_dir / "output.log"
+        self.keys = [group["key"] for group in groups]
+        with open(self.log, "w") as log:  # a file, not a pipe: nobody reads while the ranks run
+            self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        self.deadline = time.monotonic() + timeout
+        self.timeout = timeout
 
-    def stop() -> None:
-        """End a launch nobody waited for (only some tests of the area were selected)."""
-        if proc.poll() is None:
-            os.killpg(proc.pid, 9)
-            proc.communicate()
+    def ranks(self, key: str) -> list[dict]:
+        """Each rank's results for group `key`, once every rank has written them."""
+        files = [self.out_dir / key / f"rank{r}.json" for r in range(self.world)]
+        while True:
+            done = [json.loads(f.read_text()) for f in files if f.exists()]
+            failed = [r for r in done if GROUP_ERROR in r]
+            if failed:
+                raise AssertionError(f"group {key} failed on a rank of the {self.world}-rank launch: "
+                                     f"{failed[0][GROUP_ERROR]}\n{failed[0]['traceback']}")
+            if len(done) == self.world:
+                if key == self.keys[-1]:  # the last group: reap the launch now, not at the session's end
+                    self.stop()
+                return done
+            if self.proc.poll() is not None:
+                output = self.log.read_text()
+                raise AssertionError(f"torchrun with {self.world} ranks ended ({self.proc.returncode}) without "
+                                     f"group {key}'s results:\n{first_failure(output)}\n…\n{output[-3000:]}")
+            if time.monotonic() > self.deadline:
+                self.stop()
+                output = self.log.read_text()
+                raise AssertionError(f"torchrun with {self.world} ranks did not finish group {key} in "
+                                     f"{self.timeout}s:\n{first_failure(output)}\n…\n{output[-3000:]}")
+            time.sleep(0.5)
 
-    wait.stop = stop
-    return wait
-
-
-def run_cases(cases: list[dict], world: int, out_dir: Path, timeout: float = 240, worker: Path = WORKER) -> list[dict]:
-    return start_cases(cases, world, out_dir, timeout, worker)()
-
-
-@contextlib.contextmanager
-def launched_worlds(tmp_path_factory, prefix: str, worlds: dict[int, list[dict]], **options):
-    """One torchrun launch per world size, all started together (their ranks wait on each other's collectives);
-    yields {size: wait} and stops every launch at the end."""
-    waits = {size: start_cases(world_cases, size, tmp_path_factory.mktemp(f"{prefix}{size}"), **options)
-             for size, world_cases in worlds.items()}
-    try:
-        yield waits
-    finally:
-        for wait in waits.values():
-            wait.stop()
+    def stop(self) -> None:
+        """End the launch: one whose groups have all ended is let exit (its ranks tear down the process group),
+        one with groups nobody waited for (only some tests selected, a failure) is killed."""
+        last = self.out_dir / self.keys[-1] / f"rank{self.world - 1}.json"
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=120 if last.exists() else 0)
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, 9)  # torchrun and its workers: the session this launch started
+        self.proc.wait()

@@ -2,12 +2,11 @@
 data-parallel wrapper), transformers' unwrap_model ends there, and the names of parameters and state dicts are those
 of before. Writes each rank's findings as JSON.
 
-usage: python -m torch.distributed.run --nproc-per-node N module_module_worker.py cases.json out_dir
+Run by area_worker.py, which calls rank_results(cases, out_dir) in a launch shared with the other workers.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -75,12 +74,5 @@ def run(world: int) -> dict:
     return out
 
 
-def main() -> None:
-    out_dir = sys.argv[2]
-    result = run(int(os.environ["WORLD_SIZE"]))
-    with open(os.path.join(out_dir, f"rank{dist.get_rank()}.json"), "w") as f:
-        json.dump(result, f)
-
-
-if __name__ == "__main__":
-    main()
+def rank_results(cases: list[dict], out_dir: str) -> dict:
+    return run(dist.get_world_size())

@@ -1,12 +1,11 @@
 """Runs under torchrun: a list of model-parallel cases in one launch, results as JSON per rank.
 
-usage: python -m torch.distributed.run --nproc-per-node N mp_worker.py cases.json out_dir
+Run by area_worker.py, which calls rank_results(cases, out_dir) in a launch shared with the other workers.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sys
 import traceback
@@ -339,9 +338,7 @@ def case_error(case: dict) -> dict:
     return {"error": None}
 
 
-def main() -> None:
-    cases = json.load(open(sys.argv[1]))
-    out_dir = sys.argv[2]
+def rank_results(cases: list[dict], out_dir: str) -> dict:
     results = {}
     for case in cases:
         case["out_dir"] = out_dir
@@ -354,11 +351,4 @@ def main() -> None:
                                      "traceback": traceback.format_exc()[-3000:]}
             if not case["kind"].startswith(("bad", "optimizer")):
                 dist.barrier()  # keep the ranks in step after an unexpected failure
-    with open(os.path.join(out_dir, f"rank{dist.get_rank()}.json"), "w") as fd:
-        json.dump(results, fd)
-    dist.barrier()
-    dist.destroy_process_group()
-
-
-if __name__ == "__main__":
-    main()
+    return results

@@ -1,13 +1,12 @@
 """Runs under torchrun (2 ranks): smp.DistributedOptimizer with two parameter groups, sharded and not, against a
 plain single-process torch reference on the whole batch; writes each rank's findings as JSON.
 
-usage: python -m torch.distributed.run --nproc-per-node 2 optimizer_worker.py cases.json out_dir
+Run by area_worker.py, which calls rank_results(cases, out_dir) in a launch shared with the other workers.
 """
 
 from __future__ import annotations
 
 import copy
-import json
 import os
 import sys
 
@@ -15,7 +14,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
 
 import torch  # noqa: E402
-import torch.distributed as dist  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 import sagelaunch.modelparallel as smp  # noqa: E402
@@ -77,13 +75,5 @@ def run(shard_optimizer_state: bool) -> dict:
     }
 
 
-def main() -> None:
-    out_dir = sys.argv[2]
-    results = {"sharded": run(True), "unsharded": run(False)}
-    with open(os.path.join(out_dir, f"rank{dist.get_rank()}.json"), "w") as fd:
-        json.dump(results, fd)
-    dist.barrier()
-
-
-if __name__ == "__main__":
-    main()
+def rank_results(cases: list[dict], out_dir: str) -> dict:
+    return {"sharded": run(True), "unsharded": run(False)}

@@ -3,19 +3,19 @@ a stage between their forward and their backward, and the numbers are those of t
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from tests.modelparallel.launch import run_cases
+from tests.modelparallel import area
 
 pytestmark = pytest.mark.slow  # torchrun
 
 
+GROUP = area.register(__name__, "active_microbatches_worker", {2: []})
+
+
 @pytest.fixture(scope="module")
-def ranks(tmp_path_factory):
-    return run_cases([], 2, tmp_path_factory.mktemp("active_microbatches"),
-                     worker=Path(__file__).with_name("active_microbatches_worker.py"))
+def ranks(_launches):
+    return _launches.ranks(GROUP, 2)
 
 
 @pytest.mark.parametrize("schedule", ["simple", "interleaved"])

@@ -4,15 +4,12 @@ batch): a tiny GPT-2 (2 layers, hidden 32) trained 4 steps with AdamW and clip_m
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from tests.modelparallel.launch import launched_worlds
+from tests.modelparallel import area
 
 pytestmark = pytest.mark.slow  # torchrun
 
-WORKER = Path(__file__).with_name("amp_worker.py")
 STEPS = 4
 # |loss - AMP reference| over the 4 steps. Measured (every layout below, 2 shared cores): fp16 ≤ 3.8e-4, bf16
 # ≤ 2.3e-3 (loss ≈ 4.2). They are two ways of computing in half precision — SMP casts the whole model (layer norms
@@ -52,10 +49,12 @@ REFERENCE_CASES = [c["name"] for c in WORLD1 + WORLD2
                    if not any(word in c["name"] for word in ("overflow", "resume", "grad_scaler"))]
 
 
+GROUP = area.register(__name__, "amp_worker", {1: WORLD1, 2: WORLD2})
+
+
 @pytest.fixture(scope="module")
-def worlds(tmp_path_factory):
-    with launched_worlds(tmp_path_factory, "amp_world", {1: WORLD1, 2: WORLD2}, worker=WORKER) as waits:
-        yield {size: wait() for size, wait in waits.items()}
+def worlds(_launches):
+    return {size: _launches.ranks(GROUP, size) for size in (1, 2)}
 
 
 def _ranks(worlds, name: str) -> list[dict]:

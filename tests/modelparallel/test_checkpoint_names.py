@@ -4,12 +4,10 @@ f"{name}_{pp_rank}_{tp_rank}"; each written as its release did, read under eithe
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from sagelaunch.jobspec.smp import checkpoint_names
-from tests.modelparallel.launch import run_cases
+from tests.modelparallel import area
 
 
 def test_the_framework_version_picks_its_smp_releases_naming():
@@ -17,10 +15,12 @@ def test_the_framework_version_picks_its_smp_releases_naming():
         "mp_rank", "mp_rank", "pp_tp", "pp_tp", "pp_tp", "pp_tp"]
 
 
+GROUP = area.register(__name__, "checkpoint_names_worker", {2: []})
+
+
 @pytest.fixture(scope="module")
-def ranks(tmp_path_factory):
-    return run_cases([], 2, tmp_path_factory.mktemp("checkpoint_names"),
-                     worker=Path(__file__).with_name("checkpoint_names_worker.py"))
+def ranks(_launches):
+    return _launches.ranks(GROUP, 2)
 
 
 @pytest.mark.slow

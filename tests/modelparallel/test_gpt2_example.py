@@ -5,17 +5,19 @@ holds only each rank's shard — equal losses alone cannot tell sharding from re
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
 import re
 import shutil
+from pathlib import Path
 
 import pytest
 import torch
 
 from tests.modelparallel.gpt2_example import (
-    FULL_SHAPES, TP2_SHARDS, EXAMPLE, run_example, saved_partial_model, shape_of, validation_losses,
+    FULL_SHAPES, TP2_SHARDS, EXAMPLE, JobPool, run_example, saved_partial_model, shape_of, validation_losses,
 )
 
 NOTEBOOK_SMP_PARAMETERS = {  # the notebook's "parameters", at degree 1
@@ -28,6 +30,42 @@ HALF_BATCH = {"train_batch_size": 2, "val_batch_size": 2}  # dp=2: the same glob
 TP2 = {"tensor_parallel_degree": 2}
 PP2 = {"partitions": 2, "microbatches": 2}
 SAVE_LAST = {"checkpoint_freq": 4}  # the script saves its partial checkpoint after the last step
+UDT = {"use_distributed_transformer": 1, "checkpoint_sublayers": 1}
+DELAYED_OFFLOAD = {**TP2, "delayed_parameter_initialization": True, "offload_activations": True}
+# every job of the module: name → (processes, SMP parameters, the script's hyperparameters)
+JOBS: dict[str, tuple[int, dict, dict]] = {
+    "degree1": (1, {}, {}),
+    "dp2_sharded": (2, {"shard_optimizer_state": True}, {"shard_optimizer_state": 1, **HALF_BATCH, **SAVE_LAST}),
+    # tp=2, checkpoints after steps 2 and 4 (the resume test continues from step 2)
+    "tp2": (2, TP2, {"tensor_parallel_degree": 2, "checkpoint_freq": 2, **HALF_BATCH}),
+    "udt_degree1": (1, {}, UDT),
+    "udt_tp2": (2, TP2, {"tensor_parallel_degree": 2, **UDT, **HALF_BATCH, **SAVE_LAST}),
+    # the script resumes from the newest partial checkpoint of its folder: a folder holding tp2's step 2
+    "tp2_resumed": (2, TP2, {"tensor_parallel_degree": 2, "load_partial": 1, **HALF_BATCH}),
+    "pp2": (2, PP2, {"pipeline_parallel_degree": 2, "microbatches": 2, **SAVE_LAST}),
+    # 4 ranks: 2 replicas of a tp=2 model; smp.dp_size() is 4, so each rank reads a quarter of the batch
+    "tp2_dp2": (4, TP2, {"tensor_parallel_degree": 2, "train_batch_size": 1, "val_batch_size": 1, **SAVE_LAST}),
+    "pp2_tp2": (4, {**PP2, **TP2}, {"pipeline_parallel_degree": 2, "microbatches": 2, "tensor_parallel_degree": 2,
+                                    **HALF_BATCH, **SAVE_LAST}),
+    # sdp_gradient_clipping=0: SMP clips sharded-DP gradients to norm 1.0 by default, which degree 1 does not
+    "sdp2": (2, {"sharded_data_parallel_degree": 2, "sdp_gradient_clipping": 0.0},
+             {"sharded_data_parallel_degree": 2, **HALF_BATCH, **SAVE_LAST}),
+    "degree1_delayed": (1, {"delayed_parameter_initialization": True}, {"delayed_param": 1}),
+    "tp2_delayed_offload": (2, DELAYED_OFFLOAD, {"tensor_parallel_degree": 2, "delayed_param": 1,
+                                                 "offload_activations": 1, **HALF_BATCH, **SAVE_LAST}),
+}
+# the jobs each test reads (the degree-1 run: every equal-losses test's reference)
+NEEDS = {
+    "test_shard_optimizer_state_keeps_the_examples_weight_decay_groups": ["dp2_sharded"],
+    "test_tp2_shards_the_examples_gpt2_with_equal_losses": ["tp2"],
+    "test_the_examples_default_distributed_transformer_path_shards_with_equal_losses": ["udt_degree1", "udt_tp2"],
+    "test_tp2_checkpoint_then_resume_reproduces_the_uninterrupted_run": ["tp2", "tp2_resumed"],
+    "test_pp2_runs_the_examples_module_tree_in_two_stages_with_equal_losses": ["pp2"],
+    "test_tp2_dp2_shards_within_each_replica_with_equal_losses": ["tp2_dp2"],
+    "test_pp2_tp2_shards_each_stage_with_equal_losses": ["pp2_tp2"],
+    "test_sharded_data_parallel_2_holds_half_of_every_parameter_with_equal_losses": ["sdp2"],
+    "test_delayed_initialization_with_offloaded_activations_at_tp2": ["degree1_delayed", "tp2_delayed_offload"],
+}
 
 
 def test_vendored_example_is_the_upstream_text():
@@ -44,24 +82,52 @@ def _completed(record, lines, steps: int = 4):
     return losses
 
 
+class Jobs:
+    """The module's jobs (JOBS) that the selected tests read, in local jobs under a private job registry, started
+    together when the first test needs one (JobPool: two at a time); the degree-1 run is every test's reference."""
+
+    def __init__(self, root: Path, names: list[str]):
+        self.root = root
+        self.pool = JobPool(self._launch, names, prepare=self._prepare)
+
+    def checkpoints(self, name: str) -> Path:
+        return self.root / f"{name}_checkpoints"
+
+    def _prepare(self, name: str) -> None:
+        if name == "tp2_resumed":  # a folder holding only tp2's checkpoint of step 2, named newest
+            self.pool.result("tp2")
+            resume_from = self.checkpoints(name)
+            shutil.copytree(self.checkpoints("tp2") / "total_steps2_partial", resume_from / "total_steps2_partial")
+            (resume_from / "newest").write_text("total_steps2_partial\n")
+
+    def _launch(self, name: str) -> tuple[dict, list[str]]:
+        processes, parameters, hyperparameters = JOBS[name]
+        return run_example(self.root, processes, {**NOTEBOOK_SMP_PARAMETERS, **parameters},
+                           {"checkpoint-dir": str(self.checkpoints(name)), **hyperparameters}, name=name)
+
+    def __call__(self, name: str) -> tuple[dict, list[str]]:
+        """The job's describe() record and log lines."""
+        return self.pool.result(name)
+
+    @functools.cached_property
+    def degree1(self) -> list[float]:
+        degree1 = _completed(*self("degree1"))
+        assert len(set(degree1)) > 1  # the model really trains
+        return degree1
+
+
 @pytest.fixture(scope="module")
-def jobs(tmp_path_factory):
-    """Runs the example in local jobs under a private job registry; the degree-1 run is shared."""
+def jobs(request, tmp_path_factory):
     root = tmp_path_factory.mktemp("gpt2_example")
+    selected = {item.originalname for item in request.session.items if item.module is request.module}
+    names = ["degree1"] + [name for name in JOBS if any(name in NEEDS.get(test, []) for test in selected)]
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("SAGELAUNCH_HOME", str(root / "home"))
-
-        def run(name: str, processes: int, parameters: dict | None = None, **hyperparameters):
-            hyperparameters.setdefault("checkpoint-dir", str(run.checkpoints(name)))
-            return run_example(root, processes, {**NOTEBOOK_SMP_PARAMETERS, **(parameters or {})}, hyperparameters,
-                               name=name)
-
-        run.checkpoints = lambda name: root / f"{name}_checkpoints"
-
-        degree1 = _completed(*run("degree1", 1))
-        assert len(set(degree1)) > 1  # the model really trains
-        run.degree1 = degree1
-        yield run
+        jobs = Jobs(root, names)
+        try:
+            yield jobs
+        finally:
+            jobs.pool.close()
 
 
 @pytest.mark.slow
@@ -69,8 +135,7 @@ def jobs(tmp_path_factory):
 def test_shard_optimizer_state_keeps_the_examples_weight_decay_groups(jobs):
     # dp=2 (the same global batch as degree 1), ZeRO-1 over the replicas; the example gives LayerNorm weights and
     # biases weight_decay=0: a merged group would change the numbers
-    record, lines = jobs("dp2_sharded", 2, {"shard_optimizer_state": True}, shard_optimizer_state=1, **HALF_BATCH,
-                         **SAVE_LAST)
+    record, lines = jobs("dp2_sharded")
     assert _completed(record, lines) == pytest.approx(jobs.degree1, abs=1e-5)
     # each rank saved the Adam state of its own share of the parameters, both weight-decay groups kept
     folder = jobs.checkpoints("dp2_sharded") / "total_steps4_partial"
@@ -100,7 +165,7 @@ def _assert_tp2_shards(files: dict, pair: tuple[str, str], blocks=(0, 1)) -> Non
 @pytest.fixture(scope="module")
 def tp2_run(jobs):
     """tp=2, checkpoints after steps 2 and 4 (the resume test continues from step 2)."""
-    record, lines = jobs("tp2", 2, TP2, tensor_parallel_degree=2, checkpoint_freq=2, **HALF_BATCH)
+    record, lines = jobs("tp2")
     return _completed(record, lines), jobs.checkpoints("tp2"), lines
 
 
@@ -121,24 +186,18 @@ def test_the_examples_default_distributed_transformer_path_shards_with_equal_los
     # use_distributed_transformer=1, the script's default: the model is created for tensor parallelism at every degree,
     # Hugging Face's weight init is skipped, and the script walks SMP's tree — transformer.seq_layers, and with
     # checkpoint_sublayers=1 each layer's .attention and .output
-    udt = {"use_distributed_transformer": 1, "checkpoint_sublayers": 1}
-    degree1 = _completed(*jobs("udt_degree1", 1, **udt))
+    degree1 = _completed(*jobs("udt_degree1"))
     assert len(set(degree1)) > 1 and degree1 != pytest.approx(jobs.degree1, abs=1e-5)  # its own initialisation
-    record, lines = jobs("udt_tp2", 2, TP2, tensor_parallel_degree=2, **udt, **HALF_BATCH, **SAVE_LAST)
+    record, lines = jobs("udt_tp2")
     assert _completed(record, lines) == pytest.approx(degree1, abs=1e-5)
     _assert_tp2_shards(saved_partial_model(jobs.checkpoints("udt_tp2")), ("model_0_0.pt", "model_0_1.pt"))
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-def test_tp2_checkpoint_then_resume_reproduces_the_uninterrupted_run(jobs, tp2_run, tmp_path):
-    # the script resumes from the newest partial checkpoint of its folder: a folder holding step 2's
-    _, checkpoints, _ = tp2_run
-    resume_from = tmp_path / "checkpoints"
-    shutil.copytree(checkpoints / "total_steps2_partial", resume_from / "total_steps2_partial")
-    (resume_from / "newest").write_text("total_steps2_partial\n")
-    record, lines = jobs("tp2_resumed", 2, TP2, tensor_parallel_degree=2, load_partial=1,
-                         **{"checkpoint-dir": str(resume_from)}, **HALF_BATCH)
+def test_tp2_checkpoint_then_resume_reproduces_the_uninterrupted_run(jobs, tp2_run):
+    # the script resumes from the newest partial checkpoint of its folder: a folder holding step 2's (Jobs._prepare)
+    record, lines = jobs("tp2_resumed")
     assert any("Resuming from saved batch index 2" in line for line in lines)
     assert _completed(record, lines, steps=2) == pytest.approx(jobs.degree1[2:], abs=1e-5)
 
@@ -148,7 +207,7 @@ def test_tp2_checkpoint_then_resume_reproduces_the_uninterrupted_run(jobs, tp2_r
 def test_pp2_runs_the_examples_module_tree_in_two_stages_with_equal_losses(jobs):
     # the script assigns transformer.h's layers with smp.set_partition after wrapping: SMP partitions at the first
     # step, so the marks count
-    record, lines = jobs("pp2", 2, PP2, pipeline_parallel_degree=2, microbatches=2, **SAVE_LAST)
+    record, lines = jobs("pp2")
     assert _completed(record, lines) == pytest.approx(jobs.degree1, abs=1e-5)
     files = saved_partial_model(jobs.checkpoints("pp2"))
     assert sorted(files) == ["model_0_0.pt", "model_1_0.pt"]
@@ -164,8 +223,7 @@ def test_pp2_runs_the_examples_module_tree_in_two_stages_with_equal_losses(jobs)
 @pytest.mark.timeout(600)
 def test_tp2_dp2_shards_within_each_replica_with_equal_losses(jobs):
     # 4 ranks: 2 replicas of a tp=2 model; smp.dp_size() is 4, so each rank reads a quarter of the batch
-    record, lines = jobs("tp2_dp2", 4, TP2, tensor_parallel_degree=2, train_batch_size=1, val_batch_size=1,
-                         **SAVE_LAST)
+    record, lines = jobs("tp2_dp2")
     assert _completed(record, lines) == pytest.approx(jobs.degree1, abs=1e-5)
     files = saved_partial_model(jobs.checkpoints("tp2_dp2"))
     assert sorted(files) == ["model_0_0.pt", "model_0_1.pt"]  # replica 0 saves
@@ -175,8 +233,7 @@ def test_tp2_dp2_shards_within_each_replica_with_equal_losses(jobs):
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_pp2_tp2_shards_each_stage_with_equal_losses(jobs):
-    record, lines = jobs("pp2_tp2", 4, {**PP2, **TP2}, pipeline_parallel_degree=2, microbatches=2,
-                         tensor_parallel_degree=2, **HALF_BATCH, **SAVE_LAST)
+    record, lines = jobs("pp2_tp2")
     assert _completed(record, lines) == pytest.approx(jobs.degree1, abs=1e-5)
     files = saved_partial_model(jobs.checkpoints("pp2_tp2"))
     assert sorted(files) == ["model_0_0.pt", "model_0_1.pt", "model_1_0.pt", "model_1_1.pt"]
@@ -189,8 +246,7 @@ def test_pp2_tp2_shards_each_stage_with_equal_losses(jobs):
 @pytest.mark.timeout(600)
 def test_sharded_data_parallel_2_holds_half_of_every_parameter_with_equal_losses(jobs):
     # sdp_gradient_clipping=0: SMP clips sharded-DP gradients to norm 1.0 by default, which degree 1 does not
-    record, lines = jobs("sdp2", 2, {"sharded_data_parallel_degree": 2, "sdp_gradient_clipping": 0.0},
-                         sharded_data_parallel_degree=2, **HALF_BATCH, **SAVE_LAST)
+    record, lines = jobs("sdp2")
     assert _completed(record, lines) == pytest.approx(jobs.degree1, abs=1e-5)
     files = saved_partial_model(jobs.checkpoints("sdp2"))
     assert sorted(files) == ["model_0_0_0.pt", "model_0_0_1.pt"]  # every rank saves its own shard
@@ -205,10 +261,8 @@ def test_sharded_data_parallel_2_holds_half_of_every_parameter_with_equal_losses
 def test_delayed_initialization_with_offloaded_activations_at_tp2(jobs):
     # a delayed model's parameters are drawn after construction (the meta device draws nothing), so its reference
     # is the same script at degree 1 with delayed_param too; offloading and checkpointing change no numbers
-    reference = _completed(*jobs("degree1_delayed", 1, {"delayed_parameter_initialization": True}, delayed_param=1))
-    record, lines = jobs("tp2_delayed_offload", 2,
-                         {**TP2, "delayed_parameter_initialization": True, "offload_activations": True},
-                         tensor_parallel_degree=2, delayed_param=1, offload_activations=1, **HALF_BATCH, **SAVE_LAST)
+    reference = _completed(*jobs("degree1_delayed"))
+    record, lines = jobs("tp2_delayed_offload")
     assert _completed(record, lines) == pytest.approx(reference, abs=1e-5)
     _assert_tp2_shards(saved_partial_model(jobs.checkpoints("tp2_delayed_offload")), ("model_0_0.pt", "model_0_1.pt"))
     offloaded = [int(m.group(1)) for line in lines if (m := re.search(r"offload_activations: (\d+) saved tensors", line))]

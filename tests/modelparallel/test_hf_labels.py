@@ -3,12 +3,10 @@ and returns the model's own loss: at pp=2 its losses and every stage's parameter
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import torch
 
-from tests.modelparallel.launch import run_cases
+from tests.modelparallel import area
 
 pytestmark = pytest.mark.slow  # torchrun
 
@@ -18,10 +16,12 @@ CASES = [
 ]
 
 
+GROUP = area.register(__name__, "hf_labels_worker", {2: CASES})
+
+
 @pytest.fixture(scope="module")
-def ranks(tmp_path_factory):
-    return run_cases(CASES, 2, tmp_path_factory.mktemp("hf_labels"),
-                     worker=Path(__file__).with_name("hf_labels_worker.py"))
+def ranks(_launches):
+    return _launches.ranks(GROUP, 2)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])

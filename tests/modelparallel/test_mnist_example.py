@@ -8,6 +8,7 @@ checkpoint the script saves, one file per pipeline rank holding only that rank's
 from __future__ import annotations
 
 import ast
+import concurrent.futures
 import json
 import os
 import re
@@ -20,6 +21,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from sagelaunch.jobspec.net import free_port
 from tests.modelparallel.mnist_standin import IDX_FILES, write_idx
 from tests.modelparallel.vendored_example import EXAMPLES, changed_files, prepared_copy, record
 
@@ -53,8 +55,10 @@ def _launch(root: Path, processes: int, parameters: dict) -> tuple[list[str], di
     _write_mnist(root / "data")  # the script reads "../data"
     env = {**os.environ, "OMP_NUM_THREADS": "1", "SMP_TIMEOUT_SECONDS": "120"}
     env.pop("SM_HP_MP_PARAMETERS", None)
+    # a free port of its own (torchrun's default is one fixed port): the runs go two at a time
     run = subprocess.run([sys.executable, "-m", "sagelaunch", "run", "--mp-parameters", json.dumps(parameters),
-                          "--framework-version", "1.6.0", "--nproc-per-node", str(processes), "pt_mnist.py"],
+                          "--framework-version", "1.6.0", "--nproc-per-node", str(processes),
+                          "--master-port", str(free_port()), "pt_mnist.py"],
                          cwd=code, env=env, capture_output=True, text=True, timeout=400)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-4000:]
     saved = {p.name: {k: v for k, v in torch.load(p, weights_only=False)["model_state_dict"].items()
@@ -103,13 +107,16 @@ def _one_process(dp: int) -> dict:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
+    """The five runs two at a time (each is mostly one process starting, so two share the 2 cores well); the
+    references are computed here meanwhile."""
     root = tmp_path_factory.mktemp("mnist_example")
     _write_mnist(root / "reference")
-    with pytest.MonkeyPatch.context() as mp:
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool, pytest.MonkeyPatch.context() as mp:
+        launched = {name: pool.submit(_launch, root / name, processes, parameters)
+                    for name, (processes, parameters, _) in RUNS.items()}
         mp.setenv("MNIST_REFERENCE_ROOT", str(root / "reference"))
         references = {dp: _one_process(dp) for dp in (1, 2)}
-        yield {name: (_launch(root / name, processes, parameters), references[dp])
-               for name, (processes, parameters, dp) in RUNS.items()}
+        yield {name: (launched[name].result(), references[dp]) for name, (_, _, dp) in RUNS.items()}
 
 
 def test_the_vendored_script_is_upstreams_text_and_each_change_is_recorded():

@@ -4,21 +4,18 @@ user's model, not loop. Parameter and state-dict names stay those of before. Che
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from tests.modelparallel.launch import launched_worlds
+from tests.modelparallel import area
 
 pytestmark = pytest.mark.slow  # torchrun
 
-WORKER = Path(__file__).with_name("module_module_worker.py")
+GROUP = area.register(__name__, "module_module_worker", {1: [], 2: []})
 
 
 @pytest.fixture(scope="module")
-def worlds(tmp_path_factory):
-    with launched_worlds(tmp_path_factory, "module_module", {1: [], 2: []}, worker=WORKER) as waits:
-        yield {size: wait() for size, wait in waits.items()}
+def worlds(_launches):
+    return {size: _launches.ranks(GROUP, size) for size in (1, 2)}
 
 
 @pytest.mark.parametrize("world", [1, 2])

@@ -3,18 +3,19 @@ Python numbers per microbatch; post-step hooks run. Checked on 2 ranks against a
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from tests.modelparallel.launch import run_cases
+from tests.modelparallel import area
 
 pytestmark = pytest.mark.slow  # torchrun
 
 
+GROUP = area.register(__name__, "optimizer_worker", {2: []})
+
+
 @pytest.fixture(scope="module")
-def ranks(tmp_path_factory):
-    return run_cases([], 2, tmp_path_factory.mktemp("optimizer"), worker=Path(__file__).with_name("optimizer_worker.py"))
+def ranks(_launches):
+    return _launches.ranks(GROUP, 2)
 
 
 @pytest.mark.parametrize("mode", ["sharded", "unsharded"])

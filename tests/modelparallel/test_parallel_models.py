@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.modelparallel.launch import launched_worlds
+from tests.modelparallel import area
 from tests.modelparallel.models import BUILDERS
 from tests.modelparallel.test_equivalence import _check_case
 
@@ -86,20 +86,17 @@ SHARDS = {
 }
 
 
-@pytest.fixture(scope="module")
-def launches(tmp_path_factory):
-    with launched_worlds(tmp_path_factory, "parallel_world", {2: WORLD2, 4: WORLD4}, timeout=400) as waits:
-        yield waits
+GROUP = area.register(__name__, "mp_worker", {2: WORLD2, 4: WORLD4})
 
 
 @pytest.fixture(scope="module")
-def world2(launches):
-    return launches[2]()
+def hf2(_launches):
+    return _launches.ranks(GROUP, 2)
 
 
 @pytest.fixture(scope="module")
-def world4(launches):
-    return launches[4]()
+def hf4(_launches):
+    return _launches.ranks(GROUP, 4)
 
 
 def _check_sharded(case: dict, per_rank: list[dict], tp: int = 2) -> None:
@@ -127,9 +124,9 @@ def _check_sharded(case: dict, per_rank: list[dict], tp: int = 2) -> None:
 
 
 @pytest.mark.parametrize("case", TP_TRAIN2, ids=[c["name"] for c in TP_TRAIN2])
-def test_two_ranks_shard_and_match_single_process(case, world2):
-    _check_case(case, world2)
-    _check_sharded(case, world2)
+def test_two_ranks_shard_and_match_single_process(case, hf2):
+    _check_case(case, hf2)
+    _check_sharded(case, hf2)
 
 
 def _check_stages(case: dict, per_rank: list[dict]) -> None:
@@ -143,22 +140,22 @@ def _check_stages(case: dict, per_rank: list[dict]) -> None:
 
 
 @pytest.mark.parametrize("case", PP_TRAIN2, ids=[c["name"] for c in PP_TRAIN2])
-def test_pipeline_stages_hold_their_layers_and_match_single_process(case, world2):
-    _check_case(case, world2)
-    _check_stages(case, world2)
+def test_pipeline_stages_hold_their_layers_and_match_single_process(case, hf2):
+    _check_case(case, hf2)
+    _check_stages(case, hf2)
 
 
-def test_pipelined_gpt2_ties_wte_and_lm_head_across_stages(world2):
+def test_pipelined_gpt2_ties_wte_and_lm_head_across_stages(hf2):
     # both ends hold the tied matrix; their summed gradients keep the copies equal through Adam steps
-    first, last = (r["gpt2_pp2"] for r in world2)
+    first, last = (r["gpt2_pp2"] for r in hf2)
     assert "transformer.wte.weight" in first["local_params"] and "transformer.wte.weight" in last["local_params"]
     assert first["grads"][2]["transformer.wte.weight"] == last["grads"][2]["transformer.wte.weight"]
     assert first["roundtrip"] == {"losses_equal": True, "params_equal": True}
 
 
 @pytest.mark.parametrize("case", SDP_TRAIN, ids=[c["name"] for c in SDP_TRAIN])
-def test_sharded_data_parallel_holds_half_of_every_parameter(case, world2, world4):
-    per_rank = world2 if case in WORLD2 else world4
+def test_sharded_data_parallel_holds_half_of_every_parameter(case, hf2, hf4):
+    per_rank = hf2 if case in WORLD2 else hf4
     _check_case(case, per_rank)
     total = sum(p.numel() for p in BUILDERS[case["model"]]().parameters())
     for rank, results in enumerate(per_rank):
@@ -169,27 +166,27 @@ def test_sharded_data_parallel_holds_half_of_every_parameter(case, world2, world
 
 
 @pytest.mark.parametrize("name", ["gpt2_tp2", "gpt2_sdp2"])
-def test_gpt2_full_state_dict_and_optimizer_roundtrip(name, world2):
+def test_gpt2_full_state_dict_and_optimizer_roundtrip(name, hf2):
     # the gathered state_dict/optimizer state (fused c_attn back in q|k|v order, FSDP shards joined) loads into a
     # fresh model, which then takes the same next step
-    for rank in world2:
+    for rank in hf2:
         assert rank[name]["roundtrip"] == {"losses_equal": True, "params_equal": True}
 
 
-def test_delayed_initialization_matches_degree_one(world2):
+def test_delayed_initialization_matches_degree_one(hf2):
     # the same delayed-init model on one process is the reference (_check_case); the ranks hold only shards
     case = next(c for c in WORLD2 if c["name"] == "gpt2_dp2_delayed")
-    _check_case(case, world2)
-    for rank in world2:
+    _check_case(case, hf2)
+    for rank in hf2:
         assert rank["gpt2_tp2_delayed"]["local_shapes"]["transformer.h.1.attn.c_attn.weight"] == [16, 24]
         assert "error" in rank["bad_delayed_but_materialised"]
         assert "already materialised; create it inside `with smp.delay_param_initialization():`" in \
             rank["bad_delayed_but_materialised"]["error"]
 
 
-def test_sharded_data_parallel_checkpoint_resumes_exactly(world2):
+def test_sharded_data_parallel_checkpoint_resumes_exactly(hf2):
     # each rank saves its own FSDP shard (model and optimizer, file names end in _{rdp_rank}) and gets it back
-    for rank in world2:
+    for rank in hf2:
         res = rank["resume_gpt2_sdp2"]
         assert "error" not in res, res.get("traceback")
         assert res["first"] == res["second"] and res["params_equal"]
@@ -199,8 +196,8 @@ def test_sharded_data_parallel_checkpoint_resumes_exactly(world2):
         assert "sharded_data_parallel_degree: saved 2, now 1" in res["other_layout_error"]  # shards: same layout only
 
 
-def test_tp_that_shards_nothing_is_refused_naming_the_module_types(world2):
-    for rank in world2:
+def test_tp_that_shards_nothing_is_refused_naming_the_module_types(hf2):
+    for rank in hf2:
         error = rank["bad_gpt2_tp2_unmarked"]["error"]
         assert error.startswith("SMPValidationError: tensor_parallel_degree=2, but smp.DistributedModel found "
                                 "nothing to distribute in GPT2LMHeadModel"), error
@@ -208,16 +205,16 @@ def test_tp_that_shards_nothing_is_refused_naming_the_module_types(world2):
 
 
 @pytest.mark.parametrize("case", WORLD4[:2], ids=[c["name"] for c in WORLD4[:2]])
-def test_four_ranks_shard_and_match_single_process(case, world4):
-    _check_case(case, world4)
-    _check_sharded(case, world4)
+def test_four_ranks_shard_and_match_single_process(case, hf4):
+    _check_case(case, hf4)
+    _check_sharded(case, hf4)
 
 
-def test_pipeline_and_tensor_parallel_together(world4):
+def test_pipeline_and_tensor_parallel_together(hf4):
     case = WORLD4[3]
-    _check_case(case, world4)
-    _check_stages(case, world4)
-    for results in world4:  # the stage's blocks and the tied vocabulary matrix (both ends) are tp-sharded too
+    _check_case(case, hf4)
+    _check_stages(case, hf4)
+    for results in hf4:  # the stage's blocks and the tied vocabulary matrix (both ends) are tp-sharded too
         res = results[case["name"]]
         block = f"transformer.h.{res['pp_rank']}.attn.c_attn.weight"
         assert res["local_shapes"][block] == [16, 24], res["local_shapes"]

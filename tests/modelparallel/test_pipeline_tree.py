@@ -6,18 +6,15 @@ stages' modules. A model that cannot be split is refused on every rank, naming t
 
 from __future__ import annotations
 
-from pathlib import Path
+import functools
 
 import pytest
 import torch
 
 from sagelaunch.modelparallel.pipeline.tree import balanced_chunks, tree_units
-from tests.modelparallel.launch import launched_worlds
+from tests.modelparallel import area
 from tests.modelparallel.tree_models import build
 from tests.modelparallel.vendored_example import changed_files
-
-WORKER = Path(__file__).with_name("tree_worker.py")
-
 
 def _pp(schedule: str, microbatches: int, **extra) -> dict:
     return {"pipeline_parallel_degree": 2, "microbatches": microbatches, "pipeline": schedule, "ddp": True, **extra}
@@ -59,11 +56,12 @@ STAGE0 = {"bert_manual": {"embeddings", "positions", "encoder.0", "encoder.1"}}
 TIED = ("bert.embeddings.word_embeddings.weight", "cls.predictions.decoder.weight")
 
 
+GROUP = area.register(__name__, "tree_worker", {2: WORLD2, 4: WORLD4})
+
+
 @pytest.fixture(scope="module")
-def worlds(tmp_path_factory):
-    with launched_worlds(tmp_path_factory, "tree_world", {2: WORLD2, 4: WORLD4}, worker=WORKER,
-                         timeout=400) as waits:
-        yield waits
+def worlds(_launches):
+    return {size: functools.partial(_launches.ranks, GROUP, size) for size in (2, 4)}
 
 
 def test_units_follow_the_module_tree_and_stages_balance_parameters():

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.modelparallel.launch import launched_worlds
+from tests.modelparallel import area
 from tests.modelparallel.test_equivalence import _check_case
 from tests.modelparallel.test_parallel_models import SHARDS, _check_sharded
 
@@ -25,10 +25,12 @@ SHARDS["bert_mlm"] = {  # vocabulary 64, hidden 16, intermediate 32 (models.buil
     "bert.encoder.layer.0.intermediate.dense.weight": [16, 16], "bert.encoder.layer.0.output.dense.weight": [16, 16]}
 
 
+GROUP = area.register(__name__, "mp_worker", {2: [TP2_CASE], 4: [TP2_DP2_CASE]})
+
+
 @pytest.fixture(scope="module")
-def worlds(tmp_path_factory):
-    with launched_worlds(tmp_path_factory, "tied_bias", {2: [TP2_CASE], 4: [TP2_DP2_CASE]}, timeout=400) as waits:
-        yield {size: wait() for size, wait in waits.items()}
+def worlds(_launches):
+    return {size: _launches.ranks(GROUP, size) for size in (2, 4)}
 
 
 @pytest.mark.parametrize("case, size", [(TP2_CASE, 2), (TP2_DP2_CASE, 4)], ids=["tp2", "tp2_dp2"])

@@ -1,7 +1,7 @@
 """Runs under torchrun (pp=2, and pp=2 × dp=2 on 4 ranks): module trees without a layer stack (tree_models.py)
 pipelined by module; rank 0 also trains one process on the same batches. Writes each rank's findings as JSON.
 
-usage: python -m torch.distributed.run --nproc-per-node N tree_worker.py cases.json out_dir
+Run by area_worker.py, which calls rank_results(cases, out_dir) in a launch shared with the other workers.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 
 import sagelaunch.modelparallel as smp  # noqa: E402
-from worker_main import main_against_one_process  # noqa: E402
+from worker_main import against_one_process  # noqa: E402
 from tree_models import batch, build, loss_of  # noqa: E402
 
 STEPS, BATCH = 2, 8
@@ -73,5 +73,4 @@ def one_process(name: str) -> dict:
             "params": {n: p.detach().tolist() for n, p in model.named_parameters(remove_duplicate=False)}}
 
 
-if __name__ == "__main__":
-    main_against_one_process(pipelined, one_process)
+rank_results = against_one_process(pipelined, one_process)

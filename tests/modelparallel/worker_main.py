@@ -1,25 +1,23 @@
-"""The main of the torchrun workers that compare a pipelined run with one process (hf_labels_worker.py,
-tree_worker.py): each case pipelined on every rank and, on rank 0, trained in one process; each rank's results
-written as out_dir/rank{r}.json."""
+"""What the workers that compare a pipelined run with one process share (hf_labels_worker.py, tree_worker.py): each
+case pipelined on every rank and, on rank 0, trained in one process."""
 
 from __future__ import annotations
 
-import json
-import os
-import sys
 from typing import Callable
 
 import torch.distributed as dist
 
 
-def main_against_one_process(pipelined: Callable[[dict], dict], one_process: Callable[[str], dict]) -> None:
-    results = {}
-    with open(sys.argv[1]) as fd:
-        cases = json.load(fd)
-    for case in cases:
-        results[case["name"]] = pipelined(case)
-        if dist.get_rank() == 0 and "error" not in results[case["name"]]:
-            results[case["name"] + "_one_process"] = one_process(case["model"])
-    with open(os.path.join(sys.argv[2], f"rank{dist.get_rank()}.json"), "w") as fd:
-        json.dump(results, fd)
-    dist.barrier()
+def against_one_process(pipelined: Callable[[dict], dict],
+                        one_process: Callable[[str], dict]) -> Callable[[list[dict], str], dict]:
+    """A worker's rank_results: {case name: this rank's pipelined run, case name + "_one_process": rank 0's
+    single-process run of the same model}."""
+    def rank_results(cases: list[dict], out_dir: str) -> dict:
+        results = {}
+        for case in cases:
+            results[case["name"]] = pipelined(case)
+            if dist.get_rank() == 0 and "error" not in results[case["name"]]:
+                results[case["name"] + "_one_process"] = one_process(case["model"])
+        return results
+
+    return rank_results

@@ -1,23 +1,15 @@
 """Runs under torchrun (2 ranks, dp=2, gloo): SMP v1's gradient accumulation with backward_passes_per_step=N in 1
 and 2 — two @smp.step calls per optimizer.step(), as the GPT-2 example's --gradient_accumulation loop — counting
-the all-reduces DDP really runs (a comm hook on the wrapped DDP); writes each rank's findings as JSON.
-
-usage: python -m torch.distributed.run --nproc-per-node 2 accumulation_worker.py cases.json out_dir
+the all-reduces DDP really runs (a comm hook on the wrapped DDP). Run by the area's launch (area_worker.py).
 """
 
 from __future__ import annotations
 
-import json
-import os
-import sys
+import torch
+import torch.nn as nn
+from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_hook
 
-sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
-
-import torch  # noqa: E402
-import torch.nn as nn  # noqa: E402
-from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_hook  # noqa: E402
-
-import sagelaunch.modelparallel as smp  # noqa: E402
+import sagelaunch.modelparallel as smp
 
 WINDOWS, PASSES, BATCH = 2, 2, 8  # optimizer steps, @smp.step calls per optimizer step, global batch per call
 
@@ -77,12 +69,6 @@ def one_process() -> dict:
     return {"grads": grads, "params": [p.tolist() for p in model.parameters()]}
 
 
-def main(out_dir: str) -> None:
+def rank_results(cases: list[dict], out_dir: str) -> dict:
     smp.init({"ddp": True, "microbatches": 2})
-    result = {"n1": smp_run(1), "n2": smp_run(PASSES), "one_process": one_process()}
-    with open(os.path.join(out_dir, f"rank{smp.rank()}.json"), "w") as f:
-        json.dump(result, f)
-
-
-if __name__ == "__main__":
-    main(sys.argv[2])
+    return {"n1": smp_run(1), "n2": smp_run(PASSES), "one_process": one_process()}

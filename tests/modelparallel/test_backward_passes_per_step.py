@@ -4,20 +4,20 @@ one all-reduce per optimizer step instead of two, and the gradients and paramete
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import torch
 
-from tests.modelparallel.launch import run_cases
+from tests.modelparallel import area
 
 pytestmark = pytest.mark.slow  # torchrun
 
 
+GROUP = area.register(__name__, "accumulation_worker", {2: [{"name": "accumulation"}]})
+
+
 @pytest.fixture(scope="module")
-def ranks(tmp_path_factory):
-    return run_cases([], 2, tmp_path_factory.mktemp("accumulation"),
-                     worker=Path(__file__).with_name("accumulation_worker.py"))
+def ranks(_launches):
+    return _launches.ranks(GROUP, 2)
 
 
 def close(a, b) -> bool:

@@ -6,20 +6,20 @@ process's."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import torch
 
-from tests.modelparallel.launch import run_cases
+from tests.modelparallel import area
 
 pytestmark = pytest.mark.slow  # torchrun
 
 
+GROUP = area.register(__name__, "tied_accumulation_worker", {2: [{"name": "tied_accumulation"}]})
+
+
 @pytest.fixture(scope="module")
-def ranks(tmp_path_factory):
-    return run_cases([], 2, tmp_path_factory.mktemp("tied_accumulation"),
-                     worker=Path(__file__).with_name("tied_accumulation_worker.py"))
+def ranks(_launches):
+    return _launches.ranks(GROUP, 2)
 
 
 def test_the_tied_weight_gets_each_calls_gradient_once(ranks):

@@ -1,24 +1,16 @@
 """Runs under torchrun (2 ranks, pp=2): the BERT example's model, whose MLM decoder on the last stage is tied to the
 word embeddings on the first, trained by a loop that accumulates two @smp.step calls per optimizer.step() with the
-default backward_passes_per_step=1 (so the tied gradient is summed over the stages after each call). Writes each
-rank's gradients before each optimizer step and its parameters after, with one process's, as JSON.
-
-usage: python -m torch.distributed.run --nproc-per-node 2 tied_accumulation_worker.py cases.json out_dir
+default backward_passes_per_step=1 (so the tied gradient is summed over the stages after each call). Each rank's
+gradients before each optimizer step and its parameters after, with one process's. Run by the area's launch
+(area_worker.py).
 """
 
 from __future__ import annotations
 
-import json
-import os
-import sys
+import torch
+from tree_models import batch, build, loss_of
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
-
-import torch  # noqa: E402
-
-import sagelaunch.modelparallel as smp  # noqa: E402
-from tree_models import batch, build, loss_of  # noqa: E402
+import sagelaunch.modelparallel as smp
 
 MODEL, WINDOWS, PASSES, BATCH = "example_bert", 2, 2, 4  # optimizer steps, @smp.step calls per step, rows per call
 
@@ -64,7 +56,5 @@ def one_process() -> dict:
     return {"grads": grads, "params": {n: p.detach().tolist() for n, p in named.items()}}
 
 
-if __name__ == "__main__":
-    result = {"pipelined": pipelined(), "one_process": one_process()}
-    with open(os.path.join(sys.argv[2], f"rank{smp.rank()}.json"), "w") as f:
-        json.dump(result, f)
+def rank_results(cases: list[dict], out_dir: str) -> dict:
+    return {"pipelined": pipelined(), "one_process": one_process()}

@@ -9,6 +9,7 @@ import json
 import random
 import re
 import shutil
+import threading
 from pathlib import Path
 from typing import Callable
 
@@ -16,6 +17,8 @@ from sagelaunch.estimators import PyTorch
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "smp_examples" / "gpt2"
 CONTEXT, VOCAB = 16, 96
+# JobPool's two threads prepare the same folders: one prepares them, the other finds them whole
+_PREPARING = threading.Lock()
 
 # the notebook's hyperparameters (smp-train-gpt-simple.ipynb), scaled down; dropout 0 so that layouts compare
 NOTEBOOK_HYPERPARAMETERS = {
@@ -35,14 +38,16 @@ def write_data(root: Path, rows: int = 32) -> dict[str, str]:
     """train/ and test/ channels: JSON lines with input_ids and attention_mask, as data_pipeline.py reads them."""
     rng = random.Random(0)
     channels = {}
-    for name in ("train", "test"):
-        folder = root / name
-        folder.mkdir(parents=True, exist_ok=True)
-        with open(folder / f"{name}_000.json", "w") as f:
-            for _ in range(rows):
-                ids = [rng.randrange(VOCAB) for _ in range(CONTEXT)]
-                f.write(json.dumps({"input_ids": ids, "attention_mask": [1] * CONTEXT}) + "\n")
-        channels[name] = f"file://{folder}"
+    with _PREPARING:
+        for name in ("train", "test"):
+            folder = root / name
+            folder.mkdir(parents=True, exist_ok=True)
+            lines = [json.dumps({"input_ids": [rng.randrange(VOCAB) for _ in range(CONTEXT)],
+                                 "attention_mask": [1] * CONTEXT}) + "\n" for _ in range(rows)]
+            path = folder / f"{name}_000.json"
+            if not path.exists():  # the same rows every time: a job already reading them keeps its file
+                path.write_text("".join(lines))
+            channels[name] = f"file://{folder}"
     return channels
 
 
@@ -51,8 +56,9 @@ def example_code(tmp_path: Path) -> Path:
     it pins transformers==4.21.0 and names sagemaker, smdebug, … — downloads this offline machine cannot make (the
     job's Python already has transformers). The scripts themselves are copied unchanged."""
     code = tmp_path / "example_code"
-    if not code.is_dir():
-        shutil.copytree(EXAMPLE, code, ignore=shutil.ignore_patterns("requirements.txt", "*.ipynb"))
+    with _PREPARING:
+        if not code.is_dir():
+            shutil.copytree(EXAMPLE, code, ignore=shutil.ignore_patterns("requirements.txt", "*.ipynb"))
     return code
 
 

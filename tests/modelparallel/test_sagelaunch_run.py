@@ -37,8 +37,10 @@ SCRIPT = textwrap.dedent('''
     loss = train_step(model, x, y).reduce_mean()
     optimizer.step()
     smp.save({"model": model.local_state_dict()}, os.path.join(sys.argv[1], "ckpt.pt"), partial=True)
-    print("RESULT " + json.dumps({"rank": smp.rank(), "pp": smp.pp_size(), "microbatches": state.cfg.microbatches,
-                                  "loss": loss.item()}), flush=True)
+    # one write per line: under PYTHONUNBUFFERED print's text and newline are two writes, and two ranks interleave
+    sys.stdout.write("RESULT " + json.dumps({"rank": smp.rank(), "pp": smp.pp_size(),
+                                             "microbatches": state.cfg.microbatches, "loss": loss.item()}) + "\\n")
+    sys.stdout.flush()
 ''')
 
 
@@ -61,6 +63,17 @@ def test_torchruns_arguments_are_told_from_the_scripts_by_torchruns_parser(tmp_p
         prepare(["--nproc-per-node", "2", "missing.py"], base_env={})
 
 
+def _results(stdout: str) -> list[dict]:
+    """Every `RESULT {...}` the ranks printed, wherever it falls: ranks share one stdout, so lines may merge."""
+    decoder = json.JSONDecoder()
+    return [decoder.raw_decode(part)[0] for part in stdout.split("RESULT ")[1:]]
+
+
+def test_results_are_read_even_when_two_ranks_lines_merge():
+    merged = 'noise RESULT {"rank": 0}RESULT {"rank": 1}\nRESULT {"rank": 2}\n'
+    assert [r["rank"] for r in _results(merged)] == [0, 1, 2]
+
+
 @pytest.mark.slow
 def test_an_smp_script_runs_outside_a_job_with_the_smdistributed_name(tmp_path):
     (tmp_path / "train.py").write_text(SCRIPT)
@@ -69,7 +82,7 @@ def test_an_smp_script_runs_outside_a_job_with_the_smdistributed_name(tmp_path):
                            "--nproc-per-node", "2", "train.py", str(tmp_path)], tmp_path)
     assert run.returncode == 0, run.stderr[-3000:]
     assert "smdistributed.modelparallel: sagelaunch's modelparallel (the real library is not installed)" in run.stderr
-    results = [json.loads(line.split("RESULT ", 1)[1]) for line in run.stdout.splitlines() if "RESULT " in line]
+    results = _results(run.stdout)
     assert sorted(r["rank"] for r in results) == [0, 1]
     assert all(r["pp"] == 2 and r["microbatches"] == 2 for r in results)
     # one process, the same model and batch: the pipelined run's loss (computed here, under a seed of its own)

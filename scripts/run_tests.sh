@@ -15,9 +15,9 @@ if [ -n "$missing" ]; then
 fi
 # each oracle's venv is installed at the versions the suite passed with (constraints/sdk-v*.txt)
 # the SageMaker Python SDK v3, in its own venv, only as the reference for the image-URI parity test
-[ -x .venv-sagemaker/bin/python ] || { python3 -m venv .venv-sagemaker && $UV pip install -q --python .venv-sagemaker/bin/python -c constraints/sdk-v3.txt "sagemaker>=3,<4"; }
+[ -x .venv-sagemaker/bin/python ] || { python3 -m venv .venv-sagemaker && $UV pip install -q --compile-bytecode --python .venv-sagemaker/bin/python -c constraints/sdk-v3.txt "sagemaker>=3,<4"; }
 # the SageMaker Python SDK v2, in its own venv, only as the oracle of the v2 parity tests (tests/parity_v2)
-[ -x .venv-sagemaker-v2/bin/python ] || { python3 -m venv .venv-sagemaker-v2 && $UV pip install -q --python .venv-sagemaker-v2/bin/python -c constraints/sdk-v2.txt "sagemaker>=2.250,<3"; }
+[ -x .venv-sagemaker-v2/bin/python ] || { python3 -m venv .venv-sagemaker-v2 && $UV pip install -q --compile-bytecode --python .venv-sagemaker-v2/bin/python -c constraints/sdk-v2.txt "sagemaker>=2.250,<3"; }
 set +e
 # the 25 slowest tests (setup, call and teardown each) close every run's output: where the time goes
 $PY -m pytest --durations=25 "$@"

@@ -46,6 +46,7 @@ if str(REPO) not in sys.path:  # run as a file (torchrun): the repository's pack
     sys.path.insert(0, str(REPO))
 
 from scripts.planner_records import MeasuredConfig, MeasuredRank, MeasuredRun  # noqa: E402
+from scripts.torchrun_command import torchrun_command  # noqa: E402
 
 DEFAULT_OUT = REPO / "test-artifacts" / "planner_measured.json"
 SEQ, VOCAB, BATCH = 64, 512, 4
@@ -389,16 +390,11 @@ def worker(cases_file: Path, out_dir: Path) -> None:
 # ------------------------------------------------------------------ the launcher
 def launch(world_cases: list[dict[str, Any]], world: int, out_dir: Path, timeout: float) -> list[list[dict]]:
     """One torchrun launch of `world` ranks for these cases; each rank's results."""
-    from sagelaunch.jobspec.net import free_port
-
     out_dir.mkdir(parents=True, exist_ok=True)
     cases_file = out_dir / "cases.json"
     cases_file.write_text(json.dumps(world_cases))
-    env = {**os.environ, "SMP_TIMEOUT_SECONDS": "120", "OMP_NUM_THREADS": "1",
-           "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(world), "--master-addr",
-           "127.0.0.1", "--master-port", str(free_port()), str(Path(__file__).resolve()), "--worker",
-           str(cases_file), str(out_dir)]
+    cmd, env = torchrun_command(Path(__file__).resolve(), ["--worker", str(cases_file), str(out_dir)], world,
+                                smp_timeout_s=120)
     done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
                           timeout=timeout, check=False)
     if done.returncode != 0:

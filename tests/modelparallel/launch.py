@@ -7,14 +7,12 @@ import contextlib
 import json
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
-from sagelaunch.jobspec.net import free_port
+from scripts.torchrun_command import torchrun_command
 
 WORKER = Path(__file__).with_name("area_worker.py")
-REPO = Path(__file__).resolve().parents[2]
 GROUP_ERROR = "group_error"  # area_worker.GROUP_ERROR: a group whose worker raised on a rank
 
 
@@ -35,11 +33,8 @@ class Launch:
         out_dir.mkdir(parents=True, exist_ok=True)
         groups_file = out_dir / "groups.json"
         groups_file.write_text(json.dumps(groups))
-        # collectives wait up to SMP_TIMEOUT_SECONDS for a peer: generous, as 4 ranks share 2 busy cores
-        env = {**os.environ, "SMP_TIMEOUT_SECONDS": "300", "OMP_NUM_THREADS": "1",
-               "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
-        cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(world), "--master-addr",
-               "127.0.0.1", "--master-port", str(free_port()), str(WORKER), str(groups_file), str(out_dir)]
+        # collectives wait up to 300 s for a peer: generous, as 4 ranks share 2 busy cores
+        cmd, env = torchrun_command(WORKER, [str(groups_file), str(out_dir)], world, smp_timeout_s=300)
         self.world, self.out_dir, self.log = world, out_dir, out_dir / "output.log"
         self.keys = [group["key"] for group in groups]
         with open(self.log, "w") as log:  # a file, not a pipe: nobody reads while the ranks run

@@ -1,8 +1,8 @@
 """Lay out a local job's folder and write the plan its supervisor runs.
 
 Per host: the /opt/ml tree (host_layout.HostLayout), the code, the channels, the config files,
-the environment and the command — torchrun for PyTorch, the script itself with TF_CONFIG for
-TensorFlow. Everything comes from the job's compiled request and its local facts (launcher.local.local_job); the
+the environment and the command — torchrun for a distributed PyTorch job, the script itself otherwise (one process per
+host, as SageMaker's toolkits start it: with MASTER_ADDR/MASTER_PORT for PyTorch, TF_CONFIG for TensorFlow). Everything comes from the job's compiled request and its local facts (launcher.local.local_job); the
 plan is a typed, versioned record (launcher.local.plan_model) so the supervisor (a separate process) needs neither.
 """
 
@@ -122,9 +122,18 @@ def _fast_file(job: LocalJob, channel: channel_io.InputChannel) -> bool:
     return mode == "FastFile"
 
 
-def _command(job: LocalJob, python: str, entry: Path, args: list[str], *, host_index: int, hosts: int,
-             master_port: int, log_dir: Path) -> list[str]:
-    if job.facts.framework == "tensorflow":
+def runs_one_process_per_host(job: LocalJob) -> bool:
+    """The script itself, once per host, with no launcher: TensorFlow always; PyTorch without `distribution=`, where
+    the PyTorch toolkit's default runner (ProcessRunner, sagemaker_pytorch_container/training.py) starts
+    `python train.py` — no torchrun, so no RANK, LOCAL_RANK or WORLD_SIZE (a script that reads them sees them unset,
+    as on SageMaker)."""
+    return job.facts.framework == "tensorflow" or (not job.facts.distributed and job.facts.processes_per_host == 1)
+
+
+def host_command(job: LocalJob, python: str, entry: Path, args: list[str], *, host_index: int, hosts: int,
+                 master_port: int, log_dir: Path) -> list[str]:
+    """What one host runs: the script itself, or torchrun starting the host's ranks of a distributed job."""
+    if runs_one_process_per_host(job):
         return ([python, str(entry)] if entry.suffix == ".py" else [str(entry)]) + args
     command = [
         python, "-m", "torch.distributed.run",
@@ -170,7 +179,7 @@ def build(job: LocalJob, *, resolved_channels: list[channel_io.ResolvedChannel],
     mpi_variables, mpi_notes = exported_environment(
         job.hyperparameter("sagemaker_mpi_custom_mpi_options", ""), job_env)
     gpu_sets, cpus = gpu_slices(visible_gpus(job.instance_type, base_env), len(hosts)), contract.num_cpus()
-    tensorflow = facts.framework == "tensorflow"
+    tensorflow, direct = facts.framework == "tensorflow", runs_one_process_per_host(job)
     host_plans = []
     for index, host in enumerate(hosts):
         layout = layouts[host]
@@ -185,14 +194,17 @@ def build(job: LocalJob, *, resolved_channels: list[channel_io.ResolvedChannel],
         if tensorflow:
             env["TF_CONFIG"] = contract.tf_config(hosts, host, tf_ports)
         else:
-            env["TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE"] = rank_prefix_template(host)
-            # when a rank fails torchrun SIGTERMs its siblings and waits this long before SIGKILL
-            # (30 s by default): keep the whole job's teardown within the 10 s we promise
-            env.setdefault("TORCH_ELASTIC_SHUTDOWN_TIMEOUT", "3")
+            if direct:  # the PyTorch toolkit sets these for every job (master: the first host, here this machine)
+                env["MASTER_ADDR"], env["MASTER_PORT"] = "127.0.0.1", str(master_port)
+            else:
+                env["TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE"] = rank_prefix_template(host)
+                # when a rank fails torchrun SIGTERMs its siblings and waits this long before SIGKILL
+                # (30 s by default): keep the whole job's teardown within the 10 s we promise
+                env.setdefault("TORCH_ELASTIC_SHUTDOWN_TIMEOUT", "3")
             if "OMP_NUM_THREADS" not in job_env:
                 # share this machine's cores between the ranks (torchrun would pick 1 and say so)
                 env["OMP_NUM_THREADS"] = str(max(1, cpus // (facts.processes_per_host * job.instance_count)))
-        command = _command(job, python, layout.code_dir / job.entry_point, args, host_index=index,
+        command = host_command(job, python, layout.code_dir / job.entry_point, args, host_index=index,
                            hosts=len(hosts), master_port=master_port, log_dir=job_dir / "logs" / "torchrun" / host)
         monitor = None
         if job.profiler_runs:
@@ -200,8 +212,8 @@ def build(job: LocalJob, *, resolved_channels: list[channel_io.ResolvedChannel],
                        "--out", str(layout.profiler_dir), "--host", host]
         host_plans.append(HostPlan(
             host=host, root=layout.root, cwd=layout.code_dir, command=command, env=env,
-            # TensorFlow runs one process per host: its rank is the host's index
-            rank=index if tensorflow else None, rank_base=index * facts.processes_per_host, monitor=monitor))
+            # one process per host: its rank is the host's index; under torchrun the lines name their ranks
+            rank=index if direct else None, rank_base=index * facts.processes_per_host, monitor=monitor))
     plan = JobPlan(
         job_name=job.name, job_dir=job_dir, framework=facts.framework, python=python, hosts=host_plans,
         max_run=job.max_run, stop_grace=stop_grace, region=facts.region, artifact_prefix=facts.artifact_prefix,

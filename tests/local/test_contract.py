@@ -7,7 +7,7 @@ from pathlib import Path
 
 from sagelaunch.jobspec.distribution import DistributionSpec, ModelParallelSettings, MPISettings
 from sagelaunch.launcher.local.host_layout import HostLayout
-from sagelaunch.launcher.local import contract
+from sagelaunch.launcher.local import contract, plan
 from sagelaunch.jobspec.spec import InputChannel, ProfilerSettings
 from tests.local.conftest import local_job, make_spec
 
@@ -150,3 +150,23 @@ def test_local_gpu_hosts_get_their_own_gpus():
     assert gpu_slices([], 2) == [[], []]
     assert visible_gpus("local", {"CUDA_VISIBLE_DEVICES": "0"}) == []
     assert visible_gpus("local_gpu", {"CUDA_VISIBLE_DEVICES": "2,3"}) == ["2", "3"]
+
+
+def test_pytorch_without_distribution_runs_the_script_itself_as_the_toolkits_process_runner(tmp_path):
+    """SageMaker's PyTorch toolkit starts `python train.py` when no distribution is enabled (its default
+    ProcessRunner) and torchrun or mpirun only for a distribution: a local job does the same."""
+    entry, args = tmp_path / "contract_probe.py", ["--epochs", "1"]
+    commands = {}
+    for name, fields in {"plain": {}, "two_hosts": {"instance_count": 2},
+                         "two_processes": {"processes_per_host": 2}, "smp": {"distribution": _smp({"partitions": 1})},
+                         "tensorflow": {"framework": "tensorflow", "framework_version": "2.16", "py_version": "py310"}
+                         }.items():
+        job = local_job(make_spec(**fields), tmp_path / name)
+        commands[name] = (plan.runs_one_process_per_host(job),
+                          plan.host_command(job, "python", entry, args, host_index=0, hosts=job.instance_count,
+                                        master_port=1234, log_dir=tmp_path / "logs"))
+    for direct in ("plain", "two_hosts", "tensorflow"):
+        assert commands[direct] == (True, ["python", str(entry), *args])
+    for launched in ("two_processes", "smp"):
+        direct, command = commands[launched]
+        assert not direct and command[1:3] == ["-m", "torch.distributed.run"] and command[-3:] == [str(entry), *args]

@@ -66,6 +66,7 @@ def test_one_host_two_processes_end_to_end(tmp_path, capsys):
 
     reports = _reports(job_dir, "algo-1")
     assert sorted(reports) == [0, 1] and {r["world_size"] for r in reports.values()} == {2}
+    assert all(r["torchrun"] for r in reports.values())  # two processes per host: torchrun starts them
     code_dir = job_dir / "algo-1" / "code"
     for report in reports.values():
         assert report["argv"] == ["--epochs", "2", "--lr", "0.5"] == json.loads(report["env"]["SM_USER_ARGS"])
@@ -109,7 +110,9 @@ def test_two_hosts_with_s3_channels_and_s3_output(moto_server):
     assert record["TrainingJobStatus"] == "Completed", record.get("FailureReason")
     job_dir = Path(record["JobDir"])
     first, second = _reports(job_dir, "algo-1"), _reports(job_dir, "algo-2")
-    # node rank i holds global rank i; the all_reduce crossed both hosts
+    # no distribution: each host runs the script itself, as the PyTorch toolkit's ProcessRunner does (no torchrun, no
+    # RANK); the script takes its host's index and meets the other at the toolkit's MASTER_ADDR:MASTER_PORT
+    assert not first[0]["torchrun"] and not second[1]["torchrun"]
     assert list(first) == [0] and list(second) == [1]
     assert first[0]["allreduce_sum"] == second[1]["allreduce_sum"] == 1.0
     assert first[0]["env"]["SM_HOSTS"] == '["algo-1","algo-2"]' and second[1]["env"]["SM_CURRENT_HOST"] == "algo-2"

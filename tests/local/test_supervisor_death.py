@@ -57,6 +57,8 @@ def test_killing_the_supervisor_of_a_no_wait_fit_ends_torchrun_and_ranks(tmp_pat
         "framework": "pytorch", "framework_version": "2.8.0", "py_version": "py312", "instance_type": "local",
         "instance_count": 2, "entry_point": "hold.py", "source_dir": str(SCRIPTS), "job_name": name,
         "role": "arn:aws:iam::123456789012:role/R",
+        # a distribution: torchrun on each host (without one each host runs the script itself)
+        "distribution": {"torch_distributed": {"enabled": True}},
         "hyperparameters": {"pid_dir": str(tmp_path), "hold_seconds": 600}}))
     started = _cli("fit", str(job_file), "--no-wait")
     assert started.returncode == 0, started.stdout + started.stderr

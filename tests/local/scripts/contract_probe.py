@@ -4,7 +4,11 @@ import os
 import sys
 from pathlib import Path
 
-rank = int(os.environ.get("RANK", "0"))
+# torchrun (a distributed job) names the rank; one process per host (no distribution, as SageMaker's toolkit runs
+# it) has no RANK: the script takes its host's index, as AWS's multi-host examples do
+hosts = json.loads(os.environ["SM_HOSTS"])
+rank = int(os.environ["RANK"]) if "RANK" in os.environ else hosts.index(os.environ["SM_CURRENT_HOST"])
+world_size = int(os.environ["WORLD_SIZE"]) if "WORLD_SIZE" in os.environ else len(hosts)
 base = Path(os.environ["SAGEMAKER_BASE_DIR"])
 channels = {}
 for name in json.loads(os.environ["SM_CHANNELS"]):
@@ -18,7 +22,7 @@ if "--allreduce" in sys.argv:  # a real collective across hosts (imports torch o
     import torch
     import torch.distributed as dist
 
-    dist.init_process_group("gloo")
+    dist.init_process_group("gloo", rank=rank, world_size=world_size)  # at MASTER_ADDR:MASTER_PORT
     value = torch.tensor([float(dist.get_rank())])
     dist.all_reduce(value)
     allreduce_sum = value.item()
@@ -28,7 +32,8 @@ report = {
     "env": {k: v for k, v in os.environ.items() if k.startswith(("SM_", "SAGE", "TF_CONFIG", "TRAINING_JOB"))},
     "argv": sys.argv[1:],
     "rank": rank,
-    "world_size": int(os.environ.get("WORLD_SIZE", "1")),
+    "world_size": world_size,
+    "torchrun": "RANK" in os.environ,
     "local_rank": int(os.environ.get("LOCAL_RANK", "0")),
     "cwd": os.getcwd(),
     "pid": os.getpid(),

@@ -1,5 +1,6 @@
 """Writes <pid_dir>/<host>-rank<R>.pid, then holds until killed (or --fail_rank exits with an error)."""
 import argparse
+import json
 import os
 import sys
 import time
@@ -15,8 +16,10 @@ parser.add_argument("--stubborn_rank", type=int, default=-1, help="this rank ign
                     "grandchild (its own session) that ignores SIGTERM too")
 args = parser.parse_args()
 
-rank = int(os.environ.get("RANK", "0"))
 host = os.environ["SM_CURRENT_HOST"]
+hosts = json.loads(os.environ["SM_HOSTS"])
+# torchrun names the rank; one process per host (no distribution) takes its host's index
+rank = int(os.environ["RANK"]) if "RANK" in os.environ else hosts.index(host)
 Path(args.pid_dir, f"{host}-rank{rank}.pid").write_text(str(os.getpid()))
 if rank == args.stubborn_rank:
     import signal
@@ -30,7 +33,7 @@ if rank == args.stubborn_rank:
 print(f"rank {rank} holding", flush=True)
 if rank == args.fail_rank:
     # wait for every rank to be up, so the test can see the others being ended
-    world = int(os.environ.get("WORLD_SIZE", "1")) + (1 if args.stubborn_rank >= 0 else 0)  # + its grandchild
+    world = int(os.environ.get("WORLD_SIZE", len(hosts))) + (1 if args.stubborn_rank >= 0 else 0)  # + its grandchild
     deadline = time.monotonic() + 60
     while len(list(Path(args.pid_dir).glob("*.pid"))) < world and time.monotonic() < deadline:
         time.sleep(0.02)

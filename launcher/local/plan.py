@@ -2,8 +2,9 @@
 
 Per host: the /opt/ml tree (host_layout.HostLayout), the code, the channels, the config files,
 the environment and the command — torchrun for a distributed PyTorch job, the script itself otherwise (one process per
-host, as SageMaker's toolkits start it: with MASTER_ADDR/MASTER_PORT for PyTorch, TF_CONFIG for TensorFlow). Everything comes from the job's compiled request and its local facts (launcher.local.local_job); the
-plan is a typed, versioned record (launcher.local.plan_model) so the supervisor (a separate process) needs neither.
+host, as SageMaker's toolkits start it: with MASTER_ADDR/MASTER_PORT for PyTorch, TF_CONFIG for TensorFlow).
+Everything comes from the job's compiled request and its local facts (launcher.local.local_job); the plan is a typed,
+versioned record (launcher.local.plan_model) so the supervisor (a separate process) needs neither.
 """
 
 from __future__ import annotations
@@ -205,7 +206,7 @@ def build(job: LocalJob, *, resolved_channels: list[channel_io.ResolvedChannel],
                 # share this machine's cores between the ranks (torchrun would pick 1 and say so)
                 env["OMP_NUM_THREADS"] = str(max(1, cpus // (facts.processes_per_host * job.instance_count)))
         command = host_command(job, python, layout.code_dir / job.entry_point, args, host_index=index,
-                           hosts=len(hosts), master_port=master_port, log_dir=job_dir / "logs" / "torchrun" / host)
+                               hosts=len(hosts), master_port=master_port, log_dir=job_dir / "logs" / "torchrun" / host)
         monitor = None
         if job.profiler_runs:
             monitor = [python, "-m", "sagelaunch.profiler.monitor", "--config", str(layout.profiler_config_file),

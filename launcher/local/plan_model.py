@@ -30,7 +30,8 @@ class HostPlan(_Record):
     cwd: Path
     command: list[str]
     env: dict[str, str]
-    rank: int | None  # one process per host (TensorFlow, PyTorch without distribution): the host's index; None: torchrun names ranks
+    # one process per host (TensorFlow, PyTorch without distribution): the host's index; None: torchrun names ranks
+    rank: int | None
     rank_base: int
     monitor: list[str] | None  # the profiler's system monitor, when the job has a profiler
 

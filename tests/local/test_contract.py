@@ -164,7 +164,7 @@ def test_pytorch_without_distribution_runs_the_script_itself_as_the_toolkits_pro
         job = local_job(make_spec(**fields), tmp_path / name)
         commands[name] = (plan.runs_one_process_per_host(job),
                           plan.host_command(job, "python", entry, args, host_index=0, hosts=job.instance_count,
-                                        master_port=1234, log_dir=tmp_path / "logs"))
+                                            master_port=1234, log_dir=tmp_path / "logs"))
     for direct in ("plain", "two_hosts", "tensorflow"):
         assert commands[direct] == (True, ["python", str(entry), *args])
     for launched in ("two_processes", "smp"):

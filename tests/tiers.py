@@ -35,6 +35,8 @@ STARTS_PROCESSES = (
     "tests/foundation/test_cli_validate.py",
     "tests/foundation/test_imports.py",
     "tests/foundation/test_installed_names.py",
+    "tests/foundation/test_lanes.py::test_the_command_fails_when_one_lane_fails_and_shows_each_lanes_lines",
+    "tests/foundation/test_lanes.py::test_a_lane_that_selects_nothing_fails_the_command",
     "tests/foundation/test_job_file_hostile.py::test_alias_bomb_is_refused_before_anything_is_built",
     "tests/foundation/test_job_file_hostile.py::test_python_api_bounds_its_work_before_serialising",
     "tests/foundation/test_lint.py::test_mypy_finds_no_type_error_in_the_library",

@@ -27,6 +27,7 @@ from tests.fixtures.aws_examples import (
     clear_notebook_data,
     copy_examples,
     notebook_cells,
+    notebook_data_held,
     seed_public_bucket,
 )
 from tests.fixtures.sdk_v2 import assume_notebook_role
@@ -74,11 +75,13 @@ def test_the_notebook_runs_in_local_mode(folder, notebook, request, tmp_path, mo
     if reason:
         pytest.skip(reason)
     workdir = copy_examples(tmp_path / "aws")
-    seed_public_bucket(tmp_path)
-    request.addfinalizer(clear_notebook_data)
-    assume_notebook_role(monkeypatch, case_id(folder, notebook))
-    namespace = run_locally(folder, notebook, workdir, monkeypatch)
-    CHECKS[(folder, notebook)](namespace)
+    with notebook_data_held():
+        seed_public_bucket(tmp_path)
+        try:
+            assume_notebook_role(monkeypatch, case_id(folder, notebook))
+            CHECKS[(folder, notebook)](run_locally(folder, notebook, workdir, monkeypatch))
+        finally:
+            clear_notebook_data()
 
 
 def _trained_locally(namespace: dict) -> None:

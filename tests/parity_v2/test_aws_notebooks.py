@@ -23,6 +23,7 @@ from tests.fixtures.aws_examples import (
     clear_notebook_data,
     copy_examples,
     notebook_cells,
+    notebook_data_held,
     seed_public_bucket,
 )
 from tests.fixtures.sdk_v2 import SideBySide, paired_requests, requests, without_documented_differences
@@ -35,20 +36,21 @@ SAGEMAKER_REQUESTS = ("CreateTrainingJob", "CreateModel", "CreateEndpointConfig"
 @pytest.fixture(scope="module")
 def side(sdk_v2, sagemaker_endpoints, tmp_path_factory):
     workdir = copy_examples(tmp_path_factory.mktemp("aws_notebooks") / "aws")
-    seed_public_bucket(workdir.parent, data_already_downloaded=True)  # the two runs share the notebooks' /tmp/data
     cases = [{"id": case_id(folder, notebook), "cells": [HARNESS, *notebook_cells(folder, notebook)],
               "names": {"WORKDIR": str(workdir / folder), "STAND_INS": str(STAND_INS)}}
              for folder, notebook in NOTEBOOKS]
     # the deploy notebooks run as a batch of their own at the same time: each SDK sleeps through its endpoint waits
     # (30 s) and log polls (10 s), so two batches overlap those sleeps
     batches = [[c for c in cases if "deploy" not in c["id"]], [c for c in cases if "deploy" in c["id"]]]
-    try:
-        with ThreadPoolExecutor(len(batches)) as pool:
-            halves = list(pool.map(sdk_v2, batches))
-        yield SideBySide(v2={k: v for half in halves for k, v in half.v2.items()},
-                         ours={k: v for half in halves for k, v in half.ours.items()})
-    finally:
-        clear_notebook_data()
+    with notebook_data_held():
+        seed_public_bucket(workdir.parent, data_already_downloaded=True)  # the two runs share the notebooks' /tmp/data
+        try:
+            with ThreadPoolExecutor(len(batches)) as pool:
+                halves = list(pool.map(sdk_v2, batches))
+            yield SideBySide(v2={k: v for half in halves for k, v in half.v2.items()},
+                             ours={k: v for half in halves for k, v in half.ours.items()})
+        finally:
+            clear_notebook_data()
 
 
 def test_every_cell_runs_on_both_sides(side):

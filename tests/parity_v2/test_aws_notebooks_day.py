@@ -24,7 +24,9 @@ from tests.fixtures.aws_day_examples import (
     seed_example_files_bucket,
     write_synthetic_iris,
 )
-from tests.fixtures.aws_examples import HARNESS, STAND_INS, case_id, clear_notebook_data, copy_examples, seed_public_bucket
+from tests.fixtures.aws_examples import (
+    HARNESS, STAND_INS, case_id, clear_notebook_data, copy_examples, notebook_data_held, seed_public_bucket,
+)
 from tests.fixtures.sdk_v2 import paired_requests, requests, without_documented_differences
 
 pytestmark = pytest.mark.slow  # two interpreters run whole notebooks
@@ -45,17 +47,18 @@ SHORT_TIMESTAMP = re.compile(r"-\d{6}-\d{4}$")
 @pytest.fixture(scope="module")
 def side(sdk_v2, sagemaker_endpoints, tmp_path_factory):
     workdir = copy_examples(tmp_path_factory.mktemp("aws_day_notebooks") / "aws")
-    seed_public_bucket(workdir.parent, data_already_downloaded=True)  # both runs find /tmp/data filled
     seed_example_files_bucket()
     write_synthetic_iris(workdir)
     cases = [{"id": case_id(folder, notebook), "cells": [HARNESS, *day_cells(folder, notebook)],
               "names": {"WORKDIR": str(workdir / folder), "STAND_INS": str(STAND_INS)},
               "v2_clock_ahead_s": V2_CLOCK_AHEAD_S}
              for folder, notebook in DAY_NOTEBOOKS]
-    try:
-        yield sdk_v2(cases)
-    finally:
-        clear_notebook_data()
+    with notebook_data_held():
+        seed_public_bucket(workdir.parent, data_already_downloaded=True)  # both runs find /tmp/data filled
+        try:
+            yield sdk_v2(cases)
+        finally:
+            clear_notebook_data()
 
 
 def test_every_cell_completes_on_both_sides_but_the_named_failures(side):

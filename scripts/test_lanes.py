@@ -6,7 +6,7 @@ each other, a moto request or a process start, and the unit and integration test
 suite where nothing is shared between them, so that no session fixture runs twice: the torchrun launches and SMP
 examples of tests/modelparallel (the `_launches` area, the example jobs), the local jobs of tests/local, every other
 slow test (the session's trained RoBERTa, profiled jobs, the planner's live runs, the browser), and the unit and
-integration tiers. Together they select every test exactly once (tests/test_lanes.py checks it).
+integration tiers. Together they select every test exactly once (tests/foundation/test_lanes.py checks it).
 
 Each lane is its own session: its own run folder and HOME (tests/conftest.py), its own moto server, its own
 `--durations` report. Lines are printed as they come, each behind its lane's name; the lanes' own summaries close

@@ -18,6 +18,7 @@ anything on.
 from __future__ import annotations
 
 import ctypes
+import re
 import signal
 import subprocess
 import sys
@@ -26,6 +27,7 @@ import time
 from dataclasses import dataclass
 
 PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent dies
+FINAL_LINE = re.compile(r"^=+ .* in [\d.]+s")  # pytest's last summary line: "==== 3 passed in 1.2s ===="
 
 
 @dataclass(frozen=True)
@@ -52,18 +54,20 @@ class Running:
     lane: Lane
     process: subprocess.Popen
     started: float
-    last_lines: list[str]
+    summary: str = "(no summary line)"
     ended: float = 0.0
 
 
 def _relay(running: Running, width: int, out_lock: threading.Lock) -> None:
-    """Print the lane's lines behind its name; keep its last lines for the closing summary."""
+    """Print the lane's lines behind its name; keep pytest's summary line for the closing summary (warnings printed
+    at the interpreter's exit may follow it)."""
     assert running.process.stdout is not None
     for line in running.process.stdout:
         with out_lock:
             sys.stdout.write(f"{running.lane.name:<{width}} | {line}")
             sys.stdout.flush()
-        running.last_lines = (running.last_lines + [line.rstrip("\n")])[-3:]
+        if FINAL_LINE.match(line):
+            running.summary = line.strip()
     running.process.wait()
     running.ended = time.monotonic()
 
@@ -77,7 +81,7 @@ def run(python: str, extra: list[str], lanes: tuple[Lane, ...] = LANES, cwd: str
                    *(arg.replace("{lane}", lane.name) for arg in extra)]
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=cwd,
                                    start_new_session=True, preexec_fn=_die_with_parent)
-        runs.append(Running(lane, process, time.monotonic(), []))
+        runs.append(Running(lane, process, time.monotonic()))
 
     def pass_on(signum: int, _frame: object) -> None:
         for running in runs:
@@ -99,8 +103,8 @@ def run(python: str, extra: list[str], lanes: tuple[Lane, ...] = LANES, cwd: str
     status = 0
     for running in runs:
         code = running.process.returncode
-        summary = running.last_lines[-1] if running.last_lines else "(no output)"
-        print(f"  {running.lane.name:<{width}}  exit {code:>3}  {running.ended - running.started:7.1f} s  {summary}")
+        print(f"  {running.lane.name:<{width}}  exit {code:>3}  {running.ended - running.started:7.1f} s  "
+              f"{running.summary}")
         if code == 5:  # pytest collected no test: a lane that selects nothing is a broken split
             code = 1
         status = status or code

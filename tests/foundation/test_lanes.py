@@ -32,12 +32,14 @@ def test_every_test_is_in_exactly_one_lane():
 
 
 def test_the_command_fails_when_one_lane_fails_and_shows_each_lanes_lines(tmp_path, capsys):
-    (tmp_path / "test_good.py").write_text("def test_good():\n    pass\n")
+    # a line printed at the interpreter's exit (a ResourceWarning, say) comes after pytest's summary line
+    (tmp_path / "test_good.py").write_text("import atexit\natexit.register(print, 'said at exit')\n\n"
+                                           "def test_good():\n    pass\n")
     (tmp_path / "test_bad.py").write_text("def test_bad():\n    assert 1 == 2\n")
     lanes = (Lane("good", ("test_good.py",)), Lane("bad", ("test_bad.py",)))
     assert run(sys.executable, ["-p", "no:cacheprovider"], lanes, cwd=str(tmp_path)) == 1
     out = capsys.readouterr().out
-    assert "good | test_good.py ." in out and "bad  | test_bad.py F" in out
+    assert "good | test_good.py ." in out and "bad  | test_bad.py F" in out and "good | said at exit" in out
     summary = out[out.index("\nlanes ("):]
     assert "good  exit   0" in summary and "1 passed" in summary
     assert "bad   exit   1" in summary and "1 failed" in summary

@@ -5,7 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # each oracle's venv is installed at the versions the suite passed with (constraints/sdk-v*.txt), beside the
-# project's own installs (ensure_venv.sh starts this once uv is there): 25 s of the installs' 67 s
+# project's own installs (ensure_venv.sh starts this once uv is there; the installs took 70 s against 74 s one after
+# another: compiling bytecode keeps both cores busy either way)
 install_oracles() {
   # the SageMaker Python SDK v3, in its own venv, only as the reference for the image-URI parity test
   [ -x .venv-sagemaker/bin/python ] || { python3 -m venv .venv-sagemaker && $UV pip install -q --compile-bytecode --python .venv-sagemaker/bin/python -c constraints/sdk-v3.txt "sagemaker>=3,<4"; } || return 1

@@ -24,11 +24,9 @@ from tests.fixtures.aws_examples import (
     STAND_INS,
     TEST_IMAGES,
     case_id,
-    clear_notebook_data,
     copy_examples,
     notebook_cells,
-    notebook_data_held,
-    seed_public_bucket,
+    seeded_notebook_data,
 )
 from tests.fixtures.sdk_v2 import assume_notebook_role
 
@@ -70,18 +68,14 @@ def run_locally(folder: str, notebook: str, workdir, monkeypatch) -> dict:
 
 
 @pytest.mark.parametrize(("folder", "notebook"), NOTEBOOKS, ids=[f"{f}/{n}" for f, n in NOTEBOOKS])
-def test_the_notebook_runs_in_local_mode(folder, notebook, request, tmp_path, monkeypatch, sagemaker_env):
+def test_the_notebook_runs_in_local_mode(folder, notebook, tmp_path, monkeypatch, sagemaker_env):
     reason = local_skip_reason(folder, notebook)
     if reason:
         pytest.skip(reason)
     workdir = copy_examples(tmp_path / "aws")
-    with notebook_data_held():
-        seed_public_bucket(tmp_path)
-        try:
-            assume_notebook_role(monkeypatch, case_id(folder, notebook))
-            CHECKS[(folder, notebook)](run_locally(folder, notebook, workdir, monkeypatch))
-        finally:
-            clear_notebook_data()
+    with seeded_notebook_data(tmp_path):
+        assume_notebook_role(monkeypatch, case_id(folder, notebook))
+        CHECKS[(folder, notebook)](run_locally(folder, notebook, workdir, monkeypatch))
 
 
 def _trained_locally(namespace: dict) -> None:

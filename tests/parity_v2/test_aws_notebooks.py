@@ -20,11 +20,9 @@ from tests.fixtures.aws_examples import (
     SKIPPED_CELLS,
     STAND_INS,
     case_id,
-    clear_notebook_data,
     copy_examples,
     notebook_cells,
-    notebook_data_held,
-    seed_public_bucket,
+    seeded_notebook_data,
 )
 from tests.fixtures.sdk_v2 import SideBySide, paired_requests, requests, without_documented_differences
 
@@ -42,15 +40,12 @@ def side(sdk_v2, sagemaker_endpoints, tmp_path_factory):
     # the deploy notebooks run as a batch of their own at the same time: each SDK sleeps through its endpoint waits
     # (30 s) and log polls (10 s), so two batches overlap those sleeps
     batches = [[c for c in cases if "deploy" not in c["id"]], [c for c in cases if "deploy" in c["id"]]]
-    with notebook_data_held():
-        seed_public_bucket(workdir.parent, data_already_downloaded=True)  # the two runs share the notebooks' /tmp/data
-        try:
-            with ThreadPoolExecutor(len(batches)) as pool:
-                halves = list(pool.map(sdk_v2, batches))
-            yield SideBySide(v2={k: v for half in halves for k, v in half.v2.items()},
-                             ours={k: v for half in halves for k, v in half.ours.items()})
-        finally:
-            clear_notebook_data()
+    # the two runs share the notebooks' /tmp/data
+    with seeded_notebook_data(workdir.parent, data_already_downloaded=True):
+        with ThreadPoolExecutor(len(batches)) as pool:
+            halves = list(pool.map(sdk_v2, batches))
+        yield SideBySide(v2={k: v for half in halves for k, v in half.v2.items()},
+                         ours={k: v for half in halves for k, v in half.ours.items()})
 
 
 def test_every_cell_runs_on_both_sides(side):

@@ -25,7 +25,7 @@ from tests.fixtures.aws_day_examples import (
     write_synthetic_iris,
 )
 from tests.fixtures.aws_examples import (
-    HARNESS, STAND_INS, case_id, clear_notebook_data, copy_examples, notebook_data_held, seed_public_bucket,
+    HARNESS, STAND_INS, case_id, copy_examples, seeded_notebook_data,
 )
 from tests.fixtures.sdk_v2 import paired_requests, requests, without_documented_differences
 
@@ -53,12 +53,8 @@ def side(sdk_v2, sagemaker_endpoints, tmp_path_factory):
               "names": {"WORKDIR": str(workdir / folder), "STAND_INS": str(STAND_INS)},
               "v2_clock_ahead_s": V2_CLOCK_AHEAD_S}
              for folder, notebook in DAY_NOTEBOOKS]
-    with notebook_data_held():
-        seed_public_bucket(workdir.parent, data_already_downloaded=True)  # both runs find /tmp/data filled
-        try:
-            yield sdk_v2(cases)
-        finally:
-            clear_notebook_data()
+    with seeded_notebook_data(workdir.parent, data_already_downloaded=True):  # both runs find /tmp/data filled
+        yield sdk_v2(cases)
 
 
 def test_every_cell_completes_on_both_sides_but_the_named_failures(side):
